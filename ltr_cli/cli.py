@@ -1,0 +1,275 @@
+"""The ``ltr`` command line (Typer).
+
+Heavy modules (pandas, matplotlib, the learners) are imported inside the commands that
+need them, so ``ltr --help`` and ``ltr list`` start quickly. Every user-caused error is an
+``LtrError``: printed as one line on stderr, exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ltr_cli.errors import LtrError
+
+app = typer.Typer(
+    name="ltr",
+    help="Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Inspect and convert SVMlight/LETOR data files.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+
+
+class QidOpt(str, Enum):
+    auto = "auto"
+    token = "token"
+    comment = "comment"
+    group = "group"
+
+
+class ConventionOpt(str, Enum):
+    paper = "paper"
+    letor3 = "letor3"
+    letor4 = "letor4"
+    mslr = "mslr"
+
+
+class TiesOpt(str, Enum):
+    input_order = "input-order"
+    reverse_input = "reverse-input"
+    random = "random"
+    pessimistic = "pessimistic"
+
+
+class NoRelevantOpt(str, Enum):
+    zero = "zero"
+    one = "one"
+    skip = "skip"
+
+
+def _fail(exc: LtrError) -> None:
+    typer.echo(f"ltr: error: {exc}", err=True)
+    raise typer.Exit(1)
+
+
+# --- reader options shared by the data commands --------------------------------------------
+
+DatasetOpt = Annotated[Optional[str], typer.Option("--dataset", help="registry dataset whose width, index base and qid source to use (see 'ltr list')")]
+FeaturesOpt = Annotated[Optional[int], typer.Option("--features", min=1, help="feature count (overrides --dataset)")]
+BaseOpt = Annotated[Optional[int], typer.Option("--index-base", min=0, max=1, help="feature index base (default 1)")]
+QidSourceOpt = Annotated[Optional[QidOpt], typer.Option("--qid", help="where qids come from (default: the dataset's, else auto)")]
+GroupOpt = Annotated[Optional[Path], typer.Option("--group", help="group file (one document count per line)")]
+NullOpt = Annotated[Optional[float], typer.Option("--null-value", help="number to fill LETOR NULL values with (default: error)")]
+
+
+def _reader_options(dataset, features, index_base, qid, group, null_value, split="error"):
+    from ltr_cli.data.registry import get_dataset
+    from ltr_cli.data.svmlight import ReaderOptions
+
+    n, base, source = None, 1, "auto"
+    if dataset:
+        info = get_dataset(dataset)
+        n, base, source = info.n_features, info.index_base, info.qid_source
+    if features is not None:
+        n = features
+    if index_base is not None:
+        base = index_base
+    if qid is not None:
+        source = qid.value
+    if group is not None:
+        source = "group" if qid is None else source
+    return ReaderOptions(n_features=n, index_base=base, qid_source=source,  # type: ignore[arg-type]
+                         group_file=group, null_value=null_value, split_qids=split)
+
+
+# --- run / plot / list ------------------------------------------------------------------------
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key: --set protocol.passes=2 (repeatable)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output, 'results')")] = None,
+    learner: Annotated[Optional[list[str]], typer.Option("--learner", help="run only this learner of the config (repeatable)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
+) -> None:
+    """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
+    try:
+        from ltr_cli.config import load_config
+        from ltr_cli.runner import run_experiment
+
+        spec = load_config(config, set_ or [])
+        if learner:
+            unknown = [name for name in learner if name not in spec.learners]
+            if unknown:
+                raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
+                               f"{', '.join(spec.learners)}")
+        outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv)
+    except LtrError as exc:
+        _fail(exc)
+    for o in outcomes:
+        metrics = o.summary["metrics"]
+        parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
+                 if vals["final_time_average"] is not None]
+        if not quiet:
+            typer.echo(f"{o.learner}: {o.summary['rounds']} rounds, {o.summary['updates']} updates, "
+                       f"time-averaged {' '.join(parts)} -> {o.path}")
+        else:
+            typer.echo(str(o.path))
+
+
+@app.command()
+def plot(
+    results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", help="metric column(s) to plot (default: all)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
+    max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
+) -> None:
+    """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
+    try:
+        from ltr_cli.plot import plot_runs
+        from ltr_cli.results import find_runs, read_run
+
+        dirs = find_runs(results)
+        if not dirs:
+            raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
+        runs = [read_run(d) for d in dirs]
+        target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
+        written = plot_runs(runs, metric, target, max_rounds)
+    except LtrError as exc:
+        _fail(exc)
+    for p in written:
+        typer.echo(str(p))
+
+
+@app.command("list")
+def list_(
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
+    """List learners, datasets and metrics."""
+    from ltr_cli.data.registry import DATASETS
+    from ltr_cli.learners import LEARNER_HELP
+    from ltr_cli.metrics import METRIC_HELP
+
+    data = {
+        "learners": LEARNER_HELP,
+        "datasets": {k: f"{d.title}: {d.n_features} features, labels {d.labels}, qid from {d.qid_source}"
+                     for k, d in DATASETS.items()},
+        "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",
+                      "shaped": "queries shaped like a registry dataset (like: NAME)"},
+        "metrics": METRIC_HELP,
+        "conventions": ["paper", "letor3", "letor4", "mslr"],
+    }
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    for section, items in data.items():
+        typer.echo(f"{section}:")
+        if isinstance(items, dict):
+            for k, v in items.items():
+                typer.echo(f"  {k:18s} {v}")
+        else:
+            typer.echo("  " + ", ".join(items))
+
+
+# --- data -------------------------------------------------------------------------------------
+
+@data_app.command("inspect")
+def data_inspect(
+    file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file (gz/bz2/xz ok)")],
+    dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
+    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Count queries, documents, features and labels; report all-zero queries and problems."""
+    try:
+        from ltr_cli.data.inspect import inspect_file
+
+        report = inspect_file(file, _reader_options(dataset, features, index_base, qid, group, null_value))
+    except LtrError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    for key, value in report.items():
+        if key == "problems":
+            typer.echo("problems:" + ("" if value else " none"))
+            for p in value:
+                typer.echo(f"  - {p}")
+        else:
+            typer.echo(f"{key}: {value}")
+
+
+@data_app.command("convert")
+def data_convert(
+    file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file")],
+    out: Annotated[Path, typer.Argument(help="output .parquet or .npz (qid, label, dense features)")],
+    dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
+    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+) -> None:
+    """Convert a file to Parquet or NPZ with columns qid, label, f1..fd."""
+    try:
+        from ltr_cli.data.inspect import convert_file
+
+        info = convert_file(file, out, _reader_options(dataset, features, index_base, qid, group, null_value))
+    except LtrError as exc:
+        _fail(exc)
+    typer.echo(json.dumps(info))
+
+
+# --- eval -------------------------------------------------------------------------------------
+
+@app.command("eval")
+def eval_(
+    data_file: Annotated[Path, typer.Argument(help="labelled SVMlight/LETOR file")],
+    score_file: Annotated[Path, typer.Argument(help="one score per line, in data-file order")],
+    convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt.paper,
+    ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
+    no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
+    threshold: Annotated[float, typer.Option("--relevance-threshold", help="paper preset: relevant = label > this")] = 0.0,
+    seed: Annotated[int, typer.Option("--seed", help="seed for --ties random")] = 0,
+    per_query: Annotated[bool, typer.Option("--per-query", help="also print every query")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    dataset: DatasetOpt = None, index_base: BaseOpt = None, qid: QidSourceOpt = None,
+    group: GroupOpt = None,
+) -> None:
+    """Evaluate scores: NDCG@k, MAP and P@k per query and averaged (LETOR script presets)."""
+    try:
+        from ltr_cli.evaluation import evaluate_file, format_tables
+
+        opts = _reader_options(dataset, None, index_base, qid, group, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = evaluate_file(data_file, score_file, opts, convention.value,
+                                   ties.value if ties else None,
+                                   no_relevant.value if no_relevant else None, threshold, seed)
+        for w in caught:
+            typer.echo(f"ltr: warning: {w.message}", err=True)
+    except LtrError as exc:
+        _fail(exc)
+    if as_json:
+        if not per_query:
+            result = {k: v for k, v in result.items() if k != "per_query"}
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        typer.echo(format_tables(result, per_query), nl=False)
+
+
+def main() -> None:
+    try:
+        app()
+    except LtrError as exc:  # errors raised outside a command body
+        typer.echo(f"ltr: error: {exc}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""Experiment configs: YAML -> validated, typed :class:`ExperimentSpec`.
+
+Unknown keys and wrong types fail with the dotted key path and what was expected
+(``ConfigError``). YAML is read with the safe loader and aliases are refused, so a config
+can neither build Python objects nor expand into an alias bomb. ``--set key=value``
+overrides are applied to the raw mapping before validation (values parsed as YAML scalars).
+Relative paths in a config are relative to the current directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ltr_cli.errors import ConfigError
+from ltr_cli.metrics import Measure
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- datasets --------------------------------------------------------------------------
+
+class _ReaderKnobs(_Strict):
+    null_value: float | None = Field(None, description="fill for LETOR NULL values; null = error")
+    split_qids: Literal["error", "new-query"] = "error"
+
+
+class SeparableData(_Strict):
+    """The perceptron paper's margin-separable set (generated, no download)."""
+
+    kind: Literal["separable"]
+    variant: Literal["authors", "paper"] = "authors"
+    queries: int = Field(1000, gt=0)
+    docs: int = Field(20, gt=1)
+    features: int | None = Field(None, gt=0, description="default 10 (authors) / 20 (paper)")
+    margin: float = Field(1.0, gt=0)
+    seed: int | None = Field(None, description="data seed; default: the experiment seed")
+
+
+class ShapedData(_Strict):
+    """Generated queries shaped like a registry dataset (width, docs/query, labels)."""
+
+    kind: Literal["shaped"]
+    like: str
+    queries: int = Field(200, gt=0)
+    docs_per_query: float | None = Field(None, gt=0)
+    seed: int | None = None
+
+    @field_validator("like")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        from ltr_cli.data.registry import DATASETS
+
+        if v not in DATASETS:
+            raise ValueError(f"unknown dataset {v!r}; known: {', '.join(sorted(DATASETS))}")
+        return v
+
+
+class RegistryData(_ReaderKnobs):
+    """A downloaded benchmark from the registry (``ltr list`` shows the names)."""
+
+    kind: Literal["registry"]
+    name: str
+    root: Path
+    split: str = "train"
+    folds: list[int] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        from ltr_cli.data.registry import DATASETS
+
+        if v not in DATASETS:
+            raise ValueError(f"unknown dataset {v!r}; known: {', '.join(sorted(DATASETS))}")
+        return v
+
+
+class FilesData(_ReaderKnobs):
+    """Explicit SVMlight files with their width, index base and qid source."""
+
+    kind: Literal["files"]
+    files: list[Path] = Field(min_length=1)
+    features: int = Field(gt=0)
+    index_base: Literal[0, 1] = 1
+    qid: Literal["auto", "token", "comment", "group"] = "auto"
+
+
+DatasetSpec = Annotated[
+    Union[SeparableData, ShapedData, RegistryData, FilesData], Field(discriminator="kind")
+]
+
+
+# --- protocol and metrics ----------------------------------------------------------------
+
+class ProtocolSpec(_Strict):
+    passes: int = Field(1, gt=0)
+    shuffle: bool = Field(False, description="shuffle queries within each file, every pass")
+    keep_probability: float = Field(1.0, gt=0, le=1)
+    max_rounds: int | None = Field(None, gt=0)
+
+
+class MetricsSpec(_Strict):
+    names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1)
+    convention: Literal["paper"] = "paper"
+    no_relevant: Literal["zero", "one", "skip"] = "zero"
+    ties: Literal["input-order", "reverse-input", "random"] = "input-order"
+    relevance_threshold: float = 0.0
+    eru_d: float = 0.0
+    eru_alpha: float = Field(5.0, gt=1)
+
+    @field_validator("names")
+    @classmethod
+    def _valid_names(cls, names: list[str]) -> list[str]:
+        for n in names:
+            Measure(n)  # raises ValueError with the list of known metrics
+        if len(set(names)) != len(names):
+            raise ValueError("metric names must be unique")
+        return names
+
+    def measures(self) -> list[Measure]:
+        return [
+            Measure(n, self.no_relevant, self.relevance_threshold, self.eru_d, self.eru_alpha)
+            for n in self.names
+        ]
+
+
+# --- learners ----------------------------------------------------------------------------
+
+class StepSpec(_Strict):
+    rule: Literal["constant", "inv-sqrt"] = "inv-sqrt"
+    eta: float = Field(1.0, gt=0)
+
+
+class SlamPerceptronSpec(_Strict):
+    """Algorithm 2 with v^NDCG (perceptron paper)."""
+
+    type: Literal["slam-perceptron"]
+    label: str | None = Field(None, description="legend label; default SLAM")
+    mistake_cutoff: int | None = Field(None, gt=0, description="NDCG@k loss triggers updates; null = k = m")
+    weights: Literal["paper", "level-averaged"] = "paper"
+    margin: Literal["constant", "label-difference"] = "constant"
+    delta: float = Field(1.0, gt=0)
+    step: StepSpec = StepSpec()
+
+
+# One learner type so far; later types join a Field(discriminator="type") union.
+LearnerSpec = SlamPerceptronSpec
+
+_DATASET_KINDS = ("separable", "shaped", "registry", "files")
+_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class ExperimentSpec(_Strict):
+    experiment: str
+    description: str = ""
+    seed: int = 0
+    fidelity: Literal["paper", "authors-code"] = Field(
+        "paper", description="which protocol this config follows (recorded with results)"
+    )
+    dataset: DatasetSpec
+    protocol: ProtocolSpec = ProtocolSpec()
+    metrics: MetricsSpec = MetricsSpec()
+    learners: dict[str, LearnerSpec] = Field(min_length=1)
+    output: Path = Path("results")
+
+    @field_validator("experiment")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not _SLUG.match(v):
+            raise ValueError("must be a name of letters, digits, '-', '_' or '.'")
+        return v
+
+    @field_validator("learners")
+    @classmethod
+    def _learner_names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name in v:
+            if not _SLUG.match(name):
+                raise ValueError(f"learner name {name!r} must be letters, digits, '-', '_' or '.'")
+        return v
+
+    def resolved(self) -> dict[str, Any]:
+        """The fully resolved config as plain JSON-able data (defaults filled in)."""
+        return self.model_dump(mode="json")
+
+    def run_id(self, learner: str) -> str:
+        """Deterministic run id: learner name + hash of everything that affects its run."""
+        data = self.resolved()
+        data["learners"] = {learner: data["learners"][learner]}
+        data.pop("output", None)
+        data.pop("description", None)
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{learner}-{digest}"
+
+
+# --- loading -----------------------------------------------------------------------------
+
+class _SafeNoAliasLoader(yaml.SafeLoader):
+    """Safe loader that refuses aliases (``*name``): no alias bombs, no shared nodes."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.YAMLError(
+                f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
+                "allowed in configs; write the value out"
+            )
+        return super().compose_node(parent, index)
+
+
+def _load_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_SafeNoAliasLoader)  # noqa: S506 - safe subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, None, f"{where}not valid YAML ({problem})".replace("\n", " ")) from None
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> dict[str, Any]:
+    """Apply ``key.path=value`` overrides (value parsed as YAML) to a raw config mapping."""
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(source, None, f"--set {item!r}: expected KEY=VALUE, e.g. protocol.passes=2")
+        value = _load_yaml(raw, f"--set {key}") if raw else ""
+        node: Any = data
+        parts = key.split(".")
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part) if isinstance(node, dict) else None
+            if child is None:
+                child = {}
+                node[part] = child
+            if not isinstance(child, dict):
+                raise ConfigError(source, ".".join(parts[: i + 1]), "is not a mapping; cannot set a key inside it")
+            node = child
+        node[parts[-1]] = value
+    return data
+
+
+def _format_validation(source: str, exc: ValidationError) -> ConfigError:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    parts = list(first["loc"])
+    if len(parts) > 1 and parts[0] == "dataset" and parts[1] in _DATASET_KINDS:
+        del parts[1]  # the discriminated union's tag is not a key the user wrote
+    loc = ".".join(str(p) for p in parts) or None
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown key (check the spelling; see the README's config reference)"
+    elif "input" in first and first["type"] not in ("missing",):
+        shown = repr(first["input"])
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        msg = f"{msg} (got {shown})"
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return ConfigError(source, loc, msg + more)
+
+
+def parse_config(data: Any, source: str = "<config>") -> ExperimentSpec:
+    if not isinstance(data, dict):
+        raise ConfigError(source, None, "the config must be a YAML mapping of keys to values")
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise _format_validation(source, exc) from None
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentSpec:
+    """Read, override and validate a YAML config file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(p), None, "config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(p), None, f"cannot read config ({exc})") from None
+    data = _load_yaml(text, str(p))
+    if data is None:
+        raise ConfigError(str(p), None, "the config file is empty")
+    if overrides:
+        if not isinstance(data, dict):
+            raise ConfigError(str(p), None, "the config must be a YAML mapping of keys to values")
+        data = apply_overrides(data, overrides, str(p))
+    return parse_config(data, str(p))

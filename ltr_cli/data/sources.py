@@ -1,0 +1,128 @@
+"""Query sources: turn a validated dataset spec into passes over queries.
+
+A :class:`QuerySource` knows its feature count, can iterate over its queries (files in
+order, each streamed by the SVMlight reader, or a generator), and can fingerprint its
+data for the manifest. Qids are namespaced by source file (``<file #>:<qid>``) when a
+source has several files, because folds reuse qids by design.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.config import DatasetSpec, FilesData, RegistryData, SeparableData, ShapedData
+from ltr_cli.data.registry import get_dataset, resolve_files
+from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
+from ltr_cli.data.synthetic import SeparableSpec, ShapeSpec, separable_queries, shaped_queries
+from ltr_cli.errors import DatasetNotFoundError
+
+
+def file_fingerprint(path: Path, chunk: int = 1 << 20) -> dict[str, Any]:
+    """Quick fingerprint: size, mtime and BLAKE2b of the first and last MiB."""
+    st = path.stat()
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        h.update(fh.read(chunk))
+        if st.st_size > 2 * chunk:
+            fh.seek(-chunk, os.SEEK_END)
+            h.update(fh.read(chunk))
+    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "blake2b_head_tail": h.hexdigest()}
+
+
+@dataclass
+class QuerySource:
+    """Where the queries of a run come from."""
+
+    n_features: int
+    description: str
+    files: list[Path]
+    reader_options: ReaderOptions | None = None
+    generator: Any = None  # callable () -> Iterator[Query] for generated data
+    generator_params: dict[str, Any] | None = None
+
+    def units(self) -> list[int]:
+        """Indices of the stream's units (files, or the single generator)."""
+        return list(range(len(self.files))) if self.files else [0]
+
+    def queries(self, unit: int) -> Iterator[Query]:
+        if not self.files:
+            yield from self.generator()
+            return
+        reader = SVMLightReader(self.files[unit], self.reader_options)  # type: ignore[arg-type]
+        prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
+        for q in reader:
+            yield Query(qid=prefix + q.qid, X=q.X, y=q.y, line=q.line) if prefix else q
+
+    def fingerprint(self) -> dict[str, Any]:
+        if self.files:
+            return {"files": [file_fingerprint(p) for p in self.files]}
+        digest = hashlib.sha256(repr(sorted(self.generator_params.items())).encode()).hexdigest()
+        return {"generator": self.generator_params, "sha256": digest}
+
+
+def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
+    """Build the query source of a dataset spec (checks that files exist)."""
+    if isinstance(spec, SeparableData):
+        features = spec.features or (10 if spec.variant == "authors" else 20)
+        sep = SeparableSpec(spec.variant, spec.queries, spec.docs, features, spec.margin,
+                            spec.seed if spec.seed is not None else seed)
+        return QuerySource(features, f"separable ({spec.variant})", [],
+                           generator=lambda: separable_queries(sep),
+                           generator_params={"kind": "separable", **sep.__dict__})
+    if isinstance(spec, ShapedData):
+        info = get_dataset(spec.like)
+        shape = ShapeSpec(spec.queries, spec.docs_per_query,
+                          seed=spec.seed if spec.seed is not None else seed)
+        return QuerySource(info.n_features, f"shaped like {info.name}", [],
+                           generator=lambda: shaped_queries(info, shape),
+                           generator_params={"kind": "shaped", "like": info.name, **shape.__dict__})
+    if isinstance(spec, RegistryData):
+        info = get_dataset(spec.name)
+        files = resolve_files(info, spec.root, spec.split, spec.folds)
+        opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
+                             qid_source=info.qid_source,  # type: ignore[arg-type]
+                             null_value=spec.null_value, split_qids=spec.split_qids)
+        return QuerySource(info.n_features, f"{info.name} {spec.split}", files, opts)
+    if isinstance(spec, FilesData):
+        for p in spec.files:
+            if not p.is_file():
+                raise DatasetNotFoundError(f"dataset.files: {p} does not exist")
+        opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
+                             qid_source=spec.qid, null_value=spec.null_value,
+                             split_qids=spec.split_qids)
+        return QuerySource(spec.features, "files", list(spec.files), opts)
+    raise TypeError(f"unsupported dataset spec {type(spec).__name__}")
+
+
+def stream_rounds(
+    source: QuerySource,
+    passes: int,
+    shuffle: bool,
+    keep_probability: float,
+    rng: np.random.Generator,
+) -> Iterator[tuple[int, Query]]:
+    """Yield ``(pass, query)`` in round order.
+
+    Each pass visits the source's units in order. ``shuffle`` permutes the queries of one
+    unit (that unit is held in memory); ``keep_probability`` < 1 keeps each query of each
+    pass independently with that probability (the Yandex script's subsampling). All draws
+    come from ``rng``.
+    """
+    for p in range(1, passes + 1):
+        for unit in source.units():
+            queries: Any = source.queries(unit)
+            if shuffle:
+                queries = list(queries)
+                queries = [queries[i] for i in rng.permutation(len(queries))]
+            for q in queries:
+                if keep_probability < 1.0 and rng.random() >= keep_probability:
+                    continue
+                yield p, q

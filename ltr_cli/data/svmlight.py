@@ -1,0 +1,480 @@
+"""Streaming reader for SVMlight / LETOR ranking files, one query at a time.
+
+Line format: ``<label> [qid:<qid>] <idx>:<val> ... [# comment]``.
+
+* Labels are real numbers (Yandex has 0.5; semi-supervised LETOR has -1); never cast.
+* The qid comes from (``qid_source``) a ``qid:`` token right after the label (``token``),
+  the trailing ``# <qid>`` comment (``comment``, Yandex IMAT 2009), or a group file with
+  one document count per line (``group``, LightGBM ``<file>.query`` / XGBoost
+  ``<file>.group``). ``auto`` decides from the first data line: token if present, else a
+  group file next to the data file, else a numeric comment.
+* Feature indices are ``index_base``-based (1 for every registry dataset) and must lie in
+  ``[base, base + n_features)``; missing features are 0 (sparse and dense lines alike).
+  The width is fixed by the caller (the dataset registry), never guessed from one file.
+* Everything after ``#`` is a comment (LETOR: ``#docid = ... inc = ... prob = ...``).
+* gz / bz2 / xz files are recognised by their magic bytes. CRLF, tabs, blank lines,
+  a UTF-8 byte-order mark, and scientific notation are accepted.
+* LETOR's literal ``NULL`` value is an error unless ``null_value`` gives a fill number.
+* A qid that reappears after another qid is an error naming both line numbers, unless
+  ``split_qids="new-query"`` (then each run of lines is its own query, same qid).
+
+Memory: one query's rows at a time (plus the set of qids seen, to detect split queries).
+Each query is converted with one vectorised call; a slow per-token pass runs only to name
+the exact problem when that call fails, so every error says ``file:line: what``.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import math
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import numpy as np
+
+from ltr_cli.errors import DataFormatError
+
+QidSource = Literal["auto", "token", "comment", "group"]
+SplitQids = Literal["error", "new-query"]
+
+_MAGIC = {b"\x1f\x8b": "gz", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """How to read one file. ``n_features=None`` is only allowed for sparse scans."""
+
+    n_features: int | None = None
+    index_base: int = 1
+    qid_source: QidSource = "auto"
+    group_file: Path | None = None
+    null_value: float | None = None
+    split_qids: SplitQids = "error"
+
+    def __post_init__(self) -> None:
+        if self.index_base not in (0, 1):
+            raise ValueError("index_base must be 0 or 1")
+        if self.n_features is not None and self.n_features <= 0:
+            raise ValueError("n_features must be positive")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query: ``X`` (m, d) float64, ``y`` (m,) float64 labels, in file order.
+
+    ``qid`` is a string (a ``qid:`` token, a comment or the 1-based group number);
+    ``line`` is the 1-based line number of its first document.
+    """
+
+    qid: str
+    X: np.ndarray
+    y: np.ndarray
+    line: int = 0
+
+    @property
+    def m(self) -> int:
+        return int(self.y.shape[0])
+
+
+@dataclass
+class SparseQuery:
+    """A query before densification: CSR rows with 0-based column indices."""
+
+    qid: str
+    y: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    line: int
+    last_line: int
+
+    @property
+    def m(self) -> int:
+        return int(self.y.shape[0])
+
+    def dense(self, n_features: int) -> np.ndarray:
+        X = np.zeros((self.m, n_features), dtype=np.float64)
+        rows = np.repeat(np.arange(self.m), np.diff(self.indptr))
+        X[rows, self.indices] = self.values
+        return X
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """Open a possibly compressed file for binary reading (format from magic bytes)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except FileNotFoundError:
+        raise DataFormatError(str(path), None, "file not found") from None
+    except IsADirectoryError:
+        raise DataFormatError(str(path), None, "is a directory, expected a data file") from None
+    except OSError as exc:
+        raise DataFormatError(str(path), None, f"cannot open: {exc.strerror}") from None
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            if kind == "gz":
+                return gzip.open(path, "rb")  # type: ignore[return-value]
+            if kind == "bz2":
+                return bz2.open(path, "rb")  # type: ignore[return-value]
+            return lzma.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+_DECOMPRESS_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError)
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw_line)`` (1-based), turning decompression failures
+    into a :class:`DataFormatError` at the last line read."""
+    lineno = 0
+    with open_binary(path) as fh:
+        it = iter(fh)
+        while True:
+            try:
+                raw = next(it)
+            except StopIteration:
+                return
+            except _DECOMPRESS_ERRORS as exc:
+                raise DataFormatError(
+                    str(path), lineno + 1,
+                    f"compressed stream is truncated or corrupt ({type(exc).__name__}: {exc})",
+                ) from None
+            lineno += 1
+            if lineno == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]
+            yield lineno, raw
+
+
+def _show(token: bytes, limit: int = 40) -> str:
+    text = token.decode("latin-1")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def find_group_file(path: Path) -> Path | None:
+    """``<file>.query`` or ``<file>.group`` next to a data file, if present."""
+    for suffix in (".query", ".group"):
+        candidate = path.with_name(path.name + suffix)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_group_sizes(path: Path) -> list[int]:
+    """Read a group file: one positive document count per line (blank lines ignored)."""
+    sizes: list[int] = []
+    for lineno, raw in iter_lines(path):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            n = int(text)
+        except ValueError:
+            raise DataFormatError(
+                str(path), lineno, f"group size {_show(text)} is not an integer"
+            ) from None
+        if n <= 0:
+            raise DataFormatError(str(path), lineno, f"group size {n} must be positive")
+        sizes.append(n)
+    if not sizes:
+        raise DataFormatError(str(path), None, "group file has no group sizes")
+    return sizes
+
+
+@dataclass
+class _Line:
+    lineno: int
+    label: float
+    features: bytes  # the idx:val tokens, space-joined
+    n_tokens: int
+
+
+@dataclass
+class _Pending:
+    qid: str
+    lines: list[_Line] = field(default_factory=list)
+
+
+class SVMLightReader:
+    """Iterate over the queries of one file. Construct, then iterate (re-iterable)."""
+
+    def __init__(self, path: str | Path, options: ReaderOptions = ReaderOptions()):
+        self.path = Path(path)
+        self.options = options
+
+    # -- public iteration -------------------------------------------------------------
+    def sparse_queries(self) -> Iterator[SparseQuery]:
+        """Queries in file order as CSR rows (no feature-count bound needed)."""
+        for pending in self._grouped_lines():
+            yield self._convert(pending)
+
+    def __iter__(self) -> Iterator[Query]:
+        n = self.options.n_features
+        if n is None:
+            raise ValueError("dense reading needs n_features (from the dataset registry)")
+        for sq in self.sparse_queries():
+            yield Query(qid=sq.qid, X=sq.dense(n), y=sq.y, line=sq.line)
+
+    # -- line splitting and grouping -------------------------------------------------
+    def _qid_source(self, first_body: list[bytes], first_comment: bytes) -> QidSource:
+        opts = self.options
+        if opts.qid_source != "auto":
+            return opts.qid_source
+        if len(first_body) > 1 and first_body[1].startswith(b"qid:"):
+            return "token"
+        if opts.group_file is not None or find_group_file(self.path) is not None:
+            return "group"
+        comment = first_comment.strip()
+        if comment and comment.split()[0].lstrip(b"-").isdigit():
+            return "comment"
+        return "token"  # fails on the first line with a message naming what is missing
+
+    def _grouped_lines(self) -> Iterator[_Pending]:
+        opts = self.options
+        path = str(self.path)
+        source: QidSource | None = None
+        groups: list[int] | None = None
+        group_path: Path | None = None
+        group_index = 0
+        left_in_group = 0
+        seen: dict[str, int] = {}
+        current: _Pending | None = None
+        any_line = False
+        n_lines = 0
+
+        for lineno, raw in iter_lines(self.path):
+            hash_at = raw.find(b"#")
+            if hash_at >= 0:
+                body, comment = raw[:hash_at], raw[hash_at + 1:]
+            else:
+                body, comment = raw, b""
+            parts = body.split()
+            if not parts:
+                continue  # blank or comment-only line
+            any_line = True
+            if source is None:
+                source = self._qid_source(parts, comment)
+                if source == "group":
+                    group_path = opts.group_file or find_group_file(self.path)
+                    if group_path is None:
+                        raise DataFormatError(
+                            path, lineno,
+                            f"no qid: token and no group file; expected {self.path.name}.query "
+                            f"or {self.path.name}.group next to it, or pass --group FILE",
+                        )
+                    groups = read_group_sizes(group_path)
+
+            label = _parse_label(path, lineno, parts[0])
+            has_qid_token = len(parts) > 1 and parts[1].startswith(b"qid:")
+            if source == "token":
+                if not has_qid_token:
+                    found = find_group_file(self.path)
+                    hint = (f"a group file {found.name} is next to it: read it with qid "
+                            "source 'group' (--qid group)" if found is not None else
+                            "for '# <qid>' comments (Yandex) use qid source 'comment'; for "
+                            "LightGBM/XGBoost files give the group file (--group FILE)")
+                    raise DataFormatError(
+                        path, lineno, f"missing qid: expected 'qid:<id>' after the label; {hint}"
+                    )
+                qid = parts[1][4:].decode("latin-1")
+                if not qid:
+                    raise DataFormatError(path, lineno, "empty qid in 'qid:' token")
+            elif source == "comment":
+                words = comment.split()
+                if not words:
+                    raise DataFormatError(
+                        path, lineno, "missing qid: expected a trailing '# <qid>' comment"
+                    )
+                qid = words[0].decode("latin-1")
+            else:  # group
+                assert groups is not None and group_path is not None
+                if left_in_group == 0:
+                    if group_index >= len(groups):
+                        raise DataFormatError(
+                            path, lineno,
+                            f"more data lines than the {sum(groups)} documents declared in "
+                            f"{group_path}",
+                        )
+                    left_in_group = groups[group_index]
+                    group_index += 1
+                left_in_group -= 1
+                qid = str(group_index)
+            features = parts[2:] if has_qid_token else parts[1:]
+            line = _Line(lineno, label, b" ".join(features), len(features))
+
+            n_lines += 1
+            if current is not None and qid == current.qid:
+                current.lines.append(line)
+                continue
+            if current is not None:
+                yield current
+            if qid in seen:
+                if opts.split_qids == "error":
+                    raise DataFormatError(
+                        path, lineno,
+                        f"qid {qid} reappears here after other queries (its first line was "
+                        f"{seen[qid]}); queries must be contiguous. To read each run of lines "
+                        "as its own query, set split_qids: new-query",
+                    )
+            else:
+                seen[qid] = lineno
+            current = _Pending(qid, [line])
+
+        if groups is not None and n_lines != sum(groups):
+            raise DataFormatError(
+                path, None,
+                f"the group file {group_path} declares {sum(groups)} documents in "
+                f"{len(groups)} groups but the data file has {n_lines} data lines",
+            )
+        if not any_line:
+            raise DataFormatError(path, None, "no data lines (empty file or only comments)")
+        if current is not None:
+            yield current
+
+    # -- numeric conversion ----------------------------------------------------------
+    def _convert(self, pending: _Pending) -> SparseQuery:
+        lines = pending.lines
+        counts = np.fromiter((ln.n_tokens for ln in lines), dtype=np.int64, count=len(lines))
+        total = int(counts.sum())
+        joined = b" ".join(ln.features for ln in lines)
+        flat = None
+        if joined.count(b":") == total:
+            tokens = joined.replace(b":", b" ").split()
+            if len(tokens) == 2 * total:
+                try:
+                    flat = np.array(tokens, dtype=np.float64) if total else np.empty(0)
+                except ValueError:
+                    flat = None
+        if flat is None:
+            idx, vals = self._slow_parse(lines)
+        else:
+            idx, vals = flat[0::2], flat[1::2]
+        indices = self._check_values(lines, counts, idx, vals)
+        y = np.fromiter((ln.label for ln in lines), dtype=np.float64, count=len(lines))
+        indptr = np.concatenate(([0], np.cumsum(counts)))
+        return SparseQuery(
+            qid=pending.qid, y=y, indptr=indptr, indices=indices, values=vals,
+            line=lines[0].lineno, last_line=lines[-1].lineno,
+        )
+
+    def _slow_parse(self, lines: list[_Line]) -> tuple[np.ndarray, np.ndarray]:
+        """Token-by-token parse that names the first bad token (and fills NULLs)."""
+        path = str(self.path)
+        idx_out: list[float] = []
+        val_out: list[float] = []
+        for ln in lines:
+            for token in ln.features.split():
+                key, sep, value = token.partition(b":")
+                if not sep or not key or not value or b":" in value:
+                    raise DataFormatError(
+                        path, ln.lineno, f"bad feature token {_show(token)}; expected idx:value"
+                    )
+                try:
+                    index = int(key)
+                except ValueError:
+                    raise DataFormatError(
+                        path, ln.lineno,
+                        f"bad feature index {_show(key)} in {_show(token)}; expected an integer",
+                    ) from None
+                if value == b"NULL":
+                    if self.options.null_value is None:
+                        raise DataFormatError(
+                            path, ln.lineno,
+                            f"NULL value in {_show(token)} (a LETOR 'Feature_null' file); set "
+                            "null_value to a number to fill it, or use the Feature_min files",
+                        )
+                    number = float(self.options.null_value)
+                else:
+                    try:
+                        number = float(value)
+                    except ValueError:
+                        raise DataFormatError(
+                            path, ln.lineno,
+                            f"bad feature value {_show(value)} in {_show(token)}; expected a number",
+                        ) from None
+                idx_out.append(float(index))
+                val_out.append(number)
+        return np.asarray(idx_out, dtype=np.float64), np.asarray(val_out, dtype=np.float64)
+
+    def _check_values(
+        self, lines: list[_Line], counts: np.ndarray, idx: np.ndarray, vals: np.ndarray
+    ) -> np.ndarray:
+        """Validate indices and values; return 0-based int64 column indices."""
+        path = str(self.path)
+        base = self.options.index_base
+        n = self.options.n_features
+        row_of = np.repeat(np.arange(len(lines)), counts)
+        bad_int = idx != np.floor(idx)
+        if bad_int.any():
+            r = int(row_of[np.argmax(bad_int)])
+            raise DataFormatError(path, lines[r].lineno, "feature index is not an integer")
+        too_low = idx < base
+        if too_low.any():
+            k = int(np.argmax(too_low))
+            raise DataFormatError(
+                path, lines[int(row_of[k])].lineno,
+                f"feature index {int(idx[k])} is below the index base {base} of this dataset",
+            )
+        if n is not None:
+            too_high = idx >= base + n
+            if too_high.any():
+                k = int(np.argmax(too_high))
+                raise DataFormatError(
+                    path, lines[int(row_of[k])].lineno,
+                    f"feature index {idx[k]:.0f} is beyond the declared feature count {n} "
+                    f"({base}-based); check the dataset's features setting",
+                )
+        finite = np.isfinite(vals)
+        if not finite.all():
+            k = int(np.argmin(finite))
+            raise DataFormatError(
+                path, lines[int(row_of[k])].lineno,
+                f"non-finite feature value {vals[k]!r} at index {int(idx[k])}",
+            )
+        if n is None and idx.size and idx.max() >= 2**53:
+            k = int(np.argmax(idx))
+            raise DataFormatError(
+                path, lines[int(row_of[k])].lineno, f"feature index {idx[k]:.0f} is implausibly large"
+            )
+        cols = (idx - base).astype(np.int64)
+        _check_duplicates(path, lines, row_of, cols, base)
+        return cols
+
+
+def _check_duplicates(
+    path: str, lines: list[_Line], row_of: np.ndarray, cols: np.ndarray, base: int
+) -> None:
+    """Raise if a feature index repeats within one line. Cheap when lines are sorted."""
+    if cols.size < 2:
+        return
+    same_row = row_of[1:] == row_of[:-1]
+    if (np.diff(cols)[same_row] > 0).all():
+        return  # strictly increasing within every line: no duplicates
+    order = np.lexsort((cols, row_of))
+    r, c = row_of[order], cols[order]
+    dup = (r[1:] == r[:-1]) & (c[1:] == c[:-1])
+    if dup.any():
+        k = int(np.argmax(dup))
+        raise DataFormatError(
+            path, lines[int(r[k])].lineno, f"feature {int(c[k]) + base} appears twice in this line"
+        )
+
+
+def _parse_label(path: str, lineno: int, token: bytes) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise DataFormatError(path, lineno, f"bad label {_show(token)}; expected a number") from None
+    if not math.isfinite(value):
+        raise DataFormatError(path, lineno, f"label {_show(token)} is not a finite number")
+    return value
+
+
+def read_queries(path: str | Path, options: ReaderOptions) -> Iterator[Query]:
+    """Convenience: iterate over the dense queries of one file."""
+    return iter(SVMLightReader(path, options))

@@ -1,0 +1,185 @@
+"""Generated data: the perceptron paper's separable set, and files shaped like benchmarks.
+
+Two variants of the separable set (``../shared/REPRODUCTION-NOTES.md``):
+
+* ``authors``: what the authors' MATLAB code did. m = 20, d = 10, the relevance vector is
+  fixed at ``[4,4,4,3,3,3,2,2,2,2,1,1,1,1,1,0,0,0,0,0]`` (documents in that order), features
+  i.i.d. per coordinate N(mu_level, 1) with mu = {4: 7, 3: 5, 2: 3, 1: 1, 0: -1}, the
+  separating ranker ``u = ones(d)`` (not normalised), and rejection sampling top-down: each
+  document of a level is redrawn until its score ``x . u`` is more than ``margin`` (1) below
+  the minimum score of the level above.
+* ``paper``: the paper's text. m = 20, d = 20, each document's level uniform on {0..4},
+  a random unit-norm Gaussian ranker u, features ``N(mu_level * u, I)`` and the same
+  top-down rejection so that the margin condition (Eq. 21) holds with ``gamma = margin``.
+
+Both are deterministic functions of their seed.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ltr_cli.data.registry import DatasetInfo
+from ltr_cli.data.svmlight import Query
+
+AUTHORS_RELEVANCE = np.array([4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], float)
+LEVEL_MEANS = {4: 7.0, 3: 5.0, 2: 3.0, 1: 1.0, 0: -1.0}
+_MAX_REDRAWS = 100_000
+
+
+@dataclass(frozen=True)
+class SeparableSpec:
+    """Parameters of the separable generator (defaults: the authors' code)."""
+
+    variant: str = "authors"
+    queries: int = 1000
+    docs: int = 20
+    features: int = 10
+    margin: float = 1.0
+    seed: int = 0
+
+    def ranker(self, rng: np.random.Generator) -> np.ndarray:
+        if self.variant == "authors":
+            return np.ones(self.features)
+        u = rng.standard_normal(self.features)
+        return u / np.linalg.norm(u)
+
+
+def _draw_level_docs(
+    rng: np.random.Generator, n: int, mean: np.ndarray, u: np.ndarray, ceiling: float
+) -> np.ndarray:
+    """Draw n documents N(mean, I), redrawing each until ``x . u < ceiling``."""
+    out = np.empty((n, mean.shape[0]))
+    for i in range(n):
+        for _ in range(_MAX_REDRAWS):
+            x = mean + rng.standard_normal(mean.shape[0])
+            if x @ u < ceiling:
+                out[i] = x
+                break
+        else:  # pragma: no cover - only with absurd margins
+            raise RuntimeError("rejection sampling did not find a document; lower the margin")
+    return out
+
+
+def separable_queries(spec: SeparableSpec) -> Iterator[Query]:
+    """Yield ``spec.queries`` margin-separable queries (see module docstring)."""
+    if spec.variant not in ("authors", "paper"):
+        raise ValueError("separable variant must be 'authors' or 'paper'")
+    rng = np.random.default_rng(spec.seed)
+    u = spec.ranker(rng)
+    direction = np.ones(spec.features) if spec.variant == "authors" else u
+    for t in range(spec.queries):
+        if spec.variant == "authors":
+            y = AUTHORS_RELEVANCE.copy() if spec.docs == 20 else np.sort(
+                rng.integers(0, 5, spec.docs).astype(float))[::-1]
+        else:
+            y = rng.integers(0, 5, spec.docs).astype(float)
+        X = np.empty((y.shape[0], spec.features))
+        ceiling = np.inf
+        for level in (4, 3, 2, 1, 0):
+            rows = np.flatnonzero(y == level)
+            if rows.size == 0:
+                continue
+            mean = LEVEL_MEANS[level] * direction
+            docs = _draw_level_docs(rng, rows.size, mean, u, ceiling - spec.margin)
+            X[rows] = docs
+            ceiling = float((docs @ u).min())
+        yield Query(qid=str(t + 1), X=X, y=y, line=0)
+
+
+def separable_ranker(spec: SeparableSpec) -> np.ndarray:
+    """The generating ranker u of ``spec`` (same draw as :func:`separable_queries`)."""
+    return spec.ranker(np.random.default_rng(spec.seed))
+
+
+# --- files shaped like a registry dataset -------------------------------------------------
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    """Size of a shaped file; ``density`` is the fraction of non-zero features per row for
+    sparse datasets (dense datasets write every feature)."""
+
+    queries: int = 100
+    docs_per_query: float | None = None
+    density: float = 0.3
+    signal: float = 0.5
+    seed: int = 0
+    qid_style: str | None = None  # token | comment | group; default: the dataset's
+
+
+def _docs_count(rng: np.random.Generator, mean: float) -> int:
+    # geometric-like spread around the mean, at least 1 document
+    return max(1, int(rng.poisson(mean)))
+
+
+def shaped_queries(info: DatasetInfo, spec: ShapeSpec) -> Iterator[Query]:
+    """Queries with the dataset's width, documents per query and label distribution.
+
+    Features are noise plus ``signal * label`` along a fixed random direction, so learners
+    have something to learn; sparse datasets zero out ``1 - density`` of each row.
+    """
+    rng = np.random.default_rng(spec.seed)
+    d = info.n_features
+    direction = rng.standard_normal(d)
+    direction /= np.linalg.norm(direction)
+    levels = np.asarray(info.label_levels, dtype=float)
+    probs = np.asarray(info.label_probs, dtype=float)
+    probs = probs / probs.sum()
+    mean_docs = spec.docs_per_query or info.docs_per_query
+    for q in range(spec.queries):
+        m = _docs_count(rng, mean_docs)
+        y = rng.choice(levels, size=m, p=probs)
+        X = rng.random((m, d)) + spec.signal * np.outer(y, direction)
+        if info.sparse:
+            X[rng.random((m, d)) > spec.density] = 0.0
+        yield Query(qid=str(q + 1), X=np.round(X, 6), y=y, line=0)
+
+
+def format_label(y: float) -> str:
+    return str(int(y)) if float(y).is_integer() else repr(float(y))
+
+
+def write_svmlight(
+    path: Path,
+    queries: Iterator[Query],
+    *,
+    qid_style: str = "token",
+    sparse: bool = False,
+    index_base: int = 1,
+) -> int:
+    """Write queries as SVMlight lines; returns documents written.
+
+    ``qid_style``: ``token`` (``qid:N``), ``comment`` (trailing ``# N``) or ``group``
+    (no qid; a ``<file>.query`` group file is written next to it). ``.gz`` paths are
+    compressed. Dense rows write every feature; sparse rows omit zeros.
+    """
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    sizes: list[int] = []
+    n_docs = 0
+    with opener(path, "wt", encoding="ascii", newline="\n") as fh:
+        for query in queries:
+            sizes.append(query.m)
+            for row, label in zip(query.X, query.y):
+                cols = np.flatnonzero(row) if sparse else np.arange(row.shape[0])
+                feats = " ".join(f"{c + index_base}:{row[c]:.6g}" for c in cols)
+                head = format_label(label)
+                if qid_style == "token":
+                    line = f"{head} qid:{query.qid} {feats}"
+                elif qid_style == "comment":
+                    line = f"{head} {feats} # {query.qid}"
+                elif qid_style == "group":
+                    line = f"{head} {feats}"
+                else:
+                    raise ValueError(f"unknown qid style {qid_style!r}")
+                fh.write(line.rstrip() + "\n")
+                n_docs += 1
+    if qid_style == "group":
+        group_path = path.with_name(path.name + ".query")
+        group_path.write_text("".join(f"{n}\n" for n in sizes))
+    return n_docs

@@ -1,0 +1,127 @@
+"""The online protocol: one query per round.
+
+Round t: the learner ranks the query; every configured measure is computed on the **full**
+labels of that ranking; the feedback (full labels here) is handed to the learner, which
+updates. One row per round is recorded: ``t, pass, qid, m, <metric>..., mistake, updated,
+no_relevant`` (``no_relevant``: no label above 0, so NDCG/AP took the policy value - keep
+it to recompute a curve under another policy without re-running).
+
+The time-averaged curve of a metric is its cumulative mean over rounds (NaN rows, from
+``no_relevant: skip``, are left out of numerator and denominator).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltr_cli.data.svmlight import Query
+from ltr_cli.learners.base import Feedback, OnlineLearner
+from ltr_cli.metrics import Measure, has_relevant
+
+
+@dataclass
+class OnlineResult:
+    rounds: pd.DataFrame
+    wall_seconds: float
+
+
+def time_average(values: np.ndarray) -> np.ndarray:
+    """Cumulative mean at every round, ignoring NaN (NaN until the first defined value)."""
+    v = np.asarray(values, dtype=np.float64)
+    defined = ~np.isnan(v)
+    sums = np.cumsum(np.where(defined, v, 0.0))
+    counts = np.cumsum(defined)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def _progress(total: int | None, quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="round", dynamic_ncols=True, leave=False)
+
+
+def run_online(
+    rounds: Iterator[tuple[int, Query]],
+    learner: OnlineLearner,
+    measures: list[Measure],
+    rng: np.random.Generator,
+    max_rounds: int | None = None,
+    quiet: bool = False,
+    total_hint: int | None = None,
+) -> OnlineResult:
+    """Drive ``learner`` over ``rounds``; return the per-round table and wall time."""
+    cols: dict[str, list[Any]] = {k: [] for k in ("t", "pass", "qid", "m")}
+    for meas in measures:
+        cols[meas.name] = []
+    for k in ("mistake", "updated", "no_relevant"):
+        cols[k] = []
+    bar = _progress(max_rounds or total_hint, quiet)
+    start = time.perf_counter()
+    t = 0
+    try:
+        for pass_no, query in rounds:
+            if max_rounds is not None and t >= max_rounds:
+                break
+            t += 1
+            ranking = learner.rank(query.X, rng)
+            for meas in measures:
+                cols[meas.name].append(meas(ranking, query.y))
+            info = learner.update(query.X, Feedback(ranking=ranking, labels=query.y))
+            cols["t"].append(t)
+            cols["pass"].append(pass_no)
+            cols["qid"].append(query.qid)
+            cols["m"].append(query.m)
+            cols["mistake"].append(info.mistake)
+            cols["updated"].append(info.updated)
+            cols["no_relevant"].append(not has_relevant(query.y))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - start
+    frame = pd.DataFrame(cols)
+    frame = frame.astype({"t": "int64", "pass": "int32", "qid": "string", "m": "int32",
+                          "mistake": "bool", "updated": "bool", "no_relevant": "bool"})
+    for meas in measures:
+        frame[meas.name] = frame[meas.name].astype("float64")
+    return OnlineResult(frame, wall)
+
+
+def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
+    """Final time-averaged value, last-ten statistics, counts, wall time, throughput."""
+    df = result.rounds
+    n = len(df)
+    out: dict[str, Any] = {
+        "rounds": n,
+        "mistakes": int(df["mistake"].sum()) if n else 0,
+        "updates": int(df["updated"].sum()) if n else 0,
+        "no_relevant_rounds": int(df["no_relevant"].sum()) if n else 0,
+        "wall_seconds": round(result.wall_seconds, 6),
+        "rounds_per_second": round(n / result.wall_seconds, 3) if result.wall_seconds > 0 else None,
+        "metrics": {},
+    }
+    for meas in measures:
+        values = df[meas.name].to_numpy(dtype=np.float64)
+        curve = time_average(values)
+        last = curve[-10:] if n else curve
+        out["metrics"][meas.name] = {
+            "final_time_average": _num(curve[-1]) if n else None,
+            "last10_mean_of_time_average": _num(np.nanmean(last)) if n and not np.isnan(last).all() else None,
+            "last10_mean_per_round": _num(np.nanmean(values[-10:])) if n and not np.isnan(values[-10:]).all() else None,
+        }
+    return out
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or np.isnan(x) else float(x)

@@ -1,0 +1,109 @@
+"""``ltr run``: config -> data -> learner -> online protocol -> results, per learner."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli import __version__
+from ltr_cli.config import ExperimentSpec
+from ltr_cli.data.sources import open_source, stream_rounds
+from ltr_cli.learners import build_learner, default_label, describe_learner
+from ltr_cli.protocols.online import run_online, summarize
+from ltr_cli.results import write_run
+
+
+@dataclass
+class RunOutcome:
+    learner: str
+    path: Path
+    summary: dict[str, Any]
+
+
+def _versions() -> dict[str, str]:
+    import pandas
+    import pyarrow
+
+    return {
+        "ltr_cli": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pandas.__version__,
+        "pyarrow": pyarrow.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
+    m = spec.metrics
+    return {
+        "convention": m.convention,
+        "gain": "2^r - 1",
+        "discount": "1/log2(i+1)",
+        "ndcg_cutoff": "min(k, m); ideal DCG over all m labels sorted descending",
+        "no_relevant": m.no_relevant,
+        "ties": m.ties,
+        "ap_relevant": f"label > {m.relevance_threshold:g}",
+        "precision": "relevant in top min(k, m), divided by k",
+        "eru": {"d": m.eru_d, "alpha": m.eru_alpha},
+        "time_average": "cumulative mean over rounds (NaN rows skipped)",
+        "fidelity": spec.fidelity,
+    }
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    out: Path | None = None,
+    quiet: bool = False,
+    learners: list[str] | None = None,
+    argv: list[str] | None = None,
+) -> list[RunOutcome]:
+    """Run every learner of ``spec`` (or the named ones) and write one run dir each."""
+    out_root = Path(out) if out is not None else spec.output
+    source = open_source(spec.dataset, spec.seed)
+    fingerprint = source.fingerprint()
+    measures = spec.metrics.measures()
+    outcomes = []
+    for name, lspec in spec.learners.items():
+        if learners and name not in learners:
+            continue
+        # independent, reproducible streams: data order/subsampling, ties, learner draws
+        stream_seq, tie_seq = np.random.SeedSequence(spec.seed).spawn(2)
+        learner = build_learner(lspec, source.n_features, spec.metrics.ties)
+        rounds = stream_rounds(source, spec.protocol.passes, spec.protocol.shuffle,
+                               spec.protocol.keep_probability, np.random.default_rng(stream_seq))
+        if not quiet:
+            print(f"[{spec.experiment}] {name}: {source.description}", file=sys.stderr)
+        result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
+                            spec.protocol.max_rounds, quiet)
+        summary = summarize(result, measures)
+        summary = {"experiment": spec.experiment, "learner": name,
+                   "label": default_label(lspec), **summary}
+        resolved = spec.resolved()
+        resolved["learners"] = {name: resolved["learners"][name]}
+        run_id = spec.run_id(name)
+        manifest = {
+            "run_id": run_id,
+            "experiment": spec.experiment,
+            "learner": name,
+            "learner_label": default_label(lspec),
+            "seed": spec.seed,
+            "versions": _versions(),
+            "command": argv or sys.argv,
+            "dataset": {"description": source.description, "n_features": source.n_features,
+                        "fingerprint": fingerprint},
+            "conventions": _conventions(spec),
+            "learner_conventions": describe_learner(lspec),
+            "protocol": spec.protocol.model_dump(mode="json"),
+            "timings": {"wall_seconds": summary["wall_seconds"],
+                        "rounds_per_second": summary["rounds_per_second"]},
+        }
+        path = write_run(out_root / spec.experiment / run_id, resolved, result.rounds,
+                         summary, manifest)
+        outcomes.append(RunOutcome(name, path, summary))
+    return outcomes
