@@ -1,0 +1,185 @@
+"""End to end through the CLI: run, plot, list, data inspect/convert, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from ltr_cli.cli import app
+from ltr_cli.protocols.online import time_average
+from tests.conftest import REPO
+
+runner = CliRunner()
+DEMO = REPO / "configs" / "simulated_separable.yaml"
+
+
+def run_ok(*args):
+    res = runner.invoke(app, [str(a) for a in args])
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    return res
+
+
+def test_demo_reproduces_figure1_claims(tmp_path):
+    """Authors' protocol: NDCG@10 time average >= 0.98 at round 100, no update in the
+    last half of 1000 rounds (a finite number of mistakes, Corollary 7)."""
+    res = run_ok("run", DEMO, "--out", tmp_path, "--quiet")
+    run_dir = Path(res.stdout.strip())
+    assert sorted(p.name for p in run_dir.iterdir()) == [
+        "config.yaml", "manifest.json", "rounds.parquet", "summary.json"]
+    rounds = pd.read_parquet(run_dir / "rounds.parquet")
+    assert len(rounds) == 1000
+    curve = time_average(rounds["ndcg@10"].to_numpy())
+    assert curve[99] >= 0.98
+    assert not rounds["updated"].iloc[500:].any()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["rounds"] == 1000 and summary["updates"] == int(rounds["updated"].sum())
+    assert summary["metrics"]["ndcg@10"]["final_time_average"] == pytest.approx(curve[-1])
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    conv = manifest["conventions"]
+    assert conv["ties"] == "reverse-input" and conv["no_relevant"] == "one"
+    assert conv["fidelity"] == "authors-code" and manifest["seed"] == 0
+    assert manifest["dataset"]["fingerprint"]["generator"]["variant"] == "authors"
+
+    plots = run_ok("plot", tmp_path / "simulated_separable", "--out", tmp_path / "plots")
+    pngs = [Path(p) for p in plots.stdout.split() if p.endswith(".png")]
+    assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+    assert (tmp_path / "plots" / "simulated_separable_ndcg_at_10.pdf").is_file()
+
+
+def test_same_config_same_rounds(tmp_path):
+    a = Path(run_ok("run", DEMO, "--out", tmp_path / "a", "-q", "--set", "protocol.max_rounds=50").stdout.strip())
+    b = Path(run_ok("run", DEMO, "--out", tmp_path / "b", "-q", "--set", "protocol.max_rounds=50").stdout.strip())
+    assert a.name == b.name
+    pd.testing.assert_frame_equal(pd.read_parquet(a / "rounds.parquet"), pd.read_parquet(b / "rounds.parquet"))
+
+
+def test_keep_probability_and_passes(tmp_path):
+    res = run_ok("run", DEMO, "--out", tmp_path, "-q", "--set", "protocol.passes=3",
+                 "--set", "protocol.keep_probability=0.5", "--set", "dataset.queries=40")
+    rounds = pd.read_parquet(Path(res.stdout.strip()) / "rounds.parquet")
+    assert set(rounds["pass"]) == {1, 2, 3}
+    assert 20 < len(rounds) < 100  # about 60 of 120
+
+
+def test_registry_dataset_missing_gives_one_line_error(tmp_path):
+    cfg = REPO / "configs" / "mslr_slam.yaml"
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path), "--set",
+                              f"dataset.root={tmp_path / 'nowhere'}"])
+    assert res.exit_code == 1
+    err = res.stderr.strip()
+    assert "\n" not in err and "Fold1/train.txt" in err and "MSLR-WEB10K.zip" in err
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_run_on_files_dataset(tmp_path, write):
+    from ltr_cli.data.registry import get_dataset
+    from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+
+    data = tmp_path / "yandex_like.txt"
+    write_svmlight(data, shaped_queries(get_dataset("yandex-imat2009"), ShapeSpec(queries=30)),
+                   qid_style="comment", sparse=True)
+    cfg = write("files.yaml", f"""
+experiment: files_demo
+dataset: {{kind: files, files: [{data}], features: 245, qid: comment}}
+protocol: {{passes: 2}}
+metrics: {{names: [ndcg@10, ap, p@5, neru@10]}}
+learners:
+  slam: {{type: slam-perceptron, step: {{rule: constant, eta: 0.1}}}}
+""")
+    res = run_ok("run", cfg, "--out", tmp_path / "out", "-q")
+    rounds = pd.read_parquet(Path(res.stdout.strip()) / "rounds.parquet")
+    assert len(rounds) == 60 and {"ndcg@10", "ap", "p@5", "neru@10"} <= set(rounds.columns)
+    assert rounds[["ndcg@10", "ap", "p@5", "neru@10"]].apply(lambda c: c.between(0, 1).all()).all()
+
+
+def test_bad_data_line_stops_run_without_results(tmp_path, write):
+    data = write("bad.txt", "1 qid:1 1:1\n0 qid:1 1:oops\n")
+    cfg = write("c.yaml", f"""
+experiment: bad
+dataset: {{kind: files, files: [{data}], features: 3}}
+learners: {{slam: {{type: slam-perceptron}}}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1 and "bad.txt:2:" in res.stderr
+    assert not (tmp_path / "out" / "bad").exists() or not any((tmp_path / "out" / "bad").iterdir())
+
+
+def test_interrupted_write_leaves_nothing_that_looks_complete(tmp_path, monkeypatch):
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", boom)
+    res = runner.invoke(app, ["run", str(DEMO), "--out", str(tmp_path), "-q"])
+    assert res.exit_code != 0  # click reports the interrupt as "Aborted!"
+    exp = tmp_path / "simulated_separable"
+    assert not exp.exists() or list(exp.iterdir()) == []
+
+
+def test_unknown_learner_filter_and_config_error(tmp_path):
+    res = runner.invoke(app, ["run", str(DEMO), "--learner", "nope"])
+    assert res.exit_code == 1 and "no learner named 'nope'" in res.stderr
+    res = runner.invoke(app, ["run", str(DEMO), "--set", "metrics.names=[ndcg@0]"])
+    assert res.exit_code == 1 and "metrics.names" in res.stderr
+
+
+def test_plot_errors(tmp_path):
+    res = runner.invoke(app, ["plot", str(tmp_path / "none")])
+    assert res.exit_code == 1 and "no such results directory" in res.stderr
+    res = runner.invoke(app, ["plot", str(tmp_path)])
+    assert res.exit_code == 1 and "no finished runs" in res.stderr
+
+
+def test_list_json():
+    out = json.loads(run_ok("list", "--json").stdout)
+    assert "slam-perceptron" in out["learners"] and "mslr-web10k" in out["datasets"]
+    assert set(out["conventions"]) == {"paper", "letor3", "letor4", "mslr"}
+
+
+def test_data_inspect_and_convert(yahoo_sample, tmp_path):
+    res = run_ok("data", "inspect", yahoo_sample / "rank.train", "--dataset", "yahoo-set1",
+                 "--qid", "group", "--json")
+    info = json.loads(res.stdout)
+    assert info["queries"] == 201 and info["documents"] == 3005 and info["features"] == 700
+    assert info["labels"] == {"0": 645, "1": 1211, "2": 858, "3": 222, "4": 69}
+    assert info["all_zero_queries"]["count"] == len(info["all_zero_queries"]["qids"])
+    out = tmp_path / "train.parquet"
+    run_ok("data", "convert", yahoo_sample / "rank.train", out, "--features", "700")
+    table = pd.read_parquet(out)
+    assert table.shape == (3005, 702) and list(table.columns[:3]) == ["qid", "label", "f1"]
+    npz = tmp_path / "train.npz"
+    run_ok("data", "convert", yahoo_sample / "rank.train", npz, "--features", "700")
+    with np.load(npz) as z:
+        np.testing.assert_array_equal(z["X"], table.iloc[:, 2:].to_numpy())
+
+
+def test_data_inspect_reports_split_qids(write):
+    p = write("split.txt", "1 qid:1 1:1\n0 qid:2 1:1\n0 qid:1 1:2\n")
+    info = json.loads(run_ok("data", "inspect", p, "--json").stdout)
+    assert info["queries"] == 3 and any("reappears at line 3" in s for s in info["problems"])
+    assert info["all_zero_queries"]["qids"] == ["2", "1"]
+
+
+def test_data_errors(write, tmp_path):
+    bad = write("bad.txt", "1 qid:1 1:1\n1 qid:1 0:1\n")
+    res = runner.invoke(app, ["data", "inspect", str(bad)])
+    assert res.exit_code == 1 and "bad.txt:2:" in res.stderr
+    good = write("good.txt", "1 qid:1 1:1\n")
+    res = runner.invoke(app, ["data", "convert", str(good), str(tmp_path / "x.csv"), "--features", "1"])
+    assert res.exit_code == 1 and ".parquet or .npz" in res.stderr
+    res = runner.invoke(app, ["data", "convert", str(good), str(tmp_path / "x.npz")])
+    assert res.exit_code == 1 and "--features" in res.stderr
+
+
+def test_python_dash_m_and_console_script():
+    out = subprocess.run([sys.executable, "-m", "ltr_cli", "list"], capture_output=True, text=True)
+    assert out.returncode == 0 and "slam-perceptron" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "ltr_cli", "run", "missing.yaml"],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.strip() == "ltr: error: missing.yaml: config file not found"
