@@ -225,6 +225,42 @@ def data_convert(
     typer.echo(json.dumps(info))
 
 
+@data_app.command("synth")
+def data_synth(
+    out: Annotated[Path, typer.Argument(help="output SVMlight file (.gz to compress)")],
+    like: Annotated[Optional[str], typer.Option("--like", help="registry dataset to imitate (width, docs/query, labels, sparsity)")] = None,
+    separable: Annotated[Optional[str], typer.Option("--separable", help="the perceptron paper's separable set: authors | paper")] = None,
+    queries: Annotated[int, typer.Option("--queries", min=1, help="number of queries")] = 100,
+    docs_per_query: Annotated[Optional[float], typer.Option("--docs-per-query", min=1, help="mean documents per query (shaped data)")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="generator seed")] = 0,
+    qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
+) -> None:
+    """Write generated data as an SVMlight file (for tests, benchmarks, trying the tool)."""
+    try:
+        from ltr_cli.data.registry import get_dataset
+        from ltr_cli.data.synthetic import (SeparableSpec, ShapeSpec, separable_queries,
+                                            shaped_queries, write_svmlight)
+
+        if (like is None) == (separable is None):
+            raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+        style = qid.value if qid is not None and qid.value != "auto" else None
+        if like is not None:
+            info = get_dataset(like)
+            queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))
+            style, sparse, width = style or info.qid_source, info.sparse, info.n_features
+        else:
+            if separable not in ("authors", "paper"):
+                raise LtrError(f"--separable must be 'authors' or 'paper', not {separable!r}")
+            spec = SeparableSpec(separable, queries, features=10 if separable == "authors" else 20, seed=seed)
+            queries_it = separable_queries(spec)
+            style, sparse, width = style or "token", False, spec.features
+        n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
+    except LtrError as exc:
+        _fail(exc)
+    typer.echo(json.dumps({"out": str(out), "queries": queries, "documents": n, "features": width,
+                           "qid": style}))
+
+
 # --- eval -------------------------------------------------------------------------------------
 
 @app.command("eval")

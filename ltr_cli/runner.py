@@ -79,8 +79,11 @@ def run_experiment(
                                spec.protocol.keep_probability, np.random.default_rng(stream_seq))
         if not quiet:
             print(f"[{spec.experiment}] {name}: {source.description}", file=sys.stderr)
+        total = None
+        if source.n_queries is not None and spec.protocol.keep_probability == 1.0:
+            total = source.n_queries * spec.protocol.passes
         result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
-                            spec.protocol.max_rounds, quiet)
+                            spec.protocol.max_rounds, quiet, total_hint=total)
         summary = summarize(result, measures)
         summary = {"experiment": spec.experiment, "learner": name,
                    "label": default_label(lspec), **summary}

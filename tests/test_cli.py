@@ -183,3 +183,17 @@ def test_python_dash_m_and_console_script():
     out = subprocess.run([sys.executable, "-m", "ltr_cli", "run", "missing.yaml"],
                          capture_output=True, text=True)
     assert out.returncode == 1 and out.stderr.strip() == "ltr: error: missing.yaml: config file not found"
+
+
+def test_data_synth_then_inspect(tmp_path):
+    out = tmp_path / "mslr_like.txt.gz"
+    info = json.loads(run_ok("data", "synth", out, "--like", "mslr-web10k", "--queries", "7",
+                             "--docs-per-query", "12").stdout)
+    seen = json.loads(run_ok("data", "inspect", out, "--dataset", "mslr-web10k", "--json").stdout)
+    assert seen["queries"] == 7 and seen["documents"] == info["documents"]
+    sep = tmp_path / "sep.txt"
+    run_ok("data", "synth", sep, "--separable", "authors", "--queries", "3")
+    seen = json.loads(run_ok("data", "inspect", sep, "--features", "10", "--json").stdout)
+    assert seen["documents"] == 60 and seen["labels"] == {"0": 15, "1": 15, "2": 12, "3": 9, "4": 9}
+    res = runner.invoke(app, ["data", "synth", str(sep)])
+    assert res.exit_code == 1 and "exactly one of" in res.stderr

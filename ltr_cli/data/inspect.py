@@ -71,41 +71,69 @@ def _label_key(v: float) -> str:
 
 
 def convert_file(path: Path, out: Path, options: ReaderOptions) -> dict[str, Any]:
-    """Write (qid, label, f1..fd) as Parquet or NPZ; return counts. Atomic (temp + rename)."""
+    """Write (qid, label, f1..fd) as Parquet or NPZ; return counts. Atomic (temp + rename).
+
+    Parquet is written in row groups while streaming (memory: one batch of documents);
+    NPZ needs the whole table in memory.
+    """
     if options.n_features is None:
         raise LtrError("convert needs the feature count: pass --features N or --dataset NAME")
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".npz"):
         raise LtrError(f"{out}: output must end in .parquet or .npz")
-    reader = SVMLightReader(path, options)
-    qids: list[np.ndarray] = []
-    ys: list[np.ndarray] = []
-    Xs: list[np.ndarray] = []
-    for q in reader:
-        qids.append(np.full(q.m, q.qid, dtype=object))
-        ys.append(q.y)
-        Xs.append(q.X)
-    qid = np.concatenate(qids).astype(str)
-    y = np.concatenate(ys)
-    X = np.vstack(Xs)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         if suffix == ".npz":
-            with open(tmp, "wb") as fh:
-                np.savez(fh, qid=qid, label=y, X=X)
+            counts = _write_npz(SVMLightReader(path, options), tmp)
         else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            cols = {"qid": pa.array(qid), "label": pa.array(y)}
-            base = options.index_base
-            for j in range(X.shape[1]):
-                cols[f"f{j + base}"] = pa.array(X[:, j])
-            pq.write_table(pa.table(cols), tmp)
+            counts = _write_parquet(SVMLightReader(path, options), tmp, options.index_base)
         tmp.replace(out)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return {"file": str(path), "out": str(out), "queries": len(Xs), "documents": int(y.shape[0]),
-            "features": int(X.shape[1])}
+    return {"file": str(path), "out": str(out), **counts}
+
+
+def _write_npz(reader: SVMLightReader, tmp: Path) -> dict[str, int]:
+    qids, ys, Xs = [], [], []
+    for q in reader:
+        qids.append(np.full(q.m, q.qid, dtype=object))
+        ys.append(q.y)
+        Xs.append(q.X)
+    X = np.vstack(Xs)
+    with open(tmp, "wb") as fh:
+        np.savez(fh, qid=np.concatenate(qids).astype(str), label=np.concatenate(ys), X=X)
+    return {"queries": len(Xs), "documents": int(X.shape[0]), "features": int(X.shape[1])}
+
+
+def _write_parquet(reader: SVMLightReader, tmp: Path, base: int, batch_rows: int = 65536) -> dict[str, int]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = reader.options.n_features
+    assert d is not None
+    schema = pa.schema([("qid", pa.string()), ("label", pa.float64())]
+                       + [(f"f{j + base}", pa.float64()) for j in range(d)])
+    n_queries = n_docs = 0
+    batch: list = []
+    rows = 0
+    with pq.ParquetWriter(tmp, schema) as writer:
+        def flush() -> None:
+            X = np.vstack([q.X for q in batch])
+            cols = [pa.array(np.concatenate([np.full(q.m, q.qid, dtype=object) for q in batch]), pa.string()),
+                    pa.array(np.concatenate([q.y for q in batch]))]
+            cols += [pa.array(X[:, j]) for j in range(d)]
+            writer.write_table(pa.Table.from_arrays(cols, schema=schema))
+
+        for q in reader:
+            batch.append(q)
+            rows += q.m
+            n_queries += 1
+            n_docs += q.m
+            if rows >= batch_rows:
+                flush()
+                batch, rows = [], 0
+        if batch:
+            flush()
+    return {"queries": n_queries, "documents": n_docs, "features": d}

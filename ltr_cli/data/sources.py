@@ -47,6 +47,7 @@ class QuerySource:
     reader_options: ReaderOptions | None = None
     generator: Any = None  # callable () -> Iterator[Query] for generated data
     generator_params: dict[str, Any] | None = None
+    n_queries: int | None = None  # queries per pass, when known without reading (generated data)
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
@@ -76,14 +77,16 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
                             spec.seed if spec.seed is not None else seed)
         return QuerySource(features, f"separable ({spec.variant})", [],
                            generator=lambda: separable_queries(sep),
-                           generator_params={"kind": "separable", **sep.__dict__})
+                           generator_params={"kind": "separable", **sep.__dict__},
+                           n_queries=spec.queries)
     if isinstance(spec, ShapedData):
         info = get_dataset(spec.like)
         shape = ShapeSpec(spec.queries, spec.docs_per_query,
                           seed=spec.seed if spec.seed is not None else seed)
         return QuerySource(info.n_features, f"shaped like {info.name}", [],
                            generator=lambda: shaped_queries(info, shape),
-                           generator_params={"kind": "shaped", "like": info.name, **shape.__dict__})
+                           generator_params={"kind": "shaped", "like": info.name, **shape.__dict__},
+                           n_queries=spec.queries)
     if isinstance(spec, RegistryData):
         info = get_dataset(spec.name)
         files = resolve_files(info, spec.root, spec.split, spec.folds)

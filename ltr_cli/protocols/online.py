@@ -65,7 +65,8 @@ def run_online(
         cols[meas.name] = []
     for k in ("mistake", "updated", "no_relevant"):
         cols[k] = []
-    bar = _progress(max_rounds or total_hint, quiet)
+    total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
+    bar = _progress(total, quiet)
     start = time.perf_counter()
     t = 0
     try:
