@@ -33,6 +33,15 @@ class _ReaderKnobs(_Strict):
     split_qids: Literal["error", "new-query"] = "error"
 
 
+def _known_dataset(value: str) -> str:
+    """Validator: ``value`` names a registry dataset."""
+    from ltr_cli.data.registry import DATASETS
+
+    if value not in DATASETS:
+        raise ValueError(f"unknown dataset {value!r}; known: {', '.join(sorted(DATASETS))}")
+    return value
+
+
 class SeparableData(_Strict):
     """The perceptron paper's margin-separable set (generated, no download)."""
 
@@ -54,14 +63,7 @@ class ShapedData(_Strict):
     docs_per_query: float | None = Field(None, gt=0)
     seed: int | None = None
 
-    @field_validator("like")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        from ltr_cli.data.registry import DATASETS
-
-        if v not in DATASETS:
-            raise ValueError(f"unknown dataset {v!r}; known: {', '.join(sorted(DATASETS))}")
-        return v
+    _known = field_validator("like")(_known_dataset)
 
 
 class RegistryData(_ReaderKnobs):
@@ -73,14 +75,7 @@ class RegistryData(_ReaderKnobs):
     split: str = "train"
     folds: list[int] | None = None
 
-    @field_validator("name")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        from ltr_cli.data.registry import DATASETS
-
-        if v not in DATASETS:
-            raise ValueError(f"unknown dataset {v!r}; known: {', '.join(sorted(DATASETS))}")
-        return v
+    _known = field_validator("name")(_known_dataset)
 
 
 class FilesData(_ReaderKnobs):
@@ -253,7 +248,7 @@ def _format_validation(source: str, exc: ValidationError) -> ConfigError:
     if len(parts) > 1 and parts[0] == "dataset" and parts[1] in _DATASET_KINDS:
         del parts[1]  # the discriminated union's tag is not a key the user wrote
     loc = ".".join(str(p) for p in parts) or None
-    msg = first["msg"]
+    msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = "unknown key (check the spelling; see the README's config reference)"
     elif "input" in first and first["type"] not in ("missing",):

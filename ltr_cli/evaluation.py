@@ -185,7 +185,7 @@ def evaluate_file(
     conv = CONVENTIONS[convention]
     reader = SVMLightReader(data_path, ReaderOptions(
         n_features=None, index_base=options.index_base, qid_source=options.qid_source,
-        group_file=options.group_file, null_value=options.null_value, split_qids="new-query"))
+        group_file=options.group_file, null_value=0.0, split_qids="new-query"))  # features unused
     labels: dict[str, list[np.ndarray]] = {}
     rows: dict[str, list[np.ndarray]] = {}
     start = 0
