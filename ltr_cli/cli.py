@@ -56,6 +56,12 @@ class NoRelevantOpt(str, Enum):
     skip = "skip"
 
 
+def _io_error(exc: OSError) -> LtrError:
+    """An operating-system error on a user-given path, as one line."""
+    where = exc.filename or "output"
+    return LtrError(f"{where}: {exc.strerror or exc} (check the path and its parent folder)")
+
+
 def _fail(exc: LtrError) -> None:
     typer.echo(f"ltr: error: {exc}", err=True)
     raise typer.Exit(1)
@@ -115,6 +121,8 @@ def run(
         outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv)
     except LtrError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
     for o in outcomes:
         metrics = o.summary["metrics"]
         parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
@@ -146,6 +154,8 @@ def plot(
         written = plot_runs(runs, metric, target, max_rounds)
     except LtrError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
     for p in written:
         typer.echo(str(p))
 
@@ -196,6 +206,8 @@ def data_inspect(
         report = inspect_file(file, _reader_options(dataset, features, index_base, qid, group, null_value))
     except LtrError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -222,6 +234,8 @@ def data_convert(
         info = convert_file(file, out, _reader_options(dataset, features, index_base, qid, group, null_value))
     except LtrError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
     typer.echo(json.dumps(info))
 
 
@@ -232,7 +246,7 @@ def data_synth(
     separable: Annotated[Optional[str], typer.Option("--separable", help="the perceptron paper's separable set: authors | paper")] = None,
     queries: Annotated[int, typer.Option("--queries", min=1, help="number of queries")] = 100,
     docs_per_query: Annotated[Optional[float], typer.Option("--docs-per-query", min=1, help="mean documents per query (shaped data)")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="generator seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="generator seed")] = 0,
     qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
 ) -> None:
     """Write generated data as an SVMlight file (for tests, benchmarks, trying the tool)."""
@@ -257,6 +271,8 @@ def data_synth(
         n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
     except LtrError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
     typer.echo(json.dumps({"out": str(out), "queries": queries, "documents": n, "features": width,
                            "qid": style}))
 
@@ -271,7 +287,7 @@ def eval_(
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
     threshold: Annotated[float, typer.Option("--relevance-threshold", help="paper preset: relevant = label > this")] = 0.0,
-    seed: Annotated[int, typer.Option("--seed", help="seed for --ties random")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="seed for --ties random")] = 0,
     per_query: Annotated[bool, typer.Option("--per-query", help="also print every query")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     dataset: DatasetOpt = None, index_base: BaseOpt = None, qid: QidSourceOpt = None,
@@ -279,7 +295,7 @@ def eval_(
 ) -> None:
     """Evaluate scores: NDCG@k, MAP and P@k per query and averaged (LETOR script presets)."""
     try:
-        from ltr_cli.evaluation import evaluate_file, format_tables
+        from ltr_cli.evaluation import evaluate_file, format_tables, nan_to_none
 
         opts = _reader_options(dataset, None, index_base, qid, group, None)
         with warnings.catch_warnings(record=True) as caught:
@@ -291,10 +307,12 @@ def eval_(
             typer.echo(f"ltr: warning: {w.message}", err=True)
     except LtrError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
     if as_json:
         if not per_query:
             result = {k: v for k, v in result.items() if k != "per_query"}
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(json.dumps(nan_to_none(result), indent=2, allow_nan=False))
     else:
         typer.echo(format_tables(result, per_query), nl=False)
 

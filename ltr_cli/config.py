@@ -23,7 +23,7 @@ from ltr_cli.metrics import Measure
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # --- datasets --------------------------------------------------------------------------
@@ -51,7 +51,7 @@ class SeparableData(_Strict):
     docs: int = Field(20, gt=1)
     features: int | None = Field(None, gt=0, description="default 10 (authors) / 20 (paper)")
     margin: float = Field(1.0, gt=0)
-    seed: int | None = Field(None, description="data seed; default: the experiment seed")
+    seed: int | None = Field(None, ge=0, description="data seed; default: the experiment seed")
 
 
 class ShapedData(_Strict):
@@ -61,7 +61,7 @@ class ShapedData(_Strict):
     like: str
     queries: int = Field(200, gt=0)
     docs_per_query: float | None = Field(None, gt=0)
-    seed: int | None = None
+    seed: int | None = Field(None, ge=0)
 
     _known = field_validator("like")(_known_dataset)
 
@@ -86,6 +86,16 @@ class FilesData(_ReaderKnobs):
     features: int = Field(gt=0)
     index_base: Literal[0, 1] = 1
     qid: Literal["auto", "token", "comment", "group"] = "auto"
+    group_files: list[Path] | None = Field(
+        None, description="one group file per data file (default: <file>.query/.group next to it)")
+
+    @field_validator("group_files")
+    @classmethod
+    def _one_per_file(cls, v: list[Path] | None, info: Any) -> list[Path] | None:
+        files = info.data.get("files")
+        if v is not None and files is not None and len(v) != len(files):
+            raise ValueError(f"give one group file per data file ({len(files)}), not {len(v)}")
+        return v
 
 
 DatasetSpec = Annotated[
@@ -104,6 +114,7 @@ class ProtocolSpec(_Strict):
 
 class MetricsSpec(_Strict):
     names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1)
+    # online runs use the paper's Eq. 1/2; the LETOR/MSLR script presets are for `ltr eval`
     convention: Literal["paper"] = "paper"
     no_relevant: Literal["zero", "one", "skip"] = "zero"
     ties: Literal["input-order", "reverse-input", "random"] = "input-order"
@@ -156,7 +167,7 @@ _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 class ExperimentSpec(_Strict):
     experiment: str
     description: str = ""
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     fidelity: Literal["paper", "authors-code"] = Field(
         "paper", description="which protocol this config follows (recorded with results)"
     )

@@ -226,8 +226,10 @@ def evaluate_file(
     for key in keys:
         vals = [v[key] for v in per_query.values()]
         if conv.letor_style:
-            # the scripts sum what exists and divide by the number of queries
-            average[key] = float(sum(v for v in vals if v is not None) / n)
+            # the scripts sum what exists and divide by the number of queries; NaN (a
+            # query skipped by --no-relevant skip) leaves numerator and denominator
+            kept = [v for v in vals if v is None or not math.isnan(v)]
+            average[key] = float(sum(v for v in kept if v is not None) / len(kept)) if kept else None
         else:
             arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
             average[key] = None if np.isnan(arr).all() else float(np.nanmean(arr))
@@ -242,13 +244,24 @@ def evaluate_file(
     }
 
 
+def nan_to_none(obj: Any) -> Any:
+    """Replace NaN floats by None recursively, so JSON output is standard (null)."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [nan_to_none(v) for v in obj]
+    return obj
+
+
 def format_tables(result: dict[str, Any], per_query: bool) -> str:
     """The LETOR scripts' layout: ``qid P@1..P@k MAP`` and ``qid NDCG@1..NDCG@k [MeanNDCG]``."""
     avg = result["average"]
     ks = sorted(int(k.split("@")[1]) for k in avg if k.startswith("ndcg@"))
 
     def cell(v: float | None) -> str:
-        return "" if v is None else f"{v:.4f}"
+        return "" if v is None or math.isnan(v) else f"{v:.4f}"
 
     lines = [f"# convention={result['convention']} ties={result['ties']} "
              f"no_relevant={result['no_relevant']} queries={result['queries']} "

@@ -6,7 +6,8 @@ Conventions (the ``paper`` preset: perceptron paper Eq. 1 and Eq. 2):
   ``pi[i]`` is the index of the document shown at (1-based) position ``i + 1``.
   Evaluation and feedback use the same ranking, so tie-breaking is decided once, by
   :func:`rank_from_scores`.
-* **Gain** ``G(r) = 2**r - 1`` for any real label r; **discount** ``D(i) = 1 / log2(i + 1)``.
+* **Gain** ``G(r) = 2**r - 1`` for any real label r >= 0 (negative labels, LETOR's -1 for
+  "not judged", get 0); **discount** ``D(i) = 1 / log2(i + 1)``.
 * **NDCG@k** sums over the first ``min(k, m)`` positions and divides by the ideal DCG over
   the same number of positions, the ideal ordering being all m labels sorted descending.
 * A query **without relevant documents** (ideal DCG 0 for NDCG, no label above the
@@ -89,8 +90,12 @@ def ideal_ranking(labels: np.ndarray, ties: str = "input-order") -> np.ndarray:
 
 
 def exp2_gain(labels: np.ndarray) -> np.ndarray:
-    """Gain ``2**r - 1`` (paper Eq. 1), for real-valued labels too."""
-    return np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
+    """Gain ``2**r - 1`` (paper Eq. 1), for real-valued labels too.
+
+    Negative labels (LETOR's -1 = not judged) get gain 0, not a negative gain, so NDCG
+    stays in [0, 1] and SLAM weights stay non-negative.
+    """
+    return np.maximum(np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0, 0.0)
 
 
 def log2_discount(n: int) -> np.ndarray:

@@ -34,7 +34,10 @@ def plot_runs(
     by_experiment: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_experiment[run.experiment].append(run)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultsError(f"{out_dir}: cannot create the plot folder ({exc.strerror})") from None
     written: list[Path] = []
     for experiment, group in sorted(by_experiment.items()):
         available = [c for c in metric_columns(group[0])]
@@ -61,9 +64,10 @@ def plot_runs(
             ax.grid(True, alpha=0.3)
             ax.legend(loc="lower right")
             fig.tight_layout()
-            stem = out_dir / f"{experiment}_{metric.replace('@', '_at_')}"
+            stem = f"{experiment}_{metric.replace('@', '_at_')}"
             for ext in ("png", "pdf"):
-                path = stem.with_suffix(f".{ext}")
+                path = out_dir / f"{stem}.{ext}"  # not with_suffix: names may contain '.'
+
                 fig.savefig(path, dpi=150)
                 written.append(path)
             plt.close(fig)

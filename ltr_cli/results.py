@@ -43,8 +43,11 @@ def write_run(
 ) -> Path:
     """Atomically create (or replace) ``run_dir`` with the four run files."""
     run_dir = Path(run_dir)
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.tmp-", dir=run_dir.parent))
+    try:
+        run_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.tmp-", dir=run_dir.parent))
+    except OSError as exc:
+        raise ResultsError(f"{run_dir.parent}: cannot create the results folder ({exc.strerror})") from None
     try:
         (tmp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         rounds.to_parquet(tmp / "rounds.parquet", index=False)
@@ -115,7 +118,7 @@ def read_run(run_dir: Path) -> Run:
         missing = [f for f in RUN_FILES if not (run_dir / f).is_file()]
         raise ResultsError(f"{run_dir}: incomplete run (missing {', '.join(missing)})")
     try:
-        return Run(
+        run = Run(
             path=run_dir,
             config=yaml.safe_load((run_dir / "config.yaml").read_text()),
             summary=json.loads((run_dir / "summary.json").read_text()),
@@ -123,4 +126,10 @@ def read_run(run_dir: Path) -> Run:
             rounds=pd.read_parquet(run_dir / "rounds.parquet"),
         )
     except (OSError, ValueError, yaml.YAMLError) as exc:
-        raise ResultsError(f"{run_dir}: unreadable run files ({exc})") from None
+        raise ResultsError(f"{run_dir}: unreadable run files ({exc})".replace("\n", " ")) from None
+    for name in ("config", "summary", "manifest"):
+        if not isinstance(getattr(run, name), dict):
+            raise ResultsError(f"{run_dir}: {name} file is not a mapping; the run is damaged, re-run it")
+    if "t" not in run.rounds.columns:
+        raise ResultsError(f"{run_dir}: rounds.parquet has no 't' column; the run is damaged, re-run it")
+    return run

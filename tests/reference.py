@@ -58,9 +58,16 @@ def ap_reference(ranking, labels, threshold=0.0):
     return total / r
 
 
-def parse_reference(text: str, n_features: int, base: int = 1, qid_from="token"):
-    """Line-by-line parse of an (uncompressed) SVMlight text into [(qid, X, y)]."""
+def parse_reference(text: str, n_features: int, base: int = 1, qid_from="token", group_sizes=None):
+    """Line-by-line parse of an (uncompressed) SVMlight text into [(qid, X, y)].
+
+    ``qid_from``: ``token``, ``comment`` or ``group`` (then ``group_sizes`` gives the
+    documents per query and qids are the 1-based group numbers)."""
     queries = []
+    group_of_line = []
+    for g, n in enumerate(group_sizes or [], start=1):
+        group_of_line += [str(g)] * n
+    data_line = 0
     cur_qid, rows, labels = None, [], []
     for line in text.replace("\r\n", "\n").split("\n"):
         line = line.lstrip("\ufeff")
@@ -73,8 +80,11 @@ def parse_reference(text: str, n_features: int, base: int = 1, qid_from="token")
         if qid_from == "token":
             qid = rest[0][4:]
             rest = rest[1:]
+        elif qid_from == "group":
+            qid = group_of_line[data_line]
         else:
             qid = comment.split()[0]
+        data_line += 1
         x = np.zeros(n_features)
         for t in rest:
             i, v = t.split(":")

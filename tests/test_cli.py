@@ -148,7 +148,7 @@ def test_data_inspect_and_convert(yahoo_sample, tmp_path):
     info = json.loads(res.stdout)
     assert info["queries"] == 201 and info["documents"] == 3005 and info["features"] == 700
     assert info["labels"] == {"0": 645, "1": 1211, "2": 858, "3": 222, "4": 69}
-    assert info["all_zero_queries"]["count"] == len(info["all_zero_queries"]["qids"])
+    assert info["all_zero_queries"] == {"count": 3, "qids": ["1", "46", "95"]}
     out = tmp_path / "train.parquet"
     run_ok("data", "convert", yahoo_sample / "rank.train", out, "--features", "700")
     table = pd.read_parquet(out)
@@ -197,3 +197,66 @@ def test_data_synth_then_inspect(tmp_path):
     assert seen["documents"] == 60 and seen["labels"] == {"0": 15, "1": 15, "2": 12, "3": 9, "4": 9}
     res = runner.invoke(app, ["data", "synth", str(sep)])
     assert res.exit_code == 1 and "exactly one of" in res.stderr
+
+
+def test_plot_names_with_dots_do_not_collide(tmp_path):
+    run_ok("run", DEMO, "--out", tmp_path, "-q", "--set", "experiment=sim.v1", "--set", "protocol.max_rounds=20")
+    out = run_ok("plot", tmp_path / "sim.v1", "--out", tmp_path / "p").stdout.split()
+    assert len(set(out)) == 4 and (tmp_path / "p" / "sim.v1_ndcg_at_10.png").is_file()
+
+
+def test_unusable_output_paths_are_one_line_errors(tmp_path, write):
+    afile = write("a.txt", "1 qid:1 1:1\n")
+    cases = [
+        ["data", "convert", afile, afile / "x.parquet", "--features", "1"],
+        ["data", "synth", tmp_path / "no" / "dir" / "x.txt", "--like", "mslr-web10k", "--queries", "1"],
+        ["run", DEMO, "--out", afile, "-q", "--set", "protocol.max_rounds=5"],
+    ]
+    for args in cases:
+        res = runner.invoke(app, [str(a) for a in args])
+        assert res.exit_code == 1, args
+        assert res.stderr.startswith("ltr: error: ") and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_negative_seed_and_impossible_margin(tmp_path, write):
+    res = runner.invoke(app, ["run", str(DEMO), "--set", "seed=-1"])
+    assert res.exit_code == 1 and "seed" in res.stderr
+    res = runner.invoke(app, ["data", "synth", str(tmp_path / "x.txt"), "--like", "mslr-web10k", "--seed", "-1"])
+    assert res.exit_code == 2  # usage error from the option's range
+    res = runner.invoke(app, ["run", str(DEMO), "--out", str(tmp_path), "--set", "dataset.margin=50",
+                              "--set", "dataset.queries=2"])
+    assert res.exit_code == 1 and "dataset.margin" in res.stderr
+
+
+def test_infinite_step_is_refused():
+    res = runner.invoke(app, ["run", str(DEMO), "--set", "learners.slam-ndcg.step.eta=1e400"])
+    assert res.exit_code == 1 and "learners.slam-ndcg.step.eta" in res.stderr
+
+
+def test_damaged_run_files(tmp_path):
+    run_dir = Path(run_ok("run", DEMO, "--out", tmp_path, "-q", "--set", "protocol.max_rounds=5").stdout.strip())
+    (run_dir / "manifest.json").write_text("[1, 2]")
+    res = runner.invoke(app, ["plot", str(run_dir)])
+    assert res.exit_code == 1 and "not a mapping" in res.stderr
+    (run_dir / "manifest.json").write_text("{}")
+    (run_dir / "config.yaml").write_text("")
+    res = runner.invoke(app, ["plot", str(run_dir)])
+    assert res.exit_code == 1 and "config file is not a mapping" in res.stderr
+
+
+def test_files_dataset_with_group_files(tmp_path, write, yahoo_sample):
+    cfg = write("g.yaml", f"""
+experiment: yahoo_sample
+dataset:
+  kind: files
+  files: [{yahoo_sample / 'rank.train'}, {yahoo_sample / 'rank.test'}]
+  group_files: [{yahoo_sample / 'rank.train.query'}, {yahoo_sample / 'rank.test.query'}]
+  features: 700
+metrics: {{names: [ndcg@10]}}
+learners: {{slam: {{type: slam-perceptron}}}}
+""")
+    rounds = pd.read_parquet(Path(run_ok("run", cfg, "--out", tmp_path, "-q").stdout.strip()) / "rounds.parquet")
+    assert len(rounds) == 251 and rounds["qid"].iloc[0] == "1:1" and rounds["qid"].iloc[-1] == "2:50"
+    bad = write("b.yaml", cfg.read_text().replace(f", {yahoo_sample / 'rank.test.query'}", ""))
+    res = runner.invoke(app, ["run", str(bad)])
+    assert res.exit_code == 1 and "one group file per data file" in res.stderr

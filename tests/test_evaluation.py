@@ -133,3 +133,38 @@ def test_cli_eval_errors(write, eval_files):
     assert res.exit_code == 1 and "non-negative integer labels" in res.stderr
     res = runner.invoke(app, ["eval", str(real), str(two), "--convention", "paper", "--json"])
     assert res.exit_code == 0
+
+
+def test_skip_policy_gives_null_json_and_averages_without_nan(write):
+    data = write("z.txt", "0 qid:1 1:1\n0 qid:1 1:1\n1 qid:2 1:1\n0 qid:2 1:1\n")
+    scores = write("s.txt", "1\n2\n2\n1\n")
+    for conv in ("paper", "letor4"):
+        res = runner.invoke(app, ["eval", str(data), str(scores), "--convention", conv,
+                                  "--no-relevant", "skip", "--json", "--per-query"])
+        assert res.exit_code == 0
+        out = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"non-standard {c}"))
+        assert out["per_query"]["1"]["ndcg@1"] is None
+        assert out["average"]["ndcg@1"] == 1.0 and out["average"]["ap"] == 1.0
+
+
+@pytest.mark.parametrize("conv", ["letor3", "letor4", "mslr"])
+def test_script_presets_ties_and_all_zero(conv):
+    y = np.array([0.0, 2.0, 0.0])
+    tied = evaluate_query(np.zeros(3), y, CONVENTIONS[conv])
+    assert tied["ndcg@1"] == 0.0 and tied["p@1"] == 0.0  # file order: label 0 first
+    assert tied["ap"] == pytest.approx(0.5)
+    zero = evaluate_query(np.arange(3.0), np.zeros(3), CONVENTIONS[conv])
+    assert zero["ndcg@1"] == zero["ndcg@3"] == zero["ap"] == zero["p@1"] == 0.0
+
+
+def test_letor3_labels_above_two():
+    r = q("letor3", [4, 2, 1])  # label 4: gain 0, not relevant
+    assert r["ndcg@1"] == 0.0
+    assert r["ndcg@2"] == pytest.approx(3 / 4)
+    assert r["ap"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert r["p@3"] == pytest.approx(2 / 3) and r["p@4"] is None
+
+
+def test_mslr_label_one_counts_for_ndcg_not_precision():
+    r = q("mslr", [1, 0])
+    assert r["ndcg@1"] == 1.0 and r["p@1"] == 0.0 and r["ap"] == 0.0

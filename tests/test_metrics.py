@@ -146,3 +146,10 @@ def test_ideal_ranking_scores_one(labels, k):
     if y.max() > 0:
         assert ndcg_at_k(r, y, k) == 1.0
         assert average_precision(r, y) == 1.0
+
+
+def test_negative_labels_have_zero_gain():
+    labels = np.array([-1.0, -1.0, 1.0])
+    n = ndcg_at_k(np.array([0, 2, 1]), labels)
+    assert 0.0 <= n <= 1.0 and n == pytest.approx(1 / L2(3))
+    assert ndcg_at_k(np.arange(2), np.array([-1.0, -1.0]), no_relevant="one") == 1.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ class QuerySource:
     generator: Any = None  # callable () -> Iterator[Query] for generated data
     generator_params: dict[str, Any] | None = None
     n_queries: int | None = None  # queries per pass, when known without reading (generated data)
+    group_files: list[Path] | None = None  # one per file, for qid source "group"
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
@@ -57,14 +58,18 @@ class QuerySource:
         if not self.files:
             yield from self.generator()
             return
-        reader = SVMLightReader(self.files[unit], self.reader_options)  # type: ignore[arg-type]
+        options = self.reader_options
+        if self.group_files:
+            options = replace(options, group_file=self.group_files[unit],  # type: ignore[arg-type]
+                              qid_source="group")
+        reader = SVMLightReader(self.files[unit], options)  # type: ignore[arg-type]
         prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
         for q in reader:
             yield Query(qid=prefix + q.qid, X=q.X, y=q.y, line=q.line) if prefix else q
 
     def fingerprint(self) -> dict[str, Any]:
         if self.files:
-            return {"files": [file_fingerprint(p) for p in self.files]}
+            return {"files": [file_fingerprint(p) for p in self.files + (self.group_files or [])]}
         digest = hashlib.sha256(repr(sorted(self.generator_params.items())).encode()).hexdigest()
         return {"generator": self.generator_params, "sha256": digest}
 
@@ -95,13 +100,14 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
                              null_value=spec.null_value, split_qids=spec.split_qids)
         return QuerySource(info.n_features, f"{info.name} {spec.split}", files, opts)
     if isinstance(spec, FilesData):
-        for p in spec.files:
+        for p in list(spec.files) + list(spec.group_files or []):
             if not p.is_file():
-                raise DatasetNotFoundError(f"dataset.files: {p} does not exist")
+                raise DatasetNotFoundError(f"dataset: {p} does not exist")
         opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
                              qid_source=spec.qid, null_value=spec.null_value,
                              split_qids=spec.split_qids)
-        return QuerySource(spec.features, "files", list(spec.files), opts)
+        return QuerySource(spec.features, "files", list(spec.files), opts,
+                           group_files=list(spec.group_files) if spec.group_files else None)
     raise TypeError(f"unsupported dataset spec {type(spec).__name__}")
 
 

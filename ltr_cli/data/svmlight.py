@@ -29,6 +29,7 @@ import bz2
 import gzip
 import lzma
 import math
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from ltr_cli.errors import DataFormatError
 QidSource = Literal["auto", "token", "comment", "group"]
 SplitQids = Literal["error", "new-query"]
 
+_TWO_COLONS = re.compile(rb":[^\s:]*:")
 _MAGIC = {b"\x1f\x8b": "gz", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 _BOM = b"\xef\xbb\xbf"
 
@@ -343,7 +345,9 @@ class SVMLightReader:
         total = int(counts.sum())
         joined = b" ".join(ln.features for ln in lines)
         flat = None
-        if joined.count(b":") == total:
+        # every token must hold exactly one ':' so that numbers pair up as (idx, value):
+        # as many colons as tokens, and no token with two (then none can have zero)
+        if joined.count(b":") == total and _TWO_COLONS.search(joined) is None:
             tokens = joined.replace(b":", b" ").split()
             if len(tokens) == 2 * total:
                 try:
@@ -375,7 +379,7 @@ class SVMLightReader:
                         path, ln.lineno, f"bad feature token {_show(token)}; expected idx:value"
                     )
                 try:
-                    index = int(key)
+                    index = float(key)  # integrality is checked with the fast path's rule
                 except ValueError:
                     raise DataFormatError(
                         path, ln.lineno,
@@ -397,7 +401,7 @@ class SVMLightReader:
                             path, ln.lineno,
                             f"bad feature value {_show(value)} in {_show(token)}; expected a number",
                         ) from None
-                idx_out.append(float(index))
+                idx_out.append(index)
                 val_out.append(number)
         return np.asarray(idx_out, dtype=np.float64), np.asarray(val_out, dtype=np.float64)
 

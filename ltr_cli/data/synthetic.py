@@ -26,6 +26,7 @@ import numpy as np
 
 from ltr_cli.data.registry import DatasetInfo
 from ltr_cli.data.svmlight import Query
+from ltr_cli.errors import LtrError
 
 AUTHORS_RELEVANCE = np.array([4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], float)
 LEVEL_MEANS = {4: 7.0, 3: 5.0, 2: 3.0, 1: 1.0, 0: -1.0}
@@ -61,8 +62,11 @@ def _draw_level_docs(
             if x @ u < ceiling:
                 out[i] = x
                 break
-        else:  # pragma: no cover - only with absurd margins
-            raise RuntimeError("rejection sampling did not find a document; lower the margin")
+        else:
+            raise LtrError(
+                f"dataset.margin: no document found within {_MAX_REDRAWS} draws that scores "
+                "more than the margin below the level above; use a smaller margin"
+            )
     return out
 
 
