@@ -140,10 +140,11 @@ def plot(
     metric: Annotated[Optional[list[str]], typer.Option("--metric", help="metric column(s) to plot (default: all)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
+    theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
     try:
-        from ltr_cli.plot import plot_runs
+        from ltr_cli.plot import plot_runs, plot_theory
         from ltr_cli.results import find_runs, read_run
 
         dirs = find_runs(results)
@@ -152,12 +153,44 @@ def plot(
         runs = [read_run(d) for d in dirs]
         target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
         written = plot_runs(runs, metric, target, max_rounds)
+        if theory:
+            written += plot_theory(runs, target)
     except LtrError as exc:
         _fail(exc)
     except OSError as exc:
         _fail(_io_error(exc))
     for p in written:
         typer.echo(str(p))
+
+
+class ReportFormat(str, Enum):
+    markdown = "markdown"
+    csv = "csv"
+
+
+@app.command()
+def report(
+    results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="markdown table or CSV")] = ReportFormat.markdown,
+    out: Annotated[Optional[Path], typer.Option("--out", help="also write the table to this file")] = None,
+) -> None:
+    """Last-ten-rounds averages per learner and dataset, beside the paper's numbers."""
+    try:
+        from ltr_cli.report import report_rows, to_csv, to_markdown
+        from ltr_cli.results import find_runs, read_run
+
+        dirs = find_runs(results)
+        if not dirs:
+            raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
+        rows = report_rows([read_run(d) for d in dirs])
+        text = to_csv(rows) if fmt == ReportFormat.csv else to_markdown(rows)
+        if out is not None:
+            out.write_text(text)
+    except LtrError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
+    typer.echo(text, nl=False)
 
 
 @app.command("list")

@@ -143,24 +143,84 @@ class MetricsSpec(_Strict):
 class StepSpec(_Strict):
     rule: Literal["constant", "inv-sqrt"] = "inv-sqrt"
     eta: float = Field(1.0, gt=0)
+    loss_scaled: bool = Field(False, description="multiply by the round's ranking loss (authors' Alg. 3)")
 
 
-class SlamPerceptronSpec(_Strict):
-    """Algorithm 2 with v^NDCG (perceptron paper)."""
+def _measure_name(value: str | None) -> str | None:
+    from ltr_cli.learners.base import parse_measure
 
-    type: Literal["slam-perceptron"]
-    label: str | None = Field(None, description="legend label; default SLAM")
-    mistake_cutoff: int | None = Field(None, gt=0, description="NDCG@k loss triggers updates; null = k = m")
-    weights: Literal["paper", "level-averaged"] = "paper"
-    margin: Literal["constant", "label-difference"] = "constant"
-    delta: float = Field(1.0, gt=0)
+    return None if value is None else parse_measure(value)
+
+
+class _LearnerBase(_Strict):
+    label: str | None = Field(None, description="legend label (default: the paper's name)")
     step: StepSpec = StepSpec()
 
 
-# One learner type so far; later types join a Field(discriminator="type") union.
-LearnerSpec = SlamPerceptronSpec
+class SlamPerceptronSpec(_LearnerBase):
+    """Algorithm 2 (perceptron paper) on a SLAM surrogate."""
+
+    type: Literal["slam-perceptron"]
+    measure: str = Field("ndcg", description="weight vector: ndcg (Eq. 11), ndcg@K (Eq. 24), ap (Eq. 10)")
+    mistake: str | None = Field(None, description="measure whose loss triggers updates; default: measure")
+    weights: Literal["paper", "level-averaged"] = "paper"
+    margin: Literal["constant", "label-difference"] = "constant"
+    delta: float = Field(1.0, gt=0)
+    relevance_threshold: float = Field(0.0, description="AP: relevant = label > this")
+
+    _measures = field_validator("measure", "mistake")(_measure_name)
+
+
+class MaxPairPerceptronSpec(_LearnerBase):
+    """Algorithm 3 (perceptron paper): the max-pair surrogate of Eq. 27."""
+
+    type: Literal["alg3"]
+    mistake: str = Field("ndcg", description="measure whose loss triggers updates")
+    margin: Literal["constant", "label-difference"] = "constant"
+    delta: float = Field(1.0, gt=0)
+    relevance_threshold: float = 0.0
+
+    _measures = field_validator("mistake")(_measure_name)
+
+
+class OGDSpec(_LearnerBase):
+    """Online gradient descent on a surrogate, every round, optional projection radius."""
+
+    type: Literal["ogd"]
+    surrogate: Literal["squared", "ranksvm", "ordinal", "preference", "listnet", "kl", "smoothdcg"]
+    radius: float | None = Field(None, gt=0, description="project w onto the ball of this radius")
+    delta: float = Field(1.0, gt=0, description="ranksvm margin")
+    cost: Union[Literal["uniform", "difference"], list[list[float]]] = Field(
+        "uniform", description="ordinal/preference pair costs (matrix indexed by integer labels)")
+    epsilon: float = Field(0.01, gt=0, description="smoothdcg smoothing")
+
+    def surrogate_params(self) -> dict[str, Any]:
+        return {"ranksvm": {"delta": self.delta}, "ordinal": {"cost": self.cost},
+                "preference": {"cost": self.cost}, "smoothdcg": {"epsilon": self.epsilon}}.get(
+            self.surrogate, {})
+
+
+class ListNetSpec(_LearnerBase):
+    """Online ListNet (top-1 cross entropy, target softmax(R)), updated every round."""
+
+    type: Literal["listnet"]
+    radius: float | None = Field(None, gt=0)
+
+
+class RandomSpec(_Strict):
+    """A uniformly random ranking every round (a baseline that never learns)."""
+
+    type: Literal["random"]
+    label: str | None = None
+
+
+LearnerSpec = Annotated[
+    Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RandomSpec],
+    Field(discriminator="type"),
+]
 
 _DATASET_KINDS = ("separable", "shaped", "registry", "files")
+_LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "random")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -258,8 +318,19 @@ def _format_validation(source: str, exc: ValidationError) -> ConfigError:
     parts = list(first["loc"])
     if len(parts) > 1 and parts[0] == "dataset" and parts[1] in _DATASET_KINDS:
         del parts[1]  # the discriminated union's tag is not a key the user wrote
+    if len(parts) > 2 and parts[0] == "learners" and parts[2] in _LEARNER_TYPES:
+        del parts[2]
     loc = ".".join(str(p) for p in parts) or None
     msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        ctx = first.get("ctx", {})
+        field = str(ctx.get("discriminator", "")).strip("'")
+        loc = f"{loc}.{field}" if loc and field else loc
+        if first["type"] == "union_tag_invalid":
+            msg = f"unknown value {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
+        else:
+            msg = f"missing; expected one of the {field} values listed in the README"
+        return ConfigError(source, loc, msg)
     if first["type"] == "extra_forbidden":
         msg = "unknown key (check the spelling; see the README's config reference)"
     elif "input" in first and first["type"] not in ("missing",):

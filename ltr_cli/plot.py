@@ -15,7 +15,7 @@ from ltr_cli.errors import ResultsError
 from ltr_cli.protocols.online import time_average
 from ltr_cli.results import Run
 
-_NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant"}
+_NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
 
 
 def metric_columns(run: Run) -> list[str]:
@@ -73,4 +73,46 @@ def plot_runs(
             plt.close(fig)
     if not written:
         raise ResultsError("nothing to plot: the runs have no metric columns")
+    return written
+
+
+def plot_theory(runs: list[Run], out_dir: Path) -> list[Path]:
+    """Cumulative ranking loss of the mistake-driven runs, with each run's bound
+    (Corollary 7 / Theorem 8 / Corollary 11) as a dashed line; log scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_experiment: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        if (run.summary.get("theory") or {}).get("bound") and "ranking_loss" in run.rounds:
+            by_experiment[run.experiment].append(run)
+    written: list[Path] = []
+    for experiment, group in sorted(by_experiment.items()):
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        for i, run in enumerate(sorted(group, key=lambda r: r.label)):
+            color = f"C{i}"
+            loss = np.nan_to_num(run.rounds["ranking_loss"].to_numpy(dtype=np.float64))
+            ax.plot(run.rounds["t"], np.cumsum(loss), color=color, lw=1.6,
+                    label=f"{run.label}: cumulative ranking loss")
+            bound = run.summary["theory"]["bound"]
+            note = "" if bound.get("applies") else " (assumptions not met)"
+            ax.axhline(bound["bound"], color=color, ls="--", lw=1.0,
+                       label=f"{run.label}: {bound['name']} bound {bound['bound']:.3g}{note}")
+        ax.set_yscale("log")
+        ax.set_xlabel("Iteration")
+        ax.set_ylabel("Cumulative ranking loss")
+        ax.set_title(f"{experiment}: loss vs. bound")
+        ax.grid(True, alpha=0.3, which="both")
+        ax.legend(loc="center right", fontsize=7)
+        fig.tight_layout()
+        for ext in ("png", "pdf"):
+            path = out_dir / f"{experiment}_theory.{ext}"
+            fig.savefig(path, dpi=150)
+            written.append(path)
+        plt.close(fig)
+    if not written:
+        raise ResultsError("--theory: no run has a bound (only separable streams with "
+                           "slam-perceptron or alg3 learners do)")
     return written

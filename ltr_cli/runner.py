@@ -13,9 +13,10 @@ import numpy as np
 from ltr_cli import __version__
 from ltr_cli.config import ExperimentSpec
 from ltr_cli.data.sources import open_source, stream_rounds
-from ltr_cli.learners import build_learner, default_label, describe_learner
+from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.results import write_run
+from ltr_cli.theory import stream_constants, theory_block
 
 
 @dataclass
@@ -68,13 +69,17 @@ def run_experiment(
     source = open_source(spec.dataset, spec.seed)
     fingerprint = source.fingerprint()
     measures = spec.metrics.measures()
+    constants = None
+    if source.ranker is not None:  # separable stream: the theory's constants
+        constants = stream_constants(source.queries(0), source.ranker)
     outcomes = []
     for name, lspec in spec.learners.items():
         if learners and name not in learners:
             continue
         # independent, reproducible streams: data order/subsampling, ties, learner draws
-        stream_seq, tie_seq = np.random.SeedSequence(spec.seed).spawn(2)
-        learner = build_learner(lspec, source.n_features, spec.metrics.ties)
+        stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
+        learner = build_learner(lspec, source.n_features, spec.metrics.ties,
+                                np.random.default_rng(learner_seq))
         rounds = stream_rounds(source, spec.protocol.passes, spec.protocol.shuffle,
                                spec.protocol.keep_probability, np.random.default_rng(stream_seq))
         if not quiet:
@@ -86,7 +91,10 @@ def run_experiment(
                             spec.protocol.max_rounds, quiet, total_hint=total)
         summary = summarize(result, measures)
         summary = {"experiment": spec.experiment, "learner": name,
-                   "label": default_label(lspec), **summary}
+                   "label": default_label(lspec), "role": paper_role(lspec),
+                   "dataset": source.name, **summary}
+        if constants is not None:
+            summary["theory"] = theory_block(lspec, constants, source.queries(0))
         resolved = spec.resolved()
         resolved["learners"] = {name: resolved["learners"][name]}
         run_id = spec.run_id(name)

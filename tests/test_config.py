@@ -33,7 +33,7 @@ BAD = [
     ("negative rate", GOOD, ["learners.slam.step.eta=-0.1"], "learners.slam.step.eta", "greater than 0"),
     ("bad tie policy", GOOD + "metrics: {ties: sideways}\n", [], "metrics.ties", "input-order"),
     ("keep probability > 1", GOOD + "protocol: {keep_probability: 1.5}\n", [], "protocol.keep_probability", "less than or equal"),
-    ("unknown dataset kind", GOOD.replace("kind: separable", "kind: magic"), [], "dataset", "separable"),
+    ("unknown dataset kind", GOOD.replace("kind: separable", "kind: magic"), [], "dataset.kind", "separable"),
     ("unknown registry dataset", GOOD.replace("{kind: separable, queries: 50}", "{kind: registry, name: msrl, root: x}"), [], "dataset.name", "unknown dataset"),
     ("missing learners", "experiment: x\ndataset: {kind: separable}\n", [], "learners", "Field required"),
     ("bad experiment name", GOOD.replace("experiment: demo", "experiment: ../up"), [], "experiment", "letters"),

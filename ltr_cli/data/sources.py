@@ -20,7 +20,13 @@ import numpy as np
 from ltr_cli.config import DatasetSpec, FilesData, RegistryData, SeparableData, ShapedData
 from ltr_cli.data.registry import get_dataset, resolve_files
 from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
-from ltr_cli.data.synthetic import SeparableSpec, ShapeSpec, separable_queries, shaped_queries
+from ltr_cli.data.synthetic import (
+    SeparableSpec,
+    ShapeSpec,
+    separable_queries,
+    separable_ranker,
+    shaped_queries,
+)
 from ltr_cli.errors import DatasetNotFoundError
 
 
@@ -44,10 +50,12 @@ class QuerySource:
     n_features: int
     description: str
     files: list[Path]
+    name: str = "files"  # registry name, "separable-<variant>", "shaped:<name>" or "files"
     reader_options: ReaderOptions | None = None
     generator: Any = None  # callable () -> Iterator[Query] for generated data
     generator_params: dict[str, Any] | None = None
     n_queries: int | None = None  # queries per pass, when known without reading (generated data)
+    ranker: np.ndarray | None = None  # the generating ranker of a separable stream
     group_files: list[Path] | None = None  # one per file, for qid source "group"
 
     def units(self) -> list[int]:
@@ -80,15 +88,15 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
         features = spec.features or (10 if spec.variant == "authors" else 20)
         sep = SeparableSpec(spec.variant, spec.queries, spec.docs, features, spec.margin,
                             spec.seed if spec.seed is not None else seed)
-        return QuerySource(features, f"separable ({spec.variant})", [],
+        return QuerySource(features, f"separable ({spec.variant})", [], f"separable-{spec.variant}",
                            generator=lambda: separable_queries(sep),
                            generator_params={"kind": "separable", **sep.__dict__},
-                           n_queries=spec.queries)
+                           n_queries=spec.queries, ranker=separable_ranker(sep))
     if isinstance(spec, ShapedData):
         info = get_dataset(spec.like)
         shape = ShapeSpec(spec.queries, spec.docs_per_query,
                           seed=spec.seed if spec.seed is not None else seed)
-        return QuerySource(info.n_features, f"shaped like {info.name}", [],
+        return QuerySource(info.n_features, f"shaped like {info.name}", [], f"shaped:{info.name}",
                            generator=lambda: shaped_queries(info, shape),
                            generator_params={"kind": "shaped", "like": info.name, **shape.__dict__},
                            n_queries=spec.queries)
@@ -98,7 +106,7 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
         opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
                              qid_source=info.qid_source,  # type: ignore[arg-type]
                              null_value=spec.null_value, split_qids=spec.split_qids)
-        return QuerySource(info.n_features, f"{info.name} {spec.split}", files, opts)
+        return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts)
     if isinstance(spec, FilesData):
         for p in list(spec.files) + list(spec.group_files or []):
             if not p.is_file():
@@ -106,7 +114,7 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
         opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
                              qid_source=spec.qid, null_value=spec.null_value,
                              split_qids=spec.split_qids)
-        return QuerySource(spec.features, "files", list(spec.files), opts,
+        return QuerySource(spec.features, "files", list(spec.files), "files", opts,
                            group_files=list(spec.group_files) if spec.group_files else None)
     raise TypeError(f"unsupported dataset spec {type(spec).__name__}")
 

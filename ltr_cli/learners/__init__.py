@@ -1,47 +1,96 @@
-"""Online and batch learners, built from their config specs by :func:`build_learner`."""
+"""Online learners, built from their config specs by :func:`build_learner`."""
 
 from __future__ import annotations
 
-from ltr_cli.config import LearnerSpec, SlamPerceptronSpec
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.config import (
+    LearnerSpec,
+    ListNetSpec,
+    MaxPairPerceptronSpec,
+    OGDSpec,
+    RandomSpec,
+    SlamPerceptronSpec,
+)
 from ltr_cli.learners.base import OnlineLearner
-from ltr_cli.learners.perceptron import SlamPerceptron
+from ltr_cli.learners.ogd import OGDLearner, RandomRanker
+from ltr_cli.learners.perceptron import MaxPairPerceptron, SlamPerceptron
 from ltr_cli.learners.schedules import StepSchedule
 
 LEARNER_HELP = {
-    "slam-perceptron": "Alg. 2 of the perceptron paper on the SLAM surrogate with NDCG weights",
+    "slam-perceptron": "Alg. 2 of the perceptron paper on a SLAM surrogate (measure ndcg | ndcg@K | ap)",
+    "alg3": "Alg. 3 of the perceptron paper (max-pair surrogate, Eq. 27)",
+    "listnet": "online ListNet: OGD on the top-1 cross entropy every round",
+    "ogd": "OGD on any surrogate (squared, ranksvm, ordinal, preference, listnet, kl, smoothdcg)",
+    "random": "a uniformly random ranking every round",
 }
 
 
-def build_learner(spec: LearnerSpec, n_features: int, ties: str) -> OnlineLearner:
+def _step(spec: Any) -> StepSchedule:
+    return StepSchedule(spec.step.rule, spec.step.eta, spec.step.loss_scaled)
+
+
+def build_learner(spec: LearnerSpec, n_features: int, ties: str, rng: np.random.Generator) -> OnlineLearner:
+    """The learner a spec describes; ``rng`` is its own random stream."""
     if isinstance(spec, SlamPerceptronSpec):
-        return SlamPerceptron(
-            n_features,
-            step=StepSchedule(spec.step.rule, spec.step.eta),
-            margin=spec.margin,
-            delta=spec.delta,
-            weights=spec.weights,
-            mistake_cutoff=spec.mistake_cutoff,
-            ties=ties,
-        )
+        return SlamPerceptron(n_features, _step(spec), spec.measure, spec.mistake, spec.weights,
+                              spec.margin, spec.delta, spec.relevance_threshold, ties)
+    if isinstance(spec, MaxPairPerceptronSpec):
+        return MaxPairPerceptron(n_features, _step(spec), spec.mistake, spec.margin, spec.delta,
+                                 spec.relevance_threshold, ties)
+    if isinstance(spec, ListNetSpec):
+        return OGDLearner(n_features, "listnet", _step(spec), spec.radius, ties=ties)
+    if isinstance(spec, OGDSpec):
+        return OGDLearner(n_features, spec.surrogate, _step(spec), spec.radius,
+                          spec.surrogate_params(), ties)
+    if isinstance(spec, RandomSpec):
+        return RandomRanker(n_features, rng)
     raise TypeError(f"no learner for spec {type(spec).__name__}")
 
 
+def paper_role(spec: LearnerSpec) -> str:
+    """Which curve of the papers a learner is: slam-ndcg, slam-ap, alg3, listnet, ogd-*, random."""
+    if isinstance(spec, SlamPerceptronSpec):
+        return "slam-ap" if spec.measure == "ap" else "slam-ndcg"
+    if isinstance(spec, MaxPairPerceptronSpec):
+        return "alg3"
+    if isinstance(spec, ListNetSpec) or (isinstance(spec, OGDSpec) and spec.surrogate == "listnet"):
+        return "listnet"
+    if isinstance(spec, OGDSpec):
+        return f"ogd-{spec.surrogate}"
+    return "random"
+
+
+_DEFAULT_LABELS = {"slam-ndcg": "SLAM", "slam-ap": "SLAM", "alg3": "Alg3", "listnet": "ListNet",
+                   "random": "Random"}
+
+
 def default_label(spec: LearnerSpec) -> str:
-    """Legend label in the paper's style (``SLAM``, later ``ListNet``, ``Alg3``...)."""
+    """Legend label in the paper's style (``SLAM``, ``Alg3``, ``ListNet``, ``OGD-squared``...)."""
     if spec.label:
         return spec.label
-    return "SLAM"
+    role = paper_role(spec)
+    return _DEFAULT_LABELS.get(role, role.upper() if role.startswith("ogd") else role)
 
 
 def describe_learner(spec: LearnerSpec) -> dict[str, object]:
     """Conventions of a learner, for the manifest."""
+    out: dict[str, object] = {"type": spec.type, "role": paper_role(spec)}
+    if not isinstance(spec, RandomSpec):
+        out["step"] = _step(spec).describe()
     if isinstance(spec, SlamPerceptronSpec):
-        step = StepSchedule(spec.step.rule, spec.step.eta)
-        return {
-            "algorithm": "perceptron paper Alg. 2 (SLAM, v^NDCG)",
-            "weights": spec.weights,
-            "margin": f"{spec.margin} (delta={spec.delta:g})",
-            "mistake_condition": f"1 - NDCG@{spec.mistake_cutoff or 'm'} != 0",
-            "step": step.describe(),
-        }
-    return {}
+        out.update(algorithm="perceptron paper Alg. 2", weights=f"v^{spec.measure} ({spec.weights})",
+                   margin=f"{spec.margin} (delta={spec.delta:g})",
+                   mistake_condition=f"1 - {spec.mistake or spec.measure} != 0",
+                   within_level_order="score order (proof of Thm 8)" if spec.weights == "paper" else "level mean")
+    elif isinstance(spec, MaxPairPerceptronSpec):
+        out.update(algorithm="perceptron paper Alg. 3 (Eq. 27/29)",
+                   margin=f"{spec.margin} (delta={spec.delta:g})",
+                   mistake_condition=f"1 - {spec.mistake} != 0")
+    elif isinstance(spec, (ListNetSpec, OGDSpec)):
+        surrogate = "listnet" if isinstance(spec, ListNetSpec) else spec.surrogate
+        out.update(algorithm="online gradient descent every round", surrogate=surrogate,
+                   projection_radius=spec.radius)
+    return out

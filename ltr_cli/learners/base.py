@@ -11,6 +11,8 @@ from typing import Protocol
 
 import numpy as np
 
+from ltr_cli.metrics import average_precision, ndcg_at_k
+
 
 @dataclass(frozen=True)
 class Feedback:
@@ -27,11 +29,13 @@ class Feedback:
 
 @dataclass(frozen=True)
 class UpdateInfo:
-    """What happened in ``update``: a ranking-loss mistake, a weight change, the surrogate."""
+    """What happened in ``update``: a ranking-loss mistake, a weight change, the surrogate
+    value and the round's ranking loss (RML) under the learner's mistake measure."""
 
     mistake: bool
     updated: bool
     surrogate: float = float("nan")
+    ranking_loss: float = float("nan")
 
 
 class OnlineLearner(Protocol):
@@ -46,3 +50,39 @@ class OnlineLearner(Protocol):
     @property
     def weights(self) -> np.ndarray:
         """Current weight vector w (d,)."""
+
+
+@dataclass(frozen=True)
+class RankingMeasure:
+    """The measure whose induced loss ``1 - measure`` drives a perceptron's updates (RML).
+
+    ``name``: ``ndcg`` (k = m), ``ndcg@K`` or ``ap`` (labels > ``threshold`` relevant).
+    A query without relevant documents has loss 0 (nothing can be ranked wrongly).
+    """
+
+    name: str = "ndcg"
+    threshold: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return self.name.partition("@")[0]
+
+    @property
+    def k(self) -> int | None:
+        cut = self.name.partition("@")[2]
+        return int(cut) if cut else None
+
+    def loss(self, ranking: np.ndarray, labels: np.ndarray) -> float:
+        if self.kind == "ap":
+            return 1.0 - average_precision(ranking, labels, self.threshold, "one")
+        return 1.0 - ndcg_at_k(ranking, labels, self.k, "one")
+
+
+def parse_measure(name: str) -> str:
+    """Validate a learner measure name (``ndcg``, ``ndcg@K``, ``ap``); return it."""
+    kind, at, cut = name.partition("@")
+    if kind == "ap" and not at:
+        return name
+    if kind == "ndcg" and (not at or (cut.isdigit() and int(cut) > 0)):
+        return name
+    raise ValueError(f"unknown ranking measure {name!r}; expected ndcg, ndcg@K (K > 0) or ap")

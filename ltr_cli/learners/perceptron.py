@@ -1,49 +1,35 @@
-"""Algorithm 2 of the perceptron paper: online gradient steps on a SLAM surrogate, taken
-only in rounds where the ranking measure's loss (RML) is non-zero.
+"""The perceptron paper's two mistake-driven learners.
 
-Round t: scores ``s = X w``; the shown ranking sorts s under the run's tie policy; if
-``1 - NDCG@k(ranking, R) != 0`` (k = m by default, or a cut-off such as 10), then
-``w <- w - eta_t X^T grad_s phi^v(s, R)`` with v = v^NDCG (Eq. 11) and
-``eta_t = eta`` or ``eta / sqrt(t)``. A query without relevant documents has RML 0 (its
-weights v are all zero, so no step would change w anyway).
+**Algorithm 2** (SLAM perceptron): round t, scores ``s = X w``, the shown ranking sorts s
+under the run's tie policy; if the ranking-measure loss (RML) is non-zero,
+``w <- w - eta_t X^T grad_s phi^v(s, R)`` with v = v^NDCG (Eq. 11), v^NDCG@k (Eq. 24) or
+v^AP (Eq. 10; then R is binarised, labels > threshold relevant).
+
+**Algorithm 3**: the same loop on the max-pair surrogate phi_C of Eq. 27 (subgradient
+Eq. 29), which does not depend on the measure.
+
+Step ``eta_t``: ``eta``, ``eta / sqrt(t)``, optionally times the round's RML (the authors'
+Alg. 3 step). A query without relevant documents has RML 0, so it never causes an update.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.learners.base import Feedback, UpdateInfo
+from ltr_cli.learners.base import Feedback, RankingMeasure, UpdateInfo
 from ltr_cli.learners.schedules import StepSchedule
-from ltr_cli.metrics import has_relevant, ndcg_at_k, rank_from_scores
-from ltr_cli.surrogates.slam import ndcg_weights, slam_value_and_grad
+from ltr_cli.metrics import rank_from_scores
+from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_value_and_grad, slam_weights
 
 
-class SlamPerceptron:
-    """SLAM perceptron with NDCG weights (Alg. 2).
+class _MistakeDriven:
+    """Shared loop: rank by X w; on a mistake round take a (sub)gradient step."""
 
-    Parameters: ``n_features`` d; ``step`` schedule; ``margin`` ``constant`` (paper Eq. 8)
-    or ``label-difference`` (authors' code) with ``delta``; ``weights`` ``paper`` (Eq. 11)
-    or ``level-averaged`` (authors' code); ``mistake_cutoff`` k of the NDCG whose loss
-    triggers an update (None = m); ``ties`` the tie policy of the shown ranking.
-    """
-
-    def __init__(
-        self,
-        n_features: int,
-        step: StepSchedule = StepSchedule(),
-        margin: str = "constant",
-        delta: float = 1.0,
-        weights: str = "paper",
-        mistake_cutoff: int | None = None,
-        ties: str = "input-order",
-    ):
+    def __init__(self, n_features: int, step: StepSchedule, mistake: RankingMeasure, ties: str):
         self.w = np.zeros(n_features)
         self.t = 0
         self.step = step
-        self.margin = margin
-        self.delta = delta
-        self.level_average = weights == "level-averaged"
-        self.mistake_cutoff = mistake_cutoff
+        self.mistake = mistake
         self.ties = ties
 
     @property
@@ -53,19 +39,80 @@ class SlamPerceptron:
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return rank_from_scores(X @ self.w, self.ties, rng)
 
+    def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+        raise NotImplementedError
+
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1
         y = feedback.labels
         if y is None:
-            raise ValueError("the SLAM perceptron needs full-label feedback")
-        if not has_relevant(y):
-            return UpdateInfo(mistake=False, updated=False, surrogate=0.0)
-        loss = 1.0 - ndcg_at_k(feedback.ranking, y, self.mistake_cutoff)
-        if loss <= 1e-12:  # exact 1.0 for a perfect ranking; guard rounding only
-            return UpdateInfo(mistake=False, updated=False, surrogate=float("nan"))
-        v = ndcg_weights(y, self.level_average)
-        value, grad_s = slam_value_and_grad(X @ self.w, y, v, self.margin, self.delta)
+            raise ValueError(f"{type(self).__name__} needs full-label feedback")
+        loss = self.mistake.loss(feedback.ranking, y)
+        if loss <= 1e-12:  # exactly 0 for a perfect ranking; guard rounding only
+            return UpdateInfo(mistake=False, updated=False, ranking_loss=0.0)
+        value, grad_s = self._surrogate(X @ self.w, y)
         if not grad_s.any():
-            return UpdateInfo(mistake=True, updated=False, surrogate=value)
-        self.w = self.w - self.step(self.t) * (X.T @ grad_s)
-        return UpdateInfo(mistake=True, updated=True, surrogate=value)
+            return UpdateInfo(mistake=True, updated=False, surrogate=value, ranking_loss=loss)
+        self.w = self.w - self.step(self.t, loss) * (X.T @ grad_s)
+        return UpdateInfo(mistake=True, updated=True, surrogate=value, ranking_loss=loss)
+
+
+class SlamPerceptron(_MistakeDriven):
+    """Algorithm 2 on a SLAM surrogate.
+
+    ``measure``: which weight vector (``ndcg``, ``ndcg@K``, ``ap``); ``mistake``: the RML
+    measure (default: the same); ``weights``: ``paper`` or ``level-averaged`` (authors'
+    code); ``margin``: ``constant`` (Eq. 8, Delta = ``delta``) or ``label-difference``
+    (authors' code); ``threshold``: AP's relevance threshold.
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        step: StepSchedule = StepSchedule(),
+        measure: str = "ndcg",
+        mistake: str | None = None,
+        weights: str = "paper",
+        margin: str = "constant",
+        delta: float = 1.0,
+        threshold: float = 0.0,
+        ties: str = "input-order",
+    ):
+        super().__init__(n_features, step, RankingMeasure(mistake or measure, threshold), ties)
+        self.measure = RankingMeasure(measure, threshold)
+        self.level_average = weights == "level-averaged"
+        self.margin = margin
+        self.delta = delta
+
+    def weight_vector(self, labels: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
+        m = self.measure
+        return slam_weights(labels, scores, m.kind, m.k, self.level_average, m.threshold)
+
+    def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+        v = self.weight_vector(labels, scores)
+        if self.measure.kind == "ap":
+            labels = (labels > self.measure.threshold).astype(np.float64)
+        return slam_value_and_grad(scores, labels, v, self.margin, self.delta)  # type: ignore[arg-type]
+
+
+class MaxPairPerceptron(_MistakeDriven):
+    """Algorithm 3: the perceptron on phi_C (Eq. 27), the largest violated pair."""
+
+    def __init__(
+        self,
+        n_features: int,
+        step: StepSchedule = StepSchedule(),
+        mistake: str = "ndcg",
+        margin: str = "constant",
+        delta: float = 1.0,
+        threshold: float = 0.0,
+        ties: str = "input-order",
+    ):
+        super().__init__(n_features, step, RankingMeasure(mistake, threshold), ties)
+        self.margin = margin
+        self.delta = delta
+
+    def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+        if self.mistake.kind == "ap":
+            labels = (labels > self.mistake.threshold).astype(np.float64)
+        return max_pair_value_and_grad(scores, labels, self.margin, self.delta)  # type: ignore[arg-type]

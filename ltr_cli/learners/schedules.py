@@ -1,4 +1,5 @@
-"""Learning-rate schedules: ``constant`` (eta) and ``inv-sqrt`` (c / sqrt(t)), t >= 1."""
+"""Step sizes: ``constant`` (eta) or ``inv-sqrt`` (eta / sqrt(t)), t >= 1 the round, optionally
+multiplied by the round's ranking loss (``loss_scaled``, Alg. 3 in the authors' code)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ from dataclasses import dataclass
 class StepSchedule:
     rule: str = "inv-sqrt"
     eta: float = 1.0
+    loss_scaled: bool = False
 
-    def __call__(self, t: int) -> float:
-        """Step size at round t (1-based; the protocol's round counter)."""
+    def __call__(self, t: int, loss: float = 1.0) -> float:
+        """Step size at round t (1-based); ``loss`` is used when ``loss_scaled``."""
         if self.rule == "constant":
-            return self.eta
-        if self.rule == "inv-sqrt":
-            return self.eta / math.sqrt(t)
-        raise ValueError(f"unknown step rule {self.rule!r}")
+            step = self.eta
+        elif self.rule == "inv-sqrt":
+            step = self.eta / math.sqrt(t)
+        else:
+            raise ValueError(f"unknown step rule {self.rule!r}")
+        return step * loss if self.loss_scaled else step
 
     def describe(self) -> str:
-        return f"{self.eta:g}" if self.rule == "constant" else f"{self.eta:g}/sqrt(t)"
+        base = f"{self.eta:g}" if self.rule == "constant" else f"{self.eta:g}/sqrt(t)"
+        return f"{base} * ranking loss" if self.loss_scaled else base

@@ -3,8 +3,10 @@
 Round t: the learner ranks the query; every configured measure is computed on the **full**
 labels of that ranking; the feedback (full labels here) is handed to the learner, which
 updates. One row per round is recorded: ``t, pass, qid, m, <metric>..., mistake, updated,
-no_relevant`` (``no_relevant``: no label above 0, so NDCG/AP took the policy value - keep
-it to recompute a curve under another policy without re-running).
+no_relevant, ranking_loss`` (``no_relevant``: no label above 0, so NDCG/AP took the policy
+value - keep it to recompute a curve under another policy without re-running;
+``ranking_loss``: the loss of the measure that drives a mistake-driven learner, NaN for
+learners without one).
 
 The time-averaged curve of a metric is its cumulative mean over rounds (NaN rows, from
 ``no_relevant: skip``, are left out of numerator and denominator).
@@ -63,7 +65,7 @@ def run_online(
     cols: dict[str, list[Any]] = {k: [] for k in ("t", "pass", "qid", "m")}
     for meas in measures:
         cols[meas.name] = []
-    for k in ("mistake", "updated", "no_relevant"):
+    for k in ("mistake", "updated", "no_relevant", "ranking_loss"):
         cols[k] = []
     total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
     bar = _progress(total, quiet)
@@ -85,6 +87,7 @@ def run_online(
             cols["mistake"].append(info.mistake)
             cols["updated"].append(info.updated)
             cols["no_relevant"].append(not has_relevant(query.y))
+            cols["ranking_loss"].append(info.ranking_loss)
             if bar is not None:
                 bar.update(1)
     finally:
@@ -93,7 +96,8 @@ def run_online(
     wall = time.perf_counter() - start
     frame = pd.DataFrame(cols)
     frame = frame.astype({"t": "int64", "pass": "int32", "qid": "string", "m": "int32",
-                          "mistake": "bool", "updated": "bool", "no_relevant": "bool"})
+                          "mistake": "bool", "updated": "bool", "no_relevant": "bool",
+                          "ranking_loss": "float64"})
     for meas in measures:
         frame[meas.name] = frame[meas.name].astype("float64")
     return OnlineResult(frame, wall)

@@ -16,13 +16,13 @@ matrix is ever formed.
 
 Weight vectors (documents sorted by relevance descending, ties in input order):
 
-* ``ndcg_weights``: Eq. 11, ``v_i = G(R_(i)) D(i) / Z(R)`` with G = 2^r - 1,
-  D(i) = 1/log2(i + 1) and Z the ideal DCG over all m documents (sum v = 1; all zero when
-  no document is relevant). ``level_average=True`` replaces each weight by the mean over
-  its relevance level, as the authors' code did (documents of one level are then
-  exchangeable).
-* ``ap_weights``: Eq. 10 on binary relevance ``R > threshold``: ``1/r`` on the r relevant
+* v^NDCG (Eq. 11): ``v_i = G(R_(i)) D(i) / Z(R)`` with G = 2^r - 1, D(i) = 1/log2(i + 1)
+  and Z the ideal DCG over all m documents (sum v = 1; all zero when no document is
+  relevant); v^NDCG@k (Eq. 24): the same with positions beyond k weighted 0 and Z = Z_k.
+* v^AP (Eq. 10) on binary relevance ``R > threshold``: ``1/r`` on the r relevant
   documents, 0 elsewhere.
+* ``level_average=True``: each weight replaced by the mean over its relevance level, as
+  the authors' code did. See :func:`slam_weights` for the order within a level.
 """
 
 from __future__ import annotations
@@ -36,30 +36,76 @@ from ltr_cli.metrics import exp2_gain, log2_discount
 Margin = Literal["constant", "label-difference"]
 
 
-def ndcg_weights(labels: np.ndarray, level_average: bool = False) -> np.ndarray:
-    """v^NDCG of Eq. 11, in the documents' original order (shape (m,))."""
+def slam_weights(
+    labels: np.ndarray,
+    scores: np.ndarray | None = None,
+    measure: str = "ndcg",
+    k: int | None = None,
+    level_average: bool = False,
+    threshold: float = 0.0,
+) -> np.ndarray:
+    """SLAM weight vector v (m,) in the documents' original order.
+
+    ``measure``: ``ndcg`` (Eq. 11; ``k`` given -> v^NDCG@k of Eq. 24: positions beyond k get
+    0 and Z is the ideal DCG@k) or ``ap`` (Eq. 10 on ``label > threshold``).
+
+    The equations index documents sorted by relevance. Within a relevance level the order
+    follows the scores, best first, as in the proof of Theorem 8 (ties by index): the
+    weights then depend only on each document's relevance and rank inside its level, so
+    documents of a level are exchangeable. (A consequence the paper does not discuss: with
+    several documents in one level, this assignment is a minimum over orders and makes phi
+    non-convex in s; ``level_average=True`` is both exchangeable and convex.)
+    ``level_average=True`` replaces each weight by the mean over its level, as the
+    authors' code did. All weights are 0 when no document is relevant.
+    """
     y = np.asarray(labels, dtype=np.float64)
     m = y.shape[0]
-    order = np.argsort(-y, kind="stable")
+    if measure == "ap":
+        rel = y > threshold
+        r = int(rel.sum())
+        return rel / r if r else np.zeros(m)
+    if measure != "ndcg":
+        raise ValueError(f"unknown SLAM weight measure {measure!r}; expected ndcg or ap")
+    idx = np.arange(m)
+    if scores is None:
+        order = np.lexsort((idx, -y))
+    else:
+        order = np.lexsort((idx, -np.asarray(scores, dtype=np.float64), -y))
+    n = m if k is None else min(int(k), m)
     contrib = exp2_gain(y[order]) * log2_discount(m)
+    contrib[n:] = 0.0
     z = contrib.sum()
     v = np.zeros(m)
     if z <= 0.0:
         return v
     v[order] = contrib / z
     if level_average:
-        levels, inverse = np.unique(y, return_inverse=True)
-        sums = np.bincount(inverse, weights=v, minlength=levels.shape[0])
-        counts = np.bincount(inverse, minlength=levels.shape[0])
-        v = (sums / counts)[inverse]
+        v = _level_mean(y, v)
     return v
+
+
+def _level_mean(y: np.ndarray, v: np.ndarray) -> np.ndarray:
+    levels, inverse = np.unique(y, return_inverse=True)
+    sums = np.bincount(inverse, weights=v, minlength=levels.shape[0])
+    counts = np.bincount(inverse, minlength=levels.shape[0])
+    return (sums / counts)[inverse]
+
+
+def ndcg_weights(labels: np.ndarray, level_average: bool = False) -> np.ndarray:
+    """v^NDCG of Eq. 11 with documents of a level in input order (a fixed, score-free
+    assignment, for which phi is convex: Lemma 3)."""
+    return slam_weights(labels, None, "ndcg", None, level_average)
 
 
 def ap_weights(labels: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     """v^AP of Eq. 10 on labels binarised as ``label > threshold``."""
-    rel = np.asarray(labels, dtype=np.float64) > threshold
-    r = int(rel.sum())
-    return rel / r if r else np.zeros(rel.shape[0])
+    return slam_weights(labels, measure="ap", threshold=threshold)
+
+
+def weight_ratio(v: np.ndarray) -> float:
+    """v_max of Lemma 5 for one query: max_{i,j: v_i, v_j > 0} v_i / v_j (0 if no weight)."""
+    pos = v[v > 0]
+    return float(pos.max() / pos.min()) if pos.size else 0.0
 
 
 def slam_terms(
@@ -122,3 +168,27 @@ def slam_value_and_grad(
     np.subtract.at(grad, np.flatnonzero(active), v[active])
     np.add.at(grad, k[active], v[active])
     return float(v @ c), grad
+
+
+def max_pair_value_and_grad(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    margin: Margin = "constant",
+    delta: float = 1.0,
+) -> tuple[float, np.ndarray]:
+    """Crammer-Singer style surrogate of Alg. 3 (Eq. 27) and its subgradient (Eq. 29).
+
+    ``phi_C = max_{i,j: R_i > R_j} (delta + s_j - s_i)_+`` = the largest SLAM hinge term, so
+    the same O(m log m) sweep gives it; the subgradient is ``e_j* - e_i*`` for the maximising
+    pair (first document index among equal maxima), or 0 when phi_C = 0.
+    """
+    c, k = slam_terms(scores, labels, margin, delta)
+    grad = np.zeros(c.shape[0])
+    if not c.size:
+        return 0.0, grad
+    i = int(np.argmax(c))
+    if c[i] <= 0.0:
+        return 0.0, grad
+    grad[i] -= 1.0
+    grad[k[i]] += 1.0
+    return float(c[i]), grad

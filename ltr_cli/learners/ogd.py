@@ -1,0 +1,90 @@
+"""Online gradient descent on any surrogate, every round, with optional projection.
+
+``w <- Proj_U(w - eta_t X^T grad_s phi(X w, R))`` where ``Proj_U`` rescales w onto the
+Euclidean ball of radius U when it leaves it (no projection when ``radius`` is None).
+Online ListNet (the perceptron paper's baseline) is this learner with the ``listnet``
+surrogate. A non-finite gradient (e.g. KL's exp overflowing) raises instead of poisoning w.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.errors import LtrError
+from ltr_cli.learners.base import Feedback, UpdateInfo
+from ltr_cli.learners.schedules import StepSchedule
+from ltr_cli.metrics import rank_from_scores
+from ltr_cli.surrogates import SURROGATES
+
+
+def project_to_ball(w: np.ndarray, radius: float | None) -> np.ndarray:
+    """Euclidean projection onto ``{w : ||w|| <= radius}`` (identity when radius is None)."""
+    if radius is None:
+        return w
+    norm = float(np.linalg.norm(w))
+    return w if norm <= radius else w * (radius / norm)
+
+
+class OGDLearner:
+    def __init__(
+        self,
+        n_features: int,
+        surrogate: str,
+        step: StepSchedule = StepSchedule(),
+        radius: float | None = None,
+        params: dict[str, Any] | None = None,
+        ties: str = "input-order",
+    ):
+        if surrogate not in SURROGATES:
+            raise ValueError(f"unknown surrogate {surrogate!r}; known: {', '.join(SURROGATES)}")
+        self.w = np.zeros(n_features)
+        self.t = 0
+        self.surrogate = surrogate
+        self._fn = SURROGATES[surrogate]
+        self.params = dict(params or {})
+        self.step = step
+        self.radius = radius
+        self.ties = ties
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return rank_from_scores(X @ self.w, self.ties, rng)
+
+    def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
+        self.t += 1
+        if feedback.labels is None:
+            raise ValueError("the OGD learner needs full-label feedback")
+        with np.errstate(over="ignore", invalid="ignore"):
+            value, grad_s = self._fn(X @ self.w, feedback.labels, **self.params)
+        if not np.all(np.isfinite(grad_s)):
+            raise LtrError(
+                f"round {self.t}: the {self.surrogate} gradient is not finite (scores too large "
+                "for exp); use a smaller step or a projection radius"
+            )
+        if not grad_s.any():
+            return UpdateInfo(mistake=False, updated=False, surrogate=value)
+        self.w = project_to_ball(self.w - self.step(self.t) * (X.T @ grad_s), self.radius)
+        return UpdateInfo(mistake=False, updated=True, surrogate=value)
+
+
+class RandomRanker:
+    """Shows a uniformly random permutation every round (its own seeded stream); never learns."""
+
+    def __init__(self, n_features: int, rng: np.random.Generator):
+        self.w = np.zeros(n_features)
+        self.rng = rng
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.rng.permutation(X.shape[0])
+
+    def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
+        return UpdateInfo(mistake=False, updated=False)
