@@ -122,3 +122,68 @@ def test_gradient_l1_norm_at_most_two(labels, seed):
         _, g = slam_value_and_grad(s, y, ndcg_weights(y), margin)
         assert np.abs(g).sum() <= 2.0 + 1e-12
         assert abs(g.sum()) < 1e-12  # each term is e_k - e_i
+
+
+# --- every weight vector (issue 3) ---------------------------------------------------------------
+
+from ltr_cli.surrogates.slam import slam_weights, weight_ratio  # noqa: E402
+
+WEIGHTINGS = [("ndcg", None), ("ndcg", 1), ("ndcg", 3), ("ndcg", 10), ("ap", None)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=2, max_size=15), st.integers(0, 2**31),
+       st.sampled_from(WEIGHTINGS), st.booleans())
+def test_theorem4_and_8_for_every_weight_vector(labels, seed, weighting, level_average):
+    """phi^{v^NDCG} >= 1 - NDCG, phi^{v^NDCG@k} >= 1 - NDCG@k, phi^{v^AP} >= 1 - AP (binary)."""
+    measure, k = weighting
+    y = np.array(labels, float)
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.normal(size=y.shape[0]) * 2, 1)  # rounded: ties in scores occur
+    ranking = rank_from_scores(s, "input-order")
+    if measure == "ap":
+        y = (y > 0).astype(float)
+    if y.max() <= 0:
+        return
+    v = slam_weights(y, s, measure, k, level_average)
+    phi, grad = slam_value_and_grad(s, y, v, "constant", 1.0)
+    target = average_precision(ranking, y) if measure == "ap" else ndcg_at_k(ranking, y, k)
+    assert phi >= 1.0 - target - 1e-12
+    assert np.abs(grad).sum() <= 2.0 * v.sum() + 1e-12  # Section 4.2
+    assert v.sum() == pytest.approx(1.0)
+
+
+def test_ndcg_at_k_weights_eq24():
+    y = np.array([3.0, 0.0, 3.0, 1.0, 2.0])
+    s = np.array([0.0, 0.0, 5.0, 0.0, 0.0])
+    v = slam_weights(y, s, "ndcg", k=2)
+    # relevance order: doc 2 (level 3, higher score) then doc 0 (level 3): only they weigh
+    z = 7 / np.log2(2) + 7 / np.log2(3)
+    np.testing.assert_allclose(v, [7 / np.log2(3) / z, 0, 7 / z, 0, 0])
+
+
+def test_paper_weights_make_a_level_exchangeable():
+    """Swapping two documents of one level (features and all) permutes value and gradient."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        m = int(rng.integers(3, 12))
+        y = rng.integers(0, 3, m).astype(float)
+        s = rng.normal(size=m)
+        same = [(i, j) for i in range(m) for j in range(i + 1, m) if y[i] == y[j]]
+        if not same:
+            continue
+        i, j = same[int(rng.integers(len(same)))]
+        perm = np.arange(m)
+        perm[[i, j]] = perm[[j, i]]
+        for k in (None, 2):
+            v1, g1 = slam_value_and_grad(s, y, slam_weights(y, s, "ndcg", k), "constant")
+            v2, g2 = slam_value_and_grad(s[perm], y[perm], slam_weights(y[perm], s[perm], "ndcg", k), "constant")
+            assert v1 == pytest.approx(v2, abs=1e-12)
+            np.testing.assert_allclose(g1[perm], g2, atol=1e-12)
+
+
+def test_weight_ratio_vmax():
+    assert weight_ratio(np.array([0.5, 0.25, 0.0, 0.25])) == 2.0
+    assert weight_ratio(np.zeros(3)) == 0.0
+    v = slam_weights(np.array([1.0, 1.0, 0.0]), measure="ap")
+    assert weight_ratio(v) == 1.0  # v_max = 1 for AP (Section 5.1.1)

@@ -1,0 +1,98 @@
+"""Learner behaviour: mistake conditions, steps, projection, random ranker, failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ltr_cli.errors import LtrError
+from ltr_cli.learners.base import Feedback, RankingMeasure, parse_measure
+from ltr_cli.learners.ogd import OGDLearner, RandomRanker, project_to_ball
+from ltr_cli.learners.perceptron import MaxPairPerceptron, SlamPerceptron
+from ltr_cli.learners.schedules import StepSchedule
+
+
+def one_round(learner, X, y, rng=None):
+    rng = rng or np.random.default_rng(0)
+    ranking = learner.rank(X, rng)
+    return ranking, learner.update(X, Feedback(ranking=ranking, labels=y))
+
+
+def test_slam_ap_updates_only_on_ap_mistakes():
+    # labels 2 and 1 are both "relevant" for AP: ranking 1 above 2 is not an AP mistake
+    X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
+    y = np.array([2.0, 1.0, 0.0])
+    learner = SlamPerceptron(2, measure="ap")
+    learner.w = np.array([1.0, 0.0])  # ranks doc 1 (label 1) first, then doc 0, then doc 2
+    _, info = one_round(learner, X, y)
+    assert not info.mistake and info.ranking_loss == 0.0
+    ndcg_learner = SlamPerceptron(2, measure="ndcg")
+    ndcg_learner.w = np.array([1.0, 0.0])
+    _, info = one_round(ndcg_learner, X, y)
+    assert info.mistake and info.updated and info.ranking_loss > 0
+
+
+def test_mistake_measure_can_differ_from_weights():
+    X = np.eye(12)
+    y = np.zeros(12)
+    y[11] = 1.0  # the only relevant document is last in file order
+    learner = SlamPerceptron(12, measure="ndcg", mistake="ndcg@10")
+    _, info = one_round(learner, X, y)  # w = 0: input-order ties put doc 11 at position 12
+    assert info.mistake and info.ranking_loss == 1.0  # NDCG@10 = 0
+
+
+def test_step_schedules():
+    assert StepSchedule("constant", 0.5)(9) == 0.5
+    assert StepSchedule("inv-sqrt", 2.0)(4) == 1.0
+    assert StepSchedule("inv-sqrt", 1.0, loss_scaled=True)(4, 0.3) == pytest.approx(0.15)
+    with pytest.raises(ValueError):
+        StepSchedule("cosine")(1)
+
+
+def test_alg3_loss_scaled_step_moves_w_by_loss_times_gradient():
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    y = np.array([1.0, 0.0])
+    learner = MaxPairPerceptron(2, StepSchedule("constant", 1.0, loss_scaled=True), mistake="ndcg")
+    learner.w = np.array([1.0, 0.0])  # doc 1 (irrelevant) on top
+    _, info = one_round(learner, X, y)
+    loss = info.ranking_loss
+    assert loss == pytest.approx(1 - 1 / np.log2(3))
+    # grad_s = e_j* - e_i* with i* = 0 (relevant), j* = 1; w -= loss * X^T grad_s
+    np.testing.assert_allclose(learner.w, np.array([1.0, 0.0]) - loss * (X[1] - X[0]))
+
+
+def test_projection_keeps_w_in_the_ball():
+    rng = np.random.default_rng(1)
+    learner = OGDLearner(5, "squared", StepSchedule("constant", 10.0), radius=1.0)
+    for _ in range(20):
+        X = rng.normal(size=(6, 5))
+        one_round(learner, X, rng.integers(0, 3, 6).astype(float))
+        assert np.linalg.norm(learner.w) <= 1.0 + 1e-12
+    w = np.array([3.0, 4.0])
+    np.testing.assert_allclose(project_to_ball(w, 1.0), [0.6, 0.8])
+    assert project_to_ball(w, None) is w
+
+
+def test_non_finite_gradient_is_an_error_not_a_nan_curve():
+    learner = OGDLearner(1, "kl", StepSchedule("constant", 1.0))
+    learner.w = np.array([1000.0])
+    with pytest.raises(LtrError, match="not finite"):
+        one_round(learner, np.array([[1.0], [2.0]]), np.array([1.0, 0.0]))
+
+
+def test_random_ranker_uses_its_own_stream():
+    X = np.zeros((8, 2))
+    a = RandomRanker(2, np.random.default_rng(3))
+    b = RandomRanker(2, np.random.default_rng(3))
+    shared = np.random.default_rng(99)
+    ra = [a.rank(X, shared).tolist() for _ in range(5)]
+    rb = [b.rank(X, np.random.default_rng(0)).tolist() for _ in range(5)]
+    assert ra == rb and len({tuple(r) for r in ra}) > 1
+    assert sorted(ra[0]) == list(range(8))
+
+
+def test_measure_names():
+    assert parse_measure("ndcg@10") == "ndcg@10" and RankingMeasure("ndcg@10").k == 10
+    for bad in ("ap@3", "ndcg@0", "map", "ndcg@"):
+        with pytest.raises(ValueError):
+            parse_measure(bad)
