@@ -29,7 +29,7 @@ def run_ok(*args):
 def test_demo_reproduces_figure1_claims(tmp_path):
     """Authors' protocol: NDCG@10 time average >= 0.98 at round 100, no update in the
     last half of 1000 rounds (a finite number of mistakes, Corollary 7)."""
-    res = run_ok("run", DEMO, "--out", tmp_path, "--quiet")
+    res = run_ok("run", DEMO, "--out", tmp_path, "--quiet", "--learner", "slam-ndcg")
     run_dir = Path(res.stdout.strip())
     assert sorted(p.name for p in run_dir.iterdir()) == [
         "config.yaml", "manifest.json", "rounds.parquet", "summary.json"]
@@ -54,14 +54,16 @@ def test_demo_reproduces_figure1_claims(tmp_path):
 
 
 def test_same_config_same_rounds(tmp_path):
-    a = Path(run_ok("run", DEMO, "--out", tmp_path / "a", "-q", "--set", "protocol.max_rounds=50").stdout.strip())
-    b = Path(run_ok("run", DEMO, "--out", tmp_path / "b", "-q", "--set", "protocol.max_rounds=50").stdout.strip())
-    assert a.name == b.name
-    pd.testing.assert_frame_equal(pd.read_parquet(a / "rounds.parquet"), pd.read_parquet(b / "rounds.parquet"))
+    a = run_ok("run", DEMO, "--out", tmp_path / "a", "-q", "--set", "protocol.max_rounds=50").stdout.split()
+    b = run_ok("run", DEMO, "--out", tmp_path / "b", "-q", "--set", "protocol.max_rounds=50").stdout.split()
+    assert len(a) == 3 and [Path(p).name for p in a] == [Path(p).name for p in b]
+    for pa, pb in zip(a, b):
+        pd.testing.assert_frame_equal(pd.read_parquet(Path(pa) / "rounds.parquet"),
+                                      pd.read_parquet(Path(pb) / "rounds.parquet"))
 
 
 def test_keep_probability_and_passes(tmp_path):
-    res = run_ok("run", DEMO, "--out", tmp_path, "-q", "--set", "protocol.passes=3",
+    res = run_ok("run", DEMO, "--out", tmp_path, "-q", "--learner", "listnet", "--set", "protocol.passes=3",
                  "--set", "protocol.keep_probability=0.5", "--set", "dataset.queries=40")
     rounds = pd.read_parquet(Path(res.stdout.strip()) / "rounds.parquet")
     assert set(rounds["pass"]) == {1, 2, 3}
@@ -234,7 +236,8 @@ def test_infinite_step_is_refused():
 
 
 def test_damaged_run_files(tmp_path):
-    run_dir = Path(run_ok("run", DEMO, "--out", tmp_path, "-q", "--set", "protocol.max_rounds=5").stdout.strip())
+    run_dir = Path(run_ok("run", DEMO, "--out", tmp_path, "-q", "--learner", "alg3",
+                          "--set", "protocol.max_rounds=5").stdout.strip())
     (run_dir / "manifest.json").write_text("[1, 2]")
     res = runner.invoke(app, ["plot", str(run_dir)])
     assert res.exit_code == 1 and "not a mapping" in res.stderr

@@ -11,7 +11,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ltr_cli.metrics import average_precision, ndcg_at_k
+from ltr_cli.learners.schedules import StepSchedule
+from ltr_cli.metrics import average_precision, ndcg_at_k, rank_from_scores
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,24 @@ class OnlineLearner(Protocol):
     @property
     def weights(self) -> np.ndarray:
         """Current weight vector w (d,)."""
+
+
+class LinearRanker:
+    """State and ranking shared by the linear learners: weights w (d,), round counter t,
+    step schedule; the shown ranking sorts ``X w`` under the run's tie policy."""
+
+    def __init__(self, n_features: int, step: StepSchedule, ties: str):
+        self.w = np.zeros(n_features)
+        self.t = 0
+        self.step = step
+        self.ties = ties
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return rank_from_scores(X @ self.w, self.ties, rng)
 
 
 @dataclass(frozen=True)

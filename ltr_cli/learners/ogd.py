@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, UpdateInfo
+from ltr_cli.learners.base import Feedback, LinearRanker, UpdateInfo
 from ltr_cli.learners.schedules import StepSchedule
-from ltr_cli.metrics import rank_from_scores
 from ltr_cli.surrogates import SURROGATES
 
 
@@ -27,7 +26,7 @@ def project_to_ball(w: np.ndarray, radius: float | None) -> np.ndarray:
     return w if norm <= radius else w * (radius / norm)
 
 
-class OGDLearner:
+class OGDLearner(LinearRanker):
     def __init__(
         self,
         n_features: int,
@@ -39,21 +38,11 @@ class OGDLearner:
     ):
         if surrogate not in SURROGATES:
             raise ValueError(f"unknown surrogate {surrogate!r}; known: {', '.join(SURROGATES)}")
-        self.w = np.zeros(n_features)
-        self.t = 0
+        super().__init__(n_features, step, ties)
         self.surrogate = surrogate
         self._fn = SURROGATES[surrogate]
         self.params = dict(params or {})
-        self.step = step
         self.radius = radius
-        self.ties = ties
-
-    @property
-    def weights(self) -> np.ndarray:
-        return self.w
-
-    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return rank_from_scores(X @ self.w, self.ties, rng)
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1

@@ -16,28 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.learners.base import Feedback, RankingMeasure, UpdateInfo
+from ltr_cli.learners.base import Feedback, LinearRanker, RankingMeasure, UpdateInfo
 from ltr_cli.learners.schedules import StepSchedule
-from ltr_cli.metrics import rank_from_scores
 from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_value_and_grad, slam_weights
 
 
-class _MistakeDriven:
+class _MistakeDriven(LinearRanker):
     """Shared loop: rank by X w; on a mistake round take a (sub)gradient step."""
 
     def __init__(self, n_features: int, step: StepSchedule, mistake: RankingMeasure, ties: str):
-        self.w = np.zeros(n_features)
-        self.t = 0
-        self.step = step
+        super().__init__(n_features, step, ties)
         self.mistake = mistake
-        self.ties = ties
-
-    @property
-    def weights(self) -> np.ndarray:
-        return self.w
-
-    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return rank_from_scores(X @ self.w, self.ties, rng)
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         raise NotImplementedError
