@@ -152,6 +152,12 @@ def _measure_name(value: str | None) -> str | None:
     return None if value is None else parse_measure(value)
 
 
+def _reject_loss_scaled(step: StepSpec) -> StepSpec:
+    if step.loss_scaled:
+        raise ValueError("loss_scaled needs a ranking loss: only slam-perceptron and alg3 have one")
+    return step
+
+
 class _LearnerBase(_Strict):
     label: str | None = Field(None, description="legend label (default: the paper's name)")
     step: StepSpec = StepSpec()
@@ -163,7 +169,9 @@ class SlamPerceptronSpec(_LearnerBase):
     type: Literal["slam-perceptron"]
     measure: str = Field("ndcg", description="weight vector: ndcg (Eq. 11), ndcg@K (Eq. 24), ap (Eq. 10)")
     mistake: str | None = Field(None, description="measure whose loss triggers updates; default: measure")
-    weights: Literal["paper", "level-averaged"] = "paper"
+    weights: Literal["paper", "paper-fixed", "level-averaged"] = Field(
+        "paper", description="paper: score order within a level (exchangeable); paper-fixed: "
+        "input order (convex); level-averaged: the authors' code")
     margin: Literal["constant", "label-difference"] = "constant"
     delta: float = Field(1.0, gt=0)
     relevance_threshold: float = Field(0.0, description="AP: relevant = label > this")
@@ -192,6 +200,22 @@ class OGDSpec(_LearnerBase):
     delta: float = Field(1.0, gt=0, description="ranksvm margin")
     cost: Union[Literal["uniform", "difference"], list[list[float]]] = Field(
         "uniform", description="ordinal/preference pair costs (matrix indexed by integer labels)")
+
+    @field_validator("cost")
+    @classmethod
+    def _square_cost(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            n = len(v)
+            if n < 2 or any(len(row) != n for row in v):
+                raise ValueError("the cost matrix must be square, at least 2 x 2 (one row per label 0..n-1)")
+            if any(x < 0 for row in v for x in row):
+                raise ValueError("cost matrix entries must be >= 0")
+        return v
+
+    @field_validator("step")
+    @classmethod
+    def _no_loss_scaling(cls, v: StepSpec) -> StepSpec:
+        return _reject_loss_scaled(v)
     epsilon: float = Field(0.01, gt=0, description="smoothdcg smoothing")
 
     def surrogate_params(self) -> dict[str, Any]:
@@ -205,6 +229,11 @@ class ListNetSpec(_LearnerBase):
 
     type: Literal["listnet"]
     radius: float | None = Field(None, gt=0)
+
+    @field_validator("step")
+    @classmethod
+    def _no_loss_scaling(cls, v: StepSpec) -> StepSpec:
+        return _reject_loss_scaled(v)
 
 
 class RandomSpec(_Strict):

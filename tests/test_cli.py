@@ -263,3 +263,14 @@ learners: {{slam: {{type: slam-perceptron}}}}
     bad = write("b.yaml", cfg.read_text().replace(f", {yahoo_sample / 'rank.test.query'}", ""))
     res = runner.invoke(app, ["run", str(bad)])
     assert res.exit_code == 1 and "one group file per data file" in res.stderr
+
+
+def test_cost_matrix_too_small_for_the_labels(tmp_path, write):
+    cfg = write("c.yaml", """
+experiment: cost
+dataset: {kind: separable, queries: 5}
+learners: {o: {type: ogd, surrogate: ordinal, cost: [[0, 1], [0, 0]]}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out")])
+    err = res.stderr.strip().splitlines()[-1]
+    assert res.exit_code == 1 and err.startswith("ltr: error: label 2 cannot index the 2 x 2 cost matrix")

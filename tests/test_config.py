@@ -38,6 +38,11 @@ BAD = [
     ("missing learners", "experiment: x\ndataset: {kind: separable}\n", [], "learners", "Field required"),
     ("bad experiment name", GOOD.replace("experiment: demo", "experiment: ../up"), [], "experiment", "letters"),
     ("bad override syntax", GOOD, ["protocol.passes"], None, "KEY=VALUE"),
+    ("ragged cost matrix", GOOD.replace("{type: slam-perceptron}", "{type: ogd, surrogate: ordinal, cost: [[0, 1], [1]]}"), [], "learners.slam.cost", "square"),
+    ("negative cost", GOOD.replace("{type: slam-perceptron}", "{type: ogd, surrogate: ordinal, cost: [[0, -1], [1, 0]]}"), [], "learners.slam.cost", ">= 0"),
+    ("loss-scaled listnet", GOOD.replace("{type: slam-perceptron}", "{type: listnet, step: {loss_scaled: true}}"), [], "learners.slam.step", "ranking loss"),
+    ("unknown weights", GOOD.replace("{type: slam-perceptron}", "{type: slam-perceptron, weights: fancy}"), [], "learners.slam.weights", "paper-fixed"),
+    ("bad learner measure", GOOD.replace("{type: slam-perceptron}", "{type: slam-perceptron, measure: ap@5}"), [], "learners.slam.measure", "ndcg@K"),
 ]
 
 

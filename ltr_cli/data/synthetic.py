@@ -9,8 +9,9 @@ Two variants of the separable set (``../shared/REPRODUCTION-NOTES.md``):
   document of a level is redrawn until its score ``x . u`` is more than ``margin`` (1) below
   the minimum score of the level above.
 * ``paper``: the paper's text. m = 20, d = 20, each document's level uniform on {0..4},
-  a random unit-norm Gaussian ranker u, features ``N(mu_level * u, I)`` and the same
-  top-down rejection so that the margin condition (Eq. 21) holds with ``gamma = margin``.
+  a random unit-norm Gaussian ranker u, features ``N(c mu_level u, I)`` with
+  ``c = max(1, margin)`` (so wide margins stay feasible) and the same top-down rejection,
+  so that the margin condition (Eq. 21) holds with ``gamma = margin``.
 
 Both are deterministic functions of their seed.
 """
@@ -77,6 +78,8 @@ def separable_queries(spec: SeparableSpec) -> Iterator[Query]:
     rng = np.random.default_rng(spec.seed)
     u = spec.ranker(rng)
     direction = np.ones(spec.features) if spec.variant == "authors" else u
+    # paper variant: level means 2 apart per unit of margin (unchanged for margin <= 1)
+    spread = 1.0 if spec.variant == "authors" else max(1.0, spec.margin)
     for t in range(spec.queries):
         if spec.variant == "authors":
             y = AUTHORS_RELEVANCE.copy() if spec.docs == 20 else np.sort(
@@ -89,7 +92,7 @@ def separable_queries(spec: SeparableSpec) -> Iterator[Query]:
             rows = np.flatnonzero(y == level)
             if rows.size == 0:
                 continue
-            mean = LEVEL_MEANS[level] * direction
+            mean = LEVEL_MEANS[level] * spread * direction
             docs = _draw_level_docs(rng, rows.size, mean, u, ceiling - spec.margin)
             X[rows] = docs
             ceiling = float((docs @ u).min())

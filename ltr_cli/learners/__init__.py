@@ -84,7 +84,8 @@ def describe_learner(spec: LearnerSpec) -> dict[str, object]:
         out.update(algorithm="perceptron paper Alg. 2", weights=f"v^{spec.measure} ({spec.weights})",
                    margin=f"{spec.margin} (delta={spec.delta:g})",
                    mistake_condition=f"1 - {spec.mistake or spec.measure} != 0",
-                   within_level_order="score order (proof of Thm 8)" if spec.weights == "paper" else "level mean")
+                   within_level_order={"paper": "score order (proof of Thm 8)", "paper-fixed": "input order",
+                                       "level-averaged": "level mean"}[spec.weights])
     elif isinstance(spec, MaxPairPerceptronSpec):
         out.update(algorithm="perceptron paper Alg. 3 (Eq. 27/29)",
                    margin=f"{spec.margin} (delta={spec.delta:g})",

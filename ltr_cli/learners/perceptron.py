@@ -50,9 +50,10 @@ class SlamPerceptron(_MistakeDriven):
     """Algorithm 2 on a SLAM surrogate.
 
     ``measure``: which weight vector (``ndcg``, ``ndcg@K``, ``ap``); ``mistake``: the RML
-    measure (default: the same); ``weights``: ``paper`` or ``level-averaged`` (authors'
-    code); ``margin``: ``constant`` (Eq. 8, Delta = ``delta``) or ``label-difference``
-    (authors' code); ``threshold``: AP's relevance threshold.
+    measure (default: the same); ``weights``: ``paper`` (documents of a level in score
+    order, as in the proof of Theorem 8), ``paper-fixed`` (in input order: phi convex) or
+    ``level-averaged`` (authors' code); ``margin``: ``constant`` (Eq. 8, Delta = ``delta``)
+    or ``label-difference`` (authors' code); ``threshold``: AP's relevance threshold.
     """
 
     def __init__(
@@ -70,12 +71,14 @@ class SlamPerceptron(_MistakeDriven):
         super().__init__(n_features, step, RankingMeasure(mistake or measure, threshold), ties)
         self.measure = RankingMeasure(measure, threshold)
         self.level_average = weights == "level-averaged"
+        self.score_ordered = weights == "paper"
         self.margin = margin
         self.delta = delta
 
     def weight_vector(self, labels: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
         m = self.measure
-        return slam_weights(labels, scores, m.kind, m.k, self.level_average, m.threshold)
+        order_by = scores if self.score_ordered else None
+        return slam_weights(labels, order_by, m.kind, m.k, self.level_average, m.threshold)
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         v = self.weight_vector(labels, scores)

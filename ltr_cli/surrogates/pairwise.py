@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ltr_cli.errors import LtrError
+
 
 def ranksvm_value_and_grad(
     scores: np.ndarray, labels: np.ndarray, delta: float = 1.0
@@ -57,7 +59,14 @@ def _cost(cost: str | Sequence[Sequence[float]] | np.ndarray, low: float, high: 
         if cost == "difference":
             return float(high - low)
         raise ValueError(f"unknown cost {cost!r}; expected uniform, difference or a matrix")
-    return float(np.asarray(cost, dtype=np.float64)[int(low), int(high)])
+    C = np.asarray(cost, dtype=np.float64)
+    for label in (low, high):
+        if label != int(label) or not 0 <= label < C.shape[0]:
+            raise LtrError(
+                f"label {label:g} cannot index the {C.shape[0]} x {C.shape[0]} cost matrix; a cost "
+                f"matrix needs integer labels 0..{C.shape[0] - 1} (use cost: uniform or difference)"
+            )
+    return float(C[int(low), int(high)])
 
 
 def ordinal_value_and_grad(
