@@ -236,6 +236,24 @@ class ListNetSpec(_LearnerBase):
         return _reject_loss_scaled(v)
 
 
+class RTopKFSpec(_Strict):
+    """RTop-kF (top-k paper, Alg. 1): learns from the labels of the top 1 (squared, KL,
+    SmoothDCG) or top 2 (RankSVM) shown documents only."""
+
+    type: Literal["rtopkf"]
+    label: str | None = None
+    surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"]
+    schedule: Literal["paper", "authors-code"] = Field(
+        "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
+    horizon: int | None = Field(None, gt=0, description="planned rounds T (paper schedule); default: known stream length")
+    eta_scale: float | None = Field(None, gt=0, description="c_eta (default 1 paper, 0.1 authors-code)")
+    gamma_scale: float | None = Field(None, gt=0, description="c_gamma (default 1 paper, 0.1 authors-code)")
+    radius: float | None = Field(1.0, gt=0, description="projection radius U")
+    epsilon: float = Field(0.01, gt=0, description="SmoothDCG smoothing (authors' code: 0.001)")
+    fidelity: Literal["exact", "authors-code"] = Field(
+        "exact", description="estimator denominators: exact sampling law (unbiased) or the authors' 0.001 gamma/m (biased)")
+
+
 class RandomSpec(_Strict):
     """A uniformly random ranking every round (a baseline that never learns)."""
 
@@ -244,12 +262,12 @@ class RandomSpec(_Strict):
 
 
 LearnerSpec = Annotated[
-    Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RandomSpec],
+    Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RTopKFSpec, RandomSpec],
     Field(discriminator="type"),
 ]
 
 _DATASET_KINDS = ("separable", "shaped", "registry", "files")
-_LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "random")
+_LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -257,6 +275,8 @@ class ExperimentSpec(_Strict):
     experiment: str
     description: str = ""
     seed: int = Field(0, ge=0)
+    seeds: list[int] | None = Field(
+        None, min_length=1, description="repeat every learner once per seed (overrides seed)")
     fidelity: Literal["paper", "authors-code"] = Field(
         "paper", description="which protocol this config follows (recorded with results)"
     )
@@ -273,6 +293,20 @@ class ExperimentSpec(_Strict):
             raise ValueError("must be a name of letters, digits, '-', '_' or '.'")
         return v
 
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and (len(set(v)) != len(v) or min(v) < 0):
+            raise ValueError("seeds must be distinct non-negative integers")
+        return v
+
+    def seed_list(self) -> list[int]:
+        return list(self.seeds) if self.seeds else [self.seed]
+
+    def for_seed(self, seed: int) -> "ExperimentSpec":
+        """The same experiment with one seed (what one run records)."""
+        return self.model_copy(update={"seed": seed, "seeds": None})
+
     @field_validator("learners")
     @classmethod
     def _learner_names(cls, v: dict[str, Any]) -> dict[str, Any]:
@@ -286,7 +320,8 @@ class ExperimentSpec(_Strict):
         return self.model_dump(mode="json")
 
     def run_id(self, learner: str) -> str:
-        """Deterministic run id: learner name + hash of everything that affects its run."""
+        """Deterministic run id: learner name (+ seed when repeating) + hash of everything
+        that affects its run."""
         data = self.resolved()
         data["learners"] = {learner: data["learners"][learner]}
         data.pop("output", None)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ltr_cli import __version__
 from ltr_cli.config import ExperimentSpec
-from ltr_cli.data.sources import open_source, stream_rounds
+from ltr_cli.data.sources import QuerySource, open_source, stream_rounds
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.results import write_run
@@ -64,57 +64,79 @@ def run_experiment(
     learners: list[str] | None = None,
     argv: list[str] | None = None,
 ) -> list[RunOutcome]:
-    """Run every learner of ``spec`` (or the named ones) and write one run dir each."""
+    """Run every learner of ``spec`` (or the named ones), once per seed; one run dir each."""
     out_root = Path(out) if out is not None else spec.output
-    source = open_source(spec.dataset, spec.seed)
-    fingerprint = source.fingerprint()
-    measures = spec.metrics.measures()
-    constants = None
-    if source.ranker is not None:  # separable stream: the theory's constants
-        constants = stream_constants(source.queries(0), source.ranker)
+    repeated = spec.seeds is not None
     outcomes = []
-    for name, lspec in spec.learners.items():
-        if learners and name not in learners:
-            continue
-        # independent, reproducible streams: data order/subsampling, ties, learner draws
-        stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
-        learner = build_learner(lspec, source.n_features, spec.metrics.ties,
-                                np.random.default_rng(learner_seq))
-        rounds = stream_rounds(source, spec.protocol.passes, spec.protocol.shuffle,
-                               spec.protocol.keep_probability, np.random.default_rng(stream_seq))
-        if not quiet:
-            print(f"[{spec.experiment}] {name}: {source.description}", file=sys.stderr)
-        total = None
-        if source.n_queries is not None and spec.protocol.keep_probability == 1.0:
-            total = source.n_queries * spec.protocol.passes
-        result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
-                            spec.protocol.max_rounds, quiet, total_hint=total)
-        summary = summarize(result, measures)
-        summary = {"experiment": spec.experiment, "learner": name,
-                   "label": default_label(lspec), "role": paper_role(lspec),
-                   "dataset": source.name, **summary}
-        if constants is not None:
-            summary["theory"] = theory_block(lspec, constants, source.queries(0))
-        resolved = spec.resolved()
-        resolved["learners"] = {name: resolved["learners"][name]}
-        run_id = spec.run_id(name)
-        manifest = {
-            "run_id": run_id,
-            "experiment": spec.experiment,
-            "learner": name,
-            "learner_label": default_label(lspec),
-            "seed": spec.seed,
-            "versions": _versions(),
-            "command": argv or sys.argv,
-            "dataset": {"description": source.description, "n_features": source.n_features,
-                        "fingerprint": fingerprint},
-            "conventions": _conventions(spec),
-            "learner_conventions": describe_learner(lspec),
-            "protocol": spec.protocol.model_dump(mode="json"),
-            "timings": {"wall_seconds": summary["wall_seconds"],
-                        "rounds_per_second": summary["rounds_per_second"]},
-        }
-        path = write_run(out_root / spec.experiment / run_id, resolved, result.rounds,
-                         summary, manifest)
-        outcomes.append(RunOutcome(name, path, summary))
+    for seed in spec.seed_list():
+        one = spec.for_seed(seed)
+        source = open_source(one.dataset, seed)
+        constants = None
+        if source.ranker is not None:  # separable stream: the theory's constants
+            constants = stream_constants(source.queries(0), source.ranker)
+        for name, lspec in one.learners.items():
+            if learners and name not in learners:
+                continue
+            outcome = _run_learner(one, name, lspec, source, constants, out_root, quiet,
+                                   argv, repeated)
+            outcomes.append(outcome)
     return outcomes
+
+
+def _run_learner(
+    spec: ExperimentSpec,
+    name: str,
+    lspec: Any,
+    source: QuerySource,
+    constants: Any,
+    out_root: Path,
+    quiet: bool,
+    argv: list[str] | None,
+    repeated: bool,
+) -> RunOutcome:
+    measures = spec.metrics.measures()
+    protocol = spec.protocol
+    planned = None
+    if source.n_queries is not None and protocol.keep_probability == 1.0:
+        planned = source.n_queries * protocol.passes
+    if protocol.max_rounds is not None:
+        planned = min(planned, protocol.max_rounds) if planned else protocol.max_rounds
+    # independent, reproducible streams: data order/subsampling, ties, learner draws
+    stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
+    learner = build_learner(lspec, source.n_features, spec.metrics.ties,
+                            np.random.default_rng(learner_seq), planned)
+    rounds = stream_rounds(source, protocol.passes, protocol.shuffle,
+                           protocol.keep_probability, np.random.default_rng(stream_seq))
+    if not quiet:
+        print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}", file=sys.stderr)
+    result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
+                        protocol.max_rounds, quiet, total_hint=planned)
+    summary = summarize(result, measures)
+    summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
+               "label": default_label(lspec), "role": paper_role(lspec),
+               "dataset": source.name, **summary}
+    if constants is not None:
+        summary["theory"] = theory_block(lspec, constants, source.queries(0))
+    resolved = spec.resolved()
+    resolved["learners"] = {name: resolved["learners"][name]}
+    run_id = spec.run_id(name)
+    if repeated:
+        run_id = f"{name}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
+    manifest = {
+        "run_id": run_id,
+        "experiment": spec.experiment,
+        "learner": name,
+        "learner_label": default_label(lspec),
+        "seed": spec.seed,
+        "versions": _versions(),
+        "command": argv or sys.argv,
+        "dataset": {"description": source.description, "n_features": source.n_features,
+                    "fingerprint": source.fingerprint()},
+        "conventions": _conventions(spec),
+        "learner_conventions": describe_learner(lspec),
+        "protocol": protocol.model_dump(mode="json"),
+        "timings": {"wall_seconds": summary["wall_seconds"],
+                    "rounds_per_second": summary["rounds_per_second"]},
+    }
+    path = write_run(out_root / spec.experiment / run_id, resolved, result.rounds, summary, manifest)
+    return RunOutcome(name, path, summary)

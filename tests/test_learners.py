@@ -73,11 +73,14 @@ def test_projection_keeps_w_in_the_ball():
     assert project_to_ball(w, None) is w
 
 
-def test_non_finite_gradient_is_an_error_not_a_nan_curve():
-    learner = OGDLearner(1, "kl", StepSchedule("constant", 1.0))
-    learner.w = np.array([1000.0])
-    with pytest.raises(LtrError, match="not finite"):
-        one_round(learner, np.array([[1.0], [2.0]]), np.array([1.0, 0.0]))
+def test_kl_is_guarded_and_non_finite_steps_are_errors():
+    learner = OGDLearner(1, "kl", StepSchedule("constant", 1.0), radius=1.0)
+    learner.w = np.array([1000.0])  # scores 1000, 2000: exp is capped, the step is finite
+    one_round(learner, np.array([[1.0], [2.0]]), np.array([1.0, 0.0]))
+    assert np.all(np.isfinite(learner.w))
+    learner.w = np.array([10.0])
+    with pytest.raises(LtrError, match="not finite"):  # 1e308 * exp(50) overflows: reported
+        one_round(learner, np.array([[1e308], [1e308]]), np.array([1.0, 0.0]))
 
 
 def test_random_ranker_uses_its_own_stream():

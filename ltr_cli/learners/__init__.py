@@ -12,11 +12,13 @@ from ltr_cli.config import (
     MaxPairPerceptronSpec,
     OGDSpec,
     RandomSpec,
+    RTopKFSpec,
     SlamPerceptronSpec,
 )
 from ltr_cli.learners.base import OnlineLearner
 from ltr_cli.learners.ogd import OGDLearner, RandomRanker
 from ltr_cli.learners.perceptron import MaxPairPerceptron, SlamPerceptron
+from ltr_cli.learners.rtopkf import RTopKF
 from ltr_cli.learners.schedules import StepSchedule
 
 LEARNER_HELP = {
@@ -24,6 +26,7 @@ LEARNER_HELP = {
     "alg3": "Alg. 3 of the perceptron paper (max-pair surrogate, Eq. 27)",
     "listnet": "online ListNet: OGD on the top-1 cross entropy every round",
     "ogd": "OGD on any surrogate (squared, ranksvm, ordinal, preference, listnet, kl, smoothdcg)",
+    "rtopkf": "RTop-kF (top-k paper): learns from top-1/top-2 labels (squared, kl, smoothdcg, ranksvm)",
     "random": "a uniformly random ranking every round",
 }
 
@@ -32,8 +35,17 @@ def _step(spec: Any) -> StepSchedule:
     return StepSchedule(spec.step.rule, spec.step.eta, spec.step.loss_scaled)
 
 
-def build_learner(spec: LearnerSpec, n_features: int, ties: str, rng: np.random.Generator) -> OnlineLearner:
-    """The learner a spec describes; ``rng`` is its own random stream."""
+def build_learner(
+    spec: LearnerSpec, n_features: int, ties: str, rng: np.random.Generator,
+    planned_rounds: int | None = None,
+) -> OnlineLearner:
+    """The learner a spec describes; ``rng`` is its own random stream; ``planned_rounds``
+    is the stream's length when known (RTop-kF's paper schedule needs T)."""
+    if isinstance(spec, RTopKFSpec):
+        default = 1.0 if spec.schedule == "paper" else 0.1
+        return RTopKF(n_features, spec.surrogate, rng, spec.schedule, spec.horizon or planned_rounds,
+                      spec.eta_scale or default, spec.gamma_scale or default, spec.radius,
+                      spec.epsilon, spec.fidelity, ties)
     if isinstance(spec, SlamPerceptronSpec):
         return SlamPerceptron(n_features, _step(spec), spec.measure, spec.mistake, spec.weights,
                               spec.margin, spec.delta, spec.relevance_threshold, ties)
@@ -60,6 +72,8 @@ def paper_role(spec: LearnerSpec) -> str:
         return "listnet"
     if isinstance(spec, OGDSpec):
         return f"ogd-{spec.surrogate}"
+    if isinstance(spec, RTopKFSpec):
+        return f"rtopkf-{spec.surrogate}"
     return "random"
 
 
@@ -72,12 +86,23 @@ def default_label(spec: LearnerSpec) -> str:
     if spec.label:
         return spec.label
     role = paper_role(spec)
+    if isinstance(spec, RTopKFSpec):
+        names = {"squared": "Squared", "ranksvm": "RankSVM", "kl": "KL", "smoothdcg": "SmoothDCG"}
+        return f"{names[spec.surrogate]} (top-{2 if spec.surrogate == 'ranksvm' else 1})"
     return _DEFAULT_LABELS.get(role, role.upper() if role.startswith("ogd") else role)
 
 
 def describe_learner(spec: LearnerSpec) -> dict[str, object]:
     """Conventions of a learner, for the manifest."""
     out: dict[str, object] = {"type": spec.type, "role": paper_role(spec)}
+    if isinstance(spec, RTopKFSpec):
+        out.update(algorithm="top-k paper Alg. 1 (RTop-kF)", surrogate=spec.surrogate,
+                   feedback=f"top-{2 if spec.surrogate == 'ranksvm' else 1}", schedule=spec.schedule,
+                   horizon=spec.horizon, eta_scale=spec.eta_scale, gamma_scale=spec.gamma_scale,
+                   projection_radius=spec.radius, epsilon=spec.epsilon,
+                   estimator=("exact sampling law (unbiased)" if spec.fidelity == "exact"
+                              else "authors' code denominators 0.001 gamma/m (BIASED)"))
+        return out
     if not isinstance(spec, RandomSpec):
         out["step"] = _step(spec).describe()
     if isinstance(spec, SlamPerceptronSpec):

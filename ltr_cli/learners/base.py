@@ -68,7 +68,9 @@ class LinearRanker:
         return self.w
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return rank_from_scores(X @ self.w, self.ties, rng)
+        with np.errstate(over="ignore"):  # infinite scores still sort; updates check finiteness
+            scores = X @ self.w
+        return rank_from_scores(scores, self.ties, rng)
 
 
 @dataclass(frozen=True)

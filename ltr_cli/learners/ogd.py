@@ -50,14 +50,15 @@ class OGDLearner(LinearRanker):
             raise ValueError("the OGD learner needs full-label feedback")
         with np.errstate(over="ignore", invalid="ignore"):
             value, grad_s = self._fn(X @ self.w, feedback.labels, **self.params)
-        if not np.all(np.isfinite(grad_s)):
+            step = X.T @ grad_s
+        if not np.all(np.isfinite(step)):
             raise LtrError(
-                f"round {self.t}: the {self.surrogate} gradient is not finite (scores too large "
-                "for exp); use a smaller step or a projection radius"
+                f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
+                "scores too large); rescale the features or use a smaller step or radius"
             )
-        if not grad_s.any():
+        if not step.any():
             return UpdateInfo(mistake=False, updated=False, surrogate=value)
-        self.w = project_to_ball(self.w - self.step(self.t) * (X.T @ grad_s), self.radius)
+        self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
 

@@ -1,7 +1,8 @@
 """The online protocol: one query per round.
 
 Round t: the learner ranks the query; every configured measure is computed on the **full**
-labels of that ranking; the feedback (full labels here) is handed to the learner, which
+labels of that ranking; the feedback - all labels, or for partial-feedback learners only
+the labels of the top-k shown documents (:func:`reveal`) - is handed to the learner, which
 updates. One row per round is recorded: ``t, pass, qid, m, <metric>..., mistake, updated,
 no_relevant, ranking_loss`` (``no_relevant``: no label above 0, so NDCG/AP took the policy
 value - keep it to recompute a curve under another policy without re-running;
@@ -52,6 +53,16 @@ def _progress(total: int | None, quiet: bool):
     return tqdm(total=total, unit="round", dynamic_ncols=True, leave=False)
 
 
+def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray) -> Feedback:
+    """What the learner is allowed to see: every label, or (a learner with a
+    ``feedback_k`` attribute) only the labels at the first k positions of the shown
+    ranking. The other labels are not passed at all, so the learner cannot read them."""
+    k = getattr(learner, "feedback_k", None)
+    if k is None:
+        return Feedback(ranking=ranking, labels=labels)
+    return Feedback(ranking=ranking, labels=None, top_labels=labels[ranking[:k]].copy())
+
+
 def run_online(
     rounds: Iterator[tuple[int, Query]],
     learner: OnlineLearner,
@@ -79,7 +90,7 @@ def run_online(
             ranking = learner.rank(query.X, rng)
             for meas in measures:
                 cols[meas.name].append(meas(ranking, query.y))
-            info = learner.update(query.X, Feedback(ranking=ranking, labels=query.y))
+            info = learner.update(query.X, reveal(learner, ranking, query.y))
             cols["t"].append(t)
             cols["pass"].append(pass_no)
             cols["qid"].append(query.qid)

@@ -1,0 +1,105 @@
+"""RTop-kF (top-k paper, Algorithm 1): online learning from the labels of the top-k
+documents of the ranking that was shown.
+
+Round t: exploit ranking ``sigma_t = argsort(X w)``; with probability gamma_t the learner
+shows a uniformly random permutation instead (drawn from its own stream). The protocol
+then reveals only the labels at the first k positions of the shown ranking (k = 1 for
+squared, KL, SmoothDCG; 2 for RankSVM); the learner builds an unbiased estimate of the
+surrogate's gradient (:mod:`ltr_cli.surrogates.topk_estimators`) and steps
+``w <- Proj_U(w - eta_t X^T z)``.
+
+Schedules: ``paper`` - fixed ``eta = c_eta T^(-2/3)``, ``gamma = c_gamma T^(-1/3)`` for the
+planned number of rounds T (c = 1 in the paper); ``authors-code`` - decaying
+``eta_t = c_eta t^(-2/3)``, ``gamma_t = c_gamma t^(-1/3)`` (c = 0.1 in the authors' code).
+gamma is capped at 1/2, the range Alg. 1 allows (the decaying rule exceeds it only when
+``c_gamma t^(-1/3) > 1/2``, e.g. at t = 1 with c_gamma = 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ltr_cli.errors import LtrError
+from ltr_cli.learners.base import Feedback, UpdateInfo
+from ltr_cli.learners.ogd import project_to_ball
+from ltr_cli.metrics import rank_from_scores
+from ltr_cli.surrogates.topk_estimators import FEEDBACK_K, estimate_score_gradient
+
+
+class RTopKF:
+    def __init__(
+        self,
+        n_features: int,
+        surrogate: str,
+        rng: np.random.Generator,
+        schedule: str = "paper",
+        horizon: int | None = None,
+        eta_scale: float = 1.0,
+        gamma_scale: float = 1.0,
+        radius: float | None = 1.0,
+        epsilon: float = 0.01,
+        fidelity: str = "exact",
+        ties: str = "input-order",
+    ):
+        if surrogate not in FEEDBACK_K:
+            raise ValueError(f"RTop-kF has no estimator for {surrogate!r}")
+        if schedule == "paper" and not horizon:
+            raise LtrError(
+                "rtopkf with schedule 'paper' needs the planned number of rounds T: set the "
+                "learner's horizon, or protocol.max_rounds"
+            )
+        self.w = np.zeros(n_features)
+        self.t = 0
+        self.surrogate = surrogate
+        self.feedback_k = FEEDBACK_K[surrogate]
+        self.rng = rng
+        self.schedule = schedule
+        self.horizon = horizon
+        self.eta_scale, self.gamma_scale = eta_scale, gamma_scale
+        self.radius = radius
+        self.epsilon = epsilon
+        self.fidelity = fidelity
+        self.ties = ties
+        self._exploit: np.ndarray | None = None
+        self._gamma = 0.0
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def rates(self, t: int) -> tuple[float, float]:
+        """(eta_t, gamma_t) for round t (1-based)."""
+        if self.schedule == "paper":
+            T = float(self.horizon)  # type: ignore[arg-type]
+            eta, gamma = self.eta_scale * T ** (-2 / 3), self.gamma_scale * T ** (-1 / 3)
+        else:
+            eta, gamma = self.eta_scale * t ** (-2 / 3), self.gamma_scale * t ** (-1 / 3)
+        return eta, min(gamma, 0.5)
+
+    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        _, gamma = self.rates(self.t + 1)
+        exploit = rank_from_scores(X @ self.w, self.ties, rng)
+        self._exploit, self._gamma = exploit, gamma
+        if self.rng.random() < gamma:
+            return self.rng.permutation(X.shape[0])
+        return exploit
+
+    def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
+        self.t += 1
+        if feedback.top_labels is None or self._exploit is None:
+            raise ValueError("RTop-kF learns from top-k feedback on the ranking it produced")
+        m = X.shape[0]
+        if m < self.feedback_k:  # a one-document list carries no pair to learn from
+            return UpdateInfo(mistake=False, updated=False)
+        eta, _ = self.rates(self.t)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = estimate_score_gradient(self.surrogate, X @ self.w, feedback.ranking,
+                                        feedback.top_labels, self._exploit, self._gamma,
+                                        self.fidelity, self.epsilon)
+            step = X.T @ z
+        if not np.all(np.isfinite(step)):
+            raise LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
+        if not step.any():
+            return UpdateInfo(mistake=False, updated=False)
+        self.w = project_to_ball(self.w - eta * step, self.radius)
+        return UpdateInfo(mistake=False, updated=True)
