@@ -50,6 +50,12 @@ class TiesOpt(str, Enum):
     pessimistic = "pessimistic"
 
 
+class BandOpt(str, Enum):
+    minmax = "minmax"
+    std = "std"
+    none = "none"
+
+
 class NoRelevantOpt(str, Enum):
     zero = "zero"
     one = "one"
@@ -141,6 +147,7 @@ def plot(
     out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
     theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
+    band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt.minmax,
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
     try:
@@ -152,7 +159,7 @@ def plot(
             raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
         runs = [read_run(d) for d in dirs]
         target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
-        written = plot_runs(runs, metric, target, max_rounds)
+        written = plot_runs(runs, metric, target, max_rounds, band.value)
         if theory:
             written += plot_theory(runs, target)
     except LtrError as exc:

@@ -22,10 +22,35 @@ def metric_columns(run: Run) -> list[str]:
     return [c for c in run.rounds.columns if c not in _NON_METRIC]
 
 
+def _group_by_learner(runs: list[Run]) -> dict[str, list[Run]]:
+    """Runs of one learner (its seeds) together, keyed by learner name."""
+    groups: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        groups[str(run.summary.get("learner") or run.path.name)].append(run)
+    return groups
+
+
+def seed_curves(runs: list[Run], metric: str, max_rounds: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Time-averaged curves of one learner's seeds, cut to the shortest: (t, curves[seed, t])."""
+    curves = [time_average(r.rounds[metric].to_numpy(dtype=np.float64)) for r in runs]
+    n = min(len(c) for c in curves)
+    if max_rounds:
+        n = min(n, max_rounds)
+    return np.arange(1, n + 1), np.vstack([c[:n] for c in curves])
+
+
 def plot_runs(
-    runs: list[Run], metrics: list[str] | None, out_dir: Path, max_rounds: int | None = None
+    runs: list[Run],
+    metrics: list[str] | None,
+    out_dir: Path,
+    max_rounds: int | None = None,
+    band: str = "minmax",
 ) -> list[Path]:
-    """Draw one figure per (experiment, metric); return the written files."""
+    """Draw one figure per (experiment, metric); return the written files.
+
+    A learner run with several seeds is drawn as the mean curve with a band: ``minmax``
+    (the range over seeds), ``std`` (mean +- one standard deviation) or ``none``.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -40,7 +65,7 @@ def plot_runs(
         raise ResultsError(f"{out_dir}: cannot create the plot folder ({exc.strerror})") from None
     written: list[Path] = []
     for experiment, group in sorted(by_experiment.items()):
-        available = [c for c in metric_columns(group[0])]
+        available = metric_columns(group[0])
         wanted = metrics or available
         for metric in wanted:
             have = [r for r in group if metric in r.rounds.columns]
@@ -52,22 +77,28 @@ def plot_runs(
                     )
                 continue
             fig, ax = plt.subplots(figsize=(6.4, 4.2))
-            for run in sorted(have, key=lambda r: r.label):
-                values = run.rounds[metric].to_numpy(dtype=np.float64)
-                t = run.rounds["t"].to_numpy()
-                if max_rounds:
-                    values, t = values[:max_rounds], t[:max_rounds]
-                ax.plot(t, time_average(values), label=f"{run.label}:{metric.upper()}", lw=1.6)
+            learners = _group_by_learner(have)
+            for i, (_, seeds) in enumerate(sorted(learners.items(), key=lambda kv: kv[1][0].label)):
+                t, curves = seed_curves(seeds, metric, max_rounds)
+                mean = np.nanmean(curves, axis=0)
+                n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
+                ax.plot(t, mean, color=f"C{i}", lw=1.6, label=f"{seeds[0].label}:{metric.upper()}{n}")
+                if len(seeds) > 1 and band != "none":
+                    if band == "std":
+                        sd = np.nanstd(curves, axis=0)
+                        lo, hi = mean - sd, mean + sd
+                    else:
+                        lo, hi = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
+                    ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.2, lw=0)
             ax.set_xlabel("Iteration")
             ax.set_ylabel(f"Time averaged {metric.upper()}")
             ax.set_title(experiment)
             ax.grid(True, alpha=0.3)
-            ax.legend(loc="lower right")
+            ax.legend(loc="lower right", fontsize=8)
             fig.tight_layout()
             stem = f"{experiment}_{metric.replace('@', '_at_')}"
             for ext in ("png", "pdf"):
                 path = out_dir / f"{stem}.{ext}"  # not with_suffix: names may contain '.'
-
                 fig.savefig(path, dpi=150)
                 written.append(path)
             plt.close(fig)

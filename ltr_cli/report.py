@@ -6,32 +6,52 @@ import csv
 import io
 from typing import Any
 
+import numpy as np
+
 from ltr_cli.paper_numbers import paper_value
 from ltr_cli.results import Run
 
 
 def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """One row per (run, metric): the paper's statistic (mean of the time-averaged curve
-    over the last ten rounds), the final time average, and the paper's number if any."""
+    """One row per (experiment, learner, metric): the paper's statistic (mean of the
+    time-averaged curve over the last ten rounds) averaged over the learner's seeds, its
+    spread (standard deviation, min, max over seeds), the final time average, and the
+    paper's number if any."""
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        key = (run.experiment, str(run.summary.get("learner", run.path.name)))
+        groups.setdefault(key, []).append(run)
     rows = []
-    for run in sorted(runs, key=lambda r: (r.experiment, r.label, r.path.name)):
-        s = run.summary
-        for metric, values in s.get("metrics", {}).items():
-            paper = paper_value(str(s.get("dataset", "")), str(s.get("role", "")), metric)
-            last10 = values.get("last10_mean_of_time_average")
+    for (experiment, learner), seeds in sorted(groups.items()):
+        first = seeds[0].summary
+        for metric in first.get("metrics", {}):
+            last10 = [_metric(r, metric, "last10_mean_of_time_average") for r in seeds]
+            final = [_metric(r, metric, "final_time_average") for r in seeds]
+            last10 = [v for v in last10 if v is not None]
+            final = [v for v in final if v is not None]
+            mean = float(np.mean(last10)) if last10 else None
+            paper = paper_value(str(first.get("dataset", "")), str(first.get("role", "")), metric)
             rows.append({
-                "experiment": run.experiment,
-                "dataset": s.get("dataset", ""),
-                "learner": s.get("learner", run.path.name),
-                "label": run.label,
+                "experiment": experiment,
+                "dataset": first.get("dataset", ""),
+                "learner": learner,
+                "label": seeds[0].label,
                 "metric": metric,
-                "rounds": s.get("rounds"),
-                "last10": last10,
-                "final": values.get("final_time_average"),
+                "rounds": first.get("rounds"),
+                "seeds": len(seeds),
+                "last10": mean,
+                "last10_std": float(np.std(last10)) if len(last10) > 1 else None,
+                "last10_min": min(last10) if len(last10) > 1 else None,
+                "last10_max": max(last10) if len(last10) > 1 else None,
+                "final": float(np.mean(final)) if final else None,
                 "paper": paper,
-                "difference": None if paper is None or last10 is None else last10 - paper,
+                "difference": None if paper is None or mean is None else mean - paper,
             })
     return rows
+
+
+def _metric(run: Run, metric: str, key: str) -> float | None:
+    return (run.summary.get("metrics", {}).get(metric) or {}).get(key)
 
 
 def _fmt(v: Any) -> str:
@@ -42,8 +62,8 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-COLUMNS = ["experiment", "dataset", "learner", "label", "metric", "rounds", "last10", "final",
-           "paper", "difference"]
+COLUMNS = ["experiment", "dataset", "learner", "label", "metric", "rounds", "seeds", "last10",
+           "last10_std", "last10_min", "last10_max", "final", "paper", "difference"]
 
 
 def to_markdown(rows: list[dict[str, Any]]) -> str:
@@ -51,7 +71,9 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
     rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
     body = ["| " + " | ".join(_fmt(r[c]) for c in COLUMNS) + " |" for r in rows]
     note = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
-            "paper's statistic); `paper`: the number printed in the paper, where there is one.\n")
+            "paper's statistic), averaged over seeds, with its spread over seeds "
+            "(`last10_std`, `_min`, `_max`); `paper`: the number printed in the paper, where "
+            "there is one.\n")
     return "\n".join([head, rule, *body]) + "\n" + note
 
 

@@ -3,6 +3,8 @@ real sample, and the Figure 2-3 configs on generated files shaped like the datas
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -154,10 +156,10 @@ def test_real_data_configs_run_on_shaped_files(tmp_path, config, dataset, paths,
         assert pd.read_parquet(d / "rounds.parquet")["qid"].tolist() == rounds["qid"].tolist()
     res = runner.invoke(app, ["report", str(tmp_path / "out"), "--format", "csv"])
     assert res.exit_code == 0
-    lines = res.stdout.strip().splitlines()
-    assert lines[0].startswith("experiment,dataset,learner") and len(lines) == 1 + 4 * 2
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert len(rows) == 4 * 2 and all(r["seeds"] == "1" for r in rows)
     if dataset in ("mslr-web10k", "yahoo-set1"):
-        paper = {(r.split(",")[2], r.split(",")[4]): r.split(",")[8] for r in lines[1:]}
+        paper = {(r["learner"], r["metric"]): r["paper"] for r in rows}
         assert paper[("slam-ndcg", "ndcg@10")] in ("0.25", "0.75")
         assert paper[("listnet", "ap")] in ("0.37", "0.87")
         assert paper[("alg3", "ndcg@10")] == ""
