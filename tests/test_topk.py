@@ -1,0 +1,210 @@
+"""RTop-kF (top-k paper): sampling law, unbiased estimators, what the learner may see."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ltr_cli.cli import app
+from ltr_cli.learners.base import Feedback
+from ltr_cli.learners.rtopkf import RTopKF
+from ltr_cli.protocols.online import reveal, run_online
+from ltr_cli.metrics import Measure
+from ltr_cli.data.svmlight import Query
+from ltr_cli.surrogates import SURROGATES
+from ltr_cli.surrogates.topk_estimators import estimate_score_gradient, p_first, p_first_two
+from tests.conftest import REPO
+
+runner = CliRunner()
+SURROGATE_NAMES = ["squared", "kl", "smoothdcg", "ranksvm"]
+
+
+def fixed_learner(m_features, surrogate="squared", gamma=0.3, seed=0, **kw):
+    """RTop-kF with constant gamma (paper schedule with T = 1 and c_gamma = gamma)."""
+    return RTopKF(m_features, surrogate, np.random.default_rng(seed), schedule="paper", horizon=1,
+                  gamma_scale=gamma, eta_scale=kw.pop("eta", 0.1), **kw)
+
+
+def test_exact_probabilities_equal_empirical_frequencies():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5, 3))
+    learner = fixed_learner(3, gamma=0.3)
+    learner.w = rng.normal(size=3)
+    n = 40000
+    first = np.zeros(5)
+    pairs = np.zeros((5, 5))
+    for _ in range(n):
+        shown = learner.rank(X, rng)
+        first[shown[0]] += 1
+        pairs[shown[0], shown[1]] += 1
+    exploit = learner._exploit
+    for j in range(5):
+        p = p_first(j, exploit, 0.3)
+        assert abs(first[j] / n - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-12
+        for k in range(5):
+            if k != j:
+                p2 = p_first_two(j, k, exploit, 0.3)
+                assert abs(pairs[j, k] / n - p2) <= 5 * np.sqrt(p2 * (1 - p2) / n) + 1e-12
+    assert p_first(exploit[0], exploit, 0.3) == pytest.approx(0.7 + 0.3 / 5)
+    assert p_first_two(exploit[0], exploit[1], exploit, 0.3) == pytest.approx(0.7 + 0.3 / 20)
+
+
+def monte_carlo(surrogate, fidelity, n=30000, seed=2):
+    """Mean and standard error of the estimator over rankings drawn from the law."""
+    rng = np.random.default_rng(seed)
+    m, gamma = 5, 0.3
+    s = rng.normal(size=m)
+    y = np.array([2.0, 0.0, 1.0, 3.0, 0.0])
+    exploit = np.argsort(-s, kind="stable")
+    draws = np.empty((n, m))
+    for i in range(n):
+        shown = rng.permutation(m) if rng.random() < gamma else exploit
+        draws[i] = estimate_score_gradient(surrogate, s, shown, y[shown], exploit, gamma, fidelity, 0.5)
+    params = {"epsilon": 0.5} if surrogate == "smoothdcg" else {}
+    exact = SURROGATES[surrogate](s, y, **params)[1]
+    return draws.mean(axis=0), draws.std(axis=0, ddof=1) / np.sqrt(n), exact
+
+
+@pytest.mark.parametrize("surrogate", SURROGATE_NAMES)
+def test_estimators_are_unbiased(surrogate):
+    mean, se, exact = monte_carlo(surrogate, "exact")
+    # 5 standard errors per coordinate (the tolerance comes from the sample variance)
+    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-12), (mean, exact, se)
+
+
+@pytest.mark.parametrize("surrogate", SURROGATE_NAMES)
+def test_authors_denominator_is_biased(surrogate):
+    mean, se, exact = monte_carlo(surrogate, "authors-code")
+    assert np.any(np.abs(mean - exact) > 5 * se), "the authors' 0.001 gamma/m estimator should be biased"
+
+
+def test_authors_denominators_values():
+    exploit = np.array([0, 1, 2, 3])
+    s = np.zeros(4)
+    z_match = estimate_score_gradient("squared", s, np.array([0, 1, 2, 3]), np.array([1.0]), exploit, 0.2, "authors-code")
+    z_miss = estimate_score_gradient("squared", s, np.array([2, 1, 0, 3]), np.array([1.0]), exploit, 0.2, "authors-code")
+    assert z_match[0] == pytest.approx(-2 / (0.8 + 0.2 / 4))
+    assert z_miss[2] == pytest.approx(-2 / (0.001 * 0.2 / 4))
+
+
+def test_protocol_reveals_only_top_k_and_hidden_labels_cannot_matter():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(6, 4))
+    y1 = np.array([3.0, 0.0, 1.0, 2.0, 0.0, 1.0])
+    for surrogate, k in (("kl", 1), ("ranksvm", 2)):
+        a, b = fixed_learner(4, surrogate, seed=7), fixed_learner(4, surrogate, seed=7)
+        a.w = b.w = rng.normal(size=4)
+        shown_a, shown_b = a.rank(X, np.random.default_rng(0)), b.rank(X, np.random.default_rng(0))
+        assert shown_a.tolist() == shown_b.tolist()
+        y2 = y1.copy()
+        hidden = shown_a[k:]
+        y2[hidden] = 4.0 - y2[hidden]  # change every label the learner is not shown
+        fa, fb = reveal(a, shown_a, y1), reveal(b, shown_b, y2)
+        assert fa.labels is None and fa.top_labels.shape == (k,)
+        a.update(X, fa)
+        b.update(X, fb)
+        np.testing.assert_array_equal(a.w, b.w)
+
+
+class _Spy:
+    """A learner that records what the protocol hands it."""
+
+    feedback_k = 1
+
+    def __init__(self):
+        self.seen: list[Feedback] = []
+        self.weights = np.zeros(2)
+
+    def rank(self, X, rng):
+        return np.arange(X.shape[0])[::-1]
+
+    def update(self, X, feedback):
+        from ltr_cli.learners.base import UpdateInfo
+
+        self.seen.append(feedback)
+        return UpdateInfo(mistake=False, updated=False)
+
+
+def test_run_online_passes_partial_feedback_only():
+    spy = _Spy()
+    q = Query("1", np.zeros((4, 2)), np.array([0.0, 1.0, 2.0, 3.0]))
+    result = run_online(iter([(1, q)]), spy, [Measure("ndcg@10")], np.random.default_rng(0), quiet=True)
+    fb = spy.seen[0]
+    assert fb.labels is None and fb.top_labels.tolist() == [3.0] and fb.ranking.tolist() == [3, 2, 1, 0]
+    assert result.rounds["ndcg@10"].iloc[0] == 1.0  # metrics still use the full labels
+
+
+@pytest.mark.parametrize("surrogate", ["kl", "smoothdcg"])
+def test_extreme_features_never_overflow(surrogate):
+    rng = np.random.default_rng(5)
+    learner = fixed_learner(3, surrogate, eta=1.0, radius=1.0, epsilon=0.001)
+    for _ in range(50):
+        X = rng.normal(size=(6, 3)) * 1e6  # scores up to ~1e6: exp would overflow unguarded
+        shown = learner.rank(X, rng)
+        y = rng.integers(0, 5, 6).astype(float)
+        learner.update(X, reveal(learner, shown, y))
+        assert np.all(np.isfinite(learner.w)) and np.linalg.norm(learner.w) <= 1.0 + 1e-9
+
+
+def test_paper_schedule_needs_a_horizon():
+    from ltr_cli.errors import LtrError
+
+    with pytest.raises(LtrError, match="horizon"):
+        RTopKF(3, "kl", np.random.default_rng(0), schedule="paper", horizon=None)
+    learner = RTopKF(3, "kl", np.random.default_rng(0), schedule="authors-code", eta_scale=0.1, gamma_scale=0.1)
+    assert learner.rates(8) == pytest.approx((0.1 * 8 ** (-2 / 3), 0.1 / 2))
+
+
+def _report(out: Path) -> dict[str, dict[str, str]]:
+    res = runner.invoke(app, ["report", str(out), "--format", "csv"])
+    assert res.exit_code == 0, res.stderr
+    return {r["learner"]: r for r in csv.DictReader(io.StringIO(res.stdout))}
+
+
+def _separated(rows, better, worse):
+    """mean(better) - mean(worse) > 3 standard errors of the difference over seeds."""
+    a, b = rows[better], rows[worse]
+    n = int(a["seeds"])
+    se = np.sqrt((float(a["last10_std"] or 0) ** 2 + float(b["last10_std"] or 0) ** 2) / n)
+    return float(a["last10"]) - float(b["last10"]) > 3 * se
+
+
+def test_topk_synthetic_config_orders_learners_like_the_paper(tmp_path):
+    res = runner.invoke(app, ["run", str(REPO / "configs" / "topk_synthetic.yaml"), "--out", str(tmp_path), "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert len(res.stdout.split()) == 6 * 5  # six learners x five seeds, each its own run
+    rows = _report(tmp_path)
+    assert rows["listnet"]["seeds"] == "5"
+    for partial in ("rtopkf-ranksvm", "rtopkf-kl"):
+        assert float(rows["listnet"]["last10"]) >= float(rows[partial]["last10"])
+        assert _separated(rows, partial, "random")
+    res = runner.invoke(app, ["plot", str(tmp_path / "topk_synthetic"), "--band", "std", "--out", str(tmp_path / "p")])
+    assert res.exit_code == 0 and (tmp_path / "p" / "topk_synthetic_ndcg_at_10.png").is_file()
+
+
+def test_yahoo_sample_ordering_over_five_seeds(tmp_path, yahoo_sample, write):
+    learners = "\n".join(
+        f"  rtopkf-{s}: {{type: rtopkf, surrogate: {s}, schedule: paper, radius: 0.1}}"
+        for s in ("ranksvm", "kl"))
+    cfg = write("y.yaml", f"""
+experiment: yahoo_topk_sample
+seeds: [0, 1, 2, 3, 4]
+dataset: {{kind: files, files: [{yahoo_sample / 'rank.train'}], features: 700, qid: group}}
+protocol: {{passes: 5, max_rounds: 1005}}
+metrics: {{names: [ndcg@10], no_relevant: one, ties: reverse-input}}
+learners:
+  listnet: {{type: listnet, radius: 1.0, step: {{rule: inv-sqrt, eta: 0.1}}}}
+{learners}
+  random: {{type: random}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path), "-q"])
+    assert res.exit_code == 0, res.stderr
+    rows = _report(tmp_path)
+    for partial in ("rtopkf-ranksvm", "rtopkf-kl"):
+        assert float(rows["listnet"]["last10"]) >= float(rows[partial]["last10"])
+        assert _separated(rows, partial, "random")
