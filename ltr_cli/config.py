@@ -107,9 +107,25 @@ DatasetSpec = Annotated[
 
 class ProtocolSpec(_Strict):
     passes: int = Field(1, gt=0)
+    feedback: str = Field(
+        "auto", description="auto (each learner what it needs) | full | top-K: labels revealed after each round")
     shuffle: bool = Field(False, description="shuffle queries within each file, every pass")
     keep_probability: float = Field(1.0, gt=0, le=1)
     max_rounds: int | None = Field(None, gt=0)
+
+    @field_validator("feedback")
+    @classmethod
+    def _feedback(cls, v: str) -> str:
+        if v in ("auto", "full"):
+            return v
+        head, _, k = v.partition("-")
+        if head == "top" and k.isdigit() and int(k) > 0:
+            return v
+        raise ValueError("expected auto, full or top-K with K a positive integer (e.g. top-1)")
+
+    def feedback_k(self) -> int | None:
+        """K of ``top-K`` feedback, None for ``auto`` / ``full``."""
+        return int(self.feedback.split("-")[1]) if self.feedback.startswith("top-") else None
 
 
 class MetricsSpec(_Strict):
@@ -319,13 +335,16 @@ class ExperimentSpec(_Strict):
         """The fully resolved config as plain JSON-able data (defaults filled in)."""
         return self.model_dump(mode="json")
 
-    def run_id(self, learner: str) -> str:
-        """Deterministic run id: learner name (+ seed when repeating) + hash of everything
-        that affects its run."""
+    def run_id(self, learner: str, with_seed: bool = True) -> str:
+        """Deterministic run id: learner name + hash of everything that affects its run
+        (``with_seed=False``: the same hash without the seed, shared by a learner's seeds)."""
         data = self.resolved()
         data["learners"] = {learner: data["learners"][learner]}
         data.pop("output", None)
         data.pop("description", None)
+        data.pop("seeds", None)
+        if not with_seed:
+            data.pop("seed", None)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
         return f"{learner}-{digest}"
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ltr_cli.errors import ResultsError
 from ltr_cli.protocols.online import time_average
-from ltr_cli.results import Run
+from ltr_cli.results import Run, group_seeds
 
 _NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
 
@@ -23,11 +23,8 @@ def metric_columns(run: Run) -> list[str]:
 
 
 def _group_by_learner(runs: list[Run]) -> dict[str, list[Run]]:
-    """Runs of one learner (its seeds) together, keyed by learner name."""
-    groups: dict[str, list[Run]] = defaultdict(list)
-    for run in runs:
-        groups[str(run.summary.get("learner") or run.path.name)].append(run)
-    return groups
+    """Runs of one learner and settings (its seeds) together."""
+    return {"/".join(key): members for key, members in group_seeds(runs).items()}
 
 
 def seed_curves(runs: list[Run], metric: str, max_rounds: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -78,11 +75,15 @@ def plot_runs(
                 continue
             fig, ax = plt.subplots(figsize=(6.4, 4.2))
             learners = _group_by_learner(have)
+            labels = [members[0].label for members in learners.values()]
             for i, (_, seeds) in enumerate(sorted(learners.items(), key=lambda kv: kv[1][0].label)):
                 t, curves = seed_curves(seeds, metric, max_rounds)
                 mean = np.nanmean(curves, axis=0)
                 n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
-                ax.plot(t, mean, color=f"C{i}", lw=1.6, label=f"{seeds[0].label}:{metric.upper()}{n}")
+                label = seeds[0].label
+                if labels.count(label) > 1:  # same learner, other settings: say which
+                    label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
+                ax.plot(t, mean, color=f"C{i}", lw=1.6, label=f"{label}:{metric.upper()}{n}")
                 if len(seeds) > 1 and band != "none":
                     if band == "std":
                         sd = np.nanstd(curves, axis=0)

@@ -9,20 +9,17 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.paper_numbers import paper_value
-from ltr_cli.results import Run
+from ltr_cli.results import Run, group_seeds
 
 
 def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     """One row per (experiment, learner, metric): the paper's statistic (mean of the
     time-averaged curve over the last ten rounds) averaged over the learner's seeds, its
-    spread (standard deviation, min, max over seeds), the final time average, and the
-    paper's number if any."""
-    groups: dict[tuple[str, str], list[Run]] = {}
-    for run in runs:
-        key = (run.experiment, str(run.summary.get("learner", run.path.name)))
-        groups.setdefault(key, []).append(run)
+    spread (sample standard deviation, min, max over seeds), the final time average, and
+    the paper's number if any. Runs of one learner with different settings are separate
+    rows."""
     rows = []
-    for (experiment, learner), seeds in sorted(groups.items()):
+    for (experiment, learner, _), seeds in sorted(group_seeds(runs).items()):
         first = seeds[0].summary
         for metric in first.get("metrics", {}):
             last10 = [_metric(r, metric, "last10_mean_of_time_average") for r in seeds]
@@ -40,7 +37,7 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "rounds": first.get("rounds"),
                 "seeds": len(seeds),
                 "last10": mean,
-                "last10_std": float(np.std(last10)) if len(last10) > 1 else None,
+                "last10_std": float(np.std(last10, ddof=1)) if len(last10) > 1 else None,
                 "last10_min": min(last10) if len(last10) > 1 else None,
                 "last10_max": max(last10) if len(last10) > 1 else None,
                 "final": float(np.mean(final)) if final else None,

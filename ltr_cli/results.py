@@ -89,6 +89,30 @@ class Run:
         return str(self.config.get("experiment", self.path.parent.name))
 
 
+def group_seeds(runs: list[Run]) -> dict[tuple[str, str, str], list[Run]]:
+    """Runs that differ only in their seed, keyed by (experiment, learner, config id).
+
+    Runs of the same learner with other settings (e.g. a ``--set`` override) form their
+    own group. Two runs with the same key and the same seed are refused: averaging a
+    duplicate would count one seed twice.
+    """
+    groups: dict[tuple[str, str, str], list[Run]] = {}
+    for run in runs:
+        s = run.summary
+        key = (run.experiment, str(s.get("learner", run.path.name)), str(s.get("config_id", run.path.name)))
+        groups.setdefault(key, []).append(run)
+    for (_, learner, _), members in groups.items():
+        seeds = [m.summary.get("seed") for m in members]
+        dup = {x for x in seeds if seeds.count(x) > 1}
+        if dup:
+            paths = [str(m.path) for m in members if m.summary.get("seed") in dup]
+            raise ResultsError(
+                f"runs {', '.join(paths)} are the same learner {learner!r} with the same settings "
+                f"and seed {sorted(dup)[0]}; keep one of them"
+            )
+    return groups
+
+
 def is_complete(run_dir: Path) -> bool:
     return all((run_dir / f).is_file() for f in RUN_FILES)
 

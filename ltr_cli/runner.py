@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli import __version__
-from ltr_cli.config import ExperimentSpec
+from ltr_cli.config import ExperimentSpec, RTopKFSpec
 from ltr_cli.data.sources import QuerySource, open_source, stream_rounds
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
@@ -83,6 +83,20 @@ def run_experiment(
     return outcomes
 
 
+def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> int | None:
+    """The stream's length T: passes x queries (x keep-probability, its expected value),
+    capped by max_rounds. Files are counted only when a learner needs T (RTop-kF's paper
+    schedule without a horizon); otherwise None when unknown (progress bar without total)."""
+    protocol = spec.protocol
+    needs_t = isinstance(lspec, RTopKFSpec) and lspec.schedule == "paper" and not lspec.horizon
+    if source.n_queries is None and not needs_t:
+        return protocol.max_rounds
+    planned = round(source.queries_per_pass() * protocol.passes * protocol.keep_probability)
+    if protocol.max_rounds is not None:
+        planned = min(planned, protocol.max_rounds)
+    return max(planned, 1)
+
+
 def _run_learner(
     spec: ExperimentSpec,
     name: str,
@@ -96,11 +110,7 @@ def _run_learner(
 ) -> RunOutcome:
     measures = spec.metrics.measures()
     protocol = spec.protocol
-    planned = None
-    if source.n_queries is not None and protocol.keep_probability == 1.0:
-        planned = source.n_queries * protocol.passes
-    if protocol.max_rounds is not None:
-        planned = min(planned, protocol.max_rounds) if planned else protocol.max_rounds
+    planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
     learner = build_learner(lspec, source.n_features, spec.metrics.ties,
@@ -110,9 +120,10 @@ def _run_learner(
     if not quiet:
         print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}", file=sys.stderr)
     result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
-                        protocol.max_rounds, quiet, total_hint=planned)
+                        protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback)
     summary = summarize(result, measures)
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
+               "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                "label": default_label(lspec), "role": paper_role(lspec),
                "dataset": source.name, **summary}
     if constants is not None:
@@ -133,7 +144,8 @@ def _run_learner(
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "fingerprint": source.fingerprint()},
         "conventions": _conventions(spec),
-        "learner_conventions": describe_learner(lspec),
+        "learner_conventions": {**describe_learner(lspec),
+                                **getattr(learner, "resolved_settings", dict)()},
         "protocol": protocol.model_dump(mode="json"),
         "timings": {"wall_seconds": summary["wall_seconds"],
                     "rounds_per_second": summary["rounds_per_second"]},

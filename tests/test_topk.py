@@ -208,3 +208,80 @@ learners:
     for partial in ("rtopkf-ranksvm", "rtopkf-kl"):
         assert float(rows["listnet"]["last10"]) >= float(rows[partial]["last10"])
         assert _separated(rows, partial, "random")
+
+
+@pytest.mark.parametrize("surrogate", SURROGATE_NAMES)
+def test_learner_steps_are_unbiased_through_rank_and_update(surrogate):
+    """The learner's own rank -> reveal -> update path, from a fixed w at round 5 of the
+    authors' decaying schedule: the mean step / eta_t equals X^T grad phi (so the exploit
+    ranking and the gamma of the draw are what the estimator receives)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(5, 3))
+    y = np.array([2.0, 0.0, 1.0, 3.0, 0.0])
+    w0 = rng.normal(size=3)
+    learner = RTopKF(3, surrogate, np.random.default_rng(12), schedule="authors-code",
+                     eta_scale=1.0, gamma_scale=0.6, radius=None, epsilon=0.5)
+    eta5, gamma5 = learner.rates(5)
+    assert 0 < gamma5 < 0.5
+    n = 20000
+    steps = np.empty((n, 3))
+    tie_rng = np.random.default_rng(0)
+    for i in range(n):
+        learner.w, learner.t = w0.copy(), 4
+        shown = learner.rank(X, tie_rng)
+        learner.update(X, reveal(learner, shown, y))
+        steps[i] = (w0 - learner.w) / eta5
+    params = {"epsilon": 0.5} if surrogate == "smoothdcg" else {}
+    exact = X.T @ SURROGATES[surrogate](X @ w0, y, **params)[1]
+    se = steps.std(axis=0, ddof=1) / np.sqrt(n)
+    assert np.all(np.abs(steps.mean(axis=0) - exact) <= 5 * se + 1e-12), (steps.mean(axis=0), exact, se)
+
+
+def test_protocol_feedback_modes(tmp_path, write):
+    base = """
+experiment: fb
+dataset: {kind: shaped, like: yahoo-set1, queries: 20}
+learners:
+"""
+    cfg = write("a.yaml", base + "  l: {type: listnet}\n")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path), "--set", "protocol.feedback=top-1"])
+    assert res.exit_code == 1 and "learns from all labels" in res.stderr
+    cfg = write("b.yaml", base + "  r: {type: rtopkf, surrogate: ranksvm, schedule: authors-code}\n")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path), "--set", "protocol.feedback=top-1"])
+    assert res.exit_code == 1 and "needs the top 2" in res.stderr
+    for mode in ("full", "top-3", "auto"):
+        res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / mode), "-q", "--set", f"protocol.feedback={mode}"])
+        assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["run", str(cfg), "--set", "protocol.feedback=top"])
+    assert res.exit_code == 1 and "protocol.feedback" in res.stderr
+
+
+def test_paper_schedule_counts_the_stream_and_manifest_records_it(tmp_path, write, yahoo_sample):
+    import json
+
+    cfg = write("p.yaml", f"""
+experiment: count
+dataset: {{kind: files, files: [{yahoo_sample / 'rank.train'}], features: 700, qid: group}}
+protocol: {{passes: 2}}
+learners: {{kl: {{type: rtopkf, surrogate: kl}}}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path), "-q"])
+    assert res.exit_code == 0, res.stderr
+    manifest = json.loads((Path(res.stdout.strip()) / "manifest.json").read_text())
+    settings = manifest["learner_conventions"]
+    assert settings["horizon"] == 2 * 201 and settings["eta_scale"] == 1.0 and settings["feedback_k"] == 1
+
+
+def test_report_keeps_other_settings_apart_and_refuses_duplicate_seeds(tmp_path):
+    cfg = str(REPO / "configs" / "topk_synthetic.yaml")
+    common = ["--out", str(tmp_path), "-q", "--learner", "rtopkf-kl", "--set", "dataset.queries=20",
+              "--set", "protocol.passes=1"]
+    assert runner.invoke(app, ["run", cfg, *common, "--set", "seeds=[0, 1]"]).exit_code == 0
+    assert runner.invoke(app, ["run", cfg, *common, "--set", "seeds=[0, 1]",
+                               "--set", "learners.rtopkf-kl.fidelity=authors-code"]).exit_code == 0
+    rows = [r for r in csv.DictReader(io.StringIO(runner.invoke(app, ["report", str(tmp_path), "--format", "csv"]).stdout))]
+    assert len(rows) == 2 and all(r["seeds"] == "2" for r in rows)
+    # a single-seed run of the same settings duplicates seed 0
+    assert runner.invoke(app, ["run", cfg, *common, "--set", "seeds=null", "--set", "seed=0"]).exit_code == 0
+    res = runner.invoke(app, ["report", str(tmp_path)])
+    assert res.exit_code == 1 and "same settings and seed 0" in res.stderr

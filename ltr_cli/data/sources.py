@@ -75,6 +75,18 @@ class QuerySource:
         for q in reader:
             yield Query(qid=prefix + q.qid, X=q.X, y=q.y, line=q.line) if prefix else q
 
+    def queries_per_pass(self) -> int:
+        """Queries in one pass: known for generated data, counted for files (one light pass)."""
+        if self.n_queries is None:
+            total = 0
+            for unit in self.units():
+                options = self.reader_options
+                if self.group_files:
+                    options = replace(options, group_file=self.group_files[unit], qid_source="group")  # type: ignore[arg-type]
+                total += SVMLightReader(self.files[unit], options).count_queries()  # type: ignore[arg-type]
+            self.n_queries = total
+        return self.n_queries
+
     def fingerprint(self) -> dict[str, Any]:
         if self.files:
             return {"files": [file_fingerprint(p) for p in self.files + (self.group_files or [])]}

@@ -222,6 +222,11 @@ class SVMLightReader:
         for sq in self.sparse_queries():
             yield Query(qid=sq.qid, X=sq.dense(n), y=sq.y, line=sq.line)
 
+    def count_queries(self) -> int:
+        """Number of queries, from the group file or one pass over the lines (no numeric
+        conversion)."""
+        return sum(1 for _ in self._grouped_lines())
+
     # -- line splitting and grouping -------------------------------------------------
     def _qid_source(self, first_body: list[bytes], first_comment: bytes) -> QidSource:
         opts = self.options

@@ -67,6 +67,12 @@ class RTopKF:
     def weights(self) -> np.ndarray:
         return self.w
 
+    def resolved_settings(self) -> dict[str, object]:
+        """The schedule constants this run actually used (for the manifest)."""
+        return {"schedule": self.schedule, "horizon": self.horizon, "eta_scale": self.eta_scale,
+                "gamma_scale": self.gamma_scale, "projection_radius": self.radius,
+                "feedback_k": self.feedback_k}
+
     def rates(self, t: int) -> tuple[float, float]:
         """(eta_t, gamma_t) for round t (1-based)."""
         if self.schedule == "paper":

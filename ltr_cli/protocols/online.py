@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ltr_cli.data.svmlight import Query
+from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import Feedback, OnlineLearner
 from ltr_cli.metrics import Measure, has_relevant
 
@@ -53,13 +54,36 @@ def _progress(total: int | None, quiet: bool):
     return tqdm(total=total, unit="round", dynamic_ncols=True, leave=False)
 
 
-def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray) -> Feedback:
-    """What the learner is allowed to see: every label, or (a learner with a
-    ``feedback_k`` attribute) only the labels at the first k positions of the shown
-    ranking. The other labels are not passed at all, so the learner cannot read them."""
-    k = getattr(learner, "feedback_k", None)
+def feedback_size(learner: OnlineLearner, mode: str = "auto") -> int | None:
+    """How many top labels the protocol reveals to ``learner`` (None = all labels).
+
+    ``mode``: ``auto`` - what the learner needs (``feedback_k`` attribute: partial
+    feedback; none: full labels); ``full`` - all labels to everyone; ``top-K`` - only the
+    top K to everyone, an error for learners that need full labels or more than K.
+    """
+    needs = getattr(learner, "feedback_k", None)
+    if mode == "auto":
+        return needs
+    if mode == "full":
+        return None
+    k = int(mode.split("-")[1])
+    if needs is None:
+        raise LtrError(f"protocol.feedback is {mode} but {type(learner).__name__} learns from all "
+                       "labels; use feedback: auto or a partial-feedback learner (rtopkf)")
+    if needs > k:
+        raise LtrError(f"protocol.feedback is {mode} but this learner's estimator needs the top {needs}")
+    return k
+
+
+def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray, k: int | None = -1) -> Feedback:
+    """What the learner is allowed to see: every label (k None), or only the labels at the
+    first k positions of the shown ranking (default: :func:`feedback_size` in auto mode).
+    Hidden labels are not passed at all, so the learner cannot read them. Under full
+    feedback ``top_labels`` is the whole label vector in shown order."""
+    if k == -1:
+        k = feedback_size(learner)
     if k is None:
-        return Feedback(ranking=ranking, labels=labels)
+        return Feedback(ranking=ranking, labels=labels, top_labels=labels[ranking].copy())
     return Feedback(ranking=ranking, labels=None, top_labels=labels[ranking[:k]].copy())
 
 
@@ -71,8 +95,10 @@ def run_online(
     max_rounds: int | None = None,
     quiet: bool = False,
     total_hint: int | None = None,
+    feedback: str = "auto",
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time."""
+    reveal_k = feedback_size(learner, feedback)
     cols: dict[str, list[Any]] = {k: [] for k in ("t", "pass", "qid", "m")}
     for meas in measures:
         cols[meas.name] = []
@@ -90,7 +116,7 @@ def run_online(
             ranking = learner.rank(query.X, rng)
             for meas in measures:
                 cols[meas.name].append(meas(ranking, query.y))
-            info = learner.update(query.X, reveal(learner, ranking, query.y))
+            info = learner.update(query.X, reveal(learner, ranking, query.y, reveal_k))
             cols["t"].append(t)
             cols["pass"].append(pass_no)
             cols["qid"].append(query.qid)
