@@ -112,6 +112,7 @@ def run(
     out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output, 'results')")] = None,
     learner: Annotated[Optional[list[str]], typer.Option("--learner", help="run only this learner of the config (repeatable)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
     try:
@@ -124,7 +125,8 @@ def run(
             if unknown:
                 raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
                                f"{', '.join(spec.learners)}")
-        outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv)
+        outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv,
+                                  resume=resume)
     except LtrError as exc:
         _fail(exc)
     except OSError as exc:

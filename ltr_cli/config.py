@@ -112,6 +112,8 @@ class ProtocolSpec(_Strict):
     shuffle: bool = Field(False, description="shuffle queries within each file, every pass")
     keep_probability: float = Field(1.0, gt=0, le=1)
     max_rounds: int | None = Field(None, gt=0)
+    checkpoint_every: int = Field(
+        1000, ge=0, description="save a resumable checkpoint every N rounds (0: never)")
 
     @field_validator("feedback")
     @classmethod
@@ -343,6 +345,7 @@ class ExperimentSpec(_Strict):
         data.pop("output", None)
         data.pop("description", None)
         data.pop("seeds", None)
+        data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results
         if not with_seed:
             data.pop("seed", None)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]

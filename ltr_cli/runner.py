@@ -15,7 +15,8 @@ from ltr_cli.config import ExperimentSpec, RTopKFSpec
 from ltr_cli.data.sources import QuerySource, open_source, stream_rounds
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
-from ltr_cli.results import write_run
+from ltr_cli.checkpoint import Checkpointer
+from ltr_cli.results import is_complete, read_run, write_run
 from ltr_cli.theory import stream_constants, theory_block
 
 
@@ -63,8 +64,12 @@ def run_experiment(
     quiet: bool = False,
     learners: list[str] | None = None,
     argv: list[str] | None = None,
+    resume: bool = False,
 ) -> list[RunOutcome]:
-    """Run every learner of ``spec`` (or the named ones), once per seed; one run dir each."""
+    """Run every learner of ``spec`` (or the named ones), once per seed; one run dir each.
+
+    ``resume``: skip runs whose directory is complete and continue killed runs from their
+    checkpoint (runs without one start from the beginning)."""
     out_root = Path(out) if out is not None else spec.output
     repeated = spec.seeds is not None
     outcomes = []
@@ -78,7 +83,7 @@ def run_experiment(
             if learners and name not in learners:
                 continue
             outcome = _run_learner(one, name, lspec, source, constants, out_root, quiet,
-                                   argv, repeated)
+                                   argv, repeated, resume)
             outcomes.append(outcome)
     return outcomes
 
@@ -107,9 +112,21 @@ def _run_learner(
     quiet: bool,
     argv: list[str] | None,
     repeated: bool,
+    resume: bool,
 ) -> RunOutcome:
     measures = spec.metrics.measures()
     protocol = spec.protocol
+    run_id = spec.run_id(name)
+    if repeated:
+        run_id = f"{name}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
+    run_dir = out_root / spec.experiment / run_id
+    if resume and is_complete(run_dir):
+        if not quiet:
+            print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)
+        return RunOutcome(name, run_dir, read_run(run_dir).summary)
+    checkpointer = Checkpointer(out_root / spec.experiment / f".{run_id}.checkpoint", run_id,
+                                protocol.checkpoint_every)
+    state = checkpointer.load() if resume else None
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
@@ -118,9 +135,12 @@ def _run_learner(
     rounds = stream_rounds(source, protocol.passes, protocol.shuffle,
                            protocol.keep_probability, np.random.default_rng(stream_seq))
     if not quiet:
-        print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}", file=sys.stderr)
+        since = f", resuming after round {state.t}" if state is not None else ""
+        print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
     result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
-                        protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback)
+                        protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
+                        checkpointer=checkpointer if protocol.checkpoint_every else None,
+                        resume=state)
     summary = summarize(result, measures)
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
@@ -130,9 +150,6 @@ def _run_learner(
         summary["theory"] = theory_block(lspec, constants, source.queries(0))
     resolved = spec.resolved()
     resolved["learners"] = {name: resolved["learners"][name]}
-    run_id = spec.run_id(name)
-    if repeated:
-        run_id = f"{name}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
     manifest = {
         "run_id": run_id,
         "experiment": spec.experiment,
@@ -150,5 +167,6 @@ def _run_learner(
         "timings": {"wall_seconds": summary["wall_seconds"],
                     "rounds_per_second": summary["rounds_per_second"]},
     }
-    path = write_run(out_root / spec.experiment / run_id, resolved, result.rounds, summary, manifest)
+    path = write_run(run_dir, resolved, result.rounds, summary, manifest)
+    checkpointer.remove()
     return RunOutcome(name, path, summary)

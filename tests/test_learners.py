@@ -99,3 +99,21 @@ def test_measure_names():
     for bad in ("ap@3", "ndcg@0", "map", "ndcg@"):
         with pytest.raises(ValueError):
             parse_measure(bad)
+
+
+def test_divergence_is_reported_at_its_round_not_plotted(tmp_path):
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli import app
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("""
+experiment: diverge
+dataset: {kind: shaped, like: mslr-web10k, queries: 30, docs_per_query: 5}
+learners: {sq: {type: ogd, surrogate: squared, step: {rule: constant, eta: 1.0e+150}}}
+""")
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1
+    err = res.stderr.strip().splitlines()[-1]
+    assert err.startswith("ltr: error: round ") and ("NaN or infinite" in err or "not finite" in err)
+    assert not (tmp_path / "out" / "diverge").exists() or not any((tmp_path / "out" / "diverge").iterdir())

@@ -58,7 +58,8 @@ class OGDLearner(LinearRanker):
             )
         if not step.any():
             return UpdateInfo(mistake=False, updated=False, surrogate=value)
-        self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
+        with np.errstate(over="ignore", invalid="ignore"):  # the protocol checks w is finite
+            self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
 

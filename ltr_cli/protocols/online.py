@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltr_cli.checkpoint import Checkpointer, RunState
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import Feedback, OnlineLearner
@@ -96,18 +97,34 @@ def run_online(
     quiet: bool = False,
     total_hint: int | None = None,
     feedback: str = "auto",
+    checkpointer: Checkpointer | None = None,
+    resume: RunState | None = None,
 ) -> OnlineResult:
-    """Drive ``learner`` over ``rounds``; return the per-round table and wall time."""
-    reveal_k = feedback_size(learner, feedback)
+    """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
+
+    With a ``checkpointer``, the state is saved every ``checkpointer.every`` rounds; with a
+    ``resume`` state the learner, the tie generator and the recorded rounds are restored
+    and the first ``resume.t`` rounds of the (rebuilt) stream are skipped.
+    """
     cols: dict[str, list[Any]] = {k: [] for k in ("t", "pass", "qid", "m")}
     for meas in measures:
         cols[meas.name] = []
     for k in ("mistake", "updated", "no_relevant", "ranking_loss"):
         cols[k] = []
+    t = 0
+    previous_wall = 0.0
+    if resume is not None:
+        learner = resume.learner
+        rng.bit_generator.state = resume.tie_rng_state
+        cols, t, previous_wall = resume.columns, resume.t, resume.wall_seconds
+        for _ in range(t):  # replay the stream's own draws up to where the run stopped
+            next(rounds)
+    reveal_k = feedback_size(learner, feedback)
     total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
     bar = _progress(total, quiet)
+    if bar is not None and t:
+        bar.update(t)
     start = time.perf_counter()
-    t = 0
     try:
         for pass_no, query in rounds:
             if max_rounds is not None and t >= max_rounds:
@@ -117,6 +134,12 @@ def run_online(
             for meas in measures:
                 cols[meas.name].append(meas(ranking, query.y))
             info = learner.update(query.X, reveal(learner, ranking, query.y, reveal_k))
+            if info.updated and not np.all(np.isfinite(learner.weights)):
+                raise LtrError(
+                    f"round {t} (qid {query.qid}): the learner's weights became NaN or infinite "
+                    "after its update; lower the learning rate, add a projection radius, or "
+                    "rescale the features"
+                )
             cols["t"].append(t)
             cols["pass"].append(pass_no)
             cols["qid"].append(query.qid)
@@ -127,10 +150,14 @@ def run_online(
             cols["ranking_loss"].append(info.ranking_loss)
             if bar is not None:
                 bar.update(1)
+            if checkpointer is not None and checkpointer.due(t):
+                checkpointer.save(RunState(checkpointer.run_id, t, cols, learner,
+                                           rng.bit_generator.state,
+                                           previous_wall + time.perf_counter() - start))
     finally:
         if bar is not None:
             bar.close()
-    wall = time.perf_counter() - start
+    wall = previous_wall + time.perf_counter() - start
     frame = pd.DataFrame(cols)
     frame = frame.astype({"t": "int64", "pass": "int32", "qid": "string", "m": "int32",
                           "mistake": "bool", "updated": "bool", "no_relevant": "bool",

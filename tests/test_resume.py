@@ -1,0 +1,105 @@
+"""Killed runs resume exactly; same seed, same bytes; other seeds differ."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+CONFIG = """
+experiment: resume
+seed: {seed}
+dataset: {{kind: separable, variant: paper, queries: {queries}}}
+protocol: {{passes: 2, keep_probability: 0.9, checkpoint_every: 97}}
+metrics: {{names: [ndcg@10, ap], ties: random}}
+learners:
+  slam: {{type: slam-perceptron, step: {{rule: inv-sqrt, eta: 1.0}}}}
+  topk: {{type: rtopkf, surrogate: ranksvm, schedule: authors-code}}
+"""
+
+
+def ltr(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "ltr_cli", *map(str, args)], capture_output=True,
+                          text=True, **kw)
+
+
+def write_config(tmp_path, seed=0, queries=1500):
+    cfg = tmp_path / f"c{seed}-{queries}.yaml"
+    cfg.write_text(CONFIG.format(seed=seed, queries=queries))
+    return cfg
+
+
+def run_dir(out: Path, learner: str) -> Path:
+    (d,) = [p for p in (out / "resume").iterdir() if p.name.startswith(learner + "-")]
+    return d
+
+
+@pytest.mark.parametrize("learner", ["slam", "topk"])
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, learner):
+    cfg = write_config(tmp_path, queries=4000)
+    reference = tmp_path / "reference"
+    assert ltr("run", cfg, "--out", reference, "-q", "--learner", learner).returncode == 0
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "ltr_cli", "run", str(cfg), "--out", str(killed),
+                             "-q", "--learner", learner],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rng = np.random.default_rng()
+    deadline = time.time() + 60
+    while time.time() < deadline and not list((killed / "resume").glob(".*.checkpoint")):
+        time.sleep(0.01)
+    time.sleep(float(rng.uniform(0.0, 0.3)))  # a random round after the first checkpoint
+    finished_already = proc.poll() is not None
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if finished_already:
+        pytest.skip("the run finished before it could be killed (machine too fast)")
+    assert not any(p.is_dir() and not p.name.startswith(".") for p in (killed / "resume").iterdir())
+
+    res = ltr("run", cfg, "--out", killed, "--learner", learner, "--resume")
+    assert res.returncode == 0, res.stderr
+    assert "resuming after round" in res.stderr
+    a = run_dir(reference, learner) / "rounds.parquet"
+    b = run_dir(killed, learner) / "rounds.parquet"
+    pd.testing.assert_frame_equal(pd.read_parquet(a), pd.read_parquet(b), check_exact=True)
+    assert a.read_bytes() == b.read_bytes()
+    assert not list((killed / "resume").glob(".*.checkpoint"))  # removed once complete
+
+    again = ltr("run", cfg, "--out", killed, "--learner", learner, "--resume")
+    assert again.returncode == 0 and "complete, skipped" in again.stderr
+
+
+def test_same_seed_same_bytes_across_processes_and_seeds_differ(tmp_path):
+    cfg0 = write_config(tmp_path, seed=0, queries=300)
+    for out in ("a", "b"):
+        assert ltr("run", cfg0, "--out", tmp_path / out, "-q").returncode == 0
+    for learner in ("slam", "topk"):
+        a = run_dir(tmp_path / "a", learner) / "rounds.parquet"
+        b = run_dir(tmp_path / "b", learner) / "rounds.parquet"
+        assert a.read_bytes() == b.read_bytes()
+    cfg1 = write_config(tmp_path, seed=1, queries=300)
+    assert ltr("run", cfg1, "--out", tmp_path / "c", "-q").returncode == 0
+    r0 = pd.read_parquet(run_dir(tmp_path / "a", "topk") / "rounds.parquet")
+    r1 = pd.read_parquet(run_dir(tmp_path / "c", "topk") / "rounds.parquet")
+    assert not r0.equals(r1)
+
+
+def test_damaged_checkpoint_is_ignored(tmp_path):
+    cfg = write_config(tmp_path, queries=200)
+    out = tmp_path / "out"
+    (out / "resume").mkdir(parents=True)
+    reference = tmp_path / "ref"
+    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
+    run_id = run_dir(reference, "slam").name
+    (out / "resume" / f".{run_id}.checkpoint").write_bytes(b"not a pickle")
+    res = ltr("run", cfg, "--out", out, "--learner", "slam", "--resume")
+    assert res.returncode == 0 and "resuming" not in res.stderr
+    a = run_dir(reference, "slam") / "rounds.parquet"
+    assert a.read_bytes() == (run_dir(out, "slam") / "rounds.parquet").read_bytes()
