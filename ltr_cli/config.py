@@ -354,8 +354,14 @@ class ExperimentSpec(_Strict):
 
 # --- loading -----------------------------------------------------------------------------
 
+_MAX_DEPTH = 64
+
+
 class _SafeNoAliasLoader(yaml.SafeLoader):
-    """Safe loader that refuses aliases (``*name``): no alias bombs, no shared nodes."""
+    """Safe loader that refuses aliases (``*name``: no alias bombs, no shared nodes) and
+    nesting deeper than 64 levels (which would exhaust Python's recursion limit)."""
+
+    _depth = 0
 
     def compose_node(self, parent, index):  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
@@ -364,12 +370,21 @@ class _SafeNoAliasLoader(yaml.SafeLoader):
                 f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
                 "allowed in configs; write the value out"
             )
-        return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > _MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(f"line {mark.line + 1}: nested more than {_MAX_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _load_yaml(text: str, source: str) -> Any:
     try:
         return yaml.load(text, Loader=_SafeNoAliasLoader)  # noqa: S506 - safe subclass
+    except RecursionError:
+        raise ConfigError(source, None, "not valid YAML (nested too deeply)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from dataclasses import dataclass
@@ -31,6 +32,10 @@ def _versions() -> dict[str, str]:
     import pandas
     import pyarrow
 
+    try:
+        blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+    except Exception:  # the layout of numpy's build info is not a stable API
+        blas = {}
     return {
         "ltr_cli": __version__,
         "python": platform.python_version(),
@@ -38,6 +43,10 @@ def _versions() -> dict[str, str]:
         "pandas": pandas.__version__,
         "pyarrow": pyarrow.__version__,
         "platform": platform.platform(),
+        "blas": {k: blas.get(k) for k in ("name", "version")},
+        # thread counts can change floating-point reduction order in BLAS
+        "environment": {k: os.environ.get(k) for k in (
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")},
     }
 
 
