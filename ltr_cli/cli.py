@@ -120,6 +120,9 @@ def run(
         from ltr_cli.runner import run_experiment
 
         spec = load_config(config, set_ or [])
+        if spec.sweep:
+            raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
+                           "(or remove the sweep block)")
         if learner:
             unknown = [name for name in learner if name not in spec.learners]
             if unknown:
@@ -150,6 +153,8 @@ def plot(
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
     theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
     band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt.minmax,
+    select_by: Annotated[Optional[str], typer.Option("--select-by", help="draw only each learner's best settings by this metric")] = None,
+    window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the curve to average")] = 10,
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
     try:
@@ -160,6 +165,10 @@ def plot(
         if not dirs:
             raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
         runs = [read_run(d) for d in dirs]
+        if select_by:
+            from ltr_cli.selection import select
+
+            runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
         target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
         written = plot_runs(runs, metric, target, max_rounds, band.value)
         if theory:
@@ -172,6 +181,52 @@ def plot(
         typer.echo(str(p))
 
 
+class ExecutorOpt(str, Enum):
+    local = "local"
+    dask = "dask"
+
+
+@app.command()
+def sweep(
+    config: Annotated[Path, typer.Argument(help="experiment config with a sweep: block")],
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key before expanding")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output)")] = None,
+    executor: Annotated[ExecutorOpt, typer.Option("--executor", help="local processes or Dask")] = ExecutorOpt.local,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel runs (processes, or Dask workers of a LocalCluster)")] = 1,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")] = None,
+    show_status: Annotated[bool, typer.Option("--status", help="only show done / failed / running / pending runs")] = False,
+) -> None:
+    """Expand the config's sweep grid and run every point; re-running skips finished runs
+    and resumes killed ones. Exits 1 when a run failed."""
+    try:
+        from ltr_cli.sweep import execute, expand, status
+
+        tasks = expand(config, set_ or [])
+        root = out or Path(tasks[0].config.get("output", "results"))
+        if show_status:
+            rows = status(tasks, root)
+            counts = {s: sum(r["status"] == s for r in rows) for s in ("done", "failed", "running", "pending")}
+            for r in rows:
+                extra = f" (checkpoint at round {r['checkpoint_round']})" if "checkpoint_round" in r else ""
+                error = f": {r['error']}" if r.get("error") else ""
+                typer.echo(f"{r['status']:8s} {r['run']}{extra}{error}")
+            typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
+            return
+        if executor == ExecutorOpt.local and scheduler:
+            raise LtrError("--scheduler needs --executor dask")
+        results = execute(tasks, root, executor.value, jobs, scheduler)
+    except LtrError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
+    failed = [r for r in results if r["status"] != "done"]
+    typer.echo(f"sweep: {len(results) - len(failed)} of {len(results)} runs done -> {root}")
+    for r in failed:
+        typer.echo(f"ltr: error: run {r['run']} failed: {r['error']}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
 class ReportFormat(str, Enum):
     markdown = "markdown"
     csv = "csv"
@@ -182,17 +237,26 @@ def report(
     results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
     fmt: Annotated[ReportFormat, typer.Option("--format", help="markdown table or CSV")] = ReportFormat.markdown,
     out: Annotated[Optional[Path], typer.Option("--out", help="also write the table to this file")] = None,
+    select_by: Annotated[Optional[str], typer.Option("--select-by", help="pick each learner's best settings by this metric (e.g. ndcg@10)")] = None,
+    window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the time-averaged curve to average")] = 10,
 ) -> None:
-    """Last-ten-rounds averages per learner and dataset, beside the paper's numbers."""
+    """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
+    with --select-by, each learner's best hyper-parameters (mean and spread over seeds)."""
     try:
-        from ltr_cli.report import report_rows, to_csv, to_markdown
+        from ltr_cli.report import SELECTION_COLUMNS, report_rows, selection_rows, to_csv, to_markdown
         from ltr_cli.results import find_runs, read_run
+        from ltr_cli.selection import select
 
         dirs = find_runs(results)
         if not dirs:
             raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
-        rows = report_rows([read_run(d) for d in dirs])
-        text = to_csv(rows) if fmt == ReportFormat.csv else to_markdown(rows)
+        runs = [read_run(d) for d in dirs]
+        if select_by:
+            rows = selection_rows(select(runs, select_by, window), select_by, window)
+            cols = SELECTION_COLUMNS
+        else:
+            rows, cols = report_rows(runs), None
+        text = to_csv(rows, cols) if fmt == ReportFormat.csv else to_markdown(rows, cols)
         if out is not None:
             out.write_text(text)
     except LtrError as exc:

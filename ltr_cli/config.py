@@ -303,6 +303,19 @@ class ExperimentSpec(_Strict):
     metrics: MetricsSpec = MetricsSpec()
     learners: dict[str, LearnerSpec] = Field(min_length=1)
     output: Path = Path("results")
+    sweep: dict[str, list[Any]] | None = Field(
+        None, description="grid over config keys for `ltr sweep`, e.g. learners.slam.step.eta: [0.1, 1]")
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep(cls, v: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
+        if v is not None:
+            for key, values in v.items():
+                if not values:
+                    raise ValueError(f"sweep key {key!r} has no values")
+                if key == "sweep" or key.startswith("sweep."):
+                    raise ValueError("a sweep cannot sweep itself")
+        return v
 
     @field_validator("experiment")
     @classmethod
@@ -345,6 +358,7 @@ class ExperimentSpec(_Strict):
         data.pop("output", None)
         data.pop("description", None)
         data.pop("seeds", None)
+        data.pop("sweep", None)
         data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results
         if not with_seed:
             data.pop("seed", None)

@@ -47,6 +47,31 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     return rows
 
 
+def selection_rows(choices: list[Any], metric: str, window: int) -> list[dict[str, Any]]:
+    """One row per (experiment, learner): the selected settings and their score over seeds."""
+    rows = []
+    for c in choices:
+        rows.append({
+            "experiment": c.experiment,
+            "learner": c.learner,
+            "label": c.runs[0].label,
+            "selected_by": f"{metric}, last {window} rounds of the time average",
+            "settings": "; ".join(f"{k}={v}" for k, v in c.settings.items()) or "(only one setting)",
+            "candidates": c.candidates,
+            "tied": c.tied,
+            "seeds": len(c.scores),
+            "score": c.score,
+            "score_std": float(np.std(c.scores, ddof=1)) if len(c.scores) > 1 else None,
+            "score_min": min(c.scores),
+            "score_max": max(c.scores),
+        })
+    return rows
+
+
+SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings", "candidates",
+                     "tied", "seeds", "score", "score_std", "score_min", "score_max"]
+
+
 def _metric(run: Run, metric: str, key: str) -> float | None:
     return (run.summary.get("metrics", {}).get(metric) or {}).get(key)
 
@@ -63,10 +88,13 @@ COLUMNS = ["experiment", "dataset", "learner", "label", "metric", "rounds", "see
            "last10_std", "last10_min", "last10_max", "final", "paper", "difference"]
 
 
-def to_markdown(rows: list[dict[str, Any]]) -> str:
-    head = "| " + " | ".join(COLUMNS) + " |"
-    rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
-    body = ["| " + " | ".join(_fmt(r[c]) for c in COLUMNS) + " |" for r in rows]
+def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    cols = columns or COLUMNS
+    head = "| " + " | ".join(cols) + " |"
+    rule = "|" + "|".join("---" for _ in cols) + "|"
+    body = ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
+    if columns is not None:
+        return "\n".join([head, rule, *body]) + "\n"
     note = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
             "paper's statistic), averaged over seeds, with its spread over seeds "
             "(`last10_std`, `_min`, `_max`); `paper`: the number printed in the paper, where "
@@ -74,10 +102,11 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join([head, rule, *body]) + "\n" + note
 
 
-def to_csv(rows: list[dict[str, Any]]) -> str:
+def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    cols = columns or COLUMNS
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({c: ("" if r[c] is None else r[c]) for c in COLUMNS})
+        writer.writerow({c: ("" if r[c] is None else r[c]) for c in cols})
     return buf.getvalue()

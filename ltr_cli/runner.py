@@ -17,6 +17,8 @@ from ltr_cli.data.sources import QuerySource, open_source, stream_rounds
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.checkpoint import Checkpointer
+from ltr_cli.errors import LtrError
+from ltr_cli.locks import RunLock, RunLocked
 from ltr_cli.results import is_complete, read_run, write_run
 from ltr_cli.theory import stream_constants, theory_block
 
@@ -97,6 +99,15 @@ def run_experiment(
     return outcomes
 
 
+def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
+    """Directory name of one run of ``spec`` (a single seed): ``<learner>-<hash>``, or
+    ``<learner>-seed<S>-<hash>`` when the config repeats seeds."""
+    run_id = spec.run_id(learner)
+    if repeated:
+        run_id = f"{learner}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
+    return run_id
+
+
 def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> int | None:
     """The stream's length T: passes x queries (x keep-probability, its expected value),
     capped by max_rounds. Files are counted only when a learner needs T (RTop-kF's paper
@@ -125,15 +136,40 @@ def _run_learner(
 ) -> RunOutcome:
     measures = spec.metrics.measures()
     protocol = spec.protocol
-    run_id = spec.run_id(name)
-    if repeated:
-        run_id = f"{name}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
+    run_id = run_name(spec, name, repeated)
     run_dir = out_root / spec.experiment / run_id
     if resume and is_complete(run_dir):
         if not quiet:
             print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
-    checkpointer = Checkpointer(out_root / spec.experiment / f".{run_id}.checkpoint", run_id,
+    lock = RunLock(out_root / spec.experiment / f".{run_id}.lock")
+    try:
+        lock.acquire()
+    except RunLocked as exc:
+        raise LtrError(f"{run_dir}: another process is computing this run ({exc}); "
+                       "wait for it or remove the lock file if that process is gone") from None
+    try:
+        return _run_locked(spec, name, lspec, source, constants, quiet, argv, resume,
+                           run_id, run_dir, measures)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    spec: ExperimentSpec,
+    name: str,
+    lspec: Any,
+    source: QuerySource,
+    constants: Any,
+    quiet: bool,
+    argv: list[str] | None,
+    resume: bool,
+    run_id: str,
+    run_dir: Path,
+    measures: list[Any],
+) -> RunOutcome:
+    protocol = spec.protocol
+    checkpointer = Checkpointer(run_dir.parent / f".{run_id}.checkpoint", run_id,
                                 protocol.checkpoint_every)
     state = checkpointer.load() if resume else None
     planned = _planned_rounds(spec, lspec, source)
