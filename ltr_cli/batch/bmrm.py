@@ -52,7 +52,9 @@ def bmrm(
         Am = np.vstack(A)  # cuts x dim
         Q = (Am @ Am.T) / lam
         start = None if alpha is None else np.append(alpha, 0.0)
-        alpha, lower = solve_dual_qp(Q, np.asarray(B), "simplex", start=start)
+        # the dual need only be solved to a fraction of the stopping tolerance: an inexact
+        # QP under-states the lower bound, which can only delay the stop, never fake it
+        alpha, lower = solve_dual_qp(Q, np.asarray(B), "simplex", start=start, abs_tol=eps / 10)
         w = -(Am.T @ alpha) / lam
         r, g = risk(w)
         J = lam / 2 * float(w @ w) + r
