@@ -1,8 +1,16 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests derandomised, so a CI result can be reproduced exactly;
+# locally every run explores new examples.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
