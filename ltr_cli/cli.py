@@ -136,13 +136,16 @@ def run(
         _fail(_io_error(exc))
     for o in outcomes:
         metrics = o.summary["metrics"]
-        parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
-                 if vals["final_time_average"] is not None]
-        if not quiet:
+        if quiet:
+            typer.echo(str(o.path))
+        elif o.summary.get("protocol") == "batch-cv":
+            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, test MAP={metrics['ap']:.4f} "
+                       f"NDCG@3={metrics['ndcg@3']:.4f} (mean over folds) -> {o.path}")
+        else:
+            parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
+                     if vals["final_time_average"] is not None]
             typer.echo(f"{o.learner}: {o.summary['rounds']} rounds, {o.summary['updates']} updates, "
                        f"time-averaged {' '.join(parts)} -> {o.path}")
-        else:
-            typer.echo(str(o.path))
 
 
 @app.command()
@@ -243,7 +246,15 @@ def report(
     """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
     with --select-by, each learner's best hyper-parameters (mean and spread over seeds)."""
     try:
-        from ltr_cli.report import SELECTION_COLUMNS, report_rows, selection_rows, to_csv, to_markdown
+        from ltr_cli.report import (
+            BATCH_COLUMNS,
+            SELECTION_COLUMNS,
+            batch_rows,
+            report_rows,
+            selection_rows,
+            to_csv,
+            to_markdown,
+        )
         from ltr_cli.results import find_runs, read_run
         from ltr_cli.selection import select
 
@@ -251,12 +262,18 @@ def report(
         if not dirs:
             raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
         runs = [read_run(d) for d in dirs]
+        batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
+        online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
+        render = to_csv if fmt == ReportFormat.csv else to_markdown
+        parts = []
         if select_by:
-            rows = selection_rows(select(runs, select_by, window), select_by, window)
-            cols = SELECTION_COLUMNS
-        else:
-            rows, cols = report_rows(runs), None
-        text = to_csv(rows, cols) if fmt == ReportFormat.csv else to_markdown(rows, cols)
+            parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
+                                SELECTION_COLUMNS))
+        elif online:
+            parts.append(render(report_rows(online)))
+        if batch:
+            parts.append(render(batch_rows(batch), BATCH_COLUMNS))
+        text = "\n".join(parts)
         if out is not None:
             out.write_text(text)
     except LtrError as exc:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ltr_cli.errors import ConfigError
 from ltr_cli.metrics import Measure
@@ -279,13 +279,125 @@ class RandomSpec(_Strict):
     label: str | None = None
 
 
+# --- batch learners (the direct-optimisation paper; used with a cv: block) -----------------
+
+def _grid_values(grid: dict[str, list[Any]], allowed: dict[str, type], spec: str) -> dict[str, list[Any]]:
+    for key, values in grid.items():
+        if key not in allowed:
+            raise ValueError(f"{spec} has no hyper-parameter {key!r}; it has {', '.join(allowed)}")
+        if not values:
+            raise ValueError(f"grid {key!r} has no values")
+        for v in values:
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"grid {key!r}: values must be positive numbers (got {v!r})")
+    return grid
+
+
+class _BatchBase(_Strict):
+    label: str | None = None
+
+    def grid_points(self) -> list[dict[str, Any]]:
+        grid = self.grid or {}  # type: ignore[attr-defined]
+        keys = list(grid)
+        import itertools
+
+        return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))] or [{}]
+
+
+class SVMmapSpec(_BatchBase):
+    """SVMmap: structural SVM on 1 - AP (BMRM, lambda = 1/C)."""
+
+    type: Literal["svmmap"]
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0, 100.0]})
+    relevance_threshold: float = 0.0
+    eps: float = Field(1e-4, gt=0)
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "svmmap"))
+
+
+class RankSVMSpec(_BatchBase):
+    """Ranking SVM: pairwise hinge (BMRM, lambda = 1/C)."""
+
+    type: Literal["ranksvm"]
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.01, 0.1, 1.0, 10.0]})
+    eps: float = Field(1e-4, gt=0)
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "ranksvm"))
+
+
+class BMRMNDCGSpec(_BatchBase):
+    """BMRM on the NDCG structural loss (Le & Smola / CofiRank)."""
+
+    type: Literal["bmrm-ndcg"]
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    k: int = Field(10, gt=0)
+    weights: Literal["bmrm", "cofirank"] = "bmrm"
+    eps: float = Field(1e-4, gt=0)
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "bmrm-ndcg"))
+
+
+class AdaRankSpec(_BatchBase):
+    """AdaRank with single features as weak rankers (AdaRank.MAP / AdaRank.NDCG)."""
+
+    type: Literal["adarank"]
+    measure: str = Field("map", description="map or ndcg@K")
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"rounds": [100, 500]})
+    tol: float | None = Field(0.002, ge=0, description="stop when the training measure gains <= tol (null: all rounds)")
+    relevance_threshold: float = 0.0
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"rounds": int}, "adarank"))
+
+
+class RankBoostSpec(_BatchBase):
+    """RankBoost with threshold stumps on single features (RB-c)."""
+
+    type: Literal["rankboost"]
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"rounds": [100, 300]})
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"rounds": int}, "rankboost"))
+
+
+class PermuRankSpec(_BatchBase):
+    """PermuRank.MAP (reconstructed; see the README): working sets of permutations."""
+
+    type: Literal["permurank"]
+    measure: str = "map"
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    rounds: int = Field(30, gt=0)
+    relevance_threshold: float = 0.0
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "permurank"))
+
+
+BATCH_TYPES = ("svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank")
+
 LearnerSpec = Annotated[
-    Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RTopKFSpec, RandomSpec],
+    Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RTopKFSpec, RandomSpec,
+          SVMmapSpec, RankSVMSpec, BMRMNDCGSpec, AdaRankSpec, RankBoostSpec, PermuRankSpec],
     Field(discriminator="type"),
 ]
 
+
+class CVSpec(_Strict):
+    """Batch k-fold protocol: for each fold fit on train, choose hyper-parameters on vali,
+    evaluate on test (the LETOR protocol)."""
+
+    select_by: str = Field("map", description="vali metric: map, ndcg@K or p@K")
+    convention: Literal["paper", "letor3", "letor4", "mslr"] = "letor3"
+    splits: dict[str, str] = Field(default_factory=lambda: {"train": "train", "vali": "vali", "test": "test"})
+
+    @field_validator("select_by")
+    @classmethod
+    def _select(cls, v: str) -> str:
+        kind, _, k = v.partition("@")
+        if kind == "map" and not k or kind in ("ndcg", "p") and k.isdigit() and int(k) > 0:
+            return v
+        raise ValueError("expected map, ndcg@K or p@K")
+
 _DATASET_KINDS = ("separable", "shaped", "registry", "files")
-_LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random")
+_LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random",
+                  "svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -303,6 +415,7 @@ class ExperimentSpec(_Strict):
     metrics: MetricsSpec = MetricsSpec()
     learners: dict[str, LearnerSpec] = Field(min_length=1)
     output: Path = Path("results")
+    cv: CVSpec | None = Field(None, description="batch k-fold protocol (batch learners only)")
     sweep: dict[str, list[Any]] | None = Field(
         None, description="grid over config keys for `ltr sweep`, e.g. learners.slam.step.eta: [0.1, 1]")
 
@@ -323,6 +436,19 @@ class ExperimentSpec(_Strict):
         if not _SLUG.match(v):
             raise ValueError("must be a name of letters, digits, '-', '_' or '.'")
         return v
+
+    @model_validator(mode="after")
+    def _batch_or_online(self) -> "ExperimentSpec":
+        batch = [n for n, l in self.learners.items() if l.type in BATCH_TYPES]
+        online = [n for n, l in self.learners.items() if l.type not in BATCH_TYPES]
+        if self.cv is not None and online:
+            raise ValueError(f"learners {online} are online learners; a cv: (batch) experiment takes "
+                             f"{', '.join(BATCH_TYPES)}")
+        if self.cv is None and batch:
+            raise ValueError(f"learners {batch} are batch learners: add a cv: block (k-fold protocol)")
+        if self.cv is not None and not isinstance(self.dataset, RegistryData):
+            raise ValueError("a cv: experiment needs a registry dataset (kind: registry) with its folds")
+        return self
 
     @field_validator("seeds")
     @classmethod

@@ -149,6 +149,23 @@ def evaluate_query(
     return out
 
 
+def average_metrics(per_query: list[dict[str, float | None]], conv: Convention) -> dict[str, float | None]:
+    """Average per-query values the way the convention's script does: letor-style presets
+    sum what exists (a missing k > m value adds 0) and divide by the number of queries;
+    NaN (``--no-relevant skip``) leaves numerator and denominator; the paper preset takes
+    the mean of the defined values."""
+    average: dict[str, float | None] = {}
+    for key in per_query[0]:
+        vals = [v[key] for v in per_query]
+        if conv.letor_style:
+            kept = [v for v in vals if v is None or not math.isnan(v)]
+            average[key] = float(sum(v for v in kept if v is not None) / len(kept)) if kept else None
+        else:
+            arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
+            average[key] = None if np.isnan(arr).all() else float(np.nanmean(arr))
+    return average
+
+
 def read_scores(path: Path) -> np.ndarray:
     """One score per line (the LETOR tools' prediction format); blank lines not allowed."""
     values: list[float] = []
@@ -220,19 +237,8 @@ def evaluate_file(
             "official script they get gain 0 and count as not relevant",
             stacklevel=2,
         )
-    keys = list(next(iter(per_query.values())).keys())
     n = len(per_query)
-    average: dict[str, float | None] = {}
-    for key in keys:
-        vals = [v[key] for v in per_query.values()]
-        if conv.letor_style:
-            # the scripts sum what exists and divide by the number of queries; NaN (a
-            # query skipped by --no-relevant skip) leaves numerator and denominator
-            kept = [v for v in vals if v is None or not math.isnan(v)]
-            average[key] = float(sum(v for v in kept if v is not None) / len(kept)) if kept else None
-        else:
-            arr = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
-            average[key] = None if np.isnan(arr).all() else float(np.nanmean(arr))
+    average = average_metrics(list(per_query.values()), conv)
     return {
         "convention": conv.name,
         "ties": ties or conv.ties,

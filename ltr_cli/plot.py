@@ -55,7 +55,8 @@ def plot_runs(
 
     by_experiment: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
-        by_experiment[run.experiment].append(run)
+        if "t" in run.rounds.columns:  # batch (per-fold) runs have no curve
+            by_experiment[run.experiment].append(run)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -104,7 +105,7 @@ def plot_runs(
                 written.append(path)
             plt.close(fig)
     if not written:
-        raise ResultsError("nothing to plot: the runs have no metric columns")
+        raise ResultsError("nothing to plot: no online runs with metric columns (batch runs: use ltr report)")
     return written
 
 

@@ -72,6 +72,30 @@ SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings"
                      "tied", "seeds", "score", "score_std", "score_min", "score_max"]
 
 
+BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "ndcg@1", "ndcg@3",
+                 "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3"]
+
+
+def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    """Batch (k-fold) runs: test metrics averaged over folds, with the direct-optimisation
+    paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them."""
+    from ltr_cli.paper_numbers import batch_paper_value
+
+    rows = []
+    for run in sorted(runs, key=lambda r: (r.experiment, str(r.summary.get("learner")))):
+        s = run.summary
+        m = s.get("metrics", {})
+        dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
+        rows.append({
+            "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
+            "label": run.label, "folds": len(s.get("folds", [])), "map": m.get("ap"),
+            **{k: m.get(k) for k in ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")},
+            "paper_map": batch_paper_value(dataset, role, "map"),
+            "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
+        })
+    return rows
+
+
 def _metric(run: Run, metric: str, key: str) -> float | None:
     return (run.summary.get("metrics", {}).get(metric) or {}).get(key)
 

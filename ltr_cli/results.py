@@ -3,7 +3,8 @@
 Files of a finished run:
 
 * ``config.yaml`` - the fully resolved experiment config, reduced to this run's learner;
-* ``rounds.parquet`` - one row per round (see :mod:`ltr_cli.protocols.online`);
+* ``rounds.parquet`` - one row per round (see :mod:`ltr_cli.protocols.online`), or per
+  fold for a batch (``cv:``) run;
 * ``summary.json`` - final and last-ten averages per metric, counts, timings;
 * ``manifest.json`` - versions, seed, dataset fingerprint, every convention used.
 
@@ -154,6 +155,6 @@ def read_run(run_dir: Path) -> Run:
     for name in ("config", "summary", "manifest"):
         if not isinstance(getattr(run, name), dict):
             raise ResultsError(f"{run_dir}: {name} file is not a mapping; the run is damaged, re-run it")
-    if "t" not in run.rounds.columns:
-        raise ResultsError(f"{run_dir}: rounds.parquet has no 't' column; the run is damaged, re-run it")
+    if "t" not in run.rounds.columns and "fold" not in run.rounds.columns:
+        raise ResultsError(f"{run_dir}: rounds.parquet has neither 't' nor 'fold'; the run is damaged, re-run it")
     return run

@@ -82,6 +82,9 @@ def run_experiment(
     ``resume``: skip runs whose directory is complete and continue killed runs from their
     checkpoint (runs without one start from the beginning)."""
     out_root = Path(out) if out is not None else spec.output
+    if spec.cv is not None:
+        return [_run_batch_learner(spec, name, lspec, out_root, quiet, argv, resume)
+                for name, lspec in spec.learners.items() if not learners or name in learners]
     repeated = spec.seeds is not None
     outcomes = []
     for seed in spec.seed_list():
@@ -99,6 +102,19 @@ def run_experiment(
     return outcomes
 
 
+def remove_stale_temporaries(run_dir: Path) -> None:
+    """Delete half-written files a killed process left for this run (temporary result
+    directories, checkpoint temp files). Called only while holding the run's lock."""
+    import shutil
+
+    for leftover in run_dir.parent.glob(f".{run_dir.name}.tmp-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in run_dir.parent.glob(f".{run_dir.name}.checkpoint.tmp-*"):
+        leftover.unlink(missing_ok=True)
+    for leftover in run_dir.parent.glob(f".{run_dir.name}.old-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
 def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
     """Directory name of one run of ``spec`` (a single seed): ``<learner>-<hash>``, or
     ``<learner>-seed<S>-<hash>`` when the config repeats seeds."""
@@ -106,6 +122,48 @@ def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
     if repeated:
         run_id = f"{learner}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
     return run_id
+
+
+def _run_batch_learner(
+    spec: ExperimentSpec, name: str, lspec: Any, out_root: Path, quiet: bool,
+    argv: list[str] | None, resume: bool,
+) -> RunOutcome:
+    """One batch learner through the k-fold protocol; one run directory with a row per fold."""
+    from ltr_cli.protocols.batch import run_cv
+
+    run_id = run_name(spec, name)
+    run_dir = out_root / spec.experiment / run_id
+    if resume and is_complete(run_dir):
+        return RunOutcome(name, run_dir, read_run(run_dir).summary)
+    lock = RunLock(out_root / spec.experiment / f".{run_id}.lock")
+    try:
+        lock.acquire()
+    except RunLocked as exc:
+        raise LtrError(f"{run_dir}: another process is computing this run ({exc})") from None
+    remove_stale_temporaries(run_dir)
+    try:
+        table, summary = run_cv(spec, name, lspec, quiet)
+        summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
+                   "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
+                   "label": lspec.label or lspec.type, "role": lspec.type,
+                   "dataset": spec.dataset.name, **summary}  # type: ignore[union-attr]
+        resolved = spec.resolved()
+        resolved["learners"] = {name: resolved["learners"][name]}
+        manifest = {
+            "run_id": run_id, "experiment": spec.experiment, "learner": name,
+            "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
+            "command": argv or sys.argv,
+            "dataset": {"name": spec.dataset.name,  # type: ignore[union-attr]
+                        "fingerprint": {"root": str(spec.dataset.root)}},  # type: ignore[union-attr]
+            "conventions": {"evaluation": spec.cv.convention, "selection": f"vali {spec.cv.select_by}",  # type: ignore[union-attr]
+                            "ties": "stable: descending score, then document order"},
+            "learner_conventions": lspec.model_dump(mode="json"),
+            "timings": {"wall_seconds": summary["wall_seconds"]},
+        }
+        path = write_run(run_dir, resolved, table, summary, manifest)
+    finally:
+        lock.release()
+    return RunOutcome(name, path, summary)
 
 
 def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> int | None:
@@ -148,6 +206,7 @@ def _run_learner(
     except RunLocked as exc:
         raise LtrError(f"{run_dir}: another process is computing this run ({exc}); "
                        "wait for it or remove the lock file if that process is gone") from None
+    remove_stale_temporaries(run_dir)
     try:
         return _run_locked(spec, name, lspec, source, constants, quiet, argv, resume,
                            run_id, run_dir, measures)

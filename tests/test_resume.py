@@ -103,3 +103,16 @@ def test_damaged_checkpoint_is_ignored(tmp_path):
     assert res.returncode == 0 and "resuming" not in res.stderr
     a = run_dir(reference, "slam") / "rounds.parquet"
     assert a.read_bytes() == (run_dir(out, "slam") / "rounds.parquet").read_bytes()
+
+
+def test_stale_temporaries_of_a_killed_write_are_removed(tmp_path):
+    cfg = write_config(tmp_path, queries=100)
+    out = tmp_path / "out"
+    assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
+    run = run_dir(out, "slam")
+    # what a kill during write_run / a checkpoint save would leave behind
+    (run.parent / f".{run.name}.tmp-abc123").mkdir()
+    (run.parent / f".{run.name}.tmp-abc123" / "rounds.parquet").write_bytes(b"partial")
+    (run.parent / f".{run.name}.checkpoint.tmp-999").write_bytes(b"partial")
+    assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
+    assert sorted(p.name for p in run.parent.iterdir()) == [run.name]
