@@ -18,13 +18,20 @@ class RunLocked(Exception):
 
 
 def _alive(pid: int) -> bool:
+    """True if ``pid`` is a running process. A zombie (exited, not yet reaped - e.g. the
+    killed workers of a killed sweep, when nobody reaps them) counts as dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): trust the signal check
 
 
 class RunLock:

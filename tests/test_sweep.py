@@ -147,3 +147,27 @@ def test_run_refuses_a_sweep_config(tmp_path):
     cfg = write_sweep(tmp_path)
     res = runner.invoke(app, ["run", str(cfg)])
     assert res.exit_code == 1 and "ltr sweep" in res.stderr
+
+
+def test_a_zombie_does_not_hold_a_lock(tmp_path):
+    """A lock left by a process that exited but was never reaped is stale."""
+    from ltr_cli.locks import RunLock, _alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.time() + 10
+    while time.time() < deadline:  # wait until it has exited (a zombie: not waited for yet)
+        with open(f"/proc/{child.pid}/stat", "rb") as fh:
+            if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                break
+        time.sleep(0.01)
+    lock_path = tmp_path / ".run.lock"
+    import socket
+
+    lock_path.write_text(f"{socket.gethostname()} {child.pid}\n")
+    assert not _alive(child.pid)
+    lock = RunLock(lock_path)
+    assert not lock.is_held_elsewhere()
+    lock.acquire()
+    assert lock.held
+    lock.release()
+    child.wait()
