@@ -400,6 +400,44 @@ def data_synth(
                            "qid": style}))
 
 
+@app.command("score")
+def score(
+    model: Annotated[Path, typer.Argument(help="a batch run directory (or its models.json)")],
+    data_file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file to score")],
+    fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model (default: the only/first one)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="write the scores here (default: stdout)")] = None,
+    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+) -> None:
+    """Write one score per line for every document of a file (LETOR evaluation tools' format)."""
+    try:
+        from ltr_cli.batch.learners import model_from_dict
+        from ltr_cli.data.svmlight import SVMLightReader
+
+        path = model / "models.json" if model.is_dir() else model
+        try:
+            models = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise LtrError(f"{path}: not a saved model file ({exc}); give a batch run directory") from None
+        key = fold if fold is not None else next(iter(models), None)
+        if key not in models:
+            raise LtrError(f"{path}: no model for fold {fold!r}; it has folds {', '.join(models)}")
+        data = models[key]
+        scorer = model_from_dict(data)
+        opts = _reader_options(None, int(data["features"]), None, qid, group, null_value)
+        lines = []
+        for q in SVMLightReader(data_file, opts):
+            lines.extend(f"{s:.10g}" for s in scorer.scores(q.X))
+        text = "\n".join(lines) + "\n"
+        if out is not None:
+            out.write_text(text)
+        else:
+            typer.echo(text, nl=False)
+    except LtrError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(_io_error(exc))
+
+
 # --- eval -------------------------------------------------------------------------------------
 
 @app.command("eval")

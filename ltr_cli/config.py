@@ -337,6 +337,18 @@ class BMRMNDCGSpec(_BatchBase):
     _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "bmrm-ndcg"))
 
 
+class BMRMSpec(_BatchBase):
+    """BMRM on the ranking-losses supplement's ordinal-regression or preference loss."""
+
+    type: Literal["bmrm"]
+    loss: Literal["ordinal", "preference"]
+    cost: Union[Literal["uniform", "difference"], list[list[float]]] = "uniform"
+    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    eps: float = Field(1e-4, gt=0)
+
+    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "bmrm"))
+
+
 class AdaRankSpec(_BatchBase):
     """AdaRank with single features as weak rankers (AdaRank.MAP / AdaRank.NDCG)."""
 
@@ -370,11 +382,11 @@ class PermuRankSpec(_BatchBase):
     _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "permurank"))
 
 
-BATCH_TYPES = ("svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank")
+BATCH_TYPES = ("svmmap", "ranksvm", "bmrm-ndcg", "bmrm", "adarank", "rankboost", "permurank")
 
 LearnerSpec = Annotated[
     Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RTopKFSpec, RandomSpec,
-          SVMmapSpec, RankSVMSpec, BMRMNDCGSpec, AdaRankSpec, RankBoostSpec, PermuRankSpec],
+          SVMmapSpec, RankSVMSpec, BMRMNDCGSpec, BMRMSpec, AdaRankSpec, RankBoostSpec, PermuRankSpec],
     Field(discriminator="type"),
 ]
 
@@ -397,7 +409,7 @@ class CVSpec(_Strict):
 
 _DATASET_KINDS = ("separable", "shaped", "registry", "files")
 _LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random",
-                  "svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank")
+                  "svmmap", "ranksvm", "bmrm-ndcg", "bmrm", "adarank", "rankboost", "permurank")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 

@@ -6,7 +6,8 @@ Files of a finished run:
 * ``rounds.parquet`` - one row per round (see :mod:`ltr_cli.protocols.online`), or per
   fold for a batch (``cv:``) run;
 * ``summary.json`` - final and last-ten averages per metric, counts, timings;
-* ``manifest.json`` - versions, seed, dataset fingerprint, every convention used.
+* ``manifest.json`` - versions, seed, dataset fingerprint, every convention used;
+* ``models.json`` (batch runs) - the model selected in each fold, for ``ltr score``.
 
 A run is written into a hidden temporary sibling directory and renamed into place when
 all four files are complete, so an interrupted run never leaves a directory that looks
@@ -41,8 +42,10 @@ def write_run(
     rounds: pd.DataFrame,
     summary: dict[str, Any],
     manifest: dict[str, Any],
+    extra: dict[str, str] | None = None,
 ) -> Path:
-    """Atomically create (or replace) ``run_dir`` with the four run files."""
+    """Atomically create (or replace) ``run_dir`` with the four run files (and any
+    ``extra`` text files, e.g. a batch run's ``models.json``)."""
     run_dir = Path(run_dir)
     try:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -52,6 +55,8 @@ def write_run(
     try:
         (tmp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         rounds.to_parquet(tmp / "rounds.parquet", index=False)
+        for name, text in (extra or {}).items():
+            (tmp / name).write_text(text)
         _dump_json(summary, tmp / "summary.json")
         _dump_json(manifest, tmp / "manifest.json")
         for name in RUN_FILES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -142,7 +143,7 @@ def _run_batch_learner(
         raise LtrError(f"{run_dir}: another process is computing this run ({exc})") from None
     remove_stale_temporaries(run_dir)
     try:
-        table, summary = run_cv(spec, name, lspec, quiet)
+        table, summary, models = run_cv(spec, name, lspec, quiet)
         summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                    "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                    "label": lspec.label or lspec.type, "role": lspec.type,
@@ -160,7 +161,8 @@ def _run_batch_learner(
             "learner_conventions": lspec.model_dump(mode="json"),
             "timings": {"wall_seconds": summary["wall_seconds"]},
         }
-        path = write_run(run_dir, resolved, table, summary, manifest)
+        path = write_run(run_dir, resolved, table, summary, manifest,
+                         extra={"models.json": json.dumps(models, indent=1)})
     finally:
         lock.release()
     return RunOutcome(name, path, summary)

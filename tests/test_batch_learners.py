@@ -8,6 +8,7 @@ import pytest
 from ltr_cli.batch.learners import (
     fit_adarank,
     fit_bmrm_ndcg,
+    fit_bmrm_surrogate,
     fit_permurank,
     fit_rankboost,
     fit_ranksvm,
@@ -86,7 +87,9 @@ def letor_like(seed=0, queries=12, docs=15, d=6):
     lambda q: fit_adarank(q, "map", rounds=50),
     lambda q: fit_rankboost(q, rounds=50),
     lambda q: fit_permurank(q, C=1.0, measure="map", rounds=20),
-], ids=["svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank"])
+    lambda q: fit_bmrm_surrogate(q, C=1.0, loss="ordinal"),
+    lambda q: fit_bmrm_surrogate(q, C=1.0, loss="preference", cost="difference"),
+], ids=["svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank", "ordinal", "preference"])
 def test_learners_beat_random_on_held_out_queries(fit):
     train, test = letor_like(0), letor_like(1)
     model = fit(train)

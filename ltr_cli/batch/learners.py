@@ -41,6 +41,9 @@ class LinearModel:
     def scores(self, X: np.ndarray) -> np.ndarray:
         return X @ self.w
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "linear", "features": int(self.w.shape[0]), "w": self.w.tolist()}
+
 
 @dataclass
 class StumpModel:
@@ -51,11 +54,29 @@ class StumpModel:
     alphas: list[float]
     info: dict[str, Any] = field(default_factory=dict)
 
+    n_features: int = 0
+
     def scores(self, X: np.ndarray) -> np.ndarray:
         s = np.zeros(X.shape[0])
         for f, theta, a in zip(self.features, self.thresholds, self.alphas):
             s += a * (X[:, f] > theta)
         return s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "stumps", "features": self.n_features,
+                "stumps": [{"feature": int(f), "threshold": t, "alpha": a}
+                           for f, t, a in zip(self.features, self.thresholds, self.alphas)]}
+
+
+def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
+    """Rebuild a saved model (``models.json`` of a batch run)."""
+    if data.get("kind") == "linear":
+        return LinearModel(np.asarray(data["w"], dtype=np.float64))
+    if data.get("kind") == "stumps":
+        st = data["stumps"]
+        return StumpModel([s["feature"] for s in st], [s["threshold"] for s in st],
+                          [s["alpha"] for s in st], n_features=int(data["features"]))
+    raise ValueError(f"unknown model kind {data.get('kind')!r}")
 
 
 def _rank(scores: np.ndarray) -> np.ndarray:
@@ -89,6 +110,24 @@ def fit_bmrm_ndcg(train: Queries, C: float, k: int = 10, weights: str = "bmrm", 
                   max_iter: int = 1000) -> LinearModel:
     risk = mean_risk(train, lambda X, y, w: ndcg_structural_hinge(X, y, w, k, weights))
     res = bmrm(risk, train[0][0].shape[1], 1.0 / C, eps, max_iter)
+    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
+
+
+def fit_bmrm_surrogate(train: Queries, C: float, loss: str, cost: Any = "uniform", eps: float = 1e-4,
+                       max_iter: int = 1000) -> LinearModel:
+    """BMRM on a score-space surrogate of the ranking-losses supplement (``ordinal`` by its
+    Algorithm 1, ``preference`` by its Algorithm 2), mean over queries, lambda = 1/C."""
+    from ltr_cli.surrogates import SURROGATES
+
+    fn = SURROGATES[loss]
+
+    def per_query(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray] | None:
+        if np.unique(y).shape[0] < 2:
+            return None
+        value, grad_s = fn(X @ w, y, cost=cost)
+        return value, X.T @ grad_s
+
+    res = bmrm(mean_risk(train, per_query), train[0][0].shape[1], 1.0 / C, eps, max_iter)
     return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
 
 
@@ -138,10 +177,10 @@ def fit_rankboost(train: Queries, rounds: int = 300) -> StumpModel:
     X, lo, hi = _pairs(train)
     n, d = X.shape
     if lo.size == 0:
-        return StumpModel([], [], [], {"rounds": 0})
+        return StumpModel([], [], [], {"rounds": 0}, n_features=d)
     D = np.full(lo.size, 1.0 / lo.size)
     order = [np.argsort(-X[:, f], kind="stable") for f in range(d)]
-    model = StumpModel([], [], [])
+    model = StumpModel([], [], [], n_features=d)
     for _ in range(rounds):
         pot = np.zeros(n)
         np.add.at(pot, hi, D)

@@ -28,6 +28,13 @@ LEARNER_HELP = {
     "ogd": "OGD on any surrogate (squared, ranksvm, ordinal, preference, listnet, kl, smoothdcg)",
     "rtopkf": "RTop-kF (top-k paper): learns from top-1/top-2 labels (squared, kl, smoothdcg, ranksvm)",
     "random": "a uniformly random ranking every round",
+    "svmmap": "batch (cv:): SVMmap, structural SVM on 1 - AP (BMRM)",
+    "ranksvm": "batch (cv:): Ranking SVM, pairwise hinge (BMRM)",
+    "bmrm-ndcg": "batch (cv:): BMRM on the NDCG structural loss (linear assignment)",
+    "bmrm": "batch (cv:): BMRM on the supplement's ordinal or preference loss",
+    "adarank": "batch (cv:): AdaRank.MAP / AdaRank.NDCG with single-feature weak rankers",
+    "rankboost": "batch (cv:): RankBoost with threshold stumps (RB-c)",
+    "permurank": "batch (cv:): PermuRank.MAP (reconstructed working-set method)",
 }
 
 

@@ -18,6 +18,7 @@ from ltr_cli.batch import learners as bl
 from ltr_cli.config import (
     AdaRankSpec,
     BMRMNDCGSpec,
+    BMRMSpec,
     ExperimentSpec,
     PermuRankSpec,
     RankBoostSpec,
@@ -50,6 +51,8 @@ def fit(lspec: Any, train: list, params: dict[str, Any]) -> Any:
         return bl.fit_ranksvm(train, params["C"], lspec.eps)
     if isinstance(lspec, BMRMNDCGSpec):
         return bl.fit_bmrm_ndcg(train, params["C"], lspec.k, lspec.weights, lspec.eps)
+    if isinstance(lspec, BMRMSpec):
+        return bl.fit_bmrm_surrogate(train, params["C"], lspec.loss, lspec.cost, lspec.eps)
     if isinstance(lspec, AdaRankSpec):
         return bl.fit_adarank(train, lspec.measure, int(params.get("rounds", 500)), lspec.tol,
                               lspec.relevance_threshold)
@@ -70,8 +73,11 @@ def _select_key(select_by: str) -> str:
     return "ap" if select_by == "map" else select_by
 
 
-def run_cv(spec: ExperimentSpec, name: str, lspec: Any, quiet: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """One learner through every fold; returns the per-fold table and the summary."""
+def run_cv(
+    spec: ExperimentSpec, name: str, lspec: Any, quiet: bool
+) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
+    """One learner through every fold; returns the per-fold table, the summary and the
+    selected model of each fold (``models.json``)."""
     cv = spec.cv
     assert cv is not None
     info = get_dataset(spec.dataset.name)  # type: ignore[union-attr]
@@ -79,6 +85,7 @@ def run_cv(spec: ExperimentSpec, name: str, lspec: Any, quiet: bool) -> tuple[pd
     key = _select_key(cv.select_by)
     rows = []
     grids = []
+    models: dict[str, Any] = {}
     start = time.perf_counter()
     for fold in folds:
         train = load_queries(spec, cv.splits["train"], fold)
@@ -97,6 +104,7 @@ def run_cv(spec: ExperimentSpec, name: str, lspec: Any, quiet: bool) -> tuple[pd
         rows.append({"fold": fold, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
                      **{m: metrics.get(m) for m in TEST_METRICS}})
         grids.append({"fold": fold, "tried": [{"params": r["params"], "vali": r["vali"]} for r in tried]})
+        models[str(fold)] = {**best["model"].to_dict(), "params": best["params"]}
     table = pd.DataFrame(rows)
     summary = {
         "protocol": "batch-cv",
@@ -108,4 +116,4 @@ def run_cv(spec: ExperimentSpec, name: str, lspec: Any, quiet: bool) -> tuple[pd
         "grid": grids,
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
-    return table, summary
+    return table, summary, models
