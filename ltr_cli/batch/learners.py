@@ -11,7 +11,7 @@
 * PermuRank (Xu et al. 2008) as reconstructed in BATCH-REFERENCE s.3 (the paper itself was
   not available): slack-rescaled bound over working sets of perfect (lowest-scoring) and
   imperfect (highest-scoring) permutations, n-slack dual with per-query caps, until the
-  sets stop changing.
+  sets stop changing. Each round adds the cut of its newest pair only.
 
 Measures for AdaRank and PermuRank: ``map`` (AP on labels > threshold) or ``ndcg@k``
 (paper gains, a query without relevant documents scores 0 in AdaRank's averages).
@@ -267,16 +267,15 @@ def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 
                 if not any(np.array_equal(perm, p) for p in pool):
                     pool.append(perm)
                     changed = True
-            for s in perfect[q]:
-                for b in imperfect[q]:
-                    key = (q, s.tobytes(), b.tobytes())
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    loss = 1.0 - E(b, y)
-                    cuts_l.append(loss)
-                    cuts_g.append(loss * (permutation_features(X, s) - permutation_features(X, b)))
-                    cuts_q.append(q)
+            # one cut per query and round: this round's lowest perfect x highest imperfect
+            # permutation (all |B| x |C| pairs make the QP grow quadratically in the rounds)
+            key = (q, star.tobytes(), bad.tobytes())
+            if key not in seen:
+                seen.add(key)
+                loss = 1.0 - E(bad, y)
+                cuts_l.append(loss)
+                cuts_g.append(loss * (permutation_features(X, star) - permutation_features(X, bad)))
+                cuts_q.append(q)
         if not changed:
             break
         if not cuts_g:
