@@ -25,13 +25,6 @@ from ltr_cli.surrogates.pairwise import ranksvm_value_and_grad
 QueryLoss = Callable[[np.ndarray, np.ndarray, np.ndarray], "tuple[float, np.ndarray] | None"]
 
 
-def _ap_of_pattern(rel_in_order: np.ndarray) -> float:
-    r = int(rel_in_order.sum())
-    hits = np.cumsum(rel_in_order)
-    pos = np.arange(1, rel_in_order.shape[0] + 1)
-    return float((hits[rel_in_order] / pos[rel_in_order]).sum() / r)
-
-
 def psi(X: np.ndarray, rel: np.ndarray, ranking: np.ndarray) -> np.ndarray:
     """SVMmap's joint feature map of ``ranking`` (doc indices, best first), normalised by R M."""
     rel_r = rel[ranking]

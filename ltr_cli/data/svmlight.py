@@ -482,8 +482,3 @@ def _parse_label(path: str, lineno: int, token: bytes) -> float:
     if not math.isfinite(value):
         raise DataFormatError(path, lineno, f"label {_show(token)} is not a finite number")
     return value
-
-
-def read_queries(path: str | Path, options: ReaderOptions) -> Iterator[Query]:
-    """Convenience: iterate over the dense queries of one file."""
-    return iter(SVMLightReader(path, options))
