@@ -283,6 +283,20 @@ def report(
     typer.echo(text, nl=False)
 
 
+@app.command()
+def bench(
+    queries: Annotated[int, typer.Option("--queries", min=5, help="queries per generated file")] = 200,
+    rounds: Annotated[int, typer.Option("--rounds", min=10, help="rounds per learner for the per-round cost")] = 2000,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Measure parse speed (vs scikit-learn), per-round cost (vs two matrix-vector passes)
+    and peak memory growth, as ratios measured side by side in one run."""
+    from ltr_cli.bench import format_table, main_json, run_bench
+
+    result = run_bench(queries, rounds)
+    typer.echo(main_json(result) if as_json else format_table(result), nl=as_json)
+
+
 @app.command("list")
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,

@@ -278,3 +278,18 @@ learners: {o: {type: ogd, surrogate: ordinal, cost: [[0, 1], [0, 0]]}}
     res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out")])
     err = res.stderr.strip().splitlines()[-1]
     assert res.exit_code == 1 and err.startswith("ltr: error: label 2 cannot index the 2 x 2 cost matrix")
+
+
+def test_bench_reports_ratios(tmp_path):
+    """Structure only: timings are never asserted in unit tests."""
+    res = run_ok("bench", "--queries", "6", "--rounds", "20", "--json")
+    out = json.loads(res.stdout)
+    assert set(out) == {"parse", "per_round", "memory"}
+    assert {"dense_mslr", "sparse_yahoo"} <= set(out["parse"])
+    assert out["parse"]["dense_mslr"]["ours_mb_per_s"] > 0
+    learners = out["per_round"]["learners"]
+    assert {"slam-ndcg", "alg3", "listnet", "rtopkf-ranksvm"} <= set(learners)
+    assert all(v["ratio_to_floor"] > 0 for v in learners.values())
+    assert out["memory"]["file_4x"]["megabytes"] > out["memory"]["file_1x"]["megabytes"]
+    table = run_ok("bench", "--queries", "6", "--rounds", "20").stdout
+    assert "x floor" in table and "peak RSS" in table
