@@ -6,6 +6,8 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,7 +95,8 @@ def run_experiment(
         source = open_source(one.dataset, seed)
         constants = None
         if source.ranker is not None:  # separable stream: the theory's constants
-            constants = stream_constants(source.queries(0), source.ranker)
+            generated = list(source.queries(0))  # generated once, read by every learner's bound
+            constants = (stream_constants(generated, source.ranker), generated)
         for name, lspec in one.learners.items():
             if learners and name not in learners:
                 continue
@@ -101,6 +104,23 @@ def run_experiment(
                                    argv, repeated, resume)
             outcomes.append(outcome)
     return outcomes
+
+
+@contextmanager
+def owning(run_dir: Path) -> Iterator[None]:
+    """Hold the run's lock (so no other worker writes ``run_dir``) and clear what a killed
+    earlier attempt left behind; one-line error if a live process holds the lock."""
+    lock = RunLock(run_dir.parent / f".{run_dir.name}.lock")
+    try:
+        lock.acquire()
+    except RunLocked as exc:
+        raise LtrError(f"{run_dir}: another process is computing this run ({exc}); "
+                       "wait for it or remove the lock file if that process is gone") from None
+    try:
+        remove_stale_temporaries(run_dir)
+        yield
+    finally:
+        lock.release()
 
 
 def remove_stale_temporaries(run_dir: Path) -> None:
@@ -136,13 +156,7 @@ def _run_batch_learner(
     run_dir = out_root / spec.experiment / run_id
     if resume and is_complete(run_dir):
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
-    lock = RunLock(out_root / spec.experiment / f".{run_id}.lock")
-    try:
-        lock.acquire()
-    except RunLocked as exc:
-        raise LtrError(f"{run_dir}: another process is computing this run ({exc})") from None
-    remove_stale_temporaries(run_dir)
-    try:
+    with owning(run_dir):
         table, summary, models = run_cv(spec, name, lspec, quiet)
         summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                    "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
@@ -163,8 +177,6 @@ def _run_batch_learner(
         }
         path = write_run(run_dir, resolved, table, summary, manifest,
                          extra={"models.json": json.dumps(models, indent=1)})
-    finally:
-        lock.release()
     return RunOutcome(name, path, summary)
 
 
@@ -202,18 +214,9 @@ def _run_learner(
         if not quiet:
             print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
-    lock = RunLock(out_root / spec.experiment / f".{run_id}.lock")
-    try:
-        lock.acquire()
-    except RunLocked as exc:
-        raise LtrError(f"{run_dir}: another process is computing this run ({exc}); "
-                       "wait for it or remove the lock file if that process is gone") from None
-    remove_stale_temporaries(run_dir)
-    try:
+    with owning(run_dir):
         return _run_locked(spec, name, lspec, source, constants, quiet, argv, resume,
                            run_id, run_dir, measures)
-    finally:
-        lock.release()
 
 
 def _run_locked(
@@ -253,7 +256,8 @@ def _run_locked(
                "label": default_label(lspec), "role": paper_role(lspec),
                "dataset": source.name, **summary}
     if constants is not None:
-        summary["theory"] = theory_block(lspec, constants, source.queries(0))
+        stream, generated = constants
+        summary["theory"] = theory_block(lspec, stream, generated)
     resolved = spec.resolved()
     resolved["learners"] = {name: resolved["learners"][name]}
     manifest = {
