@@ -58,6 +58,7 @@ class ReaderOptions:
     group_file: Path | None = None
     null_value: float | None = None
     split_qids: SplitQids = "error"
+    engine: Literal["auto", "reference"] = "auto"  # reference: never use the compiled scanner
 
     def __post_init__(self) -> None:
         if self.index_base not in (0, 1):
@@ -216,15 +217,37 @@ class SVMLightReader:
             yield self._convert(pending)
 
     def __iter__(self) -> Iterator[Query]:
+        return self.dense_queries(np.float64)
+
+    def dense_queries(self, dtype: type = np.float64) -> Iterator[Query]:
+        """Queries with dense ``X`` (m, n_features) of ``dtype``, in file order.
+
+        Uses the compiled scanner (:mod:`ltr_cli.data.fastread`) and falls back to the
+        reference parse at the first irregular line, skipping the queries already given;
+        both produce the same queries (values converted exactly, then cast to ``dtype``).
+        """
         n = self.options.n_features
         if n is None:
             raise ValueError("dense reading needs n_features (from the dataset registry)")
-        for sq in self.sparse_queries():
-            yield Query(qid=sq.qid, X=sq.dense(n), y=sq.y, line=sq.line)
+        done = 0
+        if self.options.engine == "auto":
+            from ltr_cli.data.fastread import Irregular, fast_query_rows
+
+            try:
+                for rows in fast_query_rows(self, dtype):
+                    yield Query(qid=rows.qid, X=rows.X, y=rows.y, line=rows.line)
+                    done += 1
+                return
+            except Irregular:
+                pass
+        for i, sq in enumerate(self.sparse_queries()):
+            if i >= done:
+                yield Query(qid=sq.qid, X=sq.dense(n).astype(dtype, copy=False), y=sq.y, line=sq.line)
 
     def count_queries(self) -> int:
-        """Number of queries, from the group file or one pass over the lines (no numeric
-        conversion)."""
+        """Number of queries (one pass; the compiled scanner when the width is known)."""
+        if self.options.n_features is not None and self.options.engine == "auto":
+            return sum(1 for _ in self.dense_queries(np.float32))
         return sum(1 for _ in self._grouped_lines())
 
     # -- line splitting and grouping -------------------------------------------------

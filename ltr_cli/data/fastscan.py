@@ -1,0 +1,308 @@
+"""Compiled scanner for well-formed SVMlight / LETOR text (numba).
+
+:func:`scan_block` parses a block of whole lines straight into a dense row matrix and
+per-row label, line number and qid span. It accepts only the regular grammar::
+
+    line   := ws* label ws+ ["qid:" word ws+] (index ":" number ws+)* ["#" comment] "\\n"
+    number := [+-]? digits? ["." digits?] [(e|E) [+-]? digits]   (at least one digit)
+    index  := digits (at most 10), strictly increasing within the line, in range
+
+and reports anything else as *irregular*: then the caller re-reads with the reference
+parser (:mod:`ltr_cli.data.svmlight`), which either accepts it (NULL fill, float-written
+indices, unsorted indices, ...) or raises the exact ``file:line`` error. So this module
+never decides what an error says, and results equal the reference parse by construction
+of the fallback plus exact number conversion:
+
+* a number with at most 19 significant digits and a decimal exponent in [-22, 22] is
+  converted as ``mantissa * 10**e`` (or ``/ 10**-e``) in float64: both operands are exact,
+  so the one rounding is the correctly rounded result (Clinger's fast path), the same
+  double that Python's ``float()`` gives;
+* any other number is listed as *slow* (its byte span) and converted by the caller with
+  ``float()``.
+
+Whitespace is what ``bytes.split()`` splits on (space, \\t, \\r, \\v, \\f); lines end at \\n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+IRREGULAR = 1
+SLOW_FULL = 2  # more slow numbers than slow_* can hold: enlarge and rescan the block
+
+QID_TOKEN = 0  # qid from a "qid:" token (required)
+QID_COMMENT = 1  # qid = first word of the "#" comment (a "qid:" token is skipped if present)
+QID_NONE = 2  # group file: a "qid:" token is skipped if present, no qid span needed
+
+_POW10 = np.array([10.0**i for i in range(23)])
+
+
+@njit(cache=True, inline="always")
+def _is_space(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@njit(cache=True, inline="always")
+def _is_digit(c):
+    return 48 <= c <= 57
+
+
+@njit(cache=True)
+def _number(buf, i, end, pow10):
+    """Parse a number at buf[i:]; return (value, next index, status).
+
+    status 0: exact value; 1: well-formed but needs float() (slow); -1: not a number of
+    the regular grammar. The number must be followed by whitespace, '#', '\\n' or end.
+    """
+    neg = False
+    c = buf[i] if i < end else 10
+    if c == 45 or c == 43:  # '-' '+'
+        neg = c == 45
+        i += 1
+    mant = np.uint64(0)
+    ndig = 0
+    exp10 = 0
+    digits = 0
+    slow = False
+    while i < end and _is_digit(buf[i]):
+        d = np.uint64(buf[i] - 48)
+        digits += 1
+        if mant != 0 or d != 0:
+            if ndig < 19:
+                mant = mant * np.uint64(10) + d
+                ndig += 1
+            else:
+                slow = True
+        i += 1
+    if i < end and buf[i] == 46:  # '.'
+        i += 1
+        while i < end and _is_digit(buf[i]):
+            d = np.uint64(buf[i] - 48)
+            digits += 1
+            if mant != 0 or d != 0:
+                if ndig < 19:
+                    mant = mant * np.uint64(10) + d
+                    ndig += 1
+                    exp10 -= 1
+                else:
+                    slow = True
+            else:
+                exp10 -= 1
+            i += 1
+    if digits == 0:
+        return 0.0, i, -1
+    if i < end and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+        i += 1
+        eneg = False
+        if i < end and (buf[i] == 45 or buf[i] == 43):
+            eneg = buf[i] == 45
+            i += 1
+        e = 0
+        edigits = 0
+        while i < end and _is_digit(buf[i]):
+            if e < 100000:
+                e = e * 10 + (buf[i] - 48)
+            edigits += 1
+            i += 1
+        if edigits == 0:
+            return 0.0, i, -1
+        exp10 += -e if eneg else e
+    if i < end:
+        c = buf[i]
+        if not (_is_space(c) or c == 35 or c == 10):
+            return 0.0, i, -1
+    if mant == 0:
+        return (-0.0 if neg else 0.0), i, 0
+    if slow or mant >= np.uint64(9007199254740992) or exp10 > 22 or exp10 < -22:
+        return 0.0, i, 1
+    v = float(mant)
+    if exp10 >= 0:
+        v = v * pow10[exp10]
+    else:
+        v = v / pow10[-exp10]
+    return (-v if neg else v), i, 0
+
+
+@njit(cache=True, nogil=True)
+def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok, lastcol,
+               slow_row, slow_col, slow_start, slow_end, first_line):
+    """Parse every line of ``buf`` (uint8, whole lines) into the preallocated outputs.
+
+    ``X`` (rows, n_features) must be zero-filled; row r gets the r-th data line (blank and
+    comment-only lines are skipped); ``ntok[r]`` counts its feature tokens (explicit zeros
+    included) and ``lastcol[r]`` is its largest 0-based column (-1 if none). Returns ``(rows, n_slow, status, bad_line)``; status
+    :data:`IRREGULAR` means: stop, re-read with the reference parser (``bad_line`` is the
+    1-based line number where it happened). Slow numbers: ``slow_col == -1`` is a label.
+    """
+    end = buf.shape[0]
+    pow10 = _POW10
+    i = 0
+    line = first_line
+    rows = 0
+    n_slow = 0
+    while i < end:
+        # skip leading whitespace
+        while i < end and _is_space(buf[i]):
+            i += 1
+        if i >= end:
+            break
+        c = buf[i]
+        if c == 10:
+            i += 1
+            line += 1
+            continue
+        if c == 35:  # comment-only line
+            while i < end and buf[i] != 10:
+                i += 1
+            continue
+        r = rows
+        if r >= X.shape[0]:
+            return rows, n_slow, IRREGULAR, line
+        # label
+        start = i
+        value, i, status = _number(buf, i, end, pow10)
+        if status < 0:
+            return rows, n_slow, IRREGULAR, line
+        if status == 1:
+            if n_slow >= slow_row.shape[0]:
+                return rows, n_slow, SLOW_FULL, line
+            slow_row[n_slow] = r
+            slow_col[n_slow] = -1
+            slow_start[n_slow] = start
+            slow_end[n_slow] = i
+            n_slow += 1
+        label[r] = value
+        lineno[r] = line
+        qid_start[r] = -1
+        qid_end[r] = -1
+        ntok[r] = 0
+        lastcol[r] = -1
+        while i < end and _is_space(buf[i]):
+            i += 1
+        # optional / required qid token
+        if (i + 4 <= end and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
+                and buf[i + 3] == 58):
+            i += 4
+            qs = i
+            while i < end and not (_is_space(buf[i]) or buf[i] == 10 or buf[i] == 35):
+                i += 1
+            if i == qs:
+                return rows, n_slow, IRREGULAR, line
+            if qid_mode == QID_TOKEN:
+                qid_start[r] = qs
+                qid_end[r] = i
+            while i < end and _is_space(buf[i]):
+                i += 1
+        elif qid_mode == QID_TOKEN:
+            return rows, n_slow, IRREGULAR, line
+        # features
+        last = -1
+        while i < end and buf[i] != 10 and buf[i] != 35:
+            idx = 0
+            nd = 0
+            while i < end and _is_digit(buf[i]):
+                if nd < 10:
+                    idx = idx * 10 + (buf[i] - 48)
+                nd += 1
+                i += 1
+            if nd == 0 or nd > 10 or i >= end or buf[i] != 58:
+                return rows, n_slow, IRREGULAR, line
+            i += 1
+            col = idx - base
+            if col < 0 or col >= n_features or col <= last:
+                return rows, n_slow, IRREGULAR, line
+            last = col
+            lastcol[r] = col
+            ntok[r] += 1
+            start = i
+            value, i, status = _number(buf, i, end, pow10)
+            if status < 0:
+                return rows, n_slow, IRREGULAR, line
+            if status == 1:
+                if n_slow >= slow_row.shape[0]:
+                    return rows, n_slow, SLOW_FULL, line
+                slow_row[n_slow] = r
+                slow_col[n_slow] = col
+                slow_start[n_slow] = start
+                slow_end[n_slow] = i
+                n_slow += 1
+            else:
+                X[r, col] = value
+            while i < end and _is_space(buf[i]):
+                i += 1
+        # comment
+        if i < end and buf[i] == 35:
+            i += 1
+            if qid_mode == QID_COMMENT:
+                while i < end and _is_space(buf[i]):
+                    i += 1
+                qs = i
+                while i < end and not (_is_space(buf[i]) or buf[i] == 10):
+                    i += 1
+                if i == qs:
+                    return rows, n_slow, IRREGULAR, line
+                qid_start[r] = qs
+                qid_end[r] = i
+            while i < end and buf[i] != 10:
+                i += 1
+        elif qid_mode == QID_COMMENT:
+            return rows, n_slow, IRREGULAR, line
+        rows += 1
+        if i < end:  # at '\n'
+            i += 1
+            line += 1
+    return rows, n_slow, 0, line
+
+
+@njit(cache=True, nogil=True)
+def line_cuts(buf, max_lines, max_bytes):
+    """Offsets that cut ``buf`` (whole lines) into pieces of at most ``max_lines`` newlines
+    and, where a line allows, about ``max_bytes`` bytes; with the newline count before each
+    piece. Returns (cuts (n + 1,), lines_before (n,))."""
+    n = buf.shape[0]
+    cuts = [0]
+    before = [0]
+    lines = 0
+    in_piece = 0
+    start = 0
+    for i in range(n):
+        if buf[i] == 10:
+            lines += 1
+            in_piece += 1
+            if (in_piece >= max_lines or i + 1 - start >= max_bytes) and i + 1 < n:
+                cuts.append(i + 1)
+                before.append(lines)
+                start = i + 1
+                in_piece = 0
+    cuts.append(n)
+    return np.array(cuts, dtype=np.int64), np.array(before, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def query_starts(buf, qid_start, qid_end, rows, prev):
+    """Rows (within one block) where the qid differs from the row before; row 0 is compared
+    with ``prev`` (the previous block's last qid bytes; empty: always a start)."""
+    out = np.empty(rows, dtype=np.int64)
+    n = 0
+    for r in range(rows):
+        a, b = qid_start[r], qid_end[r]
+        if r == 0:
+            same = prev.shape[0] == b - a
+            if same:
+                for j in range(b - a):
+                    if buf[a + j] != prev[j]:
+                        same = False
+                        break
+        else:
+            pa, pb = qid_start[r - 1], qid_end[r - 1]
+            same = pb - pa == b - a
+            if same:
+                for j in range(b - a):
+                    if buf[a + j] != buf[pa + j]:
+                        same = False
+                        break
+        if not same:
+            out[n] = r
+            n += 1
+    return out[:n]
