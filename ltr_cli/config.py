@@ -31,6 +31,8 @@ class _Strict(BaseModel):
 class _ReaderKnobs(_Strict):
     null_value: float | None = Field(None, description="fill for LETOR NULL values; null = error")
     split_qids: Literal["error", "new-query"] = "error"
+    storage: Literal["float64", "float32"] = Field(
+        "float64", description="dtype of the feature rows handed to learners (and kept in the cache)")
 
 
 def _known_dataset(value: str) -> str:
@@ -413,6 +415,11 @@ _LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+class CacheSpec(_Strict):
+    enabled: bool = Field(True, description="keep a binary cache of parsed data files")
+    dir: Path | None = Field(None, description="where (default: <output>/.cache)")
+
+
 class ExperimentSpec(_Strict):
     experiment: str
     description: str = ""
@@ -427,6 +434,7 @@ class ExperimentSpec(_Strict):
     metrics: MetricsSpec = MetricsSpec()
     learners: dict[str, LearnerSpec] = Field(min_length=1)
     output: Path = Path("results")
+    cache: CacheSpec = CacheSpec()
     cv: CVSpec | None = Field(None, description="batch k-fold protocol (batch learners only)")
     sweep: dict[str, list[Any]] | None = Field(
         None, description="grid over config keys for `ltr sweep`, e.g. learners.slam.step.eta: [0.1, 1]")
@@ -494,6 +502,7 @@ class ExperimentSpec(_Strict):
         data = self.resolved()
         data["learners"] = {learner: data["learners"][learner]}
         data.pop("output", None)
+        data.pop("cache", None)  # where parsed files are kept does not change results
         data.pop("description", None)
         data.pop("seeds", None)
         data.pop("sweep", None)

@@ -92,7 +92,7 @@ def run_experiment(
     outcomes = []
     for seed in spec.seed_list():
         one = spec.for_seed(seed)
-        source = open_source(one.dataset, seed)
+        source = open_source(one.dataset, seed, cache_dir(spec, out_root))
         constants = None
         if source.ranker is not None:  # separable stream: the theory's constants
             generated = list(source.queries(0))  # generated once, read by every learner's bound
@@ -104,6 +104,13 @@ def run_experiment(
                                    argv, repeated, resume)
             outcomes.append(outcome)
     return outcomes
+
+
+def cache_dir(spec: ExperimentSpec, out_root: Path) -> Path | None:
+    """Where parsed data files are cached (None: caching is off)."""
+    if not spec.cache.enabled:
+        return None
+    return spec.cache.dir if spec.cache.dir is not None else out_root / ".cache"
 
 
 @contextmanager

@@ -282,14 +282,19 @@ learners: {o: {type: ogd, surrogate: ordinal, cost: [[0, 1], [0, 0]]}}
 
 def test_bench_reports_ratios(tmp_path):
     """Structure only: timings are never asserted in unit tests."""
-    res = run_ok("bench", "--queries", "6", "--rounds", "20", "--json")
+    from ltr_cli.bench import format_table
+
+    res = run_ok("bench", "--queries", "6", "--rounds", "20", "--e2e-queries", "2", "--json")
     out = json.loads(res.stdout)
-    assert set(out) == {"parse", "per_round", "memory"}
+    assert set(out) == {"parse", "per_round", "memory", "end_to_end"}
     assert {"dense_mslr", "sparse_yahoo"} <= set(out["parse"])
     assert out["parse"]["dense_mslr"]["ours_mb_per_s"] > 0
+    assert out["parse"]["dense_mslr"]["cached_speedup"] > 0
     learners = out["per_round"]["learners"]
     assert {"slam-ndcg", "alg3", "listnet", "rtopkf-ranksvm"} <= set(learners)
     assert all(v["ratio_to_floor"] > 0 for v in learners.values())
-    assert out["memory"]["file_4x"]["megabytes"] > out["memory"]["file_1x"]["megabytes"]
-    table = run_ok("bench", "--queries", "6", "--rounds", "20").stdout
-    assert "x floor" in table and "peak RSS" in table
+    for mode in ("parse", "cached"):
+        assert out["memory"][mode]["file_4x"]["megabytes"] > out["memory"][mode]["file_1x"]["megabytes"]
+    assert out["end_to_end"]["rounds"] == 30 and out["end_to_end"]["cold_s"] > 0
+    table = format_table(out)
+    assert "x floor" in table and "peak RSS" in table and "cached" in table

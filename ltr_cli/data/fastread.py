@@ -49,39 +49,55 @@ class QueryRows:
     max_col: int
 
 
-def _first_data_line(block: bytes) -> tuple[list[bytes], bytes] | None:
-    for raw in block.split(b"\n"):
+def _first_data_line(data: bytes, start: int, end: int) -> tuple[list[bytes], bytes] | None:
+    """Label/qid tokens and comment of the first data line in ``data[start:end]``."""
+    while start < end:
+        nl = data.find(b"\n", start, end)
+        stop = end if nl < 0 else nl
+        raw = data[start:stop]
         hash_at = raw.find(b"#")
         body, comment = (raw[:hash_at], raw[hash_at + 1:]) if hash_at >= 0 else (raw, b"")
         parts = body.split()
         if parts:
             return parts, comment
+        start = stop + 1
     return None
 
 
-def _blocks(reader: "SVMLightReader", block_bytes: int) -> Iterator[bytes]:
-    """Blocks of whole lines (the last one may lack its newline); BOM removed."""
+def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
+    """``(data, start, end)``: ``data[start:end]`` is a run of whole lines (the file's last
+    line may lack its newline); the BOM is skipped. Blocks are not copied: a line split
+    by a block boundary is joined into a small separate span."""
     carry = b""
     first = True
     try:
         with open_binary(reader.path) as fh:
             while True:
                 data = fh.read(block_bytes)
+                start = 0
                 if first:
-                    if data.startswith(_BOM):
-                        data = data[len(_BOM):]
                     first = False
+                    if data.startswith(_BOM):
+                        start = len(_BOM)
                 if not data:
                     if carry:
-                        yield carry
+                        yield carry, 0, len(carry)
                     return
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry += data
-                    continue
-                block = carry + data[:cut + 1] if carry else data[:cut + 1]
-                carry = data[cut + 1:]
-                yield block
+                if carry:
+                    nl = data.find(b"\n")
+                    if nl < 0:
+                        carry += data
+                        continue
+                    head = carry + data[:nl + 1]
+                    carry = b""
+                    yield head, 0, len(head)
+                    start = nl + 1
+                cut = data.rfind(b"\n", start) + 1
+                if cut > start:
+                    yield data, start, cut
+                    carry = data[cut:]
+                else:
+                    carry = data[start:]
     except _DECOMPRESS_ERRORS:
         raise Irregular(None) from None
 
@@ -180,12 +196,11 @@ class _Scanned:
     newlines: int
 
 
-def _scan_piece(buf: np.ndarray, mode: int, base: int, d: int, dtype: type) -> _Scanned:
+def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dtype: type) -> _Scanned:
     """Scan one piece of whole lines (runs in a worker thread: the kernel releases the GIL).
     Line numbers are relative to the piece (its first line is 1)."""
     from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_block
 
-    n_lines = int(np.count_nonzero(buf == 10)) + 1
     slow_cap = 4 * n_lines + 1024
     while True:
         X = np.zeros((n_lines, d), dtype=dtype)
@@ -194,7 +209,7 @@ def _scan_piece(buf: np.ndarray, mode: int, base: int, d: int, dtype: type) -> _
         slow = np.empty((4, slow_cap), dtype=np.int64)
         rows, n_slow, status, end_line = scan_block(
             buf, mode, base, d, X, label, ints[0], ints[1], ints[2], ints[3], ints[4],
-            slow[0], slow[1], slow[2], slow[3], 1)
+            slow[0], slow[1], slow[2], slow[3], 1, float(np.finfo(dtype).max))
         if status != SLOW_FULL:
             break
         slow_cap = int(np.count_nonzero(buf == 58)) + n_lines + 1
@@ -210,11 +225,11 @@ def _scan_piece(buf: np.ndarray, mode: int, base: int, d: int, dtype: type) -> _
             raise Irregular(int(ints[0, r]))
         if c < 0:
             label[r] = value
+        elif abs(value) > np.finfo(dtype).max:
+            raise Irregular(int(ints[0, r]))  # beyond the storage dtype's range
         else:
             X[r, c] = value
     X = X[:rows]
-    if np.dtype(dtype).itemsize < 8 and rows and not np.isfinite(X).all():
-        raise Irregular(None)  # a value beyond the storage dtype's range
     return _Scanned(buf, rows, X, label[:rows], ints[0, :rows], ints[1], ints[2], ints[3, :rows], ints[4, :rows],
                     int(end_line) - 1)
 
@@ -262,11 +277,11 @@ def fast_query_rows(
     pool = _executor()
     pending: deque = deque()
     try:
-        for block in _blocks(reader, block_bytes):
+        for data, begin, finish in _spans(reader, block_bytes):
             if grouper is None:
-                first = _first_data_line(block)
+                first = _first_data_line(data, begin, finish)
                 if first is None:  # only blank/comment lines so far
-                    line += block.count(b"\n")
+                    line += data.count(b"\n", begin, finish)
                     continue
                 try:
                     source = reader._qid_source(*first)
@@ -284,16 +299,18 @@ def fast_query_rows(
                 mode = {"token": QID_TOKEN, "comment": QID_COMMENT, "group": QID_NONE}[source]
                 grouper = _Grouper(reader, mode, groups)
             if piece_bytes is None:  # ~row_budget_bytes of dense rows per piece, at most 4 MB of text
-                head = min(len(block), 1 << 20)
-                per_line = head / max(1, block.count(b"\n", 0, head))
+                head = min(finish, begin + (1 << 20))
+                per_line = (head - begin) / max(1, data.count(b"\n", begin, head))
                 piece_bytes = int(min(4 << 20, max(1 << 16, per_line * cap_rows)))
-            arr = np.frombuffer(block, dtype=np.uint8)
-            a = 0
-            while a < len(block):
-                b = block.rfind(b"\n", a, a + piece_bytes) + 1 if a + piece_bytes < len(block) else len(block)
+            arr = np.frombuffer(data, dtype=np.uint8)
+            a = begin
+            while a < finish:
+                b = data.rfind(b"\n", a, a + piece_bytes) + 1 if a + piece_bytes < finish else finish
                 if b <= a:  # one line longer than a piece
-                    b = block.find(b"\n", a + piece_bytes) + 1 or len(block)
-                pending.append(pool.submit(_scan_piece, arr[a:b], grouper.mode, opts.index_base, d, dtype))
+                    b = data.find(b"\n", a + piece_bytes, finish) + 1 or finish
+                n_lines = data.count(b"\n", a, b) + 1
+                pending.append(pool.submit(_scan_piece, arr[a:b], n_lines, grouper.mode, opts.index_base, d,
+                                           dtype))
                 a = b
                 while len(pending) > SCAN_THREADS + 1:
                     line = yield from grouper.add(pending.popleft().result(), line)

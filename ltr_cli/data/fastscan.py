@@ -126,12 +126,13 @@ def _number(buf, i, end, pow10):
 
 @njit(cache=True, nogil=True)
 def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok, lastcol,
-               slow_row, slow_col, slow_start, slow_end, first_line):
+               slow_row, slow_col, slow_start, slow_end, first_line, max_abs):
     """Parse every line of ``buf`` (uint8, whole lines) into the preallocated outputs.
 
     ``X`` (rows, n_features) must be zero-filled; row r gets the r-th data line (blank and
     comment-only lines are skipped); ``ntok[r]`` counts its feature tokens (explicit zeros
-    included) and ``lastcol[r]`` is its largest 0-based column (-1 if none). Returns ``(rows, n_slow, status, bad_line)``; status
+    included) and ``lastcol[r]`` is its largest 0-based column (-1 if none). A value
+    beyond ``max_abs`` (the storage dtype's largest finite number) is irregular. Returns ``(rows, n_slow, status, bad_line)``; status
     :data:`IRREGULAR` means: stop, re-read with the reference parser (``bad_line`` is the
     1-based line number where it happened). Slow numbers: ``slow_col == -1`` is a label.
     """
@@ -228,6 +229,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
                 slow_end[n_slow] = i
                 n_slow += 1
             else:
+                if abs(value) > max_abs:
+                    return rows, n_slow, IRREGULAR, line
                 X[r, col] = value
             while i < end and _is_space(buf[i]):
                 i += 1

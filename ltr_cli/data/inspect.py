@@ -29,18 +29,17 @@ def inspect_file(path: Path, options: ReaderOptions) -> dict[str, Any]:
     split: list[str] = []
     max_index = -1
     nnz = 0
-    for q in reader.sparse_queries():
-        sizes.append(q.m)
-        labels.update(q.y.tolist())
-        if not (q.y > 0).any():
-            zero_queries.append(q.qid)
-        if q.qid in seen:
-            split.append(f"qid {q.qid} reappears at line {q.line} (first seen at line {seen[q.qid]})")
+    for qid, y, line, tokens, max_col in reader.summaries():
+        sizes.append(y.shape[0])
+        labels.update(y.tolist())
+        if not (y > 0).any():
+            zero_queries.append(qid)
+        if qid in seen:
+            split.append(f"qid {qid} reappears at line {line} (first seen at line {seen[qid]})")
         else:
-            seen[q.qid] = q.line
-        if q.indices.size:
-            max_index = max(max_index, int(q.indices.max()))
-        nnz += int(q.indices.size)
+            seen[qid] = line
+        max_index = max(max_index, max_col)
+        nnz += tokens
     docs = int(sum(sizes))
     width = options.n_features or (max_index + 1)
     problems = list(split)

@@ -57,33 +57,48 @@ class QuerySource:
     n_queries: int | None = None  # queries per pass, when known without reading (generated data)
     ranker: np.ndarray | None = None  # the generating ranker of a separable stream
     group_files: list[Path] | None = None  # one per file, for qid source "group"
+    storage: str = "float64"  # dtype of X for file data
+    cache_dir: Path | None = None  # binary cache of parsed files (None: parse every time)
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
         return list(range(len(self.files))) if self.files else [0]
 
+    def _options(self, unit: int) -> ReaderOptions:
+        options = self.reader_options
+        assert options is not None
+        if self.group_files:
+            options = replace(options, group_file=self.group_files[unit], qid_source="group")
+        return options
+
+    def _cached(self, unit: int):
+        from ltr_cli.data.cache import open_cached
+
+        assert self.cache_dir is not None
+        return open_cached(self.files[unit], self._options(unit), self.cache_dir, self.storage)
+
     def queries(self, unit: int) -> Iterator[Query]:
         if not self.files:
             yield from self.generator()
             return
-        options = self.reader_options
-        if self.group_files:
-            options = replace(options, group_file=self.group_files[unit],  # type: ignore[arg-type]
-                              qid_source="group")
-        reader = SVMLightReader(self.files[unit], options)  # type: ignore[arg-type]
+        if self.cache_dir is not None:
+            stream = self._cached(unit).queries()
+        else:
+            stream = SVMLightReader(self.files[unit], self._options(unit)).dense_queries(np.dtype(self.storage).type)
         prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
-        for q in reader:
+        for q in stream:
             yield Query(qid=prefix + q.qid, X=q.X, y=q.y, line=q.line) if prefix else q
 
     def queries_per_pass(self) -> int:
-        """Queries in one pass: known for generated data, counted for files (one light pass)."""
+        """Queries in one pass: known for generated data; for files from the cache (built
+        now if missing, so the stream then reads it) or one pass of the reader."""
         if self.n_queries is None:
             total = 0
             for unit in self.units():
-                options = self.reader_options
-                if self.group_files:
-                    options = replace(options, group_file=self.group_files[unit], qid_source="group")  # type: ignore[arg-type]
-                total += SVMLightReader(self.files[unit], options).count_queries()  # type: ignore[arg-type]
+                if self.cache_dir is not None:
+                    total += self._cached(unit).n_queries
+                else:
+                    total += SVMLightReader(self.files[unit], self._options(unit)).count_queries()
             self.n_queries = total
         return self.n_queries
 
@@ -94,8 +109,9 @@ class QuerySource:
         return {"generator": self.generator_params, "sha256": digest}
 
 
-def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
-    """Build the query source of a dataset spec (checks that files exist)."""
+def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> QuerySource:
+    """Build the query source of a dataset spec (checks that files exist); file data is
+    cached in ``cache_dir`` when given."""
     if isinstance(spec, SeparableData):
         features = spec.features or (10 if spec.variant == "authors" else 20)
         sep = SeparableSpec(spec.variant, spec.queries, spec.docs, features, spec.margin,
@@ -118,7 +134,8 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
         opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
                              qid_source=info.qid_source,  # type: ignore[arg-type]
                              null_value=spec.null_value, split_qids=spec.split_qids)
-        return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts)
+        return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts,
+                           storage=spec.storage, cache_dir=cache_dir)
     if isinstance(spec, FilesData):
         for p in list(spec.files) + list(spec.group_files or []):
             if not p.is_file():
@@ -127,7 +144,8 @@ def open_source(spec: DatasetSpec, seed: int) -> QuerySource:
                              qid_source=spec.qid, null_value=spec.null_value,
                              split_qids=spec.split_qids)
         return QuerySource(spec.features, "files", list(spec.files), "files", opts,
-                           group_files=list(spec.group_files) if spec.group_files else None)
+                           group_files=list(spec.group_files) if spec.group_files else None,
+                           storage=spec.storage, cache_dir=cache_dir)
     raise TypeError(f"unsupported dataset spec {type(spec).__name__}")
 
 

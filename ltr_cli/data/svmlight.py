@@ -34,7 +34,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -229,20 +229,45 @@ class SVMLightReader:
         n = self.options.n_features
         if n is None:
             raise ValueError("dense reading needs n_features (from the dataset registry)")
+        for item in self._fast_or_reference(dtype):
+            if isinstance(item, SparseQuery):
+                X = item.dense(n).astype(dtype, copy=False)
+                if X.dtype != np.float64 and not np.isfinite(X).all():
+                    raise DataFormatError(
+                        str(self.path), item.line,
+                        f"a feature value of the query starting here exceeds the {np.dtype(dtype).name} "
+                        "range; use storage: float64")
+                yield Query(qid=item.qid, X=X, y=item.y, line=item.line)
+            else:
+                yield Query(qid=item.qid, X=item.X, y=item.y, line=item.line)
+
+    def summaries(self) -> Iterator[tuple[str, np.ndarray, int, int, int]]:
+        """``(qid, labels, first line, feature tokens, largest 0-based column or -1)`` per
+        query, for inspection (explicit zeros count as tokens)."""
+        for item in self._fast_or_reference(np.float32):
+            if isinstance(item, SparseQuery):
+                yield (item.qid, item.y, item.line, int(item.indices.size),
+                       int(item.indices.max()) if item.indices.size else -1)
+            else:
+                yield item.qid, item.y, item.line, item.tokens, item.max_col
+
+    def _fast_or_reference(self, dtype: type) -> Iterator[Any]:
+        """Fast-path ``QueryRows`` while the file is regular, then reference
+        :class:`SparseQuery` objects for the rest (the same queries either way)."""
         done = 0
-        if self.options.engine == "auto":
+        if self.options.engine == "auto" and self.options.n_features is not None:
             from ltr_cli.data.fastread import Irregular, fast_query_rows
 
             try:
                 for rows in fast_query_rows(self, dtype):
-                    yield Query(qid=rows.qid, X=rows.X, y=rows.y, line=rows.line)
+                    yield rows
                     done += 1
                 return
             except Irregular:
                 pass
         for i, sq in enumerate(self.sparse_queries()):
             if i >= done:
-                yield Query(qid=sq.qid, X=sq.dense(n).astype(dtype, copy=False), y=sq.y, line=sq.line)
+                yield sq
 
     def count_queries(self) -> int:
         """Number of queries (one pass; the compiled scanner when the width is known)."""

@@ -40,7 +40,8 @@ def load_queries(spec: ExperimentSpec, split: str, fold: int) -> list[tuple[np.n
     opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
                          qid_source=info.qid_source,  # type: ignore[arg-type]
                          null_value=ds.null_value, split_qids=ds.split_qids)  # type: ignore[union-attr]
-    return [(q.X, q.y) for q in SVMLightReader(path, opts)]
+    dtype = np.dtype(ds.storage).type  # type: ignore[union-attr]
+    return [(q.X, q.y) for q in SVMLightReader(path, opts).dense_queries(dtype)]
 
 
 def fit(lspec: Any, train: list, params: dict[str, Any]) -> Any:

@@ -1,0 +1,163 @@
+"""Binary cache: same queries as the parser, stale and corrupt caches rebuilt (never
+used), float32 storage leaving the learning curves unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltr_cli.data.cache import CacheInvalid, open_cached
+from ltr_cli.data.registry import get_dataset
+from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
+from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+from ltr_cli.errors import DataFormatError
+
+OPTS = ReaderOptions(n_features=136)
+
+
+@pytest.fixture
+def mslr_file(tmp_path):
+    path = tmp_path / "train.txt"
+    write_svmlight(path, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(12, seed=3)))
+    return path
+
+
+def same_queries(a, b, dtype=np.float64):
+    a, b = list(a), list(b)
+    assert len(a) == len(b)
+    for qa, qb in zip(a, b):
+        assert (qa.qid, qa.line) == (qb.qid, qb.line)
+        assert qa.X.dtype == dtype and np.array_equal(qa.X, qb.X.astype(dtype)) and np.array_equal(qa.y, qb.y)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cache_gives_the_parsed_queries(tmp_path, mslr_file, dtype):
+    cache = open_cached(mslr_file, OPTS, tmp_path / "c", dtype)
+    again = open_cached(mslr_file, OPTS, tmp_path / "c", dtype)
+    assert again.directory == cache.directory and again.n_queries == 12
+    reference = SVMLightReader(mslr_file, ReaderOptions(n_features=136, engine="reference"))
+    same_queries(again.queries(window_bytes=1 << 12), reference, np.dtype(dtype))
+    assert not list(again.queries())[0].X.flags.writeable
+
+
+def test_changed_source_is_stale(tmp_path, mslr_file):
+    first = open_cached(mslr_file, OPTS, tmp_path / "c")
+    write_svmlight(mslr_file, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(5, seed=4)))
+    second = open_cached(mslr_file, OPTS, tmp_path / "c")
+    assert second.directory != first.directory and not first.directory.exists()
+    same_queries(second.queries(), SVMLightReader(mslr_file, OPTS))
+    other = open_cached(mslr_file, ReaderOptions(n_features=137), tmp_path / "c")  # other options: own cache
+    assert other.directory != second.directory and second.directory.exists()
+
+
+def _flip(path, offset):
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["truncate-X", "flip-X-sampled", "flip-y", "meta", "qids", "missing-X"])
+def test_corrupt_cache_is_rebuilt_not_used(tmp_path, mslr_file, damage):
+    cache = open_cached(mslr_file, OPTS, tmp_path / "c")
+    d = cache.directory
+    if damage == "truncate-X":
+        os.truncate(d / "X.bin", (d / "X.bin").stat().st_size - 8)
+    elif damage == "flip-X-sampled":
+        _flip(d / "X.bin", 0)
+    elif damage == "flip-y":
+        _flip(d / "y.bin", 9)
+    elif damage == "meta":
+        (d / "meta.json").write_text("{")
+    elif damage == "qids":
+        (d / "qids.json").write_text(json.dumps(["x"] * 12))
+    else:
+        (d / "X.bin").unlink()
+    messages = []
+    rebuilt = open_cached(mslr_file, OPTS, tmp_path / "c", log=messages.append)
+    assert len(messages) == 1 and "invalid" in messages[0] and "rebuilding" in messages[0]
+    same_queries(rebuilt.queries(), SVMLightReader(mslr_file, OPTS))
+
+
+def test_full_verify_catches_what_sampling_misses(tmp_path, mslr_file):
+    cache = open_cached(mslr_file, OPTS, tmp_path / "c")
+    size = (cache.directory / "X.bin").stat().st_size
+    _flip(cache.directory / "X.bin", size // 16 + 5000)  # between two sampled 4 KiB windows
+    reopened = open_cached(mslr_file, OPTS, tmp_path / "c", log=pytest.fail)
+    with pytest.raises(CacheInvalid, match="X.bin"):
+        reopened.verify()
+
+
+def test_parse_error_leaves_no_cache(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:0.5\n0 qid:1 1:x\n")
+    with pytest.raises(DataFormatError, match=":2:"):
+        open_cached(bad, ReaderOptions(n_features=3), tmp_path / "c")
+    assert [p.name for p in (tmp_path / "c").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_float32_storage_leaves_curves_unchanged(tmp_path):
+    """The perceptron paper's learners on MSLR-shaped files, features stored as float32
+    vs float64: time-averaged NDCG@10 and AP curves agree to 1e-6."""
+    from ltr_cli.config import parse_config
+    from ltr_cli.protocols.online import time_average
+    from ltr_cli.runner import run_experiment
+
+    path = tmp_path / "train.txt"
+    write_svmlight(path, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(150, seed=5)))
+    curves = {}
+    for storage in ("float64", "float32"):
+        spec = parse_config({
+            "experiment": f"s-{storage}", "dataset": {"kind": "files", "files": [str(path)], "features": 136,
+                                                      "storage": storage},
+            "protocol": {"passes": 2, "checkpoint_every": 0},
+            "metrics": {"names": ["ndcg@10", "ap"], "no_relevant": "one", "ties": "reverse-input"},
+            "cache": {"dir": str(tmp_path / "cache")},
+            "learners": {
+                "slam-ndcg": {"type": "slam-perceptron", "measure": "ndcg", "mistake": "ndcg@10",
+                              "weights": "level-averaged", "margin": "label-difference",
+                              "step": {"rule": "inv-sqrt", "eta": 1.0}},
+                "alg3": {"type": "alg3", "mistake": "ndcg@10", "margin": "label-difference",
+                         "step": {"rule": "constant", "eta": 1.0, "loss_scaled": True}}}})
+        for outcome in run_experiment(spec, out=tmp_path / storage, quiet=True):
+            curves[(storage, outcome.learner)] = pd.read_parquet(outcome.path / "rounds.parquet")
+    for learner in ("slam-ndcg", "alg3"):
+        a, b = curves[("float64", learner)], curves[("float32", learner)]
+        assert len(a) == 300
+        for metric in ("ndcg@10", "ap"):
+            diff = np.abs(time_average(a[metric].to_numpy()) - time_average(b[metric].to_numpy()))
+            assert diff.max() <= 1e-6, (learner, metric, diff.max())
+
+
+def test_ltr_run_builds_then_reuses_the_cache(tmp_path, mslr_file):
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli import app
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"""
+experiment: cached
+dataset: {{kind: files, files: [{mslr_file}], features: 136}}
+protocol: {{passes: 2}}
+learners: {{slam: {{type: slam-perceptron}}}}
+""")
+    runner = CliRunner()
+    res = runner.invoke(app, ["run", str(config), "--quiet", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 0, res.stderr
+    (built,) = [p for p in (tmp_path / "a" / ".cache").iterdir() if p.is_dir()]
+    stamp = (built / "X.bin").stat().st_mtime_ns
+    res = runner.invoke(app, ["run", str(config), "--quiet", "--out", str(tmp_path / "b"),
+                              "--set", f"cache.dir={tmp_path / 'a' / '.cache'}"])
+    assert res.exit_code == 0, res.stderr
+    assert (built / "X.bin").stat().st_mtime_ns == stamp and not (tmp_path / "b" / ".cache").exists()
+    frames = [pd.read_parquet(next((tmp_path / r / "cached").glob("*/rounds.parquet"))) for r in ("a", "b")]
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    res = runner.invoke(app, ["run", str(config), "--quiet", "--out", str(tmp_path / "c"),
+                              "--set", "cache.enabled=false"])
+    assert res.exit_code == 0 and not (tmp_path / "c" / ".cache").exists()
+    res = runner.invoke(app, ["data", "cache", str(mslr_file), "--dataset", "mslr-web10k", "--verify",
+                              "--cache-dir", str(tmp_path / "pre")])
+    assert res.exit_code == 0 and json.loads(res.stdout)["queries"] == 12
