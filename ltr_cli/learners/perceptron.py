@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.learners.base import Feedback, LinearRanker, RankingMeasure, UpdateInfo
+from ltr_cli import kernels
+from ltr_cli.learners.base import NO_MISTAKE, Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels
 from ltr_cli.learners.schedules import StepSchedule
 from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_value_and_grad, slam_weights
 
@@ -36,6 +37,8 @@ class _MistakeDriven(LinearRanker):
         y = feedback.labels
         if y is None:
             raise ValueError(f"{type(self).__name__} needs full-label feedback")
+        if self.use_kernels and kernels.ENABLED:
+            return self._update_fast(X, feedback.ranking, as_labels(y))
         loss = self.mistake.loss(feedback.ranking, y)
         if loss <= 1e-12:  # exactly 0 for a perfect ranking; guard rounding only
             return UpdateInfo(mistake=False, updated=False, ranking_loss=0.0)
@@ -44,6 +47,38 @@ class _MistakeDriven(LinearRanker):
             return UpdateInfo(mistake=True, updated=False, surrogate=value, ranking_loss=loss)
         self.w = self.w - self.step(self.t, loss) * (X.T @ grad_s)
         return UpdateInfo(mistake=True, updated=True, surrogate=value, ranking_loss=loss)
+
+    def _update_fast(self, X: np.ndarray, ranking: np.ndarray, y: np.ndarray) -> UpdateInfo:
+        """The same update in one compiled call (:func:`ltr_cli.kernels._jit.perceptron_round`)."""
+        w, loss, value, status = kernels.load().perceptron_round(
+            X, y, ranking, self._scores_fast(X), self.w, self.kernel_params(), self.t,
+            kernels.discounts(y.shape[0]))
+        if status == 0:
+            return NO_MISTAKE
+        if status == 1:
+            return UpdateInfo(True, False, value, loss)
+        self.w = w
+        return UpdateInfo(True, True, value, loss)
+
+    def _surrogate_params(self) -> list[float]:
+        """[surrogate (0 SLAM, 1 max-pair), weight measure, its cut-off, weight mode, margin,
+        delta]: entries 0 and 4..8 of the kernel parameters."""
+        raise NotImplementedError
+
+    def _make_params(self) -> np.ndarray:
+        m = self.mistake
+        surrogate, *rest = self._surrogate_params()
+        return np.array([surrogate, 1.0 if m.kind == "ap" else 0.0, -1.0 if m.k is None else float(m.k),
+                         float(m.threshold), *rest, *self._step_params()], dtype=np.float64)
+
+
+_MARGINS = {"constant": 0.0, "label-difference": 1.0}
+
+
+def _margin_code(margin: str) -> float:
+    if margin not in _MARGINS:
+        raise ValueError(f"unknown SLAM margin {margin!r}")
+    return _MARGINS[margin]
 
 
 class SlamPerceptron(_MistakeDriven):
@@ -80,6 +115,12 @@ class SlamPerceptron(_MistakeDriven):
         order_by = scores if self.score_ordered else None
         return slam_weights(labels, order_by, m.kind, m.k, self.level_average, m.threshold)
 
+    def _surrogate_params(self) -> list[float]:
+        m = self.measure
+        mode = 0.0 if self.score_ordered else (2.0 if self.level_average else 1.0)
+        return [0.0, 1.0 if m.kind == "ap" else 0.0, -1.0 if m.k is None else float(m.k), mode,
+                _margin_code(self.margin), float(self.delta)]
+
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         v = self.weight_vector(labels, scores)
         if self.measure.kind == "ap":
@@ -103,6 +144,9 @@ class MaxPairPerceptron(_MistakeDriven):
         super().__init__(n_features, step, RankingMeasure(mistake, threshold), ties)
         self.margin = margin
         self.delta = delta
+
+    def _surrogate_params(self) -> list[float]:
+        return [1.0, 0.0, -1.0, 1.0, _margin_code(self.margin), float(self.delta)]
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         if self.mistake.kind == "ap":
