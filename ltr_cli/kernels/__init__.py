@@ -25,27 +25,29 @@ import numpy as np
 
 ENABLED = os.environ.get("LTR_KERNELS", "1").strip().lower() not in ("0", "false", "no", "off")
 
-_module: ModuleType | None = None
-_discounts = np.empty(0)
+# the kernels module once loaded, and the current discount table (hot paths read these
+# two globals directly: ``kernels.module or kernels.load()``)
+module: ModuleType | None = None
+DISCOUNTS = np.empty(0)
 
 
 def load() -> ModuleType:
     """The compiled kernels module (imports numba on first use)."""
-    global _module
-    if _module is None:
+    global module
+    if module is None:
         from ltr_cli.kernels import _jit
 
-        _module = _jit
-    return _module
+        module = _jit
+    return module
 
 
 def discounts(m: int) -> np.ndarray:
     """A table of at least ``m`` discounts ``1 / log2(i + 1)``, i = 1.. (read-only)."""
-    global _discounts
-    if _discounts.shape[0] < m:
+    global DISCOUNTS
+    if DISCOUNTS.shape[0] < m:
         from ltr_cli.metrics import log2_discount
 
-        table = log2_discount(max(2 * m, 512))
+        table = log2_discount(max(2 * m, 1024))
         table.flags.writeable = False
-        _discounts = table
-    return _discounts
+        DISCOUNTS = table
+    return DISCOUNTS

@@ -24,20 +24,27 @@ _EXP_CAP = 50.0
 
 # --- scores and rankings -------------------------------------------------------------------
 
-@njit(cache=_CACHE, fastmath={"reassoc"})
-def _scores_loop(X, w):
-    """``X @ w`` accumulated in float64 (for float32 X); the reduction is vectorised."""
+@njit(cache=_CACHE, fastmath={"reassoc", "contract"})
+def _scores_loop_into(X, w, s):
+    """``s[:m] = X @ w`` accumulated in float64 (for float32 X); the reduction is
+    vectorised and uses fused multiply-adds (like BLAS), so its rounding differs from a
+    sequential sum."""
     m, d = X.shape
-    s = np.empty(m)
     for i in range(m):
         acc = 0.0
         for j in range(d):
             acc += X[i, j] * w[j]
         s[i] = acc
-    return s
 
 
 @njit(cache=_CACHE)
+def _scores_loop(X, w):
+    s = np.empty(X.shape[0])
+    _scores_loop_into(X, w, s)
+    return s
+
+
+@njit(cache=_CACHE, fastmath={"contract"})
 def _rmatvec_loop(X, g):
     """``X.T @ g`` in float64, skipping documents with g = 0 (for float32 X)."""
     m, d = X.shape
@@ -72,6 +79,19 @@ def _matvec_impl(X, w):
     return lambda X, w: _scores_loop(X, w)
 
 
+def _matvec_into(X, w, s):
+    raise NotImplementedError
+
+
+@overload(_matvec_into)
+def _matvec_into_impl(X, w, s):
+    if _blas_ok(X):
+        def blas(X, w, s):
+            s[:X.shape[0]] = np.dot(X, w)
+        return blas
+    return lambda X, w, s: _scores_loop_into(X, w, s)
+
+
 @overload(_rmatvec)
 def _rmatvec_impl(X, g):
     if _blas_ok(X):
@@ -87,12 +107,28 @@ def _dot(a, b):
 
 @njit(cache=_CACHE)
 def scores(X, w):
+    """``X @ w`` (m,) as the learners compute it."""
     return _matvec(X, w)
 
 
 @njit(cache=_CACHE)
+def scores_into(X, w, s):
+    """``s[:m] = X @ w`` (s a buffer of at least m entries)."""
+    _matvec_into(X, w, s)
+
+
+@njit(cache=_CACHE)
 def _sorted_desc(s, reverse):
-    """``np.argsort(-s, kind="stable")`` (ties in index order) or, with ``reverse``,
+    """``np.argsort(-s, kind="stable")`` or, with ``reverse``, ``np.argsort(s,
+    kind="stable")[::-1]``; see :func:`_sort_into`."""
+    out = np.empty(s.shape[0], dtype=np.int64)
+    _sort_into(s, reverse, out)
+    return out
+
+
+@njit(cache=_CACHE)
+def _sort_into(s, reverse, out):
+    """``out[:] = np.argsort(-s, kind="stable")`` (ties in index order) or, with ``reverse``,
     ``np.argsort(s, kind="stable")[::-1]`` (ties in reverse index order).
 
     A bucket sort: documents go to m equal-width buckets of [min s, max s] (descending; the
@@ -114,8 +150,10 @@ def _sorted_desc(s, reverse):
     span = hi - lo
     if m < 2 or not (np.isfinite(span) and span > 0.0):  # also catches NaN and inf
         if reverse:
-            return np.argsort(s, kind="mergesort")[::-1].copy()
-        return np.argsort(-s, kind="mergesort")
+            out[:] = np.argsort(s, kind="mergesort")[::-1]
+        else:
+            out[:] = np.argsort(-s, kind="mergesort")
+        return
     scale = (m - 1) / span
     bucket = np.empty(m, dtype=np.int64)
     start = np.zeros(m + 1, dtype=np.int64)
@@ -126,7 +164,6 @@ def _sorted_desc(s, reverse):
     for q in range(m):
         start[q + 1] += start[q]
     fill = start[:m].copy()
-    out = np.empty(m, dtype=np.int64)
     for r in range(m):
         i = m - 1 - r if reverse else r
         q = bucket[i]
@@ -149,16 +186,16 @@ def _sorted_desc(s, reverse):
             for p in range(b - a):
                 keys[p] = -s[seg[p]]
             out[a:b] = seg[np.argsort(keys, kind="mergesort")]
-    return out
 
 
 @njit(cache=_CACHE)
-def score_rank(X, w, reverse):
-    """Scores ``X @ w`` and the ranking under the ``input-order`` tie policy (stable sort of
-    -s; reference :func:`ltr_cli.metrics.rank_from_scores`) or, with ``reverse``, under
-    ``reverse-input`` (stable ascending sort, reversed)."""
-    s = _matvec(X, w)
-    return s, _sorted_desc(s, reverse)
+def score_rank(X, w, reverse, s, ranking):
+    """Scores ``s[:m] = X @ w`` and ``ranking`` (m,) under the ``input-order`` tie policy
+    (stable sort of -s; reference :func:`ltr_cli.metrics.rank_from_scores`) or, with
+    ``reverse``, under ``reverse-input`` (stable ascending sort, reversed). Writes into the
+    caller's arrays: returning new arrays to Python costs as much as the sort."""
+    _matvec_into(X, w, s)
+    _sort_into(s[:X.shape[0]], reverse, ranking)
 
 
 @njit(cache=_CACHE)
@@ -310,12 +347,11 @@ def ndcg(ranking, y, k, none_value, disc):
 def average_precision(ranking, y, threshold, none_value):
     """AP on ``label > threshold`` (reference ``average_precision``; summed as numpy does)."""
     m = ranking.shape[0]
-    prec = np.empty(m)
+    prec = np.empty(m + 1)
     r = 0
-    for p in range(m):
-        if y[ranking[p]] > threshold:
-            r += 1
-            prec[r - 1] = r / (p + 1)
+    for p in range(m):  # written every time, kept (r advances) only for relevant documents
+        prec[r] = (r + 1) / (p + 1)
+        r += y[ranking[p]] > threshold
     if r == 0:
         return none_value
     return _pairwise_sum(prec, 0, r) / r
@@ -359,33 +395,45 @@ def round_measures(ranking, y, spec, disc):
 
 @njit(cache=_CACHE)
 def _levels(y):
-    """Number of distinct labels L and each document's level index (0..L-1, ascending
-    labels). Integer labels in [-64, 64) are counted in a table; others use np.unique."""
+    """The distinct labels: their number L, values (L,) ascending, sizes (L,), and each
+    document's level index (m,). Integer labels in [-64, 64) are counted in a table;
+    other labels go through np.unique."""
     m = y.shape[0]
     table = np.zeros(128, dtype=np.int64)
     small = True
     for i in range(m):
         v = y[i]
         if v >= -64.0 and v < 64.0 and v == math.floor(v):
-            table[int(v) + 64] = 1
+            table[int(v) + 64] += 1
         else:
             small = False
             break
     lev = np.empty(m, dtype=np.int64)
     if not small:
-        lv = np.unique(y)
-        found = np.searchsorted(lv, y)
+        values = np.unique(y)
+        L = values.shape[0]
+        found = np.searchsorted(values, y)
+        sizes = np.zeros(L, dtype=np.int64)
         for i in range(m):
             lev[i] = found[i]
-        return lv.shape[0], lev
+            sizes[found[i]] += 1
+        return L, values, sizes, lev
     L = 0
     for q in range(128):
         if table[q]:
+            L += 1
+    values = np.empty(L)
+    sizes = np.empty(L, dtype=np.int64)
+    L = 0
+    for q in range(128):
+        if table[q]:
+            values[L] = q - 64.0
+            sizes[L] = table[q]
             table[q] = L
             L += 1
     for i in range(m):
         lev[i] = table[int(y[i]) + 64]
-    return L, lev
+    return L, values, sizes, lev
 
 
 @njit(cache=_CACHE)
@@ -410,15 +458,14 @@ def _terms(s, y, lev, L, margin, delta):
         best_a[q], best_k[q] = run_a, run_k
         if ca > run_a or (ca == run_a and cand < run_k):
             run_a, run_k = ca, cand
-    c = np.zeros(m)
+    c = np.empty(m)
     k = np.empty(m, dtype=np.int64)
-    for i in range(m):
+    for i in range(m):  # no branch on the level: without a lower document best_a is -inf
         q = lev[i]
         k[i] = best_k[q]
-        if best_k[q] >= 0:
-            b = delta - s[i] if constant else delta * y[i] - s[i]
-            x = b + best_a[q]
-            c[i] = x if (x > 0.0 or x != x) else 0.0
+        b = delta - s[i] if constant else delta * y[i] - s[i]
+        x = b + best_a[q]
+        c[i] = x if (x > 0.0 or (x != x and best_k[q] >= 0)) else 0.0
     return c, k
 
 
@@ -426,57 +473,70 @@ def _terms(s, y, lev, L, margin, delta):
 def slam_terms(s, y, margin, delta):
     """Hinge terms c (m,) and maximisers k (m,) of Eq. 14 (reference ``slam_terms``):
     ``margin`` 0 = constant, 1 = label-difference; k = -1 where no label is lower."""
-    L, lev = _levels(y)
+    L, values, sizes, lev = _levels(y)
     return _terms(s, y, lev, L, margin, delta)
 
 
 @njit(cache=_CACHE)
-def _weights(y, s, lev, L, kind, k, mode, threshold, disc):
-    """SLAM weights given the label levels (``lev`` unused for AP)."""
+def _ap_weights(y, threshold):
     m = y.shape[0]
     v = np.zeros(m)
-    if kind == 1:
-        r = 0
-        for i in range(m):
-            if y[i] > threshold:
-                r += 1
-        if r:
-            for i in range(m):
-                if y[i] > threshold:
-                    v[i] = 1.0 / r
-        return v
-    # position of each document in the ideal ordering: levels descending, then (paper)
-    # scores descending or (paper-fixed, level-averaged) input order, then index
-    start = np.zeros(L + 1, dtype=np.int64)
+    r = 0
     for i in range(m):
-        start[L - lev[i]] += 1
-    for q in range(L):
-        start[q + 1] += start[q]
+        r += y[i] > threshold
+    if r:
+        inv = 1.0 / r
+        for i in range(m):
+            v[i] = inv if y[i] > threshold else 0.0
+    return v
+
+
+@njit(cache=_CACHE)
+def _ndcg_weights(s, levels, k, mode, disc):
+    """v^NDCG(@k) given the label levels (L, values, sizes, lev); ``mode`` as in
+    :func:`slam_weights`. The ideal ordering puts level blocks in descending order; the
+    reference's per-position contributions ``G(R) D(p)`` (summed pairwise for Z) depend
+    only on the block, the within-level order decides which document gets which."""
+    L, values, sizes, lev = levels
+    m = lev.shape[0]
+    v = np.zeros(m)
     n = m if k < 0 else min(k, m)
-    contrib = np.zeros(m)  # in position order, as the reference sums it
-    pos = np.empty(m, dtype=np.int64)
-    by = _sorted_desc(s, False) if mode == 0 else np.empty(0, dtype=np.int64)
-    for p in range(m):
-        i = by[p] if mode == 0 else p
-        slot = L - 1 - lev[i]
-        at = start[slot]
-        start[slot] = at + 1
-        pos[i] = at
-        if at < n:
-            contrib[at] = _gain(y[i]) * disc[at]
+    start = np.empty(L + 1, dtype=np.int64)
+    at = 0
+    for q in range(L - 1, -1, -1):
+        start[q] = at
+        at += sizes[q]
+    contrib = np.zeros(m)  # in position order
+    for q in range(L):
+        gain = _gain(values[q])
+        for p in range(start[q], min(start[q] + sizes[q], n)):
+            contrib[p] = gain * disc[p]
     z = _pairwise_sum(contrib, 0, m)
     if z <= 0.0:
         return v
-    for i in range(m):
-        v[i] = contrib[pos[i]] / z
-    if mode == 2:  # level means, summed in document order as np.bincount does
-        sums = np.zeros(L)
-        counts = np.zeros(L, dtype=np.int64)
+    if mode == 2:  # level means: a level's documents hold its block in index order, and
+        means = np.empty(L)  # np.bincount sums them in index order, i.e. in block order
+        for q in range(L):
+            acc = 0.0
+            for p in range(start[q], start[q] + sizes[q]):
+                acc += contrib[p] / z
+            means[q] = acc / sizes[q]
         for i in range(m):
-            sums[lev[i]] += v[i]
-            counts[lev[i]] += 1
+            v[i] = means[lev[i]]
+        return v
+    fill = start[:L].copy()
+    if mode == 0:  # documents of a level in score order
+        by = _sorted_desc(s, False)
+        for p in range(m):
+            i = by[p]
+            q = lev[i]
+            v[i] = contrib[fill[q]] / z
+            fill[q] += 1
+    else:  # in index order
         for i in range(m):
-            v[i] = sums[lev[i]] / counts[lev[i]]
+            q = lev[i]
+            v[i] = contrib[fill[q]] / z
+            fill[q] += 1
     return v
 
 
@@ -486,9 +546,8 @@ def slam_weights(y, s, kind, k, mode, threshold, disc):
     positions), 1 = AP; ``mode`` 0 = documents of a level in score order (``paper``), 1 =
     input order (``paper-fixed``), 2 = input order, then level means (``level-averaged``)."""
     if kind == 1:
-        return _weights(y, s, np.empty(0, dtype=np.int64), 0, kind, k, mode, threshold, disc)
-    L, lev = _levels(y)
-    return _weights(y, s, lev, L, kind, k, mode, threshold, disc)
+        return _ap_weights(y, threshold)
+    return _ndcg_weights(s, _levels(y), k, mode, disc)
 
 
 @njit(cache=_CACHE)
@@ -499,7 +558,7 @@ def _step_size(rule, eta, loss_scaled, t, loss):
 
 
 @njit(cache=_CACHE)
-def perceptron_round(X, y, ranking, s, w, P, t, disc):
+def perceptron_round(X, y, ranking, s, w, P, t, disc, out):
     """One update of Alg. 2 / Alg. 3 (reference ``_MistakeDriven.update``).
 
     ``P``: [0] surrogate (0 SLAM, 1 max-pair), [1] mistake measure (0 NDCG, 1 AP),
@@ -508,27 +567,34 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc):
     (0 constant, 1 label-difference), [8] delta, [9] step rule (0 constant, 1 inv-sqrt),
     [10] eta, [11] loss-scaled (0/1).
 
-    Returns ``(w', ranking loss, surrogate value, status)``, status 0 = no mistake,
-    1 = a mistake with a zero subgradient, 2 = updated; w' is a new array when updated,
-    else empty.
+    ``s``: the scores (first m entries). Returns ``(ranking loss, surrogate value,
+    status)``, status 0 = no mistake, 1 = a mistake with a zero subgradient, 2 = updated:
+    then ``out`` (d,) holds the new weights.
     """
+    s = s[:y.shape[0]]
     if P[1] == 1.0:
         loss = 1.0 - average_precision(ranking, y, P[3], 1.0)
     else:
         loss = 1.0 - ndcg(ranking, y, int(P[2]), 1.0, disc)
     if loss <= 1e-12:
-        return np.empty(0), 0.0, _NAN, 0
+        return 0.0, _NAN, 0
+    if ((P[1] == 1.0) if P[0] == 1.0 else (P[4] == 1.0)):  # AP: hinge on R > threshold
+        yb = np.empty(y.shape[0])
+        for i in range(y.shape[0]):
+            yb[i] = 1.0 if y[i] > P[3] else 0.0
+        return _perceptron_step(X, y, yb, s, w, P, t, disc, loss, out)
+    return _perceptron_step(X, y, y, s, w, P, t, disc, loss, out)
+
+
+@njit(cache=_CACHE)
+def _perceptron_step(X, y, yy, s, w, P, t, disc, loss, out):
+    """The subgradient step of a mistake round; ``yy`` the labels the hinge sees."""
     m = y.shape[0]
-    maxpair = P[0] == 1.0
-    binarise = (P[1] == 1.0) if maxpair else (P[4] == 1.0)
-    yy = np.empty(m)  # a fresh array either way: y may be read-only
-    for i in range(m):
-        yy[i] = (1.0 if y[i] > P[3] else 0.0) if binarise else y[i]
-    L, lev = _levels(yy)
-    c, kk = _terms(s, yy, lev, L, int(P[7]), P[8])
-    if maxpair:
+    levels = _levels(yy)
+    c, kk = _terms(s, yy, levels[3], levels[0], int(P[7]), P[8])
+    if P[0] == 1.0:  # Alg. 3: the largest hinge term
         if m == 0:
-            return np.empty(0), loss, 0.0, 1
+            return loss, 0.0, 1
         best = 0  # np.argmax: the first maximum (the first NaN, if any)
         for i in range(1, m):
             if c[best] != c[best]:
@@ -536,37 +602,37 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc):
             if c[i] > c[best] or c[i] != c[i]:
                 best = i
         if c[best] <= 0.0:
-            return np.empty(0), loss, 0.0, 1
+            return loss, 0.0, 1
         # X.T @ (e_k - e_i) is X[k] - X[i] exactly, in any summation order
         step = _step_size(int(P[9]), P[10], P[11] != 0.0, t, loss)
         i, k = best, kk[best]
-        d = w.shape[0]
-        out = np.empty(d)
-        for j in range(d):
+        for j in range(w.shape[0]):
             out[j] = w[j] - step * (np.float64(X[k, j]) - np.float64(X[i, j]))
-        return out, loss, c[best], 2
-    v = _weights(y, s, lev, L, int(P[4]), int(P[5]), int(P[6]), P[3], disc)  # NDCG: yy is y
+        return loss, c[best], 2
+    if P[4] == 1.0:
+        v = _ap_weights(y, P[3])
+    else:  # NDCG weights: yy is y
+        v = _ndcg_weights(s, levels, int(P[5]), int(P[6]), disc)
     value = _dot(v, c)
+    # np.subtract.at(g, active, v[active]), then np.add.at(g, k[active], v[active]); an
+    # inactive document adds 0.0 (exact) instead of branching
     g = np.zeros(m)
     for i in range(m):
-        if c[i] > 0.0 and v[i] > 0.0:
-            g[i] -= v[i]
+        g[i] -= v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
     for i in range(m):
-        if c[i] > 0.0 and v[i] > 0.0:
-            g[kk[i]] += v[i]
+        g[max(kk[i], 0)] += v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
     nonzero = False
     for i in range(m):
         if g[i] != 0.0:
             nonzero = True
             break
     if not nonzero:
-        return np.empty(0), loss, value, 1
+        return loss, value, 1
     step = _step_size(int(P[9]), P[10], P[11] != 0.0, t, loss)
     acc = _rmatvec(X, g)
-    out = np.empty(w.shape[0])
     for j in range(w.shape[0]):
         out[j] = w[j] - step * acc[j]
-    return out, loss, value, 2
+    return loss, value, 2
 
 
 # --- online gradient descent (reference: ltr_cli.learners.ogd, ltr_cli.surrogates) ----------
@@ -589,17 +655,15 @@ def _log_softmax(v):
 
 @njit(cache=_CACHE)
 def _project(w, radius):
-    """Reference ``project_to_ball`` (radius NaN: no projection)."""
+    """Reference ``project_to_ball``, in place (radius NaN: no projection)."""
     if radius != radius:
-        return w
+        return
     norm = math.sqrt(_dot(w, w))  # np.linalg.norm of a real vector
     if norm <= radius:
-        return w
+        return
     scale = radius / norm
-    out = np.empty(w.shape[0])
     for j in range(w.shape[0]):
-        out[j] = w[j] * scale
-    return out
+        w[j] = w[j] * scale
 
 
 @njit(cache=_CACHE)
@@ -616,15 +680,17 @@ def _finite_nonzero(step):
 
 
 @njit(cache=_CACHE)
-def ogd_round(X, y, s, w, P, t):
+def ogd_round(X, y, s, w, P, t, out):
     """One OGD step on a listwise/pointwise surrogate (reference ``OGDLearner.update``).
 
     ``P``: [0] surrogate (0 squared, 1 listnet, 2 kl, 3 smoothdcg), [1] epsilon (smoothdcg),
     [2] projection radius (NaN: none), [3] step rule, [4] eta, [5] loss-scaled.
-    Returns ``(w', surrogate value, status)``, status 1 = updated (w' new), 0 = zero step,
-    -1 = the step is not finite (the caller raises); w' is empty unless updated.
+    ``s``: the scores (first m entries). Returns ``(surrogate value, status)``, status
+    1 = updated (``out`` (d,) holds the new weights), 0 = zero step, -1 = the step is not
+    finite (the caller raises).
     """
-    m = s.shape[0]
+    m = y.shape[0]
+    s = s[:m]
     code = int(P[0])
     g = np.empty(m)
     if code == 0:
@@ -670,25 +736,26 @@ def ogd_round(X, y, s, w, P, t):
     step = _rmatvec(X, g)
     finite, nonzero = _finite_nonzero(step)
     if not finite:
-        return np.empty(0), value, -1
+        return value, -1
     if not nonzero:
-        return np.empty(0), value, 0
+        return value, 0
     eta = _step_size(int(P[3]), P[4], P[5] != 0.0, t, 1.0)
-    out = np.empty(w.shape[0])
     for j in range(w.shape[0]):
         out[j] = w[j] - eta * step[j]
-    return _project(out, P[2]), value, 1
+    _project(out, P[2])
+    return value, 1
 
 
 # --- RTop-kF (reference: ltr_cli.learners.rtopkf, ltr_cli.surrogates.topk_estimators) -------
 
 @njit(cache=_CACHE)
-def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P):
+def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
     """One RTop-kF step from top-k feedback (reference ``RTopKF.update`` with
     ``estimate_score_gradient``). ``P``: [0] surrogate (0 squared, 1 kl, 2 smoothdcg,
     3 ranksvm), [1] fidelity (0 exact, 1 authors-code), [2] epsilon, [3] radius (NaN: none).
-    Needs m >= the surrogate's k. Returns ``(w', status)`` as :func:`ogd_round`."""
-    m = s.shape[0]
+    Needs m >= the surrogate's k. Returns the status of :func:`ogd_round`."""
+    m = X.shape[0]
+    s = s[:m]
     code = int(P[0])
     authors = P[1] == 1.0
     z = np.zeros(m)
@@ -757,10 +824,10 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P):
         step = _rmatvec(X, z)
     finite, nonzero = _finite_nonzero(step)
     if not finite:
-        return np.empty(0), -1
+        return -1
     if not nonzero:
-        return np.empty(0), 0
-    out = np.empty(w.shape[0])
+        return 0
     for i in range(w.shape[0]):
         out[i] = w[i] - eta * step[i]
-    return _project(out, P[3]), 1
+    _project(out, P[3])
+    return 1

@@ -69,15 +69,16 @@ class OnlineLearner(Protocol):
 class KernelScores:
     """Mixin: the compiled fast path of a linear learner (:mod:`ltr_cli.kernels`).
 
-    ``rank`` computes the scores ``X w`` once and remembers them with the query matrix and
-    the weight vector they came from; ``update`` reuses them while both are the same
-    objects (weights are replaced, never modified in place, so identity is a safe key).
-    ``use_kernels = False`` on an instance (or ``LTR_KERNELS=0``) selects the slow
-    reference code, which the tests compare the kernels with.
+    ``rank`` computes the scores ``X w`` once, into a buffer the learner owns, and
+    remembers the query matrix and weight vector they came from; ``update`` reuses them
+    while both are the same objects (weights are replaced, never modified in place, so
+    identity is a safe key). ``use_kernels = False`` on an instance (or ``LTR_KERNELS=0``)
+    selects the slow reference code, which the tests compare the kernels with.
     """
 
     use_kernels = True
-    _seen: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    _seen: tuple[np.ndarray, np.ndarray] | None = None
+    _sbuf: np.ndarray = np.empty(0)
     _params: np.ndarray | None = None
 
     @property
@@ -87,19 +88,33 @@ class KernelScores:
     def _rank_fast(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Scores and ranking by the compiled kernel; tie policies the kernel does not
         implement (random) rank the same scores in Python."""
+        m = X.shape[0]
+        buf = self._sbuf
+        if buf.shape[0] < m:
+            buf = self._sbuf = np.empty(max(m, 256))
         w = self.w  # type: ignore[attr-defined]
+        ranking = np.empty(m, dtype=np.int64)
         reverse = _KERNEL_TIES.get(self.ties)  # type: ignore[attr-defined]
-        scores, ranking = kernels.load().score_rank(X, w, bool(reverse))
+        (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
+        self._seen = (X, w)
         if reverse is None:
-            ranking = rank_from_scores(scores, self.ties, rng)  # type: ignore[attr-defined]
-        self._seen = (X, w, scores)
+            return rank_from_scores(buf[:m], self.ties, rng)  # type: ignore[attr-defined]
         return ranking
 
     def _scores_fast(self, X: np.ndarray) -> np.ndarray:
+        """A buffer whose first m entries are the scores of X under the current weights:
+        those ``rank`` computed when X and w are the same objects, else computed now (by
+        the same kernel)."""
         seen = self._seen
-        if seen is not None and seen[0] is X and seen[1] is self.w:  # type: ignore[attr-defined]
-            return seen[2]
-        return kernels.load().score_rank(X, self.w, False)[0]  # type: ignore[attr-defined]
+        w = self.w  # type: ignore[attr-defined]
+        if seen is not None and seen[0] is X and seen[1] is w:
+            return self._sbuf
+        m = X.shape[0]
+        if self._sbuf.shape[0] < m:
+            self._sbuf = np.empty(max(m, 256))
+        (kernels.module or kernels.load()).scores_into(X, w, self._sbuf)
+        self._seen = (X, w)
+        return self._sbuf
 
     def kernel_params(self) -> np.ndarray:
         """The learner's fixed configuration as the kernel's float64 parameter vector."""
@@ -112,8 +127,8 @@ class KernelScores:
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state.pop("_seen", None)  # a cache of the current round (holds X): not state
-        state.pop("_params", None)
+        for cache in ("_seen", "_sbuf", "_params"):  # this round's scratch (holds X): not state
+            state.pop(cache, None)
         return state
 
 

@@ -52,7 +52,7 @@ class OGDLearner(LinearRanker):
         if self.use_kernels and kernels.ENABLED:
             if self.surrogate in _KERNEL_SURROGATES:
                 return self._update_fast(X, as_labels(feedback.labels))
-            scores = self._scores_fast(X)  # pairwise surrogates: Python, on the round's scores
+            scores = self._scores_fast(X)[:X.shape[0]]  # pairwise surrogates: in Python
         else:
             scores = X @ self.w
         with np.errstate(over="ignore", invalid="ignore"):
@@ -71,8 +71,9 @@ class OGDLearner(LinearRanker):
 
     def _update_fast(self, X: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The same step in one compiled call (:func:`ltr_cli.kernels._jit.ogd_round`)."""
-        w, value, status = kernels.load().ogd_round(X, y, self._scores_fast(X), self.w,
-                                                    self.kernel_params(), self.t)
+        out = np.empty_like(self.w)
+        value, status = (kernels.module or kernels.load()).ogd_round(
+            X, y, self._scores_fast(X), self.w, self.kernel_params(), self.t, out)
         if status < 0:
             raise LtrError(
                 f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
@@ -80,7 +81,7 @@ class OGDLearner(LinearRanker):
             )
         if status == 0:
             return UpdateInfo(mistake=False, updated=False, surrogate=value)
-        self.w = w
+        self.w = out
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
     def _make_params(self) -> np.ndarray:

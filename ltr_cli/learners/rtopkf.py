@@ -121,14 +121,15 @@ class RTopKF(KernelScores):
         top = feedback.top_labels
         if top.dtype != np.float64:  # type: ignore[union-attr]
             top = np.asarray(top, dtype=np.float64)
-        w, status = kernels.load().rtopkf_round(X, self._scores_fast(X), feedback.ranking, top,
-                                                self._exploit, self.w, self._gamma, eta,
-                                                self.kernel_params())
+        out = np.empty_like(self.w)
+        status = (kernels.module or kernels.load()).rtopkf_round(
+            X, self._scores_fast(X), feedback.ranking, top, self._exploit, self.w, self._gamma, eta,
+            self.kernel_params(), out)
         if status < 0:
             raise LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
         if status == 0:
             return NO_UPDATE
-        self.w = w
+        self.w = out
         return _UPDATED
 
     def _make_params(self) -> np.ndarray:

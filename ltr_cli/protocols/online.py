@@ -83,7 +83,7 @@ def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray, k: i
     Hidden labels are not passed at all, so the learner cannot read them. Under full
     feedback ``top_labels`` is the whole label vector in shown order."""
     if k == -1:
-        k = feedback_size(learner)
+        k = getattr(learner, "feedback_k", None)  # feedback_size(learner) in auto mode
     if k is None:  # (fancy indexing copies)
         return Feedback(ranking, labels, labels[ranking])
     return Feedback(ranking, None, labels[ranking[:k]])
@@ -143,8 +143,10 @@ def run_online(
             X, y = query.X, query.y
             ranking = learner.rank(X, rng)
             if spec is not None:
-                values = K.round_measures(ranking, as_labels(y), spec,  # type: ignore[union-attr]
-                                          kernels.discounts(y.shape[0])).tolist()
+                table = kernels.DISCOUNTS
+                if table.shape[0] < y.shape[0]:
+                    table = kernels.discounts(y.shape[0])
+                values = K.round_measures(ranking, as_labels(y), spec, table).tolist()  # type: ignore[union-attr]
                 for col, value in zip(metric_cols, values):
                     col.append(value)
                 no_relevant = values[-1] == 0.0
