@@ -46,7 +46,10 @@ def _scores_loop(X, w):
 
 @njit(cache=_CACHE, fastmath={"contract"})
 def _rmatvec_loop(X, g):
-    """``X.T @ g`` in float64, skipping documents with g = 0 (for float32 X)."""
+    """``X.T @ g`` in float64, skipping documents with g = 0 (for float32 X), with fused
+    multiply-adds like BLAS. (So for two equal rows ``c X[i] - c X[k]`` may leave a
+    last-bit residue instead of cancelling: numpy's BLAS does that for some shapes, not
+    others.)"""
     m, d = X.shape
     acc = np.zeros(d)
     for i in range(m):
@@ -141,24 +144,27 @@ def _sort_into(s, reverse, out):
     m = s.shape[0]
     hi = -np.inf
     lo = np.inf
+    nan = False
     for i in range(m):
         x = s[i]
         if x > hi:
             hi = x
         if x < lo:
             lo = x
+        nan |= x != x
     span = hi - lo
-    if m < 2 or not (np.isfinite(span) and span > 0.0):  # also catches NaN and inf
+    scale = (m - 1) / span if span > 0.0 else 0.0
+    # NaN, infinite scores, all equal, or a span so small that (m - 1) / span overflows
+    if nan or m < 2 or not (np.isfinite(span) and span > 0.0 and np.isfinite(scale)):
         if reverse:
             out[:] = np.argsort(s, kind="mergesort")[::-1]
         else:
             out[:] = np.argsort(-s, kind="mergesort")
         return
-    scale = (m - 1) / span
     bucket = np.empty(m, dtype=np.int64)
     start = np.zeros(m + 1, dtype=np.int64)
     for i in range(m):
-        q = min(int((hi - s[i]) * scale), m - 1)
+        q = max(0, min(int((hi - s[i]) * scale), m - 1))
         bucket[i] = q
         start[q + 1] += 1
     for q in range(m):
@@ -344,6 +350,32 @@ def ndcg(ranking, y, k, none_value, disc):
 
 
 @njit(cache=_CACHE)
+def _ndcg_levels(ranking, y, levels, k, none_value, disc):
+    """:func:`ndcg` when the label levels are known: the ideal DCG takes the top labels
+    level by level instead of selecting them."""
+    L, values, sizes, lev = levels
+    m = ranking.shape[0]
+    if m == 0:
+        return none_value
+    n = m if k < 0 else min(k, m)
+    top = np.empty(n)
+    p = 0
+    for q in range(L - 1, -1, -1):
+        gain = _gain(values[q])
+        for _ in range(min(sizes[q], n - p)):
+            top[p] = gain
+            p += 1
+        if p == n:
+            break
+    ideal = _dot(top, disc[:n])
+    if ideal <= 0.0:
+        return none_value
+    for p in range(n):
+        top[p] = _gain(y[ranking[p]])
+    return _dot(top, disc[:n]) / ideal
+
+
+@njit(cache=_CACHE)
 def average_precision(ranking, y, threshold, none_value):
     """AP on ``label > threshold`` (reference ``average_precision``; summed as numpy does)."""
     m = ranking.shape[0]
@@ -400,15 +432,17 @@ def _levels(y):
     other labels go through np.unique."""
     m = y.shape[0]
     table = np.zeros(128, dtype=np.int64)
+    lev = np.empty(m, dtype=np.int64)
     small = True
     for i in range(m):
         v = y[i]
         if v >= -64.0 and v < 64.0 and v == math.floor(v):
-            table[int(v) + 64] += 1
+            slot = int(v) + 64
+            lev[i] = slot
+            table[slot] += 1
         else:
             small = False
             break
-    lev = np.empty(m, dtype=np.int64)
     if not small:
         values = np.unique(y)
         L = values.shape[0]
@@ -432,7 +466,7 @@ def _levels(y):
             table[q] = L
             L += 1
     for i in range(m):
-        lev[i] = table[int(y[i]) + 64]
+        lev[i] = table[lev[i]]
     return L, values, sizes, lev
 
 
@@ -551,6 +585,56 @@ def slam_weights(y, s, kind, k, mode, threshold, disc):
 
 
 @njit(cache=_CACHE)
+def _slam_grad(c, k, v):
+    """SLAM value ``v @ c`` and subgradient (reference ``slam_value_and_grad``):
+    ``np.subtract.at(g, active, v[active])`` then ``np.add.at(g, k[active], v[active])``;
+    an inactive document adds 0.0 (exact) instead of branching."""
+    m = c.shape[0]
+    g = np.zeros(m)
+    for i in range(m):
+        g[i] -= v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
+    for i in range(m):
+        g[max(k[i], 0)] += v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
+    return _dot(v, c), g
+
+
+@njit(cache=_CACHE)
+def slam_value_and_grad(s, y, v, margin, delta):
+    """Reference ``slam_value_and_grad`` (margin 0 = constant, 1 = label-difference)."""
+    levels = _levels(y)
+    c, k = _terms(s, y, levels[3], levels[0], margin, delta)
+    return _slam_grad(c, k, v)
+
+
+@njit(cache=_CACHE)
+def _argmax_first(c):
+    """np.argmax: the first maximum (the first NaN, if any); -1 when empty."""
+    if c.shape[0] == 0:
+        return -1
+    best = 0
+    for i in range(1, c.shape[0]):
+        if c[best] != c[best]:
+            break
+        if c[i] > c[best] or c[i] != c[i]:
+            best = i
+    return best
+
+
+@njit(cache=_CACHE)
+def max_pair_value_and_grad(s, y, margin, delta):
+    """Reference ``max_pair_value_and_grad``."""
+    levels = _levels(y)
+    c, k = _terms(s, y, levels[3], levels[0], margin, delta)
+    g = np.zeros(s.shape[0])
+    i = _argmax_first(c)
+    if i < 0 or c[i] <= 0.0:
+        return 0.0, g
+    g[i] -= 1.0
+    g[k[i]] += 1.0
+    return c[i], g
+
+
+@njit(cache=_CACHE)
 def _step_size(rule, eta, loss_scaled, t, loss):
     """Reference :class:`ltr_cli.learners.schedules.StepSchedule` (rule 0 = constant)."""
     step = eta if rule == 0 else eta / math.sqrt(t)
@@ -572,36 +656,35 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out):
     then ``out`` (d,) holds the new weights.
     """
     s = s[:y.shape[0]]
+    binarise = (P[1] == 1.0) if P[0] == 1.0 else (P[4] == 1.0)  # AP: hinge on R > threshold
     if P[1] == 1.0:
         loss = 1.0 - average_precision(ranking, y, P[3], 1.0)
-    else:
-        loss = 1.0 - ndcg(ranking, y, int(P[2]), 1.0, disc)
-    if loss <= 1e-12:
-        return 0.0, _NAN, 0
-    if ((P[1] == 1.0) if P[0] == 1.0 else (P[4] == 1.0)):  # AP: hinge on R > threshold
-        yb = np.empty(y.shape[0])
-        for i in range(y.shape[0]):
-            yb[i] = 1.0 if y[i] > P[3] else 0.0
-        return _perceptron_step(X, y, yb, s, w, P, t, disc, loss, out)
-    return _perceptron_step(X, y, y, s, w, P, t, disc, loss, out)
+        if loss <= 1e-12:
+            return 0.0, _NAN, 0
+        if not binarise:
+            return _perceptron_step(X, y, y, _levels(y), s, w, P, t, disc, loss, out)
+    else:  # the levels serve the ideal DCG, and then the hinge and the weights
+        levels = _levels(y)
+        loss = 1.0 - _ndcg_levels(ranking, y, levels, int(P[2]), 1.0, disc)
+        if loss <= 1e-12:
+            return 0.0, _NAN, 0
+        if not binarise:
+            return _perceptron_step(X, y, y, levels, s, w, P, t, disc, loss, out)
+    yb = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        yb[i] = 1.0 if y[i] > P[3] else 0.0
+    return _perceptron_step(X, y, yb, _levels(yb), s, w, P, t, disc, loss, out)
 
 
 @njit(cache=_CACHE)
-def _perceptron_step(X, y, yy, s, w, P, t, disc, loss, out):
-    """The subgradient step of a mistake round; ``yy`` the labels the hinge sees."""
+def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out):
+    """The subgradient step of a mistake round; ``yy`` the labels the hinge sees and
+    ``levels`` theirs."""
     m = y.shape[0]
-    levels = _levels(yy)
     c, kk = _terms(s, yy, levels[3], levels[0], int(P[7]), P[8])
     if P[0] == 1.0:  # Alg. 3: the largest hinge term
-        if m == 0:
-            return loss, 0.0, 1
-        best = 0  # np.argmax: the first maximum (the first NaN, if any)
-        for i in range(1, m):
-            if c[best] != c[best]:
-                break
-            if c[i] > c[best] or c[i] != c[i]:
-                best = i
-        if c[best] <= 0.0:
+        best = _argmax_first(c)
+        if best < 0 or c[best] <= 0.0:
             return loss, 0.0, 1
         # X.T @ (e_k - e_i) is X[k] - X[i] exactly, in any summation order
         step = _step_size(int(P[9]), P[10], P[11] != 0.0, t, loss)
@@ -613,14 +696,7 @@ def _perceptron_step(X, y, yy, s, w, P, t, disc, loss, out):
         v = _ap_weights(y, P[3])
     else:  # NDCG weights: yy is y
         v = _ndcg_weights(s, levels, int(P[5]), int(P[6]), disc)
-    value = _dot(v, c)
-    # np.subtract.at(g, active, v[active]), then np.add.at(g, k[active], v[active]); an
-    # inactive document adds 0.0 (exact) instead of branching
-    g = np.zeros(m)
-    for i in range(m):
-        g[i] -= v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
-    for i in range(m):
-        g[max(kk[i], 0)] += v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
+    value, g = _slam_grad(c, kk, v)
     nonzero = False
     for i in range(m):
         if g[i] != 0.0:

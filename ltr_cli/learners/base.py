@@ -147,8 +147,19 @@ class LinearRanker(KernelScores):
         return self.w
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        if self.use_kernels and kernels.ENABLED:
-            return self._rank_fast(X, rng)
+        if self.use_kernels and kernels.ENABLED:  # _rank_fast, inlined
+            m = X.shape[0]
+            buf = self._sbuf
+            if buf.shape[0] < m:
+                buf = self._sbuf = np.empty(max(m, 256))
+            w = self.w
+            ranking = np.empty(m, dtype=np.int64)
+            reverse = _KERNEL_TIES.get(self.ties)
+            (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
+            self._seen = (X, w)
+            if reverse is None:
+                return rank_from_scores(buf[:m], self.ties, rng)
+            return ranking
         with np.errstate(over="ignore"):  # infinite scores still sort; updates check finiteness
             scores = X @ self.w
         return rank_from_scores(scores, self.ties, rng)
