@@ -19,7 +19,10 @@ Conventions (the ``paper`` preset: perceptron paper Eq. 1 and Eq. 2):
 * **precision@k** counts relevant documents in the first ``min(k, m)`` positions and
   divides by k (a short list's missing positions count as not relevant).
 
-Everything here is vectorised numpy on one query; nothing keeps state.
+Everything here is vectorised numpy on one query; nothing keeps state. These functions are
+the reference: the online protocol evaluates NDCG, AP and precision@k of every round with
+one compiled call (:func:`ltr_cli.kernels._jit.round_measures`, equal to these functions;
+see ``tests/test_kernels.py``).
 """
 
 from __future__ import annotations
@@ -261,6 +264,19 @@ class Measure:
     def title(self) -> str:
         """Upper-case label used in plots, e.g. ``NDCG@10``."""
         return self.name.upper()
+
+    def kernel_row(self) -> tuple[float, float, float, float] | None:
+        """This measure as a row of the compiled ``round_measures`` kernel
+        (kind, cut-off, threshold, no-relevant value), or None (ERU and NERU: Python only)."""
+        k = -1.0 if self.k is None else float(self.k)
+        value = no_relevant_value(self.no_relevant)
+        if self.kind == "ndcg":
+            return (0.0, k, 0.0, value)
+        if self.kind == "ap":
+            return (1.0, -1.0, float(self.threshold), value)
+        if self.kind == "p":
+            return (2.0, k, float(self.threshold), value)
+        return None
 
     def __call__(self, ranking: np.ndarray, labels: np.ndarray) -> float:
         if self.kind == "ndcg":

@@ -7,16 +7,18 @@ from the shown ranking and hands only that to ``update``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from ltr_cli import kernels
 from ltr_cli.learners.schedules import StepSchedule
 from ltr_cli.metrics import average_precision, ndcg_at_k, rank_from_scores
 
 
-@dataclass(frozen=True)
-class Feedback:
+# Feedback and UpdateInfo are immutable named tuples rather than frozen dataclasses: two are
+# built every round, and a frozen dataclass's __init__ costs more than a learner's update.
+class Feedback(NamedTuple):
     """What the learner may see after showing ``ranking``.
 
     ``labels`` is the full label vector (m,) in document order under full feedback.
@@ -28,8 +30,7 @@ class Feedback:
     top_labels: np.ndarray | None = None
 
 
-@dataclass(frozen=True)
-class UpdateInfo:
+class UpdateInfo(NamedTuple):
     """What happened in ``update``: a ranking-loss mistake, a weight change, the surrogate
     value and the round's ranking loss (RML) under the learner's mistake measure."""
 
@@ -37,6 +38,18 @@ class UpdateInfo:
     updated: bool
     surrogate: float = float("nan")
     ranking_loss: float = float("nan")
+
+
+NO_MISTAKE = UpdateInfo(mistake=False, updated=False, ranking_loss=0.0)
+NO_UPDATE = UpdateInfo(mistake=False, updated=False)
+
+# tie policies the compiled ranking kernel implements (reverse flag); others rank in Python
+_KERNEL_TIES = {"input-order": False, "reverse-input": True}
+
+
+def as_labels(y: np.ndarray) -> np.ndarray:
+    """Labels as the kernels take them: float64 (no copy when they already are)."""
+    return y if y.dtype == np.float64 else np.asarray(y, dtype=np.float64)
 
 
 class OnlineLearner(Protocol):
@@ -53,7 +66,73 @@ class OnlineLearner(Protocol):
         """Current weight vector w (d,)."""
 
 
-class LinearRanker:
+class KernelScores:
+    """Mixin: the compiled fast path of a linear learner (:mod:`ltr_cli.kernels`).
+
+    ``rank`` computes the scores ``X w`` once, into a buffer the learner owns, and
+    remembers the query matrix and weight vector they came from; ``update`` reuses them
+    while both are the same objects (weights are replaced, never modified in place, so
+    identity is a safe key). ``use_kernels = False`` on an instance (or ``LTR_KERNELS=0``)
+    selects the slow reference code, which the tests compare the kernels with.
+    """
+
+    use_kernels = True
+    _seen: tuple[np.ndarray, np.ndarray] | None = None
+    _sbuf: np.ndarray = np.empty(0)
+    _params: np.ndarray | None = None
+
+    @property
+    def fast(self) -> bool:
+        return self.use_kernels and kernels.ENABLED
+
+    def _rank_fast(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Scores and ranking by the compiled kernel; tie policies the kernel does not
+        implement (random) rank the same scores in Python."""
+        m = X.shape[0]
+        buf = self._sbuf
+        if buf.shape[0] < m:
+            buf = self._sbuf = np.empty(max(m, 256))
+        w = self.w  # type: ignore[attr-defined]
+        ranking = np.empty(m, dtype=np.int64)
+        reverse = _KERNEL_TIES.get(self.ties)  # type: ignore[attr-defined]
+        (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
+        self._seen = (X, w)
+        if reverse is None:
+            return rank_from_scores(buf[:m], self.ties, rng)  # type: ignore[attr-defined]
+        return ranking
+
+    def _scores_fast(self, X: np.ndarray) -> np.ndarray:
+        """A buffer whose first m entries are the scores of X under the current weights:
+        those ``rank`` computed when X and w are the same objects, else computed now (by
+        the same kernel)."""
+        seen = self._seen
+        w = self.w  # type: ignore[attr-defined]
+        if seen is not None and seen[0] is X and seen[1] is w:
+            return self._sbuf
+        m = X.shape[0]
+        if self._sbuf.shape[0] < m:
+            self._sbuf = np.empty(max(m, 256))
+        (kernels.module or kernels.load()).scores_into(X, w, self._sbuf)
+        self._seen = (X, w)
+        return self._sbuf
+
+    def kernel_params(self) -> np.ndarray:
+        """The learner's fixed configuration as the kernel's float64 parameter vector."""
+        if self._params is None:
+            self._params = self._make_params()
+        return self._params
+
+    def _make_params(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for cache in ("_seen", "_sbuf", "_params"):  # this round's scratch (holds X): not state
+            state.pop(cache, None)
+        return state
+
+
+class LinearRanker(KernelScores):
     """State and ranking shared by the linear learners: weights w (d,), round counter t,
     step schedule; the shown ranking sorts ``X w`` under the run's tie policy."""
 
@@ -68,9 +147,29 @@ class LinearRanker:
         return self.w
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.use_kernels and kernels.ENABLED:  # _rank_fast, inlined
+            m = X.shape[0]
+            buf = self._sbuf
+            if buf.shape[0] < m:
+                buf = self._sbuf = np.empty(max(m, 256))
+            w = self.w
+            ranking = np.empty(m, dtype=np.int64)
+            reverse = _KERNEL_TIES.get(self.ties)
+            (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
+            self._seen = (X, w)
+            if reverse is None:
+                return rank_from_scores(buf[:m], self.ties, rng)
+            return ranking
         with np.errstate(over="ignore"):  # infinite scores still sort; updates check finiteness
             scores = X @ self.w
         return rank_from_scores(scores, self.ties, rng)
+
+    def _step_params(self) -> list[float]:
+        """[rule (0 constant, 1 inv-sqrt), eta, loss-scaled] of the step schedule."""
+        rule = {"constant": 0.0, "inv-sqrt": 1.0}.get(self.step.rule)
+        if rule is None:
+            raise ValueError(f"unknown step rule {self.step.rule!r}")
+        return [rule, float(self.step.eta), float(self.step.loss_scaled)]
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli import kernels
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, LinearRanker, UpdateInfo
+from ltr_cli.learners.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels
 from ltr_cli.learners.schedules import StepSchedule
 from ltr_cli.surrogates import SURROGATES
 
@@ -48,8 +49,14 @@ class OGDLearner(LinearRanker):
         self.t += 1
         if feedback.labels is None:
             raise ValueError("the OGD learner needs full-label feedback")
+        if self.use_kernels and kernels.ENABLED:
+            if self.surrogate in _KERNEL_SURROGATES:
+                return self._update_fast(X, as_labels(feedback.labels))
+            scores = self._scores_fast(X)[:X.shape[0]]  # pairwise surrogates: in Python
+        else:
+            scores = X @ self.w
         with np.errstate(over="ignore", invalid="ignore"):
-            value, grad_s = self._fn(X @ self.w, feedback.labels, **self.params)
+            value, grad_s = self._fn(scores, feedback.labels, **self.params)
             step = X.T @ grad_s
         if not np.all(np.isfinite(step)):
             raise LtrError(
@@ -61,6 +68,31 @@ class OGDLearner(LinearRanker):
         with np.errstate(over="ignore", invalid="ignore"):  # the protocol checks w is finite
             self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
+
+    def _update_fast(self, X: np.ndarray, y: np.ndarray) -> UpdateInfo:
+        """The same step in one compiled call (:func:`ltr_cli.kernels._jit.ogd_round`)."""
+        out = np.empty_like(self.w)
+        value, status = (kernels.module or kernels.load()).ogd_round(
+            X, y, self._scores_fast(X), self.w, self.kernel_params(), self.t, out)
+        if status < 0:
+            raise LtrError(
+                f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
+                "scores too large); rescale the features or use a smaller step or radius"
+            )
+        if status == 0:
+            return UpdateInfo(mistake=False, updated=False, surrogate=value)
+        self.w = out
+        return UpdateInfo(mistake=False, updated=True, surrogate=value)
+
+    def _make_params(self) -> np.ndarray:
+        epsilon = float(self.params.get("epsilon", 0.01)) if self.surrogate == "smoothdcg" else 0.0
+        radius = np.nan if self.radius is None else float(self.radius)
+        return np.array([_KERNEL_SURROGATES[self.surrogate], epsilon, radius, *self._step_params()],
+                        dtype=np.float64)
+
+
+# surrogates with a compiled OGD step (codes of ogd_round); the pairwise ones run in Python
+_KERNEL_SURROGATES = {"squared": 0.0, "listnet": 1.0, "kl": 2.0, "smoothdcg": 3.0}
 
 
 class RandomRanker:
@@ -78,4 +110,4 @@ class RandomRanker:
         return self.rng.permutation(X.shape[0])
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
-        return UpdateInfo(mistake=False, updated=False)
+        return NO_UPDATE

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ltr_cli import kernels
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, UpdateInfo
+from ltr_cli.learners.base import NO_UPDATE, Feedback, KernelScores, UpdateInfo
 from ltr_cli.learners.ogd import project_to_ball
 from ltr_cli.metrics import rank_from_scores
 from ltr_cli.surrogates.topk_estimators import FEEDBACK_K, estimate_score_gradient
 
 
-class RTopKF:
+class RTopKF(KernelScores):
     def __init__(
         self,
         n_features: int,
@@ -84,7 +85,10 @@ class RTopKF:
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         _, gamma = self.rates(self.t + 1)
-        exploit = rank_from_scores(X @ self.w, self.ties, rng)
+        if self.use_kernels and kernels.ENABLED:
+            exploit = self._rank_fast(X, rng)
+        else:
+            exploit = rank_from_scores(X @ self.w, self.ties, rng)
         self._exploit, self._gamma = exploit, gamma
         if self.rng.random() < gamma:
             return self.rng.permutation(X.shape[0])
@@ -96,8 +100,10 @@ class RTopKF:
             raise ValueError("RTop-kF learns from top-k feedback on the ranking it produced")
         m = X.shape[0]
         if m < self.feedback_k:  # a one-document list carries no pair to learn from
-            return UpdateInfo(mistake=False, updated=False)
+            return NO_UPDATE
         eta, _ = self.rates(self.t)
+        if self.use_kernels and kernels.ENABLED:
+            return self._update_fast(X, feedback, eta)
         with np.errstate(over="ignore", invalid="ignore"):
             z = estimate_score_gradient(self.surrogate, X @ self.w, feedback.ranking,
                                         feedback.top_labels, self._exploit, self._gamma,
@@ -109,3 +115,28 @@ class RTopKF:
             return UpdateInfo(mistake=False, updated=False)
         self.w = project_to_ball(self.w - eta * step, self.radius)
         return UpdateInfo(mistake=False, updated=True)
+
+    def _update_fast(self, X: np.ndarray, feedback: Feedback, eta: float) -> UpdateInfo:
+        """The same step in one compiled call (:func:`ltr_cli.kernels._jit.rtopkf_round`)."""
+        top = feedback.top_labels
+        if top.dtype != np.float64:  # type: ignore[union-attr]
+            top = np.asarray(top, dtype=np.float64)
+        out = np.empty_like(self.w)
+        status = (kernels.module or kernels.load()).rtopkf_round(
+            X, self._scores_fast(X), feedback.ranking, top, self._exploit, self.w, self._gamma, eta,
+            self.kernel_params(), out)
+        if status < 0:
+            raise LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
+        if status == 0:
+            return NO_UPDATE
+        self.w = out
+        return _UPDATED
+
+    def _make_params(self) -> np.ndarray:
+        codes = {"squared": 0.0, "kl": 1.0, "smoothdcg": 2.0, "ranksvm": 3.0}
+        fidelity = 1.0 if self.fidelity == "authors-code" else 0.0
+        radius = np.nan if self.radius is None else float(self.radius)
+        return np.array([codes[self.surrogate], fidelity, float(self.epsilon), radius], dtype=np.float64)
+
+
+_UPDATED = UpdateInfo(mistake=False, updated=True)

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltr_cli import kernels
 from ltr_cli.checkpoint import Checkpointer, RunState
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, OnlineLearner
+from ltr_cli.learners.base import Feedback, OnlineLearner, as_labels
 from ltr_cli.metrics import Measure, has_relevant
 
 
@@ -82,10 +83,10 @@ def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray, k: i
     Hidden labels are not passed at all, so the learner cannot read them. Under full
     feedback ``top_labels`` is the whole label vector in shown order."""
     if k == -1:
-        k = feedback_size(learner)
-    if k is None:
-        return Feedback(ranking=ranking, labels=labels, top_labels=labels[ranking].copy())
-    return Feedback(ranking=ranking, labels=None, top_labels=labels[ranking[:k]].copy())
+        k = getattr(learner, "feedback_k", None)  # feedback_size(learner) in auto mode
+    if k is None:  # (fancy indexing copies)
+        return Feedback(ranking, labels, labels[ranking])
+    return Feedback(ranking, None, labels[ranking[:k]])
 
 
 def run_online(
@@ -124,30 +125,50 @@ def run_online(
     bar = _progress(total, quiet)
     if bar is not None and t:
         bar.update(t)
+    # NDCG, AP and precision@k of a round in one compiled call (plus "no relevant document");
+    # ERU/NERU, or LTR_KERNELS=0, use the Python measures
+    rows = [meas.kernel_row() for meas in measures]
+    spec = np.array(rows, dtype=np.float64) if kernels.ENABLED and None not in rows else None
+    K = kernels.load() if kernels.ENABLED else None
+    metric_cols = [cols[meas.name] for meas in measures]
+    col_t, col_pass, col_qid, col_m = cols["t"], cols["pass"], cols["qid"], cols["m"]
+    col_mistake, col_updated, col_none, col_loss = (cols[k] for k in ("mistake", "updated", "no_relevant",
+                                                                       "ranking_loss"))
     start = time.perf_counter()
     try:
         for pass_no, query in rounds:
             if max_rounds is not None and t >= max_rounds:
                 break
             t += 1
-            ranking = learner.rank(query.X, rng)
-            for meas in measures:
-                cols[meas.name].append(meas(ranking, query.y))
-            info = learner.update(query.X, reveal(learner, ranking, query.y, reveal_k))
-            if info.updated and not np.all(np.isfinite(learner.weights)):
+            X, y = query.X, query.y
+            ranking = learner.rank(X, rng)
+            if spec is not None:
+                table = kernels.DISCOUNTS
+                if table.shape[0] < y.shape[0]:
+                    table = kernels.discounts(y.shape[0])
+                values = K.round_measures(ranking, as_labels(y), spec, table).tolist()  # type: ignore[union-attr]
+                for col, value in zip(metric_cols, values):
+                    col.append(value)
+                no_relevant = values[-1] == 0.0
+            else:
+                for col, meas in zip(metric_cols, measures):
+                    col.append(meas(ranking, y))
+                no_relevant = not has_relevant(y)
+            info = learner.update(X, reveal(learner, ranking, y, reveal_k))
+            if info.updated and not _finite(K, learner.weights):
                 raise LtrError(
                     f"round {t} (qid {query.qid}): the learner's weights became NaN or infinite "
                     "after its update; lower the learning rate, add a projection radius, or "
                     "rescale the features"
                 )
-            cols["t"].append(t)
-            cols["pass"].append(pass_no)
-            cols["qid"].append(query.qid)
-            cols["m"].append(query.m)
-            cols["mistake"].append(info.mistake)
-            cols["updated"].append(info.updated)
-            cols["no_relevant"].append(not has_relevant(query.y))
-            cols["ranking_loss"].append(info.ranking_loss)
+            col_t.append(t)
+            col_pass.append(pass_no)
+            col_qid.append(query.qid)
+            col_m.append(query.m)
+            col_mistake.append(info.mistake)
+            col_updated.append(info.updated)
+            col_none.append(no_relevant)
+            col_loss.append(info.ranking_loss)
             if bar is not None:
                 bar.update(1)
             if checkpointer is not None and checkpointer.due(t):
@@ -165,6 +186,12 @@ def run_online(
     for meas in measures:
         frame[meas.name] = frame[meas.name].astype("float64")
     return OnlineResult(frame, wall)
+
+
+def _finite(K: Any, w: np.ndarray) -> bool:
+    if K is not None and w.dtype == np.float64:
+        return K.all_finite(w)
+    return bool(np.all(np.isfinite(w)))
 
 
 def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""Compiled per-round kernels for the online learners and the online protocol (numba).
+
+Importing this package is cheap: numba is imported only by :func:`load`, the first time a
+learner or the protocol needs a kernel, so ``ltr --help`` and the batch commands never pay
+for it. ``LTR_KERNELS=0`` in the environment switches every fast path off (the slow
+reference implementations then run; results agree to rounding, see ``tests/test_kernels.py``).
+
+Conventions shared by the kernels (:mod:`ltr_cli.kernels._jit`):
+
+* ``X`` (m, d) float32 or float64, never written; scores are accumulated in float64;
+  ``w`` (d,) float64; labels (m,) float64; rankings int64.
+* Scores are computed once per round (in ``rank``) and reused by ``update`` while neither
+  the query matrix nor the weights changed, so ranking and update see the same scores.
+* Discounts ``1 / log2(i + 1)`` come from :func:`discounts`, a table filled by numpy's
+  ``log2`` (:func:`ltr_cli.metrics.log2_discount`), so measures and SLAM weights use the
+  very same discounts as the reference functions.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+import numpy as np
+
+ENABLED = os.environ.get("LTR_KERNELS", "1").strip().lower() not in ("0", "false", "no", "off")
+
+# the kernels module once loaded, and the current discount table (hot paths read these
+# two globals directly: ``kernels.module or kernels.load()``)
+module: ModuleType | None = None
+DISCOUNTS = np.empty(0)
+
+
+def load() -> ModuleType:
+    """The compiled kernels module (imports numba on first use)."""
+    global module
+    if module is None:
+        from ltr_cli.kernels import _jit
+
+        module = _jit
+    return module
+
+
+def discounts(m: int) -> np.ndarray:
+    """A table of at least ``m`` discounts ``1 / log2(i + 1)``, i = 1.. (read-only)."""
+    global DISCOUNTS
+    if DISCOUNTS.shape[0] < m:
+        from ltr_cli.metrics import log2_discount
+
+        table = log2_discount(max(2 * m, 1024))
+        table.flags.writeable = False
+        DISCOUNTS = table
+    return DISCOUNTS

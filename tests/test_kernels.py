@@ -1,0 +1,333 @@
+"""The compiled kernels (ltr_cli.kernels) against the slow reference implementations.
+
+Orderings, hinge terms, SLAM weights, AP and everything built from them are reproduced
+operation by operation and must be equal exactly; values that go through BLAS dot
+products or through exp/log (numba's libm vs numpy's SIMD) must agree to 1e-12.
+Learners are compared over hundreds of rounds: fast path vs ``use_kernels = False``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ltr_cli import kernels
+from ltr_cli.data.svmlight import Query
+from ltr_cli.learners.base import Feedback
+from ltr_cli.learners.ogd import OGDLearner
+from ltr_cli.learners.perceptron import MaxPairPerceptron, SlamPerceptron
+from ltr_cli.learners.rtopkf import RTopKF
+from ltr_cli.learners.schedules import StepSchedule
+from ltr_cli.metrics import Measure, log2_discount, rank_from_scores
+from ltr_cli.protocols.online import reveal, run_online
+from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_terms, slam_value_and_grad, slam_weights
+
+K = kernels.load()
+TOL = 1e-12
+
+# labels: integer grades with ties, all zero, negative ("not judged"), real-valued
+label_lists = st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, -1.0, 0.5, 2.25]), min_size=1, max_size=40)
+score_values = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5]),
+                         st.floats(-1e3, 1e3, allow_nan=False, width=64))
+
+
+@st.composite
+def scored_queries(draw):
+    y = np.array(draw(label_lists))
+    s = np.array(draw(st.lists(score_values, min_size=len(y), max_size=len(y))))
+    return s, y
+
+
+def close(a: float, b: float) -> bool:
+    return (np.isnan(a) and np.isnan(b)) or abs(a - b) <= TOL * max(1.0, abs(b))
+
+
+# --- rankings ------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(scored_queries())
+def test_sort_equals_stable_argsort_with_ties(query):
+    s, _ = query
+    for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
+        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
+
+
+@pytest.mark.parametrize("case", ["spread", "rounded", "heavy-tailed", "outlier", "inf", "nan", "equal"])
+def test_sort_edge_cases(case):
+    rng = np.random.default_rng(0)
+    s = {"spread": rng.normal(size=300), "rounded": np.round(rng.normal(size=300)),
+         "heavy-tailed": rng.standard_cauchy(300), "outlier": np.r_[rng.normal(size=299), 1e12],
+         "inf": np.r_[rng.normal(size=10), np.inf, -np.inf, 0.0], "nan": np.r_[rng.normal(size=10), np.nan],
+         "equal": np.zeros(17)}[case]
+    for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
+        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_score_rank_writes_scores_and_ranking(dtype):
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(50, 7)), 1).astype(dtype)
+    X[10] = X[3]  # duplicate rows: exactly tied scores
+    w = rng.normal(size=7)
+    buf, ranking = np.empty(64), np.empty(50, dtype=np.int64)
+    K.score_rank(X, w, False, buf, ranking)
+    np.testing.assert_allclose(buf[:50], X.astype(np.float64) @ w, rtol=TOL, atol=TOL)
+    if dtype == np.float64:
+        np.testing.assert_array_equal(buf[:50], X @ w)  # the same BLAS dgemv as numpy
+    assert buf[10] == buf[3]
+    np.testing.assert_array_equal(ranking, rank_from_scores(buf[:50], "input-order"))
+
+
+# --- measures ------------------------------------------------------------------------------
+
+MEASURES = [Measure(name, policy, threshold) for name in ("ndcg", "ndcg@1", "ndcg@5", "ndcg@50", "ap", "p@3")
+            for policy in ("zero", "one", "skip") for threshold in (0.0, 1.5)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(scored_queries(), st.integers(0, 2**32 - 1))
+def test_round_measures_equal_the_reference(query, seed):
+    s, y = query
+    ranking = np.random.default_rng(seed).permutation(len(y)) if seed % 2 else rank_from_scores(s)
+    spec = np.array([meas.kernel_row() for meas in MEASURES])
+    values = K.round_measures(ranking, y, spec, kernels.discounts(len(y)))
+    for meas, value in zip(MEASURES, values):
+        assert close(value, meas(ranking, y)), meas.name
+    assert values[-1] == float(y.max() > 0)
+
+
+def test_discount_table_is_numpys():
+    table = kernels.discounts(3000)
+    for n in (1, 2, 7, 10, 100, 1000, 3000):
+        np.testing.assert_array_equal(table[:n], log2_discount(n))
+
+
+def test_pairwise_sum_is_numpys():
+    rng = np.random.default_rng(2)
+    for n in list(range(0, 300)) + [1000, 4097]:
+        a = rng.normal(size=n) * 10.0 ** rng.uniform(-8, 8, size=n)
+        assert K.pairwise_sum(a) == a.sum()
+
+
+def test_measures_without_a_kernel_row():
+    assert Measure("eru@5").kernel_row() is None and Measure("neru").kernel_row() is None
+
+
+# --- SLAM pieces ---------------------------------------------------------------------------
+
+WEIGHT_OPTIONS = [(kind, k, mode) for kind, k in (("ndcg", None), ("ndcg", 1), ("ndcg", 3), ("ndcg", 100))
+                  for mode in ("paper", "paper-fixed", "level-averaged")] + [("ap", None, "paper")]
+MODES = {"paper": 0, "paper-fixed": 1, "level-averaged": 2}
+
+
+@settings(max_examples=200, deadline=None)
+@given(scored_queries(), st.sampled_from([0.0, 1.0]))
+def test_slam_weights_terms_value_and_gradient_equal_the_reference(query, threshold):
+    s, y = query
+    disc = kernels.discounts(len(y))
+    integer = np.all(y == np.floor(y))
+    for kind, k, mode in WEIGHT_OPTIONS:
+        ref = slam_weights(y, s if mode == "paper" else None, kind, k, mode == "level-averaged", threshold)
+        fast = K.slam_weights(y, s, 1 if kind == "ap" else 0, -1 if k is None else k, MODES[mode], threshold, disc)
+        if integer:
+            np.testing.assert_array_equal(fast, ref)
+        else:  # exp2 of a real label: numba's libm and numpy may differ in the last bit
+            np.testing.assert_allclose(fast, ref, rtol=TOL, atol=0)
+    for margin, code in (("constant", 0), ("label-difference", 1)):
+        for delta in (1.0, 0.5):
+            c_ref, k_ref = slam_terms(s, y, margin, delta)
+            c, k = K.slam_terms(s, y, code, delta)
+            np.testing.assert_array_equal(c, c_ref)
+            np.testing.assert_array_equal(k, k_ref)
+            v = slam_weights(y, s, "ndcg", None, True)
+            value_ref, grad_ref = slam_value_and_grad(s, y, v, margin, delta)
+            value, grad = K.slam_value_and_grad(s, y, v, code, delta)
+            assert value == value_ref
+            np.testing.assert_array_equal(grad, grad_ref)
+            value_ref, grad_ref = max_pair_value_and_grad(s, y, margin, delta)
+            value, grad = K.max_pair_value_and_grad(s, y, code, delta)
+            assert value == value_ref
+            np.testing.assert_array_equal(grad, grad_ref)
+
+
+# --- learners: fast path vs reference over many rounds ----------------------------------------
+
+
+def _stream(seed: int, rounds: int, d: int, dtype=np.float64, exact=False):
+    """Random queries with ties in scores (duplicate rows), ties in labels, all-zero labels,
+    one-document queries, real-valued labels and long lists (NDCG@k with k > m and k < m).
+    ``exact``: only what the kernels reproduce bit for bit (numpy's X @ w on one row is a
+    dot product, not the dgemv numba calls; exp2 of a real label may differ in the last bit)."""
+    rng = np.random.default_rng(seed)
+    for t in range(rounds):
+        m = int(rng.choice([2, 3, 8, 25, 60] if exact else [1, 2, 3, 8, 25, 60]))
+        X = np.round(rng.normal(size=(m, d)), 2)
+        if m > 3:
+            X[rng.integers(m)] = X[0]
+        y = rng.integers(0, 5, m).astype(float) if t % 7 else np.zeros(m)
+        if t % 11 == 5 and not exact:
+            y = np.round(rng.uniform(0, 3, m), 2)  # real-valued labels
+        yield X.astype(dtype), y
+
+
+def _run_pair(make, dtype=np.float64, rounds=300, d=6, seed=0, tol=TOL, compare_flags=True, exact=False):
+    fast, ref = make(), make()
+    ref.use_kernels = False
+    rng_f, rng_r = np.random.default_rng(9), np.random.default_rng(9)
+    for t, (X, y) in enumerate(_stream(seed, rounds, d, dtype, exact)):
+        r_f, r_r = fast.rank(X, rng_f), ref.rank(X, rng_r)
+        np.testing.assert_array_equal(r_f, r_r, err_msg=f"round {t}")
+        i_f, i_r = fast.update(X, reveal(fast, r_f, y)), ref.update(X, reveal(ref, r_r, y))
+        assert i_f.mistake == i_r.mistake, f"round {t}"
+        # float32 rows: the reference upcasts and calls BLAS, which on two equal rows leaves
+        # c X[i] - c X[k] either exactly 0 (no update) or a last-bit residue, by shape
+        if compare_flags and dtype == np.float64:
+            assert i_f.updated == i_r.updated, f"round {t}"
+        assert close(i_f.ranking_loss, i_r.ranking_loss) and close(i_f.surrogate, i_r.surrogate), f"round {t}"
+        scale = max(1.0, float(np.abs(ref.w).max()))  # relative to the weights' size
+        assert np.abs(fast.w - ref.w).max() <= tol * scale, f"round {t}"
+    return fast, ref
+
+
+SLAM_CONFIGS = [dict(measure=measure, mistake=mistake, weights=weights, margin=margin, threshold=threshold)
+                for measure, mistake in (("ndcg", None), ("ndcg@3", None), ("ndcg@100", None), ("ap", None),
+                                         ("ndcg", "ndcg@10"), ("ap", "ndcg@10"), ("ndcg", "ap"))
+                for weights in ("paper", "paper-fixed", "level-averaged")
+                for margin in ("constant", "label-difference")
+                for threshold in (0.0, 1.0)
+                if weights == "paper" or threshold == 0.0]
+
+
+@pytest.mark.parametrize("config", SLAM_CONFIGS, ids=lambda c: "-".join(str(v) for v in c.values()))
+def test_slam_perceptron_trajectory_equals_the_reference(config):
+    step = StepSchedule("inv-sqrt", 0.7, loss_scaled=config["margin"] == "constant")
+    _run_pair(lambda: SlamPerceptron(6, step, ties="reverse-input", **config))
+    # float64, integer labels: BLAS as numpy, numpy's sums reproduced: bit for bit
+    fast, ref = _run_pair(lambda: SlamPerceptron(6, step, ties="reverse-input", **config), exact=True)
+    np.testing.assert_array_equal(fast.w, ref.w)
+
+
+@pytest.mark.parametrize("mistake", ["ndcg", "ndcg@2", "ap"])
+@pytest.mark.parametrize("margin", ["constant", "label-difference"])
+def test_alg3_trajectory_equals_the_reference(mistake, margin):
+    step = StepSchedule("constant", 1.0, loss_scaled=True)
+    _run_pair(lambda: MaxPairPerceptron(6, step, mistake, margin, threshold=1.0))
+    fast, ref = _run_pair(lambda: MaxPairPerceptron(6, step, mistake, margin, threshold=1.0), exact=True)
+    np.testing.assert_array_equal(fast.w, ref.w)
+
+
+@pytest.mark.parametrize("ties", ["input-order", "reverse-input", "random"])
+def test_tie_policies_and_float32_rows(ties):
+    _run_pair(lambda: SlamPerceptron(6, measure="ndcg", weights="paper", ties=ties))
+    # float32 rows: loops with float64 accumulation instead of numpy's upcast + BLAS
+    _run_pair(lambda: SlamPerceptron(6, measure="ap", ties=ties), dtype=np.float32, tol=1e-9)
+    _run_pair(lambda: MaxPairPerceptron(6, ties=ties), dtype=np.float32, tol=1e-9)
+
+
+@pytest.mark.parametrize("surrogate", ["squared", "listnet", "kl", "smoothdcg", "ranksvm", "ordinal"])
+@pytest.mark.parametrize("radius", [None, 1.0])
+def test_ogd_trajectory_equals_the_reference(surrogate, radius):
+    params = {"epsilon": 0.5} if surrogate == "smoothdcg" else None
+    # smoothdcg: with every label equal the gradient is zero up to rounding, so "updated"
+    # can differ by a step of 1e-17; the weights still agree
+    _run_pair(lambda: OGDLearner(6, surrogate, StepSchedule("inv-sqrt", 0.05), radius, params),
+              compare_flags=surrogate != "smoothdcg")
+    _run_pair(lambda: OGDLearner(6, surrogate, StepSchedule("inv-sqrt", 0.05), radius, params),
+              dtype=np.float32, tol=1e-9, compare_flags=surrogate != "smoothdcg")
+
+
+@pytest.mark.parametrize("surrogate", ["squared", "kl", "smoothdcg", "ranksvm"])
+@pytest.mark.parametrize("fidelity", ["exact", "authors-code"])
+def test_rtopkf_trajectory_equals_the_reference(surrogate, fidelity):
+    # epsilon 0.5: with the default 0.01 SmoothDCG's dynamics amplify a last-bit difference
+    # of exp by 1/epsilon every round (the reference disagrees with itself as much);
+    # a single round at epsilon 0.01 is compared below
+    def make():
+        return RTopKF(6, surrogate, np.random.default_rng(3), "authors-code", None, 0.1, 0.1, 1.0, 0.5, fidelity)
+
+    _run_pair(make)
+    _run_pair(make, dtype=np.float32, tol=1e-9)
+
+
+@pytest.mark.parametrize("surrogate", ["smoothdcg", "listnet", "kl"])
+def test_one_round_of_the_sharp_surrogates(surrogate):
+    rng = np.random.default_rng(4)
+    for _ in range(100):
+        X, y = rng.normal(size=(12, 5)), rng.integers(0, 5, 12).astype(float)
+        w = rng.normal(size=5)
+        if surrogate == "smoothdcg":
+            a, b = (RTopKF(5, surrogate, np.random.default_rng(3), "authors-code", None, 0.1, 0.1, None, 0.01)
+                    for _ in range(2))
+        else:
+            a, b = (OGDLearner(5, surrogate, StepSchedule("constant", 0.1)) for _ in range(2))
+        b.use_kernels = False
+        a.w, b.w = w.copy(), w.copy()
+        ra, rb = a.rank(X, np.random.default_rng(0)), b.rank(X, np.random.default_rng(0))
+        np.testing.assert_array_equal(ra, rb)
+        a.update(X, reveal(a, ra, y))
+        b.update(X, reveal(b, rb, y))
+        np.testing.assert_allclose(a.w, b.w, rtol=TOL, atol=TOL)
+
+
+def test_update_without_rank_and_weights_are_replaced_not_modified():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(9, 4)), rng.integers(0, 3, 9).astype(float)
+    a, b = SlamPerceptron(4), SlamPerceptron(4)
+    b.use_kernels = False
+    a.w = b.w = shared = rng.normal(size=4)
+    ranking = np.arange(9)  # not the learner's ranking, no rank() call: scores computed in update
+    ia, ib = a.update(X, Feedback(ranking, y)), b.update(X, Feedback(ranking, y))
+    assert ia == ib and ia.updated
+    np.testing.assert_array_equal(a.w, b.w)
+    assert a.w is not shared and b.w is not shared
+
+
+def test_pickled_learners_resume_identically_and_drop_the_round_cache():
+    def play(learner, stream):
+        rng = np.random.default_rng(1)
+        for X, y in stream:
+            learner.update(X, reveal(learner, learner.rank(X, rng), y))
+        return learner
+
+    for make in (lambda: SlamPerceptron(6, measure="ndcg@10", weights="level-averaged"),
+                 lambda: OGDLearner(6, "listnet"),
+                 lambda: RTopKF(6, "ranksvm", np.random.default_rng(3), "authors-code")):
+        stream = list(_stream(7, 120, 6))
+        whole = play(make(), stream)
+        first = play(make(), stream[:60])
+        assert first._seen is not None  # the last round's cache, to be dropped
+        blob = pickle.dumps(first)
+        assert b"_sbuf" not in blob and b"_seen" not in blob
+        resumed = play(pickle.loads(blob), stream[60:])
+        np.testing.assert_array_equal(resumed.w, whole.w)
+
+
+def test_run_online_equals_the_reference_protocol(monkeypatch):
+    queries = [Query(str(i), X, y) for i, (X, y) in enumerate(_stream(8, 150, 5))]
+    measures = [Measure("ndcg@10"), Measure("ap", "skip"), Measure("ndcg", "one"), Measure("p@5")]
+
+    def run():
+        learner = SlamPerceptron(5, measure="ap")
+        return run_online(iter([(1, q) for q in queries]), learner, measures, np.random.default_rng(0),
+                          quiet=True).rounds
+
+    fast = run()
+    monkeypatch.setattr(kernels, "ENABLED", False)
+    ref = run()
+    for col in ("ndcg@10", "ap", "ndcg", "p@5", "ranking_loss"):
+        np.testing.assert_allclose(fast[col], ref[col], rtol=TOL, atol=TOL)
+    for col in ("mistake", "updated", "no_relevant", "m"):
+        assert fast[col].tolist() == ref[col].tolist()
+
+
+def test_cli_start_up_does_not_import_numba():
+    code = "import sys, ltr_cli.cli, ltr_cli.learners, ltr_cli.runner; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
