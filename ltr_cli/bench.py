@@ -146,7 +146,7 @@ def _rounds(learner: Any, qs: list, X32: list[np.ndarray], rounds: int) -> None:
 
 
 _RSS = """
-import resource, sys
+import sys
 from pathlib import Path
 from ltr_cli.data.cache import open_cached
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
@@ -156,7 +156,8 @@ if sys.argv[2] == "parse":
 else:
     queries = open_cached(Path(sys.argv[1]), options, Path(sys.argv[3]), "float32").queries()
 total = sum(float(q.X.sum()) for q in queries)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: Linux carries the parent's ru_maxrss across fork + exec
+print(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")))
 """
 
 
