@@ -27,7 +27,6 @@ import numpy as np
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
-from ltr_cli.learners.base import Feedback
 from ltr_cli.protocols.online import reveal
 
 LEARNERS: dict[str, dict[str, Any]] = {

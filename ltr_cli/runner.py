@@ -214,7 +214,6 @@ def _run_learner(
     resume: bool,
 ) -> RunOutcome:
     measures = spec.metrics.measures()
-    protocol = spec.protocol
     run_id = run_name(spec, name, repeated)
     run_dir = out_root / spec.experiment / run_id
     if resume and is_complete(run_dir):

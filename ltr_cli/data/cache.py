@@ -52,7 +52,9 @@ class CacheInvalid(Exception):
     """A cache directory that must not be used (the message says why)."""
 
 
-def _fingerprint(path: Path, chunk: int = 1 << 16) -> dict[str, Any]:
+def file_fingerprint(path: Path, chunk: int = 1 << 16) -> dict[str, Any]:
+    """Quick fingerprint: resolved path, size, mtime and BLAKE2b of the first and last
+    ``chunk`` bytes (a full hash would cost as much as parsing)."""
     st = path.stat()
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as fh:
@@ -61,7 +63,7 @@ def _fingerprint(path: Path, chunk: int = 1 << 16) -> dict[str, Any]:
             fh.seek(-chunk, os.SEEK_END)
             h.update(fh.read(chunk))
     return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "blake2b_head_tail": h.hexdigest()}
+            f"blake2b_head_tail_{chunk}": h.hexdigest()}
 
 
 def _options_dict(options: ReaderOptions) -> dict[str, Any]:
@@ -73,10 +75,10 @@ def _options_dict(options: ReaderOptions) -> dict[str, Any]:
 
 def cache_key(path: Path, options: ReaderOptions, dtype: str) -> tuple[str, dict[str, Any]]:
     """(key, identity) of a file read with ``options`` into ``dtype`` storage."""
-    identity = {"format": FORMAT_VERSION, "source": _fingerprint(path), "options": _options_dict(options),
+    identity = {"format": FORMAT_VERSION, "source": file_fingerprint(path), "options": _options_dict(options),
                 "dtype": dtype}
     if options.group_file is not None:
-        identity["group_source"] = _fingerprint(options.group_file)
+        identity["group_source"] = file_fingerprint(options.group_file)
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
     return digest, identity
 

@@ -209,7 +209,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
         slow = np.empty((4, slow_cap), dtype=np.int64)
         rows, n_slow, status, end_line = scan_block(
             buf, mode, base, d, X, label, ints[0], ints[1], ints[2], ints[3], ints[4],
-            slow[0], slow[1], slow[2], slow[3], 1, float(np.finfo(dtype).max))
+            slow, 1, float(np.finfo(dtype).max))
         if status != SLOW_FULL:
             break
         slow_cap = int(np.count_nonzero(buf == 58)) + n_lines + 1

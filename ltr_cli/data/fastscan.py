@@ -124,9 +124,22 @@ def _number(buf, i, end, pow10):
     return (-v if neg else v), i, 0
 
 
+@njit(cache=True, inline="always")
+def _note_slow(slow, n, row, col, start, stop):
+    """Record number n (row, column or -1 for a label, byte span) for float(); False when
+    ``slow`` (4, capacity) is full."""
+    if n >= slow.shape[1]:
+        return False
+    slow[0, n] = row
+    slow[1, n] = col
+    slow[2, n] = start
+    slow[3, n] = stop
+    return True
+
+
 @njit(cache=True, nogil=True)
 def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok, lastcol,
-               slow_row, slow_col, slow_start, slow_end, first_line, max_abs):
+               slow, first_line, max_abs):
     """Parse every line of ``buf`` (uint8, whole lines) into the preallocated outputs.
 
     ``X`` (rows, n_features) must be zero-filled; row r gets the r-th data line (blank and
@@ -134,7 +147,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
     included) and ``lastcol[r]`` is its largest 0-based column (-1 if none). A value
     beyond ``max_abs`` (the storage dtype's largest finite number) is irregular. Returns ``(rows, n_slow, status, bad_line)``; status
     :data:`IRREGULAR` means: stop, re-read with the reference parser (``bad_line`` is the
-    1-based line number where it happened). Slow numbers: ``slow_col == -1`` is a label.
+    1-based line number where it happened). Slow numbers are listed in ``slow`` (4, capacity):
+    row, column (-1: the label), start and end byte.
     """
     end = buf.shape[0]
     pow10 = _POW10
@@ -166,12 +180,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
         if status < 0:
             return rows, n_slow, IRREGULAR, line
         if status == 1:
-            if n_slow >= slow_row.shape[0]:
+            if not _note_slow(slow, n_slow, r, -1, start, i):
                 return rows, n_slow, SLOW_FULL, line
-            slow_row[n_slow] = r
-            slow_col[n_slow] = -1
-            slow_start[n_slow] = start
-            slow_end[n_slow] = i
             n_slow += 1
         label[r] = value
         lineno[r] = line
@@ -221,12 +231,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
             if status < 0:
                 return rows, n_slow, IRREGULAR, line
             if status == 1:
-                if n_slow >= slow_row.shape[0]:
+                if not _note_slow(slow, n_slow, r, col, start, i):
                     return rows, n_slow, SLOW_FULL, line
-                slow_row[n_slow] = r
-                slow_col[n_slow] = col
-                slow_start[n_slow] = start
-                slow_end[n_slow] = i
                 n_slow += 1
             else:
                 if abs(value) > max_abs:

@@ -9,7 +9,6 @@ source has several files, because folds reuse qids by design.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.config import DatasetSpec, FilesData, RegistryData, SeparableData, ShapedData
+from ltr_cli.data.cache import file_fingerprint
 from ltr_cli.data.registry import get_dataset, resolve_files
 from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
 from ltr_cli.data.synthetic import (
@@ -28,19 +28,6 @@ from ltr_cli.data.synthetic import (
     shaped_queries,
 )
 from ltr_cli.errors import DatasetNotFoundError
-
-
-def file_fingerprint(path: Path, chunk: int = 1 << 20) -> dict[str, Any]:
-    """Quick fingerprint: size, mtime and BLAKE2b of the first and last MiB."""
-    st = path.stat()
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        h.update(fh.read(chunk))
-        if st.st_size > 2 * chunk:
-            fh.seek(-chunk, os.SEEK_END)
-            h.update(fh.read(chunk))
-    return {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "blake2b_head_tail": h.hexdigest()}
 
 
 @dataclass
@@ -104,7 +91,7 @@ class QuerySource:
 
     def fingerprint(self) -> dict[str, Any]:
         if self.files:
-            return {"files": [file_fingerprint(p) for p in self.files + (self.group_files or [])]}
+            return {"files": [file_fingerprint(p, 1 << 20) for p in self.files + (self.group_files or [])]}
         digest = hashlib.sha256(repr(sorted(self.generator_params.items())).encode()).hexdigest()
         return {"generator": self.generator_params, "sha256": digest}
 
