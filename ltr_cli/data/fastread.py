@@ -201,6 +201,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
     Line numbers are relative to the piece (its first line is 1)."""
     from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_block
 
+    max_abs = float(np.finfo(dtype).max)
     slow_cap = 4 * n_lines + 1024
     while True:
         X = np.zeros((n_lines, d), dtype=dtype)
@@ -209,7 +210,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
         slow = np.empty((4, slow_cap), dtype=np.int64)
         rows, n_slow, status, end_line = scan_block(
             buf, mode, base, d, X, label, ints[0], ints[1], ints[2], ints[3], ints[4],
-            slow, 1, float(np.finfo(dtype).max))
+            slow, 1, max_abs)
         if status != SLOW_FULL:
             break
         slow_cap = int(np.count_nonzero(buf == 58)) + n_lines + 1
@@ -225,7 +226,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
             raise Irregular(int(ints[0, r]))
         if c < 0:
             label[r] = value
-        elif abs(value) > np.finfo(dtype).max:
+        elif abs(value) > max_abs:
             raise Irregular(int(ints[0, r]))  # beyond the storage dtype's range
         else:
             X[r, c] = value

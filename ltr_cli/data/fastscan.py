@@ -65,31 +65,28 @@ def _number(buf, i, end, pow10):
     exp10 = 0
     digits = 0
     slow = False
-    while i < end and _is_digit(buf[i]):
-        d = np.uint64(buf[i] - 48)
+    seen_dot = False
+    while i < end:
+        c = buf[i]
+        if c == 46 and not seen_dot:  # '.'
+            seen_dot = True
+            i += 1
+            continue
+        if not _is_digit(c):
+            break
+        d = np.uint64(c - 48)
         digits += 1
         if mant != 0 or d != 0:
             if ndig < 19:
                 mant = mant * np.uint64(10) + d
                 ndig += 1
+                if seen_dot:
+                    exp10 -= 1
             else:
                 slow = True
+        elif seen_dot:
+            exp10 -= 1
         i += 1
-    if i < end and buf[i] == 46:  # '.'
-        i += 1
-        while i < end and _is_digit(buf[i]):
-            d = np.uint64(buf[i] - 48)
-            digits += 1
-            if mant != 0 or d != 0:
-                if ndig < 19:
-                    mant = mant * np.uint64(10) + d
-                    ndig += 1
-                    exp10 -= 1
-                else:
-                    slow = True
-            else:
-                exp10 -= 1
-            i += 1
     if digits == 0:
         return 0.0, i, -1
     if i < end and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'

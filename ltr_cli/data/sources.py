@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ class QuerySource:
     group_files: list[Path] | None = None  # one per file, for qid source "group"
     storage: str = "float64"  # dtype of X for file data
     cache_dir: Path | None = None  # binary cache of parsed files (None: parse every time)
+    _opened: dict[int, Any] = field(default_factory=dict, repr=False)  # unit -> open CachedFile
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
@@ -59,10 +60,14 @@ class QuerySource:
         return options
 
     def _cached(self, unit: int):
+        """The unit's cache, built or validated once per source (every learner and pass
+        of a run then maps the same files)."""
         from ltr_cli.data.cache import open_cached
 
         assert self.cache_dir is not None
-        return open_cached(self.files[unit], self._options(unit), self.cache_dir, self.storage)
+        if unit not in self._opened:
+            self._opened[unit] = open_cached(self.files[unit], self._options(unit), self.cache_dir, self.storage)
+        return self._opened[unit]
 
     def queries(self, unit: int) -> Iterator[Query]:
         if not self.files:
