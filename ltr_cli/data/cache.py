@@ -127,26 +127,31 @@ class CachedFile:
         return int(self.meta["documents"])
 
     def queries(self, window_bytes: int = 8 << 20) -> Iterator[Query]:
-        """Queries in file order; ``X`` rows are read-only views of a memory map of one
-        window (about ``window_bytes`` of rows, at least one query)."""
+        """Queries in file order; ``X`` rows are read-only plain ndarray views of a memory
+        map of one window (about ``window_bytes`` of rows, at least one query). Plain
+        views, not ``np.memmap`` slices: the subclass costs every numpy operation and
+        every compiled-kernel call on ``X`` a detour through Python."""
         d = int(self.meta["n_features"])
         dtype = np.dtype(self.meta["dtype"])
         row_bytes = d * dtype.itemsize
         offsets = self.offsets
+        bounds = offsets.tolist()  # Python ints: cheaper to index than numpy scalars
+        lines = self.lines.tolist()
+        qids = self.qids
         n = self.n_queries
         q = 0
         while q < n:
-            start = int(offsets[q])
+            start = bounds[q]
             end_q = int(np.searchsorted(offsets, start + max(1, window_bytes // row_bytes), side="right")) - 1
             end_q = min(max(end_q, q + 1), n)
-            stop = int(offsets[end_q])
+            stop = bounds[end_q]
             X = np.memmap(self.directory / "X.bin", dtype=dtype, mode="r", offset=start * row_bytes,
-                          shape=(stop - start, d)) if stop > start else np.zeros((0, d), dtype)
+                          shape=(stop - start, d)).view(np.ndarray)
             y = np.fromfile(self.directory / "y.bin", dtype=np.float64, count=stop - start,
                             offset=start * 8)
             for j in range(q, end_q):
-                a, b = int(offsets[j]) - start, int(offsets[j + 1]) - start
-                yield Query(qid=self.qids[j], X=X[a:b], y=y[a:b], line=int(self.lines[j]))
+                a, b = bounds[j] - start, bounds[j + 1] - start
+                yield Query(qids[j], X[a:b], y[a:b], lines[j])
             del X
             q = end_q
 

@@ -49,7 +49,7 @@ class _MistakeDriven(LinearRanker):
             params = self.kernel_params()
         if table.shape[0] < y.shape[0]:
             table = kernels.discounts(y.shape[0])
-        out = np.empty_like(w)
+        out = np.empty(w.shape[0])  # float64 like w; cheaper than empty_like
         loss, value, status = (kernels.module or kernels.load()).perceptron_round(
             X, y, ranking, s, w, params, self.t, table, out)
         if status == 0:

@@ -121,7 +121,7 @@ class RTopKF(KernelScores):
         top = feedback.top_labels
         if top.dtype != np.float64:  # type: ignore[union-attr]
             top = np.asarray(top, dtype=np.float64)
-        out = np.empty_like(self.w)
+        out = np.empty(self.w.shape[0])  # float64 like w; cheaper than empty_like
         status = (kernels.module or kernels.load()).rtopkf_round(
             X, self._scores_fast(X), feedback.ranking, top, self._exploit, self.w, self._gamma, eta,
             self.kernel_params(), out)
