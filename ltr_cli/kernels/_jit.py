@@ -102,6 +102,31 @@ def _rmatvec_impl(X, g):
     return lambda X, g: _rmatvec_loop(X, g)
 
 
+@njit(cache=_CACHE, fastmath={"contract"})
+def _rmatvec_loop_into(X, g, acc):
+    """:func:`_rmatvec_loop` into ``acc`` (d,)."""
+    m, d = X.shape
+    acc[:] = 0.0
+    for i in range(m):
+        gi = g[i]
+        if gi != 0.0:
+            for j in range(d):
+                acc[j] += gi * X[i, j]
+
+
+def _rmatvec_into(X, g, acc):
+    raise NotImplementedError
+
+
+@overload(_rmatvec_into)
+def _rmatvec_into_impl(X, g, acc):
+    if _blas_ok(X):
+        def blas(X, g, acc):
+            acc[:] = np.dot(g, X)
+        return blas
+    return lambda X, g, acc: _rmatvec_loop_into(X, g, acc)
+
+
 @njit(cache=_CACHE)
 def _dot(a, b):
     """``a @ b`` of two float64 vectors, by BLAS ddot like numpy."""
@@ -353,12 +378,18 @@ def ndcg(ranking, y, k, none_value, disc):
 def _ndcg_levels(ranking, y, levels, k, none_value, disc):
     """:func:`ndcg` when the label levels are known: the ideal DCG takes the top labels
     level by level instead of selecting them."""
+    return _ndcg_levels_into(ranking, y, levels, k, none_value, disc, np.empty(ranking.shape[0]))
+
+
+@njit(cache=_CACHE)
+def _ndcg_levels_into(ranking, y, levels, k, none_value, disc, buf):
+    """:func:`_ndcg_levels` with a scratch buffer ``buf`` of at least m entries."""
     L, values, sizes, lev = levels
     m = ranking.shape[0]
     if m == 0:
         return none_value
     n = m if k < 0 else min(k, m)
-    top = np.empty(n)
+    top = buf[:n]
     p = 0
     for q in range(L - 1, -1, -1):
         gain = _gain(values[q])
@@ -431,8 +462,17 @@ def _levels(y):
     document's level index (m,). Integer labels in [-64, 64) are counted in a table;
     other labels go through np.unique."""
     m = y.shape[0]
-    table = np.zeros(128, dtype=np.int64)
-    lev = np.empty(m, dtype=np.int64)
+    return _levels_into(y, np.empty(128, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m),
+                        np.empty(m, dtype=np.int64))
+
+
+@njit(cache=_CACHE)
+def _levels_into(y, table, lev, values_buf, sizes_buf):
+    """:func:`_levels` written into scratch: ``table`` (128,) int64, ``lev`` (m,) int64,
+    ``values_buf`` (m,) float64 and ``sizes_buf`` (m,) int64 (values and sizes are
+    returned as their first L entries)."""
+    m = y.shape[0]
+    table[:] = 0
     small = True
     for i in range(m):
         v = y[i]
@@ -444,10 +484,13 @@ def _levels(y):
             small = False
             break
     if not small:
-        values = np.unique(y)
-        L = values.shape[0]
-        found = np.searchsorted(values, y)
-        sizes = np.zeros(L, dtype=np.int64)
+        unique = np.unique(y)
+        L = unique.shape[0]
+        found = np.searchsorted(unique, y)
+        values = values_buf[:L]
+        sizes = sizes_buf[:L]
+        values[:] = unique
+        sizes[:] = 0
         for i in range(m):
             lev[i] = found[i]
             sizes[found[i]] += 1
@@ -456,8 +499,8 @@ def _levels(y):
     for q in range(128):
         if table[q]:
             L += 1
-    values = np.empty(L)
-    sizes = np.empty(L, dtype=np.int64)
+    values = values_buf[:L]
+    sizes = sizes_buf[:L]
     L = 0
     for q in range(128):
         if table[q]:
@@ -474,10 +517,19 @@ def _levels(y):
 def _terms(s, y, lev, L, margin, delta):
     """Hinge terms c (m,) and maximisers k (m,) of Eq. 14 given the label levels."""
     m = s.shape[0]
+    return _terms_into(s, y, lev, L, margin, delta, np.empty(L), np.empty(L, dtype=np.int64), np.empty(m),
+                       np.empty(m, dtype=np.int64))
+
+
+@njit(cache=_CACHE)
+def _terms_into(s, y, lev, L, margin, delta, best_a, best_k, c, k):
+    """:func:`_terms` written into scratch: ``best_a`` (>= L,) float64, ``best_k`` (>= L,)
+    int64, and the results ``c`` (m,) and ``k`` (m,), which it returns."""
+    m = s.shape[0]
     constant = margin == 0
     # per level the best candidate: largest a, then smallest index (NaN only if all are NaN)
-    best_a = np.full(L, -np.inf)
-    best_k = np.full(L, -1, dtype=np.int64)
+    best_a[:L] = -np.inf
+    best_k[:L] = -1
     for i in range(m):
         a = s[i] if constant else s[i] - delta * y[i]
         q = lev[i]
@@ -492,8 +544,6 @@ def _terms(s, y, lev, L, margin, delta):
         best_a[q], best_k[q] = run_a, run_k
         if ca > run_a or (ca == run_a and cand < run_k):
             run_a, run_k = ca, cand
-    c = np.empty(m)
-    k = np.empty(m, dtype=np.int64)
     for i in range(m):  # no branch on the level: without a lower document best_a is -inf
         q = lev[i]
         k[i] = best_k[q]
@@ -513,8 +563,14 @@ def slam_terms(s, y, margin, delta):
 
 @njit(cache=_CACHE)
 def _ap_weights(y, threshold):
+    return _ap_weights_into(y, threshold, np.empty(y.shape[0]))
+
+
+@njit(cache=_CACHE)
+def _ap_weights_into(y, threshold, v):
+    """v^AP into ``v`` (m,): 1 / (number relevant) on relevant documents, else 0."""
     m = y.shape[0]
-    v = np.zeros(m)
+    v[:] = 0.0
     r = 0
     for i in range(m):
         r += y[i] > threshold
@@ -531,16 +587,24 @@ def _ndcg_weights(s, levels, k, mode, disc):
     :func:`slam_weights`. The ideal ordering puts level blocks in descending order; the
     reference's per-position contributions ``G(R) D(p)`` (summed pairwise for Z) depend
     only on the block, the within-level order decides which document gets which."""
+    m = levels[3].shape[0]
+    return _ndcg_weights_into(s, levels, k, mode, disc, np.empty(m), np.empty(levels[0] + 1, dtype=np.int64),
+                              np.empty(m), np.empty(levels[0]))
+
+
+@njit(cache=_CACHE)
+def _ndcg_weights_into(s, levels, k, mode, disc, v, start, contrib, means):
+    """:func:`_ndcg_weights` written into scratch: the result ``v`` (m,), ``start``
+    (>= L + 1,) int64, ``contrib`` (m,) and ``means`` (>= L,); returns v."""
     L, values, sizes, lev = levels
     m = lev.shape[0]
-    v = np.zeros(m)
+    v[:] = 0.0
     n = m if k < 0 else min(k, m)
-    start = np.empty(L + 1, dtype=np.int64)
     at = 0
     for q in range(L - 1, -1, -1):
         start[q] = at
         at += sizes[q]
-    contrib = np.zeros(m)  # in position order
+    contrib[:] = 0.0  # in position order
     for q in range(L):
         gain = _gain(values[q])
         for p in range(start[q], min(start[q] + sizes[q], n)):
@@ -549,7 +613,7 @@ def _ndcg_weights(s, levels, k, mode, disc):
     if z <= 0.0:
         return v
     if mode == 2:  # level means: a level's documents hold its block in index order, and
-        means = np.empty(L)  # np.bincount sums them in index order, i.e. in block order
+        # np.bincount sums them in index order, i.e. in block order
         for q in range(L):
             acc = 0.0
             for p in range(start[q], start[q] + sizes[q]):
@@ -589,8 +653,14 @@ def _slam_grad(c, k, v):
     """SLAM value ``v @ c`` and subgradient (reference ``slam_value_and_grad``):
     ``np.subtract.at(g, active, v[active])`` then ``np.add.at(g, k[active], v[active])``;
     an inactive document adds 0.0 (exact) instead of branching."""
+    return _slam_grad_into(c, k, v, np.empty(c.shape[0]))
+
+
+@njit(cache=_CACHE)
+def _slam_grad_into(c, k, v, g):
+    """:func:`_slam_grad` with the subgradient written into ``g`` (m,)."""
     m = c.shape[0]
-    g = np.zeros(m)
+    g[:] = 0.0
     for i in range(m):
         g[i] -= v[i] if (c[i] > 0.0 and v[i] > 0.0) else 0.0
     for i in range(m):
@@ -655,33 +725,47 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out):
     status)``, status 0 = no mistake, 1 = a mistake with a zero subgradient, 2 = updated:
     then ``out`` (d,) holds the new weights.
     """
-    s = s[:y.shape[0]]
+    m = y.shape[0]
+    s = s[:m]
+    # one float and one int scratch array for the whole round, carved into the buffers of
+    # the steps below (each would otherwise allocate its own: a tenth of the round's time)
+    fs = np.empty(8 * m + w.shape[0] + 1)
+    ks = np.empty(128 + 5 * m + 1, dtype=np.int64)
     binarise = (P[1] == 1.0) if P[0] == 1.0 else (P[4] == 1.0)  # AP: hinge on R > threshold
     if P[1] == 1.0:
         loss = 1.0 - average_precision(ranking, y, P[3], 1.0)
         if loss <= 1e-12:
             return 0.0, _NAN, 0
         if not binarise:
-            return _perceptron_step(X, y, y, _levels(y), s, w, P, t, disc, loss, out)
+            return _perceptron_step(X, y, y, _round_levels(y, fs, ks), s, w, P, t, disc, loss, out, fs, ks)
     else:  # the levels serve the ideal DCG, and then the hinge and the weights
-        levels = _levels(y)
-        loss = 1.0 - _ndcg_levels(ranking, y, levels, int(P[2]), 1.0, disc)
+        levels = _round_levels(y, fs, ks)
+        loss = 1.0 - _ndcg_levels_into(ranking, y, levels, int(P[2]), 1.0, disc, fs[m:2 * m])
         if loss <= 1e-12:
             return 0.0, _NAN, 0
         if not binarise:
-            return _perceptron_step(X, y, y, levels, s, w, P, t, disc, loss, out)
-    yb = np.empty(y.shape[0])
-    for i in range(y.shape[0]):
+            return _perceptron_step(X, y, y, levels, s, w, P, t, disc, loss, out, fs, ks)
+    yb = fs[7 * m:8 * m]
+    for i in range(m):
         yb[i] = 1.0 if y[i] > P[3] else 0.0
-    return _perceptron_step(X, y, yb, _levels(yb), s, w, P, t, disc, loss, out)
+    return _perceptron_step(X, y, yb, _round_levels(yb, fs, ks), s, w, P, t, disc, loss, out, fs, ks)
 
 
 @njit(cache=_CACHE)
-def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out):
-    """The subgradient step of a mistake round; ``yy`` the labels the hinge sees and
-    ``levels`` theirs."""
+def _round_levels(y, fs, ks):
+    """:func:`_levels` in the round's scratch (float ``fs[:m]``, int ``ks[:128 + 2m]``)."""
     m = y.shape[0]
-    c, kk = _terms(s, yy, levels[3], levels[0], int(P[7]), P[8])
+    return _levels_into(y, ks[:128], ks[128:128 + m], fs[:m], ks[128 + m:128 + 2 * m])
+
+
+@njit(cache=_CACHE)
+def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks):
+    """The subgradient step of a mistake round; ``yy`` the labels the hinge sees and
+    ``levels`` theirs. Scratch: ``fs[:m]`` and ``ks[:128 + 2m]`` hold the levels,
+    ``fs[7m:8m]`` may hold ``yy``; the rest is free."""
+    m = y.shape[0]
+    c, kk = _terms_into(s, yy, levels[3], levels[0], int(P[7]), P[8], fs[m:2 * m], ks[128 + 2 * m:128 + 3 * m],
+                        fs[2 * m:3 * m], ks[128 + 3 * m:128 + 4 * m])
     if P[0] == 1.0:  # Alg. 3: the largest hinge term
         best = _argmax_first(c)
         if best < 0 or c[best] <= 0.0:
@@ -693,10 +777,11 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out):
             out[j] = w[j] - step * (np.float64(X[k, j]) - np.float64(X[i, j]))
         return loss, c[best], 2
     if P[4] == 1.0:
-        v = _ap_weights(y, P[3])
+        v = _ap_weights_into(y, P[3], fs[3 * m:4 * m])
     else:  # NDCG weights: yy is y
-        v = _ndcg_weights(s, levels, int(P[5]), int(P[6]), disc)
-    value, g = _slam_grad(c, kk, v)
+        v = _ndcg_weights_into(s, levels, int(P[5]), int(P[6]), disc, fs[3 * m:4 * m],
+                               ks[128 + 4 * m:128 + 5 * m + 1], fs[4 * m:5 * m], fs[5 * m:6 * m])
+    value, g = _slam_grad_into(c, kk, v, fs[6 * m:7 * m])
     nonzero = False
     for i in range(m):
         if g[i] != 0.0:
@@ -705,7 +790,8 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out):
     if not nonzero:
         return loss, value, 1
     step = _step_size(int(P[9]), P[10], P[11] != 0.0, t, loss)
-    acc = _rmatvec(X, g)
+    acc = fs[8 * m:8 * m + w.shape[0]]
+    _rmatvec_into(X, g, acc)
     for j in range(w.shape[0]):
         out[j] = w[j] - step * acc[j]
     return loss, value, 2
