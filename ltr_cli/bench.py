@@ -28,7 +28,7 @@ import numpy as np
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
-from ltr_cli.protocols.online import reveal
+from ltr_cli.protocols.online import feedback_size, reveal
 
 LEARNERS: dict[str, dict[str, Any]] = {
     "slam-ndcg": {"type": "slam-perceptron", "measure": "ndcg", "mistake": "ndcg@10",
@@ -162,13 +162,15 @@ def _timed_rounds(learner: Any, qs: list, X32: list[np.ndarray], rounds: int) ->
 
 def _rounds(learner: Any, qs: list, X32: list[np.ndarray], rounds: int) -> None:
     """rank + reveal + update, on the same float32 rows as the floor (the reader's and the
-    cache's dtype), so the ratio compares work, not the bytes of a wider dtype."""
+    cache's dtype), so the ratio compares work, not the bytes of a wider dtype. As in
+    :func:`ltr_cli.protocols.online.run_online`, the feedback size is looked up once."""
     rng = np.random.default_rng(0)
+    k = feedback_size(learner, "auto")
     for i in range(rounds):
         j = i % len(qs)
         X = X32[j]
         ranking = learner.rank(X, rng)
-        learner.update(X, reveal(learner, ranking, qs[j].y))
+        learner.update(X, reveal(learner, ranking, qs[j].y, k))
 
 
 _RSS = """
