@@ -111,6 +111,26 @@ def test_protocol_reveals_only_top_k_and_hidden_labels_cannot_matter():
         np.testing.assert_array_equal(a.w, b.w)
 
 
+@pytest.mark.parametrize("use_kernels", [True, False])
+def test_full_feedback_gives_rtopkf_the_same_steps_as_top_k(use_kernels):
+    """Under ``feedback: full`` the learner gets every label (top_labels None) but its
+    estimator still reads only the top k: the trajectory equals the top-k one."""
+    rng = np.random.default_rng(5)
+    for surrogate in SURROGATE_NAMES:
+        a, b = fixed_learner(4, surrogate, seed=3), fixed_learner(4, surrogate, seed=3)
+        a.use_kernels = b.use_kernels = use_kernels
+        for _ in range(40):
+            X = rng.normal(size=(int(rng.integers(1, 7)), 4))
+            y = rng.integers(0, 5, X.shape[0]).astype(float)
+            shown_a, shown_b = a.rank(X, np.random.default_rng(0)), b.rank(X, np.random.default_rng(0))
+            full = reveal(a, shown_a, y, None)
+            assert full.top_labels is None and full.labels is y
+            a.update(X, full)
+            b.update(X, reveal(b, shown_b, y))
+        assert np.abs(a.w).sum() > 0
+        np.testing.assert_array_equal(a.w, b.w)
+
+
 class _Spy:
     """A learner that records what the protocol hands it."""
 

@@ -21,8 +21,10 @@ from ltr_cli.metrics import average_precision, ndcg_at_k, rank_from_scores
 class Feedback(NamedTuple):
     """What the learner may see after showing ``ranking``.
 
-    ``labels`` is the full label vector (m,) in document order under full feedback.
-    Partial-feedback protocols (later) pass ``labels=None`` and fill ``top_labels``.
+    ``labels`` is the full label vector (m,) in document order under full feedback, and
+    then ``top_labels`` is None (the shown order's labels are ``labels[ranking]``). Under
+    top-k feedback ``labels`` is None and ``top_labels`` (k,) holds the labels of
+    ``ranking[:k]``.
     """
 
     ranking: np.ndarray

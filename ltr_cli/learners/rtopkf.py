@@ -96,17 +96,20 @@ class RTopKF(KernelScores):
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1
-        if feedback.top_labels is None or self._exploit is None:
+        top = feedback.top_labels
+        if top is None and feedback.labels is not None:  # full feedback: it reads the top k
+            top = feedback.labels[feedback.ranking[:self.feedback_k]]
+        if top is None or self._exploit is None:
             raise ValueError("RTop-kF learns from top-k feedback on the ranking it produced")
         m = X.shape[0]
         if m < self.feedback_k:  # a one-document list carries no pair to learn from
             return NO_UPDATE
         eta, _ = self.rates(self.t)
         if self.use_kernels and kernels.ENABLED:
-            return self._update_fast(X, feedback, eta)
+            return self._update_fast(X, feedback.ranking, top, eta)
         with np.errstate(over="ignore", invalid="ignore"):
             z = estimate_score_gradient(self.surrogate, X @ self.w, feedback.ranking,
-                                        feedback.top_labels, self._exploit, self._gamma,
+                                        top, self._exploit, self._gamma,
                                         self.fidelity, self.epsilon)
             step = X.T @ z
         if not np.all(np.isfinite(step)):
@@ -116,14 +119,14 @@ class RTopKF(KernelScores):
         self.w = project_to_ball(self.w - eta * step, self.radius)
         return UpdateInfo(mistake=False, updated=True)
 
-    def _update_fast(self, X: np.ndarray, feedback: Feedback, eta: float) -> UpdateInfo:
-        """The same step in one compiled call (:func:`ltr_cli.kernels._jit.rtopkf_round`)."""
-        top = feedback.top_labels
-        if top.dtype != np.float64:  # type: ignore[union-attr]
+    def _update_fast(self, X: np.ndarray, ranking: np.ndarray, top: np.ndarray, eta: float) -> UpdateInfo:
+        """The same step in one compiled call (:func:`ltr_cli.kernels._jit.rtopkf_round`);
+        ``top`` the labels of the first shown documents."""
+        if top.dtype != np.float64:
             top = np.asarray(top, dtype=np.float64)
         out = np.empty(self.w.shape[0])  # float64 like w; cheaper than empty_like
         status = (kernels.module or kernels.load()).rtopkf_round(
-            X, self._scores_fast(X), feedback.ranking, top, self._exploit, self.w, self._gamma, eta,
+            X, self._scores_fast(X), ranking, top, self._exploit, self.w, self._gamma, eta,
             self.kernel_params(), out)
         if status < 0:
             raise LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")

@@ -81,12 +81,14 @@ def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray, k: i
     """What the learner is allowed to see: every label (k None), or only the labels at the
     first k positions of the shown ranking (default: :func:`feedback_size` in auto mode).
     Hidden labels are not passed at all, so the learner cannot read them. Under full
-    feedback ``top_labels`` is the whole label vector in shown order."""
+    feedback ``top_labels`` is None: the labels in shown order are ``labels[ranking]``,
+    which a learner that wants them takes itself (most do not: the copy would cost a
+    tenth of a round)."""
     if k == -1:
         k = getattr(learner, "feedback_k", None)  # feedback_size(learner) in auto mode
-    if k is None:  # (fancy indexing copies)
-        return Feedback(ranking, labels, labels[ranking])
-    return Feedback(ranking, None, labels[ranking[:k]])
+    if k is None:
+        return Feedback(ranking, labels)
+    return Feedback(ranking, None, labels[ranking[:k]])  # (fancy indexing copies)
 
 
 def run_online(
