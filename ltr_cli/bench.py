@@ -50,12 +50,14 @@ def _write(path: Path, dataset: str, queries: int, seed: int = 0) -> Path:
 
 def _best_of(repeats: int, fn, *args: Any) -> float:
     """Shortest wall time of ``repeats`` calls ``fn(*args)`` (the least disturbed run)."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return min(_timed(fn, *args)[0] for _ in range(repeats))
+
+
+def _timed(fn, *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    """(wall seconds, result) of ``fn(*args, **kwargs)``."""
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return time.perf_counter() - start, result
 
 
 def bench_parse(tmp: Path, queries: int, repeats: int = 3) -> dict[str, Any]:
@@ -72,8 +74,8 @@ def bench_parse(tmp: Path, queries: int, repeats: int = 3) -> dict[str, Any]:
         path = _write(tmp / f"{label}.txt", dataset, queries)
         size_mb = path.stat().st_size / 1e6
         options = ReaderOptions(n_features=info.n_features)
-        docs = _count_documents(path, options)
-        ours = _best_of(repeats, _count_documents, path, options)
+        runs = [_timed(_count_documents, path, options) for _ in range(repeats)]
+        ours, docs = min(runs)
         row = {"megabytes": round(size_mb, 2), "documents": docs, "ours_mb_per_s": round(size_mb / ours, 1)}
         row.update(bench_cache(tmp / f"cache-{label}", path, info.n_features, repeats))
         try:
@@ -108,9 +110,7 @@ def bench_cache(cache_dir: Path, path: Path, n_features: int, repeats: int = 3) 
 
     options = ReaderOptions(n_features=n_features)
     cold = _best_of(repeats, lambda: _touch(SVMLightReader(path, options).dense_queries(np.float32)))
-    start = time.perf_counter()
-    open_cached(path, options, cache_dir, "float32")
-    build = time.perf_counter() - start
+    build, _ = _timed(open_cached, path, options, cache_dir, "float32")
     cached = _best_of(repeats, lambda: _touch(open_cached(path, options, cache_dir, "float32").queries()))
     return {"cold_parse_s": round(cold, 4), "cache_build_s": round(build, 4), "cached_reload_s": round(cached, 4),
             "cached_speedup": round(cold / cached, 1)}
@@ -145,19 +145,11 @@ def bench_rounds(queries: int, rounds: int, repeats: int = 3) -> dict[str, Any]:
 
         # a throwaway learner first: loading (or compiling) its kernels is a once-per-process
         # cost, reported apart from the per-round time
-        start = time.perf_counter()
-        _rounds(fresh(), qs, X32, min(rounds, 20))
-        warmup = time.perf_counter() - start
-        per = min(_timed_rounds(fresh(), qs, X32, rounds) for _ in range(repeats)) / rounds
+        warmup, _ = _timed(_rounds, fresh(), qs, X32, min(rounds, 20))
+        per = min(_timed(_rounds, fresh(), qs, X32, rounds)[0] for _ in range(repeats)) / rounds
         out["learners"][name] = {"us_per_round": round(per * 1e6, 1), "ratio_to_floor": round(per / floor, 1),
                                  "warmup_ms": round(warmup * 1e3, 1)}
     return out
-
-
-def _timed_rounds(learner: Any, qs: list, X32: list[np.ndarray], rounds: int) -> float:
-    start = time.perf_counter()
-    _rounds(learner, qs, X32, rounds)
-    return time.perf_counter() - start
 
 
 def _rounds(learner: Any, qs: list, X32: list[np.ndarray], rounds: int) -> None:
@@ -268,10 +260,9 @@ def bench_end_to_end(tmp: Path, queries_per_part: int) -> dict[str, Any]:
     config.write_text(_E2E_CONFIG.format(root=root, cache=tmp / "e2e-cache"))
     out: dict[str, Any] = dict(facts)
     for label in ("cold", "cached"):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "ltr_cli", "run", str(config), "--quiet", "--out",
-                        str(tmp / f"e2e-{label}")], check=True, capture_output=True)
-        out[f"{label}_s"] = round(time.perf_counter() - start, 2)
+        wall, _ = _timed(subprocess.run, [sys.executable, "-m", "ltr_cli", "run", str(config), "--quiet",
+                                          "--out", str(tmp / f"e2e-{label}")], check=True, capture_output=True)
+        out[f"{label}_s"] = round(wall, 2)
     return out
 
 

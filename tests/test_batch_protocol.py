@@ -90,28 +90,20 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     assert plot.exit_code == 1 and "batch runs: use ltr report" in plot.stderr
 
 
-def test_batch_config_errors(tmp_path, write):
-    cfg = write("b.yaml", """
-experiment: b
-dataset: {kind: separable}
-cv: {}
-learners: {s: {type: svmmap}}
+_OHSUMED_FOLD1 = "{kind: registry, name: letor3-ohsumed, root: /nonexistent, folds: [1]}"
+
+
+@pytest.mark.parametrize("name,dataset,learners,message", [
+    ("b", "{kind: separable}", "{s: {type: svmmap}}", "registry dataset"),
+    ("m", _OHSUMED_FOLD1, "{s: {type: svmmap}, l: {type: listnet}}", "online learners"),
+    ("n", _OHSUMED_FOLD1, "{s: {type: svmmap}}", "Fold1/trainingset.txt"),
+])
+def test_batch_config_errors(tmp_path, write, name, dataset, learners, message):
+    cfg = write(f"{name}.yaml", f"""
+experiment: {name}
+dataset: {dataset}
+cv: {{}}
+learners: {learners}
 """)
     res = runner.invoke(app, ["run", str(cfg)])
-    assert res.exit_code == 1 and "registry dataset" in res.stderr
-    cfg = write("m.yaml", """
-experiment: m
-dataset: {kind: registry, name: letor3-ohsumed, root: /nonexistent, folds: [1]}
-cv: {}
-learners: {s: {type: svmmap}, l: {type: listnet}}
-""")
-    res = runner.invoke(app, ["run", str(cfg)])
-    assert res.exit_code == 1 and "online learners" in res.stderr
-    cfg = write("n.yaml", """
-experiment: n
-dataset: {kind: registry, name: letor3-ohsumed, root: /nonexistent, folds: [1]}
-cv: {}
-learners: {s: {type: svmmap}}
-""")
-    res = runner.invoke(app, ["run", str(cfg)])
-    assert res.exit_code == 1 and "Fold1/trainingset.txt" in res.stderr
+    assert res.exit_code == 1 and message in res.stderr

@@ -48,6 +48,20 @@ def _is_digit(c):
     return 48 <= c <= 57
 
 
+@njit(cache=True, inline="always")
+def _digits(buf, i, end, cap):
+    """The decimal digits at buf[i:]: (value, digit count, next index). Digits stop
+    adding to the value once it reaches ``cap`` (the count goes on)."""
+    value = 0
+    count = 0
+    while i < end and _is_digit(buf[i]):
+        if value < cap:
+            value = value * 10 + (buf[i] - 48)
+        count += 1
+        i += 1
+    return value, count, i
+
+
 @njit(cache=True)
 def _number(buf, i, end, pow10):
     """Parse a number at buf[i:]; return (value, next index, status).
@@ -95,13 +109,7 @@ def _number(buf, i, end, pow10):
         if i < end and (buf[i] == 45 or buf[i] == 43):
             eneg = buf[i] == 45
             i += 1
-        e = 0
-        edigits = 0
-        while i < end and _is_digit(buf[i]):
-            if e < 100000:
-                e = e * 10 + (buf[i] - 48)
-            edigits += 1
-            i += 1
+        e, edigits, i = _digits(buf, i, end, 100000)
         if edigits == 0:
             return 0.0, i, -1
         exp10 += -e if eneg else e
@@ -207,13 +215,7 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
         # features
         last = -1
         while i < end and buf[i] != 10 and buf[i] != 35:
-            idx = 0
-            nd = 0
-            while i < end and _is_digit(buf[i]):
-                if nd < 10:
-                    idx = idx * 10 + (buf[i] - 48)
-                nd += 1
-                i += 1
+            idx, nd, i = _digits(buf, i, end, 1000000000)  # all of any 10-digit index
             if nd == 0 or nd > 10 or i >= end or buf[i] != 58:
                 return rows, n_slow, IRREGULAR, line
             i += 1

@@ -25,10 +25,10 @@ import numpy as np
 
 ENABLED = os.environ.get("LTR_KERNELS", "1").strip().lower() not in ("0", "false", "no", "off")
 
-# the kernels module once loaded, and the current discount table (hot paths read these
-# two globals directly: ``kernels.module or kernels.load()``)
+# the kernels module once loaded (hot paths read it directly: ``kernels.module or
+# kernels.load()``), and the current discount table (see :func:`discounts`)
 module: ModuleType | None = None
-DISCOUNTS = np.empty(0)
+_DISCOUNTS = np.empty(0)
 
 
 def load() -> ModuleType:
@@ -43,11 +43,11 @@ def load() -> ModuleType:
 
 def discounts(m: int) -> np.ndarray:
     """A table of at least ``m`` discounts ``1 / log2(i + 1)``, i = 1.. (read-only)."""
-    global DISCOUNTS
-    if DISCOUNTS.shape[0] < m:
+    global _DISCOUNTS
+    if _DISCOUNTS.shape[0] < m:
         from ltr_cli.metrics import log2_discount
 
         table = log2_discount(max(2 * m, 1024))
         table.flags.writeable = False
-        DISCOUNTS = table
-    return DISCOUNTS
+        _DISCOUNTS = table
+    return _DISCOUNTS

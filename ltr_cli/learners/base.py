@@ -87,13 +87,17 @@ class KernelScores:
     def fast(self) -> bool:
         return self.use_kernels and kernels.ENABLED
 
+    def _score_buffer(self, m: int) -> np.ndarray:
+        """The learner's score buffer, grown to at least m entries."""
+        if self._sbuf.shape[0] < m:
+            self._sbuf = np.empty(max(m, 256))
+        return self._sbuf
+
     def _rank_fast(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Scores and ranking by the compiled kernel; tie policies the kernel does not
         implement (random) rank the same scores in Python."""
         m = X.shape[0]
-        buf = self._sbuf
-        if buf.shape[0] < m:
-            buf = self._sbuf = np.empty(max(m, 256))
+        buf = self._score_buffer(m)
         w = self.w  # type: ignore[attr-defined]
         ranking = np.empty(m, dtype=np.int64)
         reverse = _KERNEL_TIES.get(self.ties)  # type: ignore[attr-defined]
@@ -111,12 +115,10 @@ class KernelScores:
         w = self.w  # type: ignore[attr-defined]
         if seen is not None and seen[0] is X and seen[1] is w:
             return self._sbuf
-        m = X.shape[0]
-        if self._sbuf.shape[0] < m:
-            self._sbuf = np.empty(max(m, 256))
-        (kernels.module or kernels.load()).scores_into(X, w, self._sbuf)
+        buf = self._score_buffer(X.shape[0])
+        (kernels.module or kernels.load()).scores_into(X, w, buf)
         self._seen = (X, w)
-        return self._sbuf
+        return buf
 
     def kernel_params(self) -> np.ndarray:
         """The learner's fixed configuration as the kernel's float64 parameter vector."""
@@ -149,19 +151,8 @@ class LinearRanker(KernelScores):
         return self.w
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        if self.use_kernels and kernels.ENABLED:  # _rank_fast, inlined
-            m = X.shape[0]
-            buf = self._sbuf
-            if buf.shape[0] < m:
-                buf = self._sbuf = np.empty(max(m, 256))
-            w = self.w
-            ranking = np.empty(m, dtype=np.int64)
-            reverse = _KERNEL_TIES.get(self.ties)
-            (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
-            self._seen = (X, w)
-            if reverse is None:
-                return rank_from_scores(buf[:m], self.ties, rng)
-            return ranking
+        if self.use_kernels and kernels.ENABLED:
+            return self._rank_fast(X, rng)
         with np.errstate(over="ignore"):  # infinite scores still sort; updates check finiteness
             scores = X @ self.w
         return rank_from_scores(scores, self.ties, rng)

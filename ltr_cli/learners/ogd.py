@@ -59,10 +59,7 @@ class OGDLearner(LinearRanker):
             value, grad_s = self._fn(scores, feedback.labels, **self.params)
             step = X.T @ grad_s
         if not np.all(np.isfinite(step)):
-            raise LtrError(
-                f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
-                "scores too large); rescale the features or use a smaller step or radius"
-            )
+            raise self._not_finite()
         if not step.any():
             return UpdateInfo(mistake=False, updated=False, surrogate=value)
         with np.errstate(over="ignore", invalid="ignore"):  # the protocol checks w is finite
@@ -75,14 +72,15 @@ class OGDLearner(LinearRanker):
         value, status = (kernels.module or kernels.load()).ogd_round(
             X, y, self._scores_fast(X), self.w, self.kernel_params(), self.t, out)
         if status < 0:
-            raise LtrError(
-                f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
-                "scores too large); rescale the features or use a smaller step or radius"
-            )
+            raise self._not_finite()
         if status == 0:
             return UpdateInfo(mistake=False, updated=False, surrogate=value)
         self.w = out
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
+
+    def _not_finite(self) -> LtrError:
+        return LtrError(f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
+                        "scores too large); rescale the features or use a smaller step or radius")
 
     def _make_params(self) -> np.ndarray:
         epsilon = float(self.params.get("epsilon", 0.01)) if self.surrogate == "smoothdcg" else 0.0

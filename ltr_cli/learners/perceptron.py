@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli import kernels
-from ltr_cli.learners.base import NO_MISTAKE, Feedback, LinearRanker, RankingMeasure, UpdateInfo
+from ltr_cli.learners.base import NO_MISTAKE, Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels
 from ltr_cli.learners.schedules import StepSchedule
 from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_value_and_grad, slam_weights
 
@@ -39,19 +39,13 @@ class _MistakeDriven(LinearRanker):
             raise ValueError(f"{type(self).__name__} needs full-label feedback")
         if not (self.use_kernels and kernels.ENABLED):
             return self._update_reference(X, ranking, y)
-        # the same update in one compiled call (ltr_cli.kernels._jit.perceptron_round);
-        # lookups inlined: at ~0.1 us each they add up to a tenth of a round
-        if y.dtype is not _F64:
-            y = y.astype(np.float64)
-        w, seen, params, table = self.w, self._seen, self._params, kernels.DISCOUNTS
-        s = self._sbuf if seen is not None and seen[0] is X and seen[1] is w else self._scores_fast(X)
-        if params is None:
-            params = self.kernel_params()
-        if table.shape[0] < y.shape[0]:
-            table = kernels.discounts(y.shape[0])
+        # the same update in one compiled call (ltr_cli.kernels._jit.perceptron_round)
+        y = as_labels(y)
+        w = self.w
         out = np.empty(w.shape[0])  # float64 like w; cheaper than empty_like
         loss, value, status = (kernels.module or kernels.load()).perceptron_round(
-            X, y, ranking, s, w, params, self.t, table, out)
+            X, y, ranking, self._scores_fast(X), w, self.kernel_params(), self.t,
+            kernels.discounts(y.shape[0]), out)
         if status == 0:
             return NO_MISTAKE
         if status == 1:
@@ -83,7 +77,6 @@ class _MistakeDriven(LinearRanker):
 
 
 _MARGINS = {"constant": 0.0, "label-difference": 1.0}
-_F64 = np.dtype(np.float64)
 
 
 def _margin_code(margin: str) -> float:

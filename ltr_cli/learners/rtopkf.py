@@ -113,7 +113,7 @@ class RTopKF(KernelScores):
                                         self.fidelity, self.epsilon)
             step = X.T @ z
         if not np.all(np.isfinite(step)):
-            raise LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
+            raise self._not_finite()
         if not step.any():
             return UpdateInfo(mistake=False, updated=False)
         self.w = project_to_ball(self.w - eta * step, self.radius)
@@ -129,11 +129,14 @@ class RTopKF(KernelScores):
             X, self._scores_fast(X), ranking, top, self._exploit, self.w, self._gamma, eta,
             self.kernel_params(), out)
         if status < 0:
-            raise LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
+            raise self._not_finite()
         if status == 0:
             return NO_UPDATE
         self.w = out
         return _UPDATED
+
+    def _not_finite(self) -> LtrError:
+        return LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
 
     def _make_params(self) -> np.ndarray:
         codes = {"squared": 0.0, "kl": 1.0, "smoothdcg": 2.0, "ranksvm": 3.0}

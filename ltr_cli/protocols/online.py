@@ -145,10 +145,8 @@ def run_online(
             X, y = query.X, query.y
             ranking = learner.rank(X, rng)
             if spec is not None:
-                table = kernels.DISCOUNTS
-                if table.shape[0] < y.shape[0]:
-                    table = kernels.discounts(y.shape[0])
-                values = K.round_measures(ranking, as_labels(y), spec, table).tolist()  # type: ignore[union-attr]
+                values = K.round_measures(ranking, as_labels(y), spec,  # type: ignore[union-attr]
+                                          kernels.discounts(y.shape[0])).tolist()
                 for col, value in zip(metric_cols, values):
                     col.append(value)
                 no_relevant = values[-1] == 0.0
