@@ -30,6 +30,7 @@ class RunState:
     learner: Any
     tie_rng_state: dict[str, Any]
     wall_seconds: float
+    nonfinite_round: int | None = None  # first round after which the weights were NaN/inf
 
 
 class Checkpointer:

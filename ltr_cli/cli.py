@@ -452,15 +452,16 @@ def data_synth(
 
 @app.command("score")
 def score(
-    model: Annotated[Path, typer.Argument(help="a batch run directory (or its models.json)")],
+    model: Annotated[Path, typer.Argument(help="a run directory, batch or online (or its models.json)")],
     data_file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file to score")],
-    fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model (default: the only/first one)")] = None,
+    fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first); an online run has one, 'final'")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="write the scores here (default: stdout)")] = None,
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
 ) -> None:
-    """Write one score per line for every document of a file (LETOR evaluation tools' format)."""
+    """Write one score per line for every document of a file (LETOR evaluation tools' format),
+    from the model a batch run selected per fold or the final weights of an online run."""
     try:
-        from ltr_cli.batch.learners import model_from_dict
+        from ltr_cli.models import model_from_dict
         from ltr_cli.data.svmlight import SVMLightReader
 
         path = model / "models.json" if model.is_dir() else model
@@ -468,12 +469,19 @@ def score(
             models = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise LtrError(f"{path}: not a saved model file ({exc}); give a batch run directory") from None
+        if not isinstance(models, dict):
+            raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
         key = fold if fold is not None else next(iter(models), None)
         if key not in models:
             raise LtrError(f"{path}: no model for fold {fold!r}; it has folds {', '.join(models)}")
         data = models[key]
-        scorer = model_from_dict(data)
-        opts = _reader_options(None, int(data["features"]), None, qid, group, null_value)
+        try:
+            scorer = model_from_dict(data)
+            n_features = int(data["features"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
+                           "written by ltr run") from None
+        opts = _reader_options(None, n_features, None, qid, group, null_value)
         lines = []
         for q in SVMLightReader(data_file, opts):
             lines.extend(f"{s:.10g}" for s in scorer.scores(q.X))

@@ -113,6 +113,9 @@ class ProtocolSpec(_Strict):
         "auto", description="auto (each learner what it needs) | full | top-K: labels revealed after each round")
     shuffle: bool = Field(False, description="shuffle queries within each file, every pass")
     keep_probability: float = Field(1.0, gt=0, le=1)
+    drop_last_query: bool = Field(
+        False, description="never use the last query of each file in each pass (the authors' "
+        "MATLAB loop processes a query only when the next qid starts)")
     max_rounds: int | None = Field(None, gt=0)
     checkpoint_every: int = Field(
         1000, ge=0, description="save a resumable checkpoint every N rounds (0: never)")
@@ -178,6 +181,14 @@ def _reject_loss_scaled(step: StepSpec) -> StepSpec:
     return step
 
 
+_MAXIMISER_TIES_HELP = ("equal hinge terms inside the surrogate: first-index (smallest document "
+                        "index) | authors-code (higher relevance level, then the later document)")
+
+
+_NUMERICS_HELP = ("stable: shifted exponentials, a non-finite step is an error | authors-code: the "
+                  "authors' unshifted expressions; weights may become NaN (reported, not an error)")
+
+
 class _LearnerBase(_Strict):
     label: str | None = Field(None, description="legend label (default: the paper's name)")
     step: StepSpec = StepSpec()
@@ -195,6 +206,8 @@ class SlamPerceptronSpec(_LearnerBase):
     margin: Literal["constant", "label-difference"] = "constant"
     delta: float = Field(1.0, gt=0)
     relevance_threshold: float = Field(0.0, description="AP: relevant = label > this")
+    maximiser_ties: Literal["first-index", "authors-code"] = Field(
+        "first-index", description=_MAXIMISER_TIES_HELP)
 
     _measures = field_validator("measure", "mistake")(_measure_name)
 
@@ -207,6 +220,8 @@ class MaxPairPerceptronSpec(_LearnerBase):
     margin: Literal["constant", "label-difference"] = "constant"
     delta: float = Field(1.0, gt=0)
     relevance_threshold: float = 0.0
+    maximiser_ties: Literal["first-index", "authors-code"] = Field(
+        "first-index", description=_MAXIMISER_TIES_HELP)
 
     _measures = field_validator("mistake")(_measure_name)
 
@@ -249,6 +264,8 @@ class ListNetSpec(_LearnerBase):
 
     type: Literal["listnet"]
     radius: float | None = Field(None, gt=0)
+    numerics: Literal["stable", "authors-code"] = Field(
+        "stable", description=_NUMERICS_HELP)
 
     @field_validator("step")
     @classmethod

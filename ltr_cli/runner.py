@@ -16,9 +16,10 @@ import numpy as np
 
 from ltr_cli import __version__
 from ltr_cli.config import ExperimentSpec, RTopKFSpec
-from ltr_cli.data.sources import QuerySource, open_source, stream_rounds
+from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_rounds
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
+from ltr_cli.models import LinearModel
 from ltr_cli.checkpoint import Checkpointer
 from ltr_cli.errors import LtrError
 from ltr_cli.locks import RunLock, RunLocked
@@ -195,7 +196,10 @@ def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> in
     needs_t = isinstance(lspec, RTopKFSpec) and lspec.schedule == "paper" and not lspec.horizon
     if source.n_queries is None and not needs_t:
         return protocol.max_rounds
-    planned = round(source.queries_per_pass() * protocol.passes * protocol.keep_probability)
+    per_pass = source.queries_per_pass()
+    if protocol.drop_last_query:
+        per_pass -= len(source.units())
+    planned = round(per_pass * protocol.passes * protocol.keep_probability)
     if protocol.max_rounds is not None:
         planned = min(planned, protocol.max_rounds)
     return max(planned, 1)
@@ -247,20 +251,24 @@ def _run_locked(
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
     learner = build_learner(lspec, source.n_features, spec.metrics.ties,
                             np.random.default_rng(learner_seq), planned)
+    stream_stats = StreamStats()
     rounds = stream_rounds(source, protocol.passes, protocol.shuffle,
-                           protocol.keep_probability, np.random.default_rng(stream_seq))
+                           protocol.keep_probability, np.random.default_rng(stream_seq),
+                           protocol.drop_last_query, stream_stats)
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
         print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
     result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
                         protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
                         checkpointer=checkpointer if protocol.checkpoint_every else None,
-                        resume=state)
+                        resume=state, name=name)
     summary = summarize(result, measures)
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                "label": default_label(lspec), "role": paper_role(lspec),
                "dataset": source.name, **summary}
+    if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
+        summary["dropped_last_queries"] = stream_stats.dropped_last
     if constants is not None:
         stream, generated = constants
         summary["theory"] = theory_block(lspec, stream, generated)
@@ -283,6 +291,10 @@ def _run_locked(
         "timings": {"wall_seconds": summary["wall_seconds"],
                     "rounds_per_second": summary["rounds_per_second"]},
     }
-    path = write_run(run_dir, resolved, result.rounds, summary, manifest)
+    # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
+    models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
+                        "round": len(result.rounds)}}
+    path = write_run(run_dir, resolved, result.rounds, summary, manifest,
+                     extra={"models.json": json.dumps(models, indent=1)})
     checkpointer.remove()
     return RunOutcome(name, path, summary)

@@ -32,7 +32,7 @@ def test_demo_reproduces_figure1_claims(tmp_path):
     res = run_ok("run", DEMO, "--out", tmp_path, "--quiet", "--learner", "slam-ndcg")
     run_dir = Path(res.stdout.strip())
     assert sorted(p.name for p in run_dir.iterdir()) == [
-        "config.yaml", "manifest.json", "rounds.parquet", "summary.json"]
+        "config.yaml", "manifest.json", "models.json", "rounds.parquet", "summary.json"]
     rounds = pd.read_parquet(run_dir / "rounds.parquet")
     assert len(rounds) == 1000
     curve = time_average(rounds["ndcg@10"].to_numpy())
@@ -298,3 +298,41 @@ def test_bench_reports_ratios(tmp_path):
     assert out["end_to_end"]["rounds"] == 30 and out["end_to_end"]["cold_s"] > 0
     table = format_table(out)
     assert "x floor" in table and "peak RSS" in table and "cached" in table
+
+
+def test_online_runs_keep_their_model_and_ltr_score_reads_it(tmp_path):
+    """Every online run writes its final weights (models.json, the batch runs' format);
+    `ltr score` scores a held-out file with them."""
+    res = run_ok("run", DEMO, "--out", tmp_path, "-q", "--learner", "listnet", "--set", "protocol.max_rounds=30")
+    run_dir = Path(res.stdout.strip())
+    model = json.loads((run_dir / "models.json").read_text())["final"]
+    assert model["kind"] == "linear" and model["features"] == 10 and model["round"] == 30
+    w = np.array(model["w"])
+    assert np.abs(w).max() > 0
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(7, 10)), 3)
+    lines = [f"{i % 3} qid:{1 + i // 4} " + " ".join(f"{j + 1}:{x}" for j, x in enumerate(row))
+             for i, row in enumerate(X)]
+    data = tmp_path / "test.txt"
+    data.write_text("\n".join(lines) + "\n")
+    scored = run_ok("score", run_dir, data)
+    scores = np.array([float(v) for v in scored.stdout.split()])
+    np.testing.assert_allclose(scores, X @ w, rtol=1e-9)
+    # a damaged model file is a one-line error, not a traceback
+    (run_dir / "models.json").write_text('{"final": {"kind": "linear", "features": 10, "w": ["x"]}}')
+    bad = runner.invoke(app, ["score", str(run_dir), str(data)])
+    assert bad.exit_code == 1 and "not a valid model" in bad.output and "Traceback" not in bad.output
+
+
+def test_saved_weights_round_trip_exactly_float32_and_nan_included():
+    from ltr_cli.models import LinearModel, model_from_dict
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        w = rng.normal(size=50).astype(dtype) * np.logspace(-30, 30, 50).astype(dtype)
+        w[3], w[7], w[9] = np.nan, np.inf, -np.inf
+        text = json.dumps(LinearModel(w).to_dict())
+        assert "NaN" not in text and "Infinity" not in text  # standard JSON
+        back = model_from_dict(json.loads(text)).w
+        np.testing.assert_array_equal(back.astype(dtype), w)
+        assert back.astype(dtype).tobytes() == w.tobytes()

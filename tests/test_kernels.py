@@ -141,18 +141,19 @@ def test_slam_weights_terms_value_and_gradient_equal_the_reference(query, thresh
         else:  # exp2 of a real label: numba's libm and numpy may differ in the last bit
             np.testing.assert_allclose(fast, ref, rtol=TOL, atol=0)
     for margin, code in (("constant", 0), ("label-difference", 1)):
-        for delta in (1.0, 0.5):
-            c_ref, k_ref = slam_terms(s, y, margin, delta)
-            c, k = K.slam_terms(s, y, code, delta)
+        for delta, (tie_code, ties) in ((1.0, (0, "first-index")), (0.5, (0, "first-index")),
+                                        (1.0, (1, "authors-code")), (0.5, (1, "authors-code"))):
+            c_ref, k_ref = slam_terms(s, y, margin, delta, ties)
+            c, k = K.slam_terms(s, y, code, delta, tie_code)
             np.testing.assert_array_equal(c, c_ref)
             np.testing.assert_array_equal(k, k_ref)
             v = slam_weights(y, s, "ndcg", None, True)
-            value_ref, grad_ref = slam_value_and_grad(s, y, v, margin, delta)
-            value, grad = K.slam_value_and_grad(s, y, v, code, delta)
+            value_ref, grad_ref = slam_value_and_grad(s, y, v, margin, delta, ties)
+            value, grad = K.slam_value_and_grad(s, y, v, code, delta, tie_code)
             assert value == value_ref
             np.testing.assert_array_equal(grad, grad_ref)
-            value_ref, grad_ref = max_pair_value_and_grad(s, y, margin, delta)
-            value, grad = K.max_pair_value_and_grad(s, y, code, delta)
+            value_ref, grad_ref = max_pair_value_and_grad(s, y, margin, delta, ties)
+            value, grad = K.max_pair_value_and_grad(s, y, code, delta, tie_code)
             assert value == value_ref
             np.testing.assert_array_equal(grad, grad_ref)
 
@@ -216,11 +217,58 @@ def test_slam_perceptron_trajectory_equals_the_reference(config):
 
 @pytest.mark.parametrize("mistake", ["ndcg", "ndcg@2", "ap"])
 @pytest.mark.parametrize("margin", ["constant", "label-difference"])
-def test_alg3_trajectory_equals_the_reference(mistake, margin):
+@pytest.mark.parametrize("maximiser_ties", ["first-index", "authors-code"])
+def test_alg3_trajectory_equals_the_reference(mistake, margin, maximiser_ties):
     step = StepSchedule("constant", 1.0, loss_scaled=True)
-    _run_pair(lambda: MaxPairPerceptron(6, step, mistake, margin, threshold=1.0))
-    fast, ref = _run_pair(lambda: MaxPairPerceptron(6, step, mistake, margin, threshold=1.0), exact=True)
+
+    def make():
+        return MaxPairPerceptron(6, step, mistake, margin, threshold=1.0, ties="reverse-input",
+                                 maximiser_ties=maximiser_ties)
+
+    _run_pair(make)
+    fast, ref = _run_pair(make, exact=True)
     np.testing.assert_array_equal(fast.w, ref.w)
+
+
+@pytest.mark.parametrize("measure", ["ndcg", "ap"])
+def test_slam_with_the_authors_tie_rule_equals_the_reference(measure):
+    step = StepSchedule("inv-sqrt", 1.0)
+
+    def make():
+        return SlamPerceptron(6, step, measure, "ndcg@10", "level-averaged", "label-difference",
+                              ties="reverse-input", maximiser_ties="authors-code")
+
+    fast, ref = _run_pair(make, exact=True)
+    np.testing.assert_array_equal(fast.w, ref.w)
+
+
+def test_authors_listnet_numerics_equal_the_reference_nan_included():
+    """Unshifted exponentials: large features overflow e^s, the weights become NaN and stay
+    NaN on both paths; the rankings (NaN scores first, reverse file order) stay equal."""
+    def make():
+        return OGDLearner(6, "listnet", StepSchedule("inv-sqrt", 1.0), ties="reverse-input",
+                          numerics="authors-code")
+
+    fast, ref = make(), make()
+    ref.use_kernels = False
+    rng = np.random.default_rng(5)
+    went_nan = None
+    for t in range(40):
+        m = int(rng.integers(1, 12))
+        X = rng.uniform(0, 300, size=(m, 6))
+        y = rng.integers(0, 5, m).astype(float)
+        r_f, r_r = fast.rank(X, rng), ref.rank(X, rng)
+        np.testing.assert_array_equal(r_f, r_r, err_msg=f"round {t}")
+        fast.update(X, reveal(fast, r_f, y))
+        ref.update(X, reveal(ref, r_r, y))
+        np.testing.assert_array_equal(np.isnan(fast.w), np.isnan(ref.w))
+        finite = np.isfinite(ref.w)
+        np.testing.assert_allclose(fast.w[finite], ref.w[finite], rtol=1e-12)
+        if went_nan is None and np.isnan(ref.w).any():
+            went_nan = t
+    assert went_nan is not None and np.isnan(ref.w).all()
+    # NaN weights: every score NaN, shown in reverse file order as the authors' sort does
+    assert fast.rank(np.ones((4, 6)), rng).tolist() == [3, 2, 1, 0]
 
 
 @pytest.mark.parametrize("ties", ["input-order", "reverse-input", "random"])

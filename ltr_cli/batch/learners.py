@@ -29,54 +29,9 @@ from ltr_cli.batch.bmrm import bmrm
 from ltr_cli.batch.losses import ap_structural_hinge, mean_risk, ndcg_structural_hinge, pairwise_hinge
 from ltr_cli.batch.qp import solve_dual_qp
 from ltr_cli.metrics import average_precision, ndcg_at_k
+from ltr_cli.models import LinearModel, StumpModel, model_from_dict  # noqa: F401 (re-exported)
 
 Queries = list[tuple[np.ndarray, np.ndarray]]
-
-
-@dataclass
-class LinearModel:
-    w: np.ndarray
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def scores(self, X: np.ndarray) -> np.ndarray:
-        return X @ self.w
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": "linear", "features": int(self.w.shape[0]), "w": self.w.tolist()}
-
-
-@dataclass
-class StumpModel:
-    """``H(x) = sum_t alpha_t 1[x_{f_t} > theta_t]`` (linear in the stumps, not in x)."""
-
-    features: list[int]
-    thresholds: list[float]
-    alphas: list[float]
-    info: dict[str, Any] = field(default_factory=dict)
-
-    n_features: int = 0
-
-    def scores(self, X: np.ndarray) -> np.ndarray:
-        s = np.zeros(X.shape[0])
-        for f, theta, a in zip(self.features, self.thresholds, self.alphas):
-            s += a * (X[:, f] > theta)
-        return s
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": "stumps", "features": self.n_features,
-                "stumps": [{"feature": int(f), "threshold": t, "alpha": a}
-                           for f, t, a in zip(self.features, self.thresholds, self.alphas)]}
-
-
-def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
-    """Rebuild a saved model (``models.json`` of a batch run)."""
-    if data.get("kind") == "linear":
-        return LinearModel(np.asarray(data["w"], dtype=np.float64))
-    if data.get("kind") == "stumps":
-        st = data["stumps"]
-        return StumpModel([s["feature"] for s in st], [s["threshold"] for s in st],
-                          [s["alpha"] for s in st], n_features=int(data["features"]))
-    raise ValueError(f"unknown model kind {data.get('kind')!r}")
 
 
 def _rank(scores: np.ndarray) -> np.ndarray:

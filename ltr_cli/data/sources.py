@@ -141,23 +141,49 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
     raise TypeError(f"unsupported dataset spec {type(spec).__name__}")
 
 
+@dataclass
+class StreamStats:
+    """What the stream left out so far: ``dropped_last``, the last queries of files that
+    ``drop_last_query`` never used (one per file and pass)."""
+
+    dropped_last: int = 0
+
+
+def _without_last(queries: Iterator[Query], stats: StreamStats) -> Iterator[Query]:
+    """The queries of one file except its last (one query of look-ahead)."""
+    held = None
+    for q in queries:
+        if held is not None:
+            yield held
+        held = q
+    if held is not None:
+        stats.dropped_last += 1
+
+
 def stream_rounds(
     source: QuerySource,
     passes: int,
     shuffle: bool,
     keep_probability: float,
     rng: np.random.Generator,
+    drop_last: bool = False,
+    stats: StreamStats | None = None,
 ) -> Iterator[tuple[int, Query]]:
     """Yield ``(pass, query)`` in round order.
 
-    Each pass visits the source's units in order. ``shuffle`` permutes the queries of one
-    unit (that unit is held in memory); ``keep_probability`` < 1 keeps each query of each
-    pass independently with that probability (the Yandex script's subsampling). All draws
-    come from ``rng``.
+    Each pass visits the source's units in order. ``drop_last`` leaves out the last query
+    of every unit in every pass, as the authors' MATLAB loop does (counted in ``stats``),
+    before anything else. ``shuffle`` permutes the queries of one unit (that unit is held
+    in memory); ``keep_probability`` < 1 keeps each query of each pass independently with
+    that probability (the Yahoo and Yandex scripts' subsampling). All draws come from
+    ``rng``.
     """
+    stats = stats if stats is not None else StreamStats()
     for p in range(1, passes + 1):
         for unit in source.units():
             queries: Any = source.queries(unit)
+            if drop_last:
+                queries = _without_last(queries, stats)
             if shuffle:
                 queries = list(queries)
                 queries = [queries[i] for i in rng.permutation(len(queries))]

@@ -517,35 +517,40 @@ def _levels_into(y, table, lev, values_buf, sizes_buf):
 
 
 @njit(cache=_CACHE)
-def _terms(s, y, lev, L, margin, delta):
+def _terms(s, y, lev, L, margin, delta, ties):
     """Hinge terms c (m,) and maximisers k (m,) of Eq. 14 given the label levels."""
     m = s.shape[0]
-    return _terms_into(s, y, lev, L, margin, delta, np.empty(L), np.empty(L, dtype=np.int64), np.empty(m),
-                       np.empty(m, dtype=np.int64))
+    return _terms_into(s, y, lev, L, margin, delta, ties, np.empty(L), np.empty(L, dtype=np.int64),
+                       np.empty(m), np.empty(m, dtype=np.int64))
 
 
 @njit(cache=_CACHE)
-def _terms_into(s, y, lev, L, margin, delta, best_a, best_k, c, k):
+def _terms_into(s, y, lev, L, margin, delta, ties, best_a, best_k, c, k):
     """:func:`_terms` written into scratch: ``best_a`` (>= L,) float64, ``best_k`` (>= L,)
-    int64, and the results ``c`` (m,) and ``k`` (m,), which it returns."""
+    int64, and the results ``c`` (m,) and ``k`` (m,), which it returns. ``ties`` 0 =
+    first-index (smallest index among equal maxima), 1 = authors-code (the higher level,
+    then the larger index)."""
     m = s.shape[0]
     constant = margin == 0
-    # per level the best candidate: largest a, then smallest index (NaN only if all are NaN)
+    authors = ties == 1
+    # per level the best candidate: largest a, then smallest index (authors-code: largest;
+    # NaN only if all are NaN)
     best_a[:L] = -np.inf
     best_k[:L] = -1
     for i in range(m):
         a = s[i] if constant else s[i] - delta * y[i]
         q = lev[i]
         cur = best_a[q]
-        if best_k[q] < 0 or a > cur or (cur != cur and a == a):
+        if best_k[q] < 0 or a > cur or (cur != cur and a == a) or (authors & (a == cur)):
             best_a[q] = a
             best_k[q] = i
-    # in place: best_*[q] becomes the best over the levels below q (a running maximum)
+    # in place: best_*[q] becomes the best over the levels below q (a running maximum); a
+    # tie goes to the smaller index, or (authors-code) to the higher level
     run_a, run_k = -np.inf, -1
     for q in range(L):
         ca, cand = best_a[q], best_k[q]
         best_a[q], best_k[q] = run_a, run_k
-        if ca > run_a or (ca == run_a and cand < run_k):
+        if ca > run_a or (ca == run_a and (authors or cand < run_k)):
             run_a, run_k = ca, cand
     for i in range(m):  # no branch on the level: without a lower document best_a is -inf
         q = lev[i]
@@ -557,11 +562,12 @@ def _terms_into(s, y, lev, L, margin, delta, best_a, best_k, c, k):
 
 
 @njit(cache=_CACHE)
-def slam_terms(s, y, margin, delta):
+def slam_terms(s, y, margin, delta, ties=0):
     """Hinge terms c (m,) and maximisers k (m,) of Eq. 14 (reference ``slam_terms``):
-    ``margin`` 0 = constant, 1 = label-difference; k = -1 where no label is lower."""
+    ``margin`` 0 = constant, 1 = label-difference; ``ties`` 0 = first-index, 1 =
+    authors-code; k = -1 where no label is lower."""
     L, values, sizes, lev = _levels(y)
-    return _terms(s, y, lev, L, margin, delta)
+    return _terms(s, y, lev, L, margin, delta, ties)
 
 
 @njit(cache=_CACHE)
@@ -673,10 +679,11 @@ def _slam_grad_into(c, k, v, g):
 
 
 @njit(cache=_CACHE)
-def slam_value_and_grad(s, y, v, margin, delta):
-    """Reference ``slam_value_and_grad`` (margin 0 = constant, 1 = label-difference)."""
+def slam_value_and_grad(s, y, v, margin, delta, ties=0):
+    """Reference ``slam_value_and_grad`` (margin 0 = constant, 1 = label-difference; ties
+    as :func:`slam_terms`)."""
     levels = _levels(y)
-    c, k = _terms(s, y, levels[3], levels[0], margin, delta)
+    c, k = _terms(s, y, levels[3], levels[0], margin, delta, ties)
     return _slam_grad(c, k, v)
 
 
@@ -695,12 +702,25 @@ def _argmax_first(c):
 
 
 @njit(cache=_CACHE)
-def max_pair_value_and_grad(s, y, margin, delta):
-    """Reference ``max_pair_value_and_grad``."""
+def _argmax_authors(c, y):
+    """The authors' choice of Alg. 3's violating document: the largest term, ties to the
+    highest label, then the largest index (a NaN term, if any, as :func:`_argmax_first`)."""
+    best = _argmax_first(c)
+    if best < 0 or c[best] != c[best]:
+        return best
+    for i in range(best + 1, c.shape[0]):
+        if c[i] == c[best] and y[i] >= y[best]:
+            best = i
+    return best
+
+
+@njit(cache=_CACHE)
+def max_pair_value_and_grad(s, y, margin, delta, ties=0):
+    """Reference ``max_pair_value_and_grad`` (ties 0 = first-index, 1 = authors-code)."""
     levels = _levels(y)
-    c, k = _terms(s, y, levels[3], levels[0], margin, delta)
+    c, k = _terms(s, y, levels[3], levels[0], margin, delta, ties)
     g = np.zeros(s.shape[0])
-    i = _argmax_first(c)
+    i = _argmax_authors(c, y) if ties == 1 else _argmax_first(c)
     if i < 0 or c[i] <= 0.0:
         return 0.0, g
     g[i] -= 1.0
@@ -723,7 +743,7 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out):
     [2] its cut-off (< 0: whole list), [3] relevance threshold, [4] SLAM weights (0 NDCG,
     1 AP), [5] their cut-off, [6] weight mode (see :func:`slam_weights`), [7] margin
     (0 constant, 1 label-difference), [8] delta, [9] step rule (0 constant, 1 inv-sqrt),
-    [10] eta, [11] loss-scaled (0/1).
+    [10] eta, [11] loss-scaled (0/1), [12] maximiser ties (0 first-index, 1 authors-code).
 
     ``s``: the scores (first m entries). Returns ``(ranking loss, surrogate value,
     status)``, status 0 = no mistake, 1 = a mistake with a zero subgradient, 2 = updated:
@@ -768,10 +788,11 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks):
     ``levels`` theirs. Scratch: ``fs[:m]`` and ``ks[:128 + 2m]`` hold the levels,
     ``fs[7m:8m]`` may hold ``yy``; the rest is free."""
     m = y.shape[0]
-    c, kk = _terms_into(s, yy, levels[3], levels[0], int(P[7]), P[8], fs[m:2 * m], ks[128 + 2 * m:128 + 3 * m],
-                        fs[2 * m:3 * m], ks[128 + 3 * m:128 + 4 * m])
+    ties = int(P[12])
+    c, kk = _terms_into(s, yy, levels[3], levels[0], int(P[7]), P[8], ties, fs[m:2 * m],
+                        ks[128 + 2 * m:128 + 3 * m], fs[2 * m:3 * m], ks[128 + 3 * m:128 + 4 * m])
     if P[0] == 1.0:  # Alg. 3: the largest hinge term
-        best = _argmax_first(c)
+        best = _argmax_authors(c, yy) if ties == 1 else _argmax_first(c)
         if best < 0 or c[best] <= 0.0:
             return loss, 0.0, 1
         # X.T @ (e_k - e_i) is X[k] - X[i] exactly, in any summation order
@@ -846,11 +867,35 @@ def _finite_nonzero(step):
 
 
 @njit(cache=_CACHE)
+def listnet_authors_step(X, y, s):
+    """The authors' ListNet gradient in weight space, in their expression order (reference
+    :func:`ltr_cli.surrogates.listwise.listnet_authors_gradient`): ``-(X^T e^R) / sum e^R
+    + (X^T e^s) / sum e^s`` with unshifted exponentials, so it overflows to inf and NaN
+    where their MATLAB does."""
+    m = y.shape[0]
+    ey = np.empty(m)
+    es = np.empty(m)
+    for i in range(m):
+        ey[i] = np.exp(y[i])
+        es[i] = np.exp(s[i])
+    first = _rmatvec(X, ey)
+    second = _rmatvec(X, es)
+    den_y = _pairwise_sum(ey, 0, m)
+    den_s = _pairwise_sum(es, 0, m)
+    step = np.empty(first.shape[0])
+    for j in range(step.shape[0]):
+        step[j] = (-first[j]) / den_y + second[j] / den_s
+    return step
+
+
+@njit(cache=_CACHE)
 def ogd_round(X, y, s, w, P, t, out):
     """One OGD step on a listwise/pointwise surrogate (reference ``OGDLearner.update``).
 
     ``P``: [0] surrogate (0 squared, 1 listnet, 2 kl, 3 smoothdcg), [1] epsilon (smoothdcg),
-    [2] projection radius (NaN: none), [3] step rule, [4] eta, [5] loss-scaled.
+    [2] projection radius (NaN: none), [3] step rule, [4] eta, [5] loss-scaled, [6]
+    numerics (0 stable, 1 authors-code: ListNet by :func:`listnet_authors_step`, and a
+    non-finite step is taken).
     ``s``: the scores (first m entries). Returns ``(surrogate value, status)``, status
     1 = updated (``out`` (d,) holds the new weights), 0 = zero step, -1 = the step is not
     finite (the caller raises).
@@ -858,6 +903,13 @@ def ogd_round(X, y, s, w, P, t, out):
     m = y.shape[0]
     s = s[:m]
     code = int(P[0])
+    if code == 1 and P[6] == 1.0:
+        step = listnet_authors_step(X, y, s)
+        eta = _step_size(int(P[3]), P[4], P[5] != 0.0, t, 1.0)
+        for j in range(w.shape[0]):
+            out[j] = w[j] - eta * step[j]
+        _project(out, P[2])
+        return _NAN, 1
     g = np.empty(m)
     if code == 0:
         diff = np.empty(m)

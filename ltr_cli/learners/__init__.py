@@ -55,12 +55,12 @@ def build_learner(
                       spec.epsilon, spec.fidelity, ties)
     if isinstance(spec, SlamPerceptronSpec):
         return SlamPerceptron(n_features, _step(spec), spec.measure, spec.mistake, spec.weights,
-                              spec.margin, spec.delta, spec.relevance_threshold, ties)
+                              spec.margin, spec.delta, spec.relevance_threshold, ties, spec.maximiser_ties)
     if isinstance(spec, MaxPairPerceptronSpec):
         return MaxPairPerceptron(n_features, _step(spec), spec.mistake, spec.margin, spec.delta,
-                                 spec.relevance_threshold, ties)
+                                 spec.relevance_threshold, ties, spec.maximiser_ties)
     if isinstance(spec, ListNetSpec):
-        return OGDLearner(n_features, "listnet", _step(spec), spec.radius, ties=ties)
+        return OGDLearner(n_features, "listnet", _step(spec), spec.radius, ties=ties, numerics=spec.numerics)
     if isinstance(spec, OGDSpec):
         return OGDLearner(n_features, spec.surrogate, _step(spec), spec.radius,
                           spec.surrogate_params(), ties)
@@ -116,14 +116,16 @@ def describe_learner(spec: LearnerSpec) -> dict[str, object]:
         out.update(algorithm="perceptron paper Alg. 2", weights=f"v^{spec.measure} ({spec.weights})",
                    margin=f"{spec.margin} (delta={spec.delta:g})",
                    mistake_condition=f"1 - {spec.mistake or spec.measure} != 0",
+                   maximiser_ties=spec.maximiser_ties,
                    within_level_order={"paper": "score order (proof of Thm 8)", "paper-fixed": "input order",
                                        "level-averaged": "level mean"}[spec.weights])
     elif isinstance(spec, MaxPairPerceptronSpec):
         out.update(algorithm="perceptron paper Alg. 3 (Eq. 27/29)",
                    margin=f"{spec.margin} (delta={spec.delta:g})",
-                   mistake_condition=f"1 - {spec.mistake} != 0")
+                   mistake_condition=f"1 - {spec.mistake} != 0", maximiser_ties=spec.maximiser_ties)
     elif isinstance(spec, (ListNetSpec, OGDSpec)):
         surrogate = "listnet" if isinstance(spec, ListNetSpec) else spec.surrogate
         out.update(algorithm="online gradient descent every round", surrogate=surrogate,
-                   projection_radius=spec.radius)
+                   projection_radius=spec.radius,
+                   numerics=getattr(spec, "numerics", "stable"))
     return out

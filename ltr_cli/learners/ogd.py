@@ -3,7 +3,10 @@
 ``w <- Proj_U(w - eta_t X^T grad_s phi(X w, R))`` where ``Proj_U`` rescales w onto the
 Euclidean ball of radius U when it leaves it (no projection when ``radius`` is None).
 Online ListNet (the perceptron paper's baseline) is this learner with the ``listnet``
-surrogate. A non-finite gradient (e.g. KL's exp overflowing) raises instead of poisoning w.
+surrogate. A non-finite gradient (e.g. KL's exp overflowing) raises instead of poisoning w,
+except under ``numerics="authors-code"`` (ListNet only): then the gradient is the authors'
+unshifted expression (:func:`ltr_cli.surrogates.listwise.listnet_authors_gradient`) and the
+step is taken even when it is NaN, as their MATLAB did; the protocol reports the round.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels
 from ltr_cli.learners.schedules import StepSchedule
 from ltr_cli.surrogates import SURROGATES
+from ltr_cli.surrogates.listwise import listnet_authors_gradient
+
+NUMERICS = ("stable", "authors-code")
 
 
 def project_to_ball(w: np.ndarray, radius: float | None) -> np.ndarray:
@@ -36,10 +42,14 @@ class OGDLearner(LinearRanker):
         radius: float | None = None,
         params: dict[str, Any] | None = None,
         ties: str = "input-order",
+        numerics: str = "stable",
     ):
         if surrogate not in SURROGATES:
             raise ValueError(f"unknown surrogate {surrogate!r}; known: {', '.join(SURROGATES)}")
+        if numerics not in NUMERICS or (numerics == "authors-code" and surrogate != "listnet"):
+            raise ValueError(f"numerics {numerics!r} is not available for the {surrogate} surrogate")
         super().__init__(n_features, step, ties)
+        self.numerics = numerics
         self.surrogate = surrogate
         self._fn = SURROGATES[surrogate]
         self.params = dict(params or {})
@@ -53,6 +63,11 @@ class OGDLearner(LinearRanker):
             if self.surrogate in _KERNEL_SURROGATES:
                 return self._update_fast(X, as_labels(feedback.labels))
             scores = self._scores_fast(X)[:X.shape[0]]  # pairwise surrogates: in Python
+        elif self.numerics == "authors-code":
+            grad = listnet_authors_gradient(X, feedback.labels, self.w)
+            with np.errstate(over="ignore", invalid="ignore"):
+                self.w = project_to_ball(self.w - self.step(self.t) * grad, self.radius)
+            return UpdateInfo(mistake=False, updated=True)
         else:
             scores = X @ self.w
         with np.errstate(over="ignore", invalid="ignore"):
@@ -85,8 +100,8 @@ class OGDLearner(LinearRanker):
     def _make_params(self) -> np.ndarray:
         epsilon = float(self.params.get("epsilon", 0.01)) if self.surrogate == "smoothdcg" else 0.0
         radius = np.nan if self.radius is None else float(self.radius)
-        return np.array([_KERNEL_SURROGATES[self.surrogate], epsilon, radius, *self._step_params()],
-                        dtype=np.float64)
+        return np.array([_KERNEL_SURROGATES[self.surrogate], epsilon, radius, *self._step_params(),
+                         float(NUMERICS.index(self.numerics))], dtype=np.float64)
 
 
 # surrogates with a compiled OGD step (codes of ogd_round); the pairwise ones run in Python

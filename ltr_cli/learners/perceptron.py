@@ -19,15 +19,24 @@ import numpy as np
 from ltr_cli import kernels
 from ltr_cli.learners.base import NO_MISTAKE, Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels
 from ltr_cli.learners.schedules import StepSchedule
-from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_value_and_grad, slam_weights
+from ltr_cli.surrogates.slam import (
+    MAXIMISER_TIES,
+    max_pair_value_and_grad,
+    slam_value_and_grad,
+    slam_weights,
+)
 
 
 class _MistakeDriven(LinearRanker):
     """Shared loop: rank by X w; on a mistake round take a (sub)gradient step."""
 
-    def __init__(self, n_features: int, step: StepSchedule, mistake: RankingMeasure, ties: str):
+    def __init__(self, n_features: int, step: StepSchedule, mistake: RankingMeasure, ties: str,
+                 maximiser_ties: str = "first-index"):
         super().__init__(n_features, step, ties)
         self.mistake = mistake
+        if maximiser_ties not in MAXIMISER_TIES:
+            raise ValueError(f"unknown maximiser tie rule {maximiser_ties!r}")
+        self.maximiser_ties = maximiser_ties
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         raise NotImplementedError
@@ -73,7 +82,8 @@ class _MistakeDriven(LinearRanker):
         m = self.mistake
         surrogate, *rest = self._surrogate_params()
         return np.array([surrogate, 1.0 if m.kind == "ap" else 0.0, -1.0 if m.k is None else float(m.k),
-                         float(m.threshold), *rest, *self._step_params()], dtype=np.float64)
+                         float(m.threshold), *rest, *self._step_params(),
+                         float(MAXIMISER_TIES.index(self.maximiser_ties))], dtype=np.float64)
 
 
 _MARGINS = {"constant": 0.0, "label-difference": 1.0}
@@ -106,8 +116,9 @@ class SlamPerceptron(_MistakeDriven):
         delta: float = 1.0,
         threshold: float = 0.0,
         ties: str = "input-order",
+        maximiser_ties: str = "first-index",
     ):
-        super().__init__(n_features, step, RankingMeasure(mistake or measure, threshold), ties)
+        super().__init__(n_features, step, RankingMeasure(mistake or measure, threshold), ties, maximiser_ties)
         self.measure = RankingMeasure(measure, threshold)
         self.level_average = weights == "level-averaged"
         self.score_ordered = weights == "paper"
@@ -129,7 +140,8 @@ class SlamPerceptron(_MistakeDriven):
         v = self.weight_vector(labels, scores)
         if self.measure.kind == "ap":
             labels = (labels > self.measure.threshold).astype(np.float64)
-        return slam_value_and_grad(scores, labels, v, self.margin, self.delta)  # type: ignore[arg-type]
+        return slam_value_and_grad(scores, labels, v, self.margin, self.delta,  # type: ignore[arg-type]
+                                   self.maximiser_ties)  # type: ignore[arg-type]
 
 
 class MaxPairPerceptron(_MistakeDriven):
@@ -144,8 +156,9 @@ class MaxPairPerceptron(_MistakeDriven):
         delta: float = 1.0,
         threshold: float = 0.0,
         ties: str = "input-order",
+        maximiser_ties: str = "first-index",
     ):
-        super().__init__(n_features, step, RankingMeasure(mistake, threshold), ties)
+        super().__init__(n_features, step, RankingMeasure(mistake, threshold), ties, maximiser_ties)
         self.margin = margin
         self.delta = delta
 
@@ -155,4 +168,5 @@ class MaxPairPerceptron(_MistakeDriven):
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         if self.mistake.kind == "ap":
             labels = (labels > self.mistake.threshold).astype(np.float64)
-        return max_pair_value_and_grad(scores, labels, self.margin, self.delta)  # type: ignore[arg-type]
+        return max_pair_value_and_grad(scores, labels, self.margin, self.delta,  # type: ignore[arg-type]
+                                       self.maximiser_ties)  # type: ignore[arg-type]

@@ -36,6 +36,8 @@ from ltr_cli.metrics import Measure, has_relevant
 class OnlineResult:
     rounds: pd.DataFrame
     wall_seconds: float
+    nonfinite_round: int | None = None  # authors' numerics: the round the weights left the reals
+    weights: np.ndarray | None = None  # the learner's final weights (d,)
 
 
 def time_average(values: np.ndarray) -> np.ndarray:
@@ -102,6 +104,7 @@ def run_online(
     feedback: str = "auto",
     checkpointer: Checkpointer | None = None,
     resume: RunState | None = None,
+    name: str | None = None,
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
@@ -116,13 +119,17 @@ def run_online(
         cols[k] = []
     t = 0
     previous_wall = 0.0
+    nonfinite_round: int | None = None
     if resume is not None:
         learner = resume.learner
         rng.bit_generator.state = resume.tie_rng_state
         cols, t, previous_wall = resume.columns, resume.t, resume.wall_seconds
+        nonfinite_round = resume.nonfinite_round
         for _ in range(t):  # replay the stream's own draws up to where the run stopped
             next(rounds)
     reveal_k = feedback_size(learner, feedback)
+    # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
+    nan_allowed = getattr(learner, "numerics", "stable") == "authors-code"
     total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
     bar = _progress(total, quiet)
     if bar is not None and t:
@@ -155,12 +162,17 @@ def run_online(
                     col.append(meas(ranking, y))
                 no_relevant = not has_relevant(y)
             info = learner.update(X, reveal(learner, ranking, y, reveal_k))
-            if info.updated and not _finite(K, learner.weights):
-                raise LtrError(
-                    f"round {t} (qid {query.qid}): the learner's weights became NaN or infinite "
-                    "after its update; lower the learning rate, add a projection radius, or "
-                    "rescale the features"
-                )
+            if info.updated and nonfinite_round is None and not _finite(K, learner.weights):
+                if not nan_allowed:
+                    raise LtrError(
+                        f"round {t} (qid {query.qid}): the learner's weights became NaN or infinite "
+                        "after its update; lower the learning rate, add a projection radius, or "
+                        "rescale the features"
+                    )
+                nonfinite_round = t
+                print(f"warning: {name or type(learner).__name__}: weights became NaN or infinite in round {t} "
+                      f"(qid {query.qid}); numerics: authors-code keeps them, as the authors' code "
+                      "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
             col_t.append(t)
             col_pass.append(pass_no)
             col_qid.append(query.qid)
@@ -174,7 +186,8 @@ def run_online(
             if checkpointer is not None and checkpointer.due(t):
                 checkpointer.save(RunState(checkpointer.run_id, t, cols, learner,
                                            rng.bit_generator.state,
-                                           previous_wall + time.perf_counter() - start))
+                                           previous_wall + time.perf_counter() - start,
+                                           nonfinite_round))
     finally:
         if bar is not None:
             bar.close()
@@ -185,7 +198,7 @@ def run_online(
                           "ranking_loss": "float64"})
     for meas in measures:
         frame[meas.name] = frame[meas.name].astype("float64")
-    return OnlineResult(frame, wall)
+    return OnlineResult(frame, wall, nonfinite_round, np.array(learner.weights, copy=True))
 
 
 def _finite(K: Any, w: np.ndarray) -> bool:
@@ -205,6 +218,7 @@ def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
         "no_relevant_rounds": int(df["no_relevant"].sum()) if n else 0,
         "wall_seconds": round(result.wall_seconds, 6),
         "rounds_per_second": round(n / result.wall_seconds, 3) if result.wall_seconds > 0 else None,
+        "nonfinite_round": result.nonfinite_round,
         "metrics": {},
     }
     for meas in measures:

@@ -7,8 +7,14 @@ For scores ``s`` (m,), relevance ``R`` (m,) and non-negative weights ``v`` (m,):
 with ``margin_ij = delta`` (``margin="constant"``, the paper, delta = 1 by default) or
 ``margin_ij = delta * (R_i - R_j)`` (``margin="label-difference"``, the authors' code).
 The subgradient w.r.t. s is ``sum_{i: c_i > 0} v_i (e_{k_i} - e_i)`` with ``k_i`` the
-maximising j; among equal maxima the smallest document index is taken (so the fast kernel
-and the slow reference in the tests agree exactly, even at s = 0).
+maximising j. Which j wins among equal maxima is a named convention, ``ties``
+(:data:`MAXIMISER_TIES`), recorded with every run:
+
+* ``first-index``: the smallest document index (the default);
+* ``authors-code``: the higher relevance level first, then the *later* document in file
+  order - what the authors' MATLAB does (it sorts the list by label, stable ascending, then
+  reverses it, and takes MATLAB's first maximum). It matters from the first rounds on real
+  data, where many documents tie at w = 0.
 
 Cost: O(m log m) - one lexsort plus a pass over the distinct relevance levels, using
 ``max_{j: R_j < L} (s_j - delta R_j)`` as a running maximum over lower levels; no m x m
@@ -34,6 +40,8 @@ import numpy as np
 from ltr_cli.metrics import exp2_gain, log2_discount
 
 Margin = Literal["constant", "label-difference"]
+MaximiserTies = Literal["first-index", "authors-code"]
+MAXIMISER_TIES: tuple[str, ...] = ("first-index", "authors-code")
 
 
 def slam_weights(
@@ -113,10 +121,12 @@ def slam_terms(
     labels: np.ndarray,
     margin: Margin = "constant",
     delta: float = 1.0,
+    ties: MaximiserTies = "first-index",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-document hinge terms ``c`` (m,) and maximisers ``k`` (m,) of Eq. 14.
 
     ``k[i] = -1`` where document i has no less relevant document (then ``c[i] = 0``).
+    ``ties``: which maximiser wins among equal candidates (module docstring).
     """
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
@@ -129,9 +139,13 @@ def slam_terms(
         b = delta * y - s
     else:
         raise ValueError(f"unknown SLAM margin {margin!r}")
+    if ties not in MAXIMISER_TIES:
+        raise ValueError(f"unknown maximiser tie rule {ties!r}; expected one of {MAXIMISER_TIES}")
+    authors = ties == "authors-code"
     idx = np.arange(m)
-    # ascending level; within a level the best candidate (largest a, then smallest index) first
-    order = np.lexsort((idx, -a, y))
+    # ascending level; within a level the best candidate (largest a, then the smallest index,
+    # or under authors-code the largest) first
+    order = np.lexsort((-idx if authors else idx, -a, y))
     y_sorted = y[order]
     starts = np.flatnonzero(np.concatenate(([True], y_sorted[1:] != y_sorted[:-1])))
     ends = np.append(starts[1:], m)
@@ -145,7 +159,8 @@ def slam_terms(
         best_k[members] = run_k
         cand = order[lo]
         ca = a[cand]
-        if ca > run_a or (ca == run_a and cand < run_k):
+        # a tie with the lower levels' best: the smaller index, or (authors-code) this level
+        if ca > run_a or (ca == run_a and (authors or cand < run_k)):
             run_a, run_k = ca, int(cand)
     has_lower = best_k >= 0
     c = np.zeros(m)
@@ -159,10 +174,11 @@ def slam_value_and_grad(
     weights: np.ndarray,
     margin: Margin = "constant",
     delta: float = 1.0,
+    ties: MaximiserTies = "first-index",
 ) -> tuple[float, np.ndarray]:
     """SLAM value (Eq. 9) and a subgradient w.r.t. the scores (Eq. 13), shapes () and (m,)."""
     v = np.asarray(weights, dtype=np.float64)
-    c, k = slam_terms(scores, labels, margin, delta)
+    c, k = slam_terms(scores, labels, margin, delta, ties)
     active = (c > 0.0) & (v > 0.0)
     grad = np.zeros(c.shape[0])
     np.subtract.at(grad, np.flatnonzero(active), v[active])
@@ -175,18 +191,25 @@ def max_pair_value_and_grad(
     labels: np.ndarray,
     margin: Margin = "constant",
     delta: float = 1.0,
+    ties: MaximiserTies = "first-index",
 ) -> tuple[float, np.ndarray]:
     """Crammer-Singer style surrogate of Alg. 3 (Eq. 27) and its subgradient (Eq. 29).
 
     ``phi_C = max_{i,j: R_i > R_j} (delta + s_j - s_i)_+`` = the largest SLAM hinge term, so
     the same O(m log m) sweep gives it; the subgradient is ``e_j* - e_i*`` for the maximising
-    pair (first document index among equal maxima), or 0 when phi_C = 0.
+    pair, or 0 when phi_C = 0. Among equal maxima, ``ties="first-index"`` takes the first
+    document index i; ``"authors-code"`` the i of the highest relevance level, then the
+    latest in file order (and its partner j by the same rule, see :func:`slam_terms`).
     """
-    c, k = slam_terms(scores, labels, margin, delta)
+    c, k = slam_terms(scores, labels, margin, delta, ties)
     grad = np.zeros(c.shape[0])
     if not c.size:
         return 0.0, grad
     i = int(np.argmax(c))
+    if ties == "authors-code" and c[i] == c[i]:
+        tied = np.flatnonzero(c == c[i])
+        y = np.asarray(labels, dtype=np.float64)[tied]
+        i = int(tied[np.lexsort((tied, y))[-1]])  # highest level, then the latest document
     if c[i] <= 0.0:
         return 0.0, grad
     grad[i] -= 1.0

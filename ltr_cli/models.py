@@ -1,0 +1,82 @@
+"""Saved ranking models (``models.json`` of a run directory) and their scores.
+
+A batch run saves the model it selected for each fold, an online run its final weights
+(key ``final``); ``ltr score`` reads either. Weights are written as the shortest decimals
+that read back to the same doubles, NaN as null and infinities as "inf" / "-inf", so the
+file is standard JSON and round-trips exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class LinearModel:
+    w: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return X @ self.w
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"kind": "linear", "features": d, "w": [...]}``; every weight as the shortest
+        decimal that reads back to the same double (float32 weights too, exactly), NaN and
+        infinities as null / "inf" / "-inf" so the file stays standard JSON."""
+        return {"kind": "linear", "features": int(self.w.shape[0]),
+                "w": [_json_float(x) for x in self.w.tolist()]}
+
+
+def _json_float(x: float) -> float | str | None:
+    if x != x:
+        return None
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _from_json_float(x: Any) -> float:
+    if x is None:
+        return float("nan")
+    if isinstance(x, str) and x in ("inf", "-inf"):
+        return float(x)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"a weight must be a number, null (NaN), 'inf' or '-inf', not {x!r}")
+    return float(x)
+
+
+@dataclass
+class StumpModel:
+    """``H(x) = sum_t alpha_t 1[x_{f_t} > theta_t]`` (linear in the stumps, not in x)."""
+
+    features: list[int]
+    thresholds: list[float]
+    alphas: list[float]
+    info: dict[str, Any] = field(default_factory=dict)
+
+    n_features: int = 0
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        s = np.zeros(X.shape[0])
+        for f, theta, a in zip(self.features, self.thresholds, self.alphas):
+            s += a * (X[:, f] > theta)
+        return s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "stumps", "features": self.n_features,
+                "stumps": [{"feature": int(f), "threshold": t, "alpha": a}
+                           for f, t, a in zip(self.features, self.thresholds, self.alphas)]}
+
+
+def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
+    """Rebuild a saved model (``models.json`` of a batch run)."""
+    if data.get("kind") == "linear":
+        return LinearModel(np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64))
+    if data.get("kind") == "stumps":
+        st = data["stumps"]
+        return StumpModel([s["feature"] for s in st], [s["threshold"] for s in st],
+                          [s["alpha"] for s in st], n_features=int(data["features"]))
+    raise ValueError(f"unknown model kind {data.get('kind')!r}")
