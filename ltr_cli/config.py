@@ -288,7 +288,23 @@ class RTopKFSpec(_Strict):
     radius: float | None = Field(1.0, gt=0, description="projection radius U")
     epsilon: float = Field(0.01, gt=0, description="SmoothDCG smoothing (authors' code: 0.001)")
     fidelity: Literal["exact", "authors-code"] = Field(
-        "exact", description="estimator denominators: exact sampling law (unbiased) or the authors' 0.001 gamma/m (biased)")
+        "exact", description="estimator denominators: exact sampling law (unbiased) or the authors' c gamma/m (biased)")
+    miss_scale: float = Field(
+        0.001, gt=0, description="authors-code denominators: c in c gamma/m when the shown top is not the exploit "
+        "top (0.001 RankingTopKF.m, 1 RankingTopKFYahooParam_1.m, 1000 RankingTopKFYandexParam_1.m)")
+    numerics: Literal["stable", "authors-code"] = Field("stable", description=_NUMERICS_HELP)
+    direction: Literal["descend-gain", "ascend-gain"] = Field(
+        "descend-gain", description="SmoothDCG: descend-gain steps w - eta z on the gain's gradient estimate, as the "
+        "paper and the authors' code (it lowers DCG); ascend-gain is the corrected variant")
+    short_lists: Literal["learn", "skip"] | None = Field(
+        None, description="lists of fewer than 2 documents: skip (no draw, no update; the authors' scripts) | "
+        "learn; default: skip under fidelity authors-code, else learn")
+
+    @model_validator(mode="after")
+    def _smoothdcg_only(self) -> "RTopKFSpec":
+        if self.direction != "descend-gain" and self.surrogate != "smoothdcg":
+            raise ValueError("direction applies to the smoothdcg surrogate only")
+        return self
 
 
 class RandomSpec(_Strict):

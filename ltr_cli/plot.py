@@ -84,6 +84,9 @@ def plot_runs(
                 label = seeds[0].label
                 if labels.count(label) > 1:  # same learner, other settings: say which
                     label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
+                marks = sorted({m for run in seeds for m in run.marks})
+                if marks:  # NaN weights, SmoothDCG direction: visible in the legend
+                    label += f" ({'; '.join(marks)})"
                 ax.plot(t, mean, color=f"C{i}", lw=1.6, label=f"{label}:{metric.upper()}{n}")
                 if len(seeds) > 1 and band != "none":
                     if band == "std":

@@ -91,6 +91,21 @@ class Run:
         return str(self.manifest.get("learner_label") or self.path.name)
 
     @property
+    def marks(self) -> list[str]:
+        """What a reader of a plot or table must know about this run: weights that became
+        NaN (the authors' numerics) and SmoothDCG's step direction."""
+        out = []
+        nonfinite = self.summary.get("nonfinite_round")
+        if isinstance(nonfinite, int) and not isinstance(nonfinite, bool):
+            out.append(f"NaN weights from round {nonfinite}")
+        direction = (self.manifest.get("learner_conventions") or {}).get("direction")
+        if direction == "descend-gain":
+            out.append("descends DCG, as the paper")
+        elif direction == "ascend-gain":
+            out.append("ascends DCG, corrected")
+        return out
+
+    @property
     def experiment(self) -> str:
         return str(self.config.get("experiment", self.path.parent.name))
 

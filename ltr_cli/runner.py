@@ -250,7 +250,7 @@ def _run_locked(
     # independent, reproducible streams: data order/subsampling, ties, learner draws
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
     learner = build_learner(lspec, source.n_features, spec.metrics.ties,
-                            np.random.default_rng(learner_seq), planned)
+                            np.random.default_rng(learner_seq), planned, spec.fidelity)
     stream_stats = StreamStats()
     rounds = stream_rounds(source, protocol.passes, protocol.shuffle,
                            protocol.keep_probability, np.random.default_rng(stream_seq),

@@ -304,6 +304,37 @@ def test_rtopkf_trajectory_equals_the_reference(surrogate, fidelity):
     _run_pair(make, dtype=np.float32, tol=1e-9)
 
 
+@pytest.mark.parametrize("surrogate", ["squared", "kl", "smoothdcg", "ranksvm"])
+@pytest.mark.parametrize("options", [
+    dict(fidelity="authors-code", miss_scale=1000.0, numerics="authors-code", short_lists="skip"),
+    dict(fidelity="authors-code", miss_scale=1.0, numerics="stable", direction="ascend-gain"),
+], ids=["authors", "exact-law-ascend"])
+def test_rtopkf_authors_options_equal_the_reference(surrogate, options):
+    if surrogate != "smoothdcg" and "direction" in options:
+        options = {k: v for k, v in options.items() if k != "direction"}
+
+    def make():
+        return RTopKF(6, surrogate, np.random.default_rng(3), "authors-code", None, 0.1, 0.1, 1.0, 0.5,
+                      ties="reverse-input", **options)
+
+    _run_pair(make)
+    _run_pair(make, dtype=np.float32, tol=1e-9)
+
+
+def test_rtopkf_skips_short_lists_without_a_draw():
+    learner = RTopKF(2, "squared", np.random.default_rng(0), "authors-code", None, 0.1, 0.9, 1.0,
+                     short_lists="skip")
+    state = learner.rng.bit_generator.state
+    X, y = np.array([[1.0, 2.0]]), np.array([3.0])
+    shown = learner.rank(X, np.random.default_rng(1))
+    info = learner.update(X, reveal(learner, shown, y))
+    assert shown.tolist() == [0] and not info.updated and learner.t == 1
+    assert learner.rng.bit_generator.state == state and not learner.w.any()
+    learner = RTopKF(2, "squared", np.random.default_rng(0), "authors-code", None, 0.1, 0.9, 1.0)
+    learner.update(X, reveal(learner, learner.rank(X, np.random.default_rng(1)), y))
+    assert learner.w.any()  # "learn": a one-document list moves the squared loss
+
+
 @pytest.mark.parametrize("surrogate", ["smoothdcg", "listnet", "kl"])
 def test_one_round_of_the_sharp_surrogates(surrogate):
     rng = np.random.default_rng(4)

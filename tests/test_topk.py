@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import io
 from pathlib import Path
 
@@ -64,10 +65,32 @@ def monte_carlo(surrogate, fidelity, n=30000, seed=2):
     draws = np.empty((n, m))
     for i in range(n):
         shown = rng.permutation(m) if rng.random() < gamma else exploit
-        draws[i] = estimate_score_gradient(surrogate, s, shown, y[shown], exploit, gamma, fidelity, 0.5)
+        # SmoothDCG: the loss -SmoothDCG's gradient is the ascend-gain estimate
+        draws[i] = estimate_score_gradient(surrogate, s, shown, y[shown], exploit, gamma, fidelity, 0.5,
+                                           direction="ascend-gain")
     params = {"epsilon": 0.5} if surrogate == "smoothdcg" else {}
     exact = SURROGATES[surrogate](s, y, **params)[1]
     return draws.mean(axis=0), draws.std(axis=0, ddof=1) / np.sqrt(n), exact
+
+
+def test_smoothdcg_directions_are_opposite_and_the_papers_descends_the_gain():
+    """The papers step w - eta z with z the gradient of the sampled gain term
+    G(R_s1) softmax(s / eps)_s1 / p (descend-gain): a small step lowers that term;
+    ascend-gain is its negation and raises it."""
+    rng = np.random.default_rng(4)
+    s, y = rng.normal(size=6), np.array([3.0, 0.0, 1.0, 2.0, 0.0, 4.0])
+    exploit = np.argsort(-s, kind="stable")
+    args = ("smoothdcg", s, exploit, y[exploit], exploit, 0.2, "exact", 0.5)
+    down = estimate_score_gradient(*args, direction="descend-gain")
+    up = estimate_score_gradient(*args, direction="ascend-gain")
+    np.testing.assert_array_equal(down, -up)
+    j = exploit[0]
+
+    def gain(v):
+        e = np.exp(v / 0.5 - (v / 0.5).max())
+        return (2.0 ** y[j] - 1.0) * e[j] / e.sum()
+
+    assert gain(s - 1e-3 * down) < gain(s) < gain(s - 1e-3 * up)
 
 
 @pytest.mark.parametrize("surrogate", SURROGATE_NAMES)
@@ -240,7 +263,8 @@ def test_learner_steps_are_unbiased_through_rank_and_update(surrogate):
     y = np.array([2.0, 0.0, 1.0, 3.0, 0.0])
     w0 = rng.normal(size=3)
     learner = RTopKF(3, surrogate, np.random.default_rng(12), schedule="authors-code",
-                     eta_scale=1.0, gamma_scale=0.6, radius=None, epsilon=0.5)
+                     eta_scale=1.0, gamma_scale=0.6, radius=None, epsilon=0.5,
+                     direction="ascend-gain")  # SmoothDCG: the step on the loss -SmoothDCG
     eta5, gamma5 = learner.rates(5)
     assert 0 < gamma5 < 0.5
     n = 20000
@@ -305,3 +329,41 @@ def test_report_keeps_other_settings_apart_and_refuses_duplicate_seeds(tmp_path)
     assert runner.invoke(app, ["run", cfg, *common, "--set", "seeds=null", "--set", "seed=0"]).exit_code == 0
     res = runner.invoke(app, ["report", str(tmp_path)])
     assert res.exit_code == 1 and "same settings and seed 0" in res.stderr
+
+
+def test_authors_smoothdcg_goes_nan_on_the_yahoo_sample_and_is_marked(tmp_path, yahoo_sample, write):
+    """RankingTopKF.m's SmoothDCG: unshifted exp(s / 0.001), descending the gain. On the real
+    Yahoo sample its weights become NaN within a few rounds (REPRODUCTION-NOTES.md item 7);
+    the run continues, ranking in reverse file order, and says so in the summary, on
+    stderr and in the report."""
+    cfg = write("t.yaml", f"""
+experiment: topk_authors_smoothdcg
+fidelity: authors-code
+dataset: {{kind: files, files: [{yahoo_sample / 'rank.train'}], features: 700, qid: group}}
+protocol: {{passes: 1, drop_last_query: true}}
+metrics: {{names: [ndcg@10], no_relevant: one, ties: reverse-input}}
+learners:
+  rtopkf-smoothdcg: {{type: rtopkf, surrogate: smoothdcg, schedule: authors-code, radius: 1.0,
+                     fidelity: authors-code, numerics: authors-code, epsilon: 0.001}}
+  rtopkf-ranksvm: {{type: rtopkf, surrogate: ranksvm, schedule: authors-code, radius: 1.0,
+                   fidelity: authors-code, numerics: authors-code}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 0, res.output
+    assert "rtopkf-smoothdcg: weights became NaN" in res.stderr
+    runs = {Path(p).name.rsplit("-", 1)[0]: Path(p) for p in res.stdout.split()}
+    summary = json.loads((runs["rtopkf-smoothdcg"] / "summary.json").read_text())
+    assert 1 <= summary["nonfinite_round"] <= 300
+    assert json.loads((runs["rtopkf-ranksvm"] / "summary.json").read_text())["nonfinite_round"] is None
+    model = json.loads((runs["rtopkf-smoothdcg"] / "models.json").read_text())["final"]
+    assert all(v is None for v in model["w"])
+    rows = _report(tmp_path / "out")
+    notes = rows["rtopkf-smoothdcg"]["notes"]
+    assert f"NaN weights from round {summary['nonfinite_round']}" in notes
+    assert "descends DCG" in notes and "+0.008" in notes
+    assert "+0.005" in rows["rtopkf-ranksvm"]["notes"]
+    # a stable-numerics learner still refuses non-finite weights
+    bad = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out2"), "-q", "--learner", "rtopkf-smoothdcg",
+                              "--set", "learners.rtopkf-smoothdcg.numerics=stable",
+                              "--set", "learners.rtopkf-smoothdcg.radius=1000000"])
+    assert bad.exit_code in (0, 1) and "Traceback" not in bad.output

@@ -842,11 +842,12 @@ def _log_softmax(v):
 
 @njit(cache=_CACHE)
 def _project(w, radius):
-    """Reference ``project_to_ball``, in place (radius NaN: no projection)."""
+    """Reference ``project_to_ball``, in place (radius NaN: no projection; a NaN norm leaves
+    w as it is, as MATLAB's ``min(1, U / norm(w))`` does)."""
     if radius != radius:
         return
     norm = math.sqrt(_dot(w, w))  # np.linalg.norm of a real vector
-    if norm <= radius:
+    if norm <= radius or norm != norm:
         return
     scale = radius / norm
     for j in range(w.shape[0]):
@@ -866,7 +867,7 @@ def _finite_nonzero(step):
     return True, nonzero
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, error_model="numpy")  # x / 0 is inf or NaN, as in numpy and MATLAB
 def listnet_authors_step(X, y, s):
     """The authors' ListNet gradient in weight space, in their expression order (reference
     :func:`ltr_cli.surrogates.listwise.listnet_authors_gradient`): ``-(X^T e^R) / sum e^R
@@ -888,7 +889,7 @@ def listnet_authors_step(X, y, s):
     return step
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, error_model="numpy")  # x / 0 is inf or NaN, as in numpy and MATLAB
 def ogd_round(X, y, s, w, P, t, out):
     """One OGD step on a listwise/pointwise surrogate (reference ``OGDLearner.update``).
 
@@ -966,16 +967,21 @@ def ogd_round(X, y, s, w, P, t, out):
 
 # --- RTop-kF (reference: ltr_cli.learners.rtopkf, ltr_cli.surrogates.topk_estimators) -------
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, error_model="numpy")  # x / 0 is inf or NaN, as in numpy and MATLAB
 def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
     """One RTop-kF step from top-k feedback (reference ``RTopKF.update`` with
     ``estimate_score_gradient``). ``P``: [0] surrogate (0 squared, 1 kl, 2 smoothdcg,
-    3 ranksvm), [1] fidelity (0 exact, 1 authors-code), [2] epsilon, [3] radius (NaN: none).
+    3 ranksvm), [1] fidelity (0 exact, 1 authors-code), [2] epsilon, [3] radius (NaN: none),
+    [4] the authors' miss scale c (denominator ``c gamma / m``), [5] numerics (0 stable,
+    1 authors-code: unshifted exponentials, a non-finite step is taken), [6] SmoothDCG
+    direction (0 ascend-gain, 1 descend-gain: the papers' ``w - eta z``).
     Needs m >= the surrogate's k. Returns the status of :func:`ogd_round`."""
     m = X.shape[0]
     s = s[:m]
     code = int(P[0])
     authors = P[1] == 1.0
+    miss = P[4]
+    raw = P[5] == 1.0
     z = np.zeros(m)
     if code == 3:
         a, b = shown[0], shown[1]
@@ -992,7 +998,7 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
             if shown[0] == exploit[0] and shown[1] == exploit[1]:
                 den = 1.0 - gamma + gamma / pairs
             else:
-                den = 0.001 * gamma / pairs
+                den = miss * gamma / pairs
         else:
             hit_ab = 1.0 if (exploit[0] == a and exploit[1] == b) else 0.0
             hit_ba = 1.0 if (exploit[0] == b and exploit[1] == a) else 0.0
@@ -1003,7 +1009,7 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
         j = shown[0]
         r = top[0]
         if authors:
-            p = 1.0 - gamma + gamma / m if shown[0] == exploit[0] else 0.001 * gamma / m
+            p = 1.0 - gamma + gamma / m if shown[0] == exploit[0] else miss * gamma / m
         else:
             p = (1.0 - gamma) * (1.0 if exploit[0] == j else 0.0) + gamma / m
         if code == 0:
@@ -1011,7 +1017,24 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
                 z[i] = 2.0 * s[i]
             z[j] -= 2.0 * r / p
         elif code == 1:
-            z[j] = (np.exp(min(s[j], _EXP_CAP)) - np.exp(min(r, _EXP_CAP))) / p
+            if raw:
+                z[j] = (np.exp(s[j]) - np.exp(r)) / p
+            else:
+                z[j] = (np.exp(min(s[j], _EXP_CAP)) - np.exp(min(r, _EXP_CAP))) / p
+        elif raw:  # the authors' SmoothDCG expression, unshifted (overflows to NaN)
+            eps = P[2]
+            e = np.empty(m)
+            for i in range(m):
+                e[i] = np.exp(s[i] / eps)
+            den = _pairwise_sum(e, 0, m)
+            ej = np.exp(s[j] / eps)
+            coef = (2.0 ** r - 1.0) / p
+            for i in range(m):
+                z[i] = -1.0 * (ej * e[i]) / (eps * den ** 2)
+            z[j] = z[j] + ej / (eps * den)
+            sign = 1.0 if P[6] == 1.0 else -1.0
+            for i in range(m):
+                z[i] = sign * (z[i] * coef)
         else:
             eps = P[2]
             top_s = -np.inf
@@ -1026,7 +1049,9 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
             q = np.empty(m)
             for i in range(m):
                 q[i] = e[i] / total
-            coef = -(_gain(r) / p)
+            # the gain's gradient estimate; the papers step w - eta z on it (descend-gain),
+            # ascend-gain steps on its negative
+            coef = (_gain(r) / p) if P[6] == 1.0 else -(_gain(r) / p)
             qj = q[j]
             for i in range(m):
                 gg = -qj * q[i]
@@ -1041,9 +1066,9 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
     else:
         step = _rmatvec(X, z)
     finite, nonzero = _finite_nonzero(step)
-    if not finite:
+    if not finite and not raw:
         return -1
-    if not nonzero:
+    if finite and not nonzero:
         return 0
     for i in range(w.shape[0]):
         out[i] = w[i] - eta * step[i]

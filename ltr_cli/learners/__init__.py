@@ -44,15 +44,18 @@ def _step(spec: Any) -> StepSchedule:
 
 def build_learner(
     spec: LearnerSpec, n_features: int, ties: str, rng: np.random.Generator,
-    planned_rounds: int | None = None,
+    planned_rounds: int | None = None, fidelity: str = "paper",
 ) -> OnlineLearner:
     """The learner a spec describes; ``rng`` is its own random stream; ``planned_rounds``
-    is the stream's length when known (RTop-kF's paper schedule needs T)."""
+    is the stream's length when known (RTop-kF's paper schedule needs T); ``fidelity``
+    the experiment's (it sets RTop-kF's default for short lists)."""
     if isinstance(spec, RTopKFSpec):
         default = 1.0 if spec.schedule == "paper" else 0.1
+        short = spec.short_lists or ("skip" if fidelity == "authors-code" else "learn")
         return RTopKF(n_features, spec.surrogate, rng, spec.schedule, spec.horizon or planned_rounds,
                       spec.eta_scale or default, spec.gamma_scale or default, spec.radius,
-                      spec.epsilon, spec.fidelity, ties)
+                      spec.epsilon, spec.fidelity, ties, spec.miss_scale, spec.numerics,
+                      spec.direction, short)
     if isinstance(spec, SlamPerceptronSpec):
         return SlamPerceptron(n_features, _step(spec), spec.measure, spec.mistake, spec.weights,
                               spec.margin, spec.delta, spec.relevance_threshold, ties, spec.maximiser_ties)
@@ -108,7 +111,10 @@ def describe_learner(spec: LearnerSpec) -> dict[str, object]:
                    horizon=spec.horizon, eta_scale=spec.eta_scale, gamma_scale=spec.gamma_scale,
                    projection_radius=spec.radius, epsilon=spec.epsilon,
                    estimator=("exact sampling law (unbiased)" if spec.fidelity == "exact"
-                              else "authors' code denominators 0.001 gamma/m (BIASED)"))
+                              else f"authors' code denominators {spec.miss_scale:g} gamma/m (BIASED)"),
+                   numerics=spec.numerics)
+        if spec.surrogate == "smoothdcg":
+            out["direction"] = spec.direction
         return out
     if not isinstance(spec, RandomSpec):
         out["step"] = _step(spec).describe()

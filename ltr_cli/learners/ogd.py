@@ -26,11 +26,12 @@ NUMERICS = ("stable", "authors-code")
 
 
 def project_to_ball(w: np.ndarray, radius: float | None) -> np.ndarray:
-    """Euclidean projection onto ``{w : ||w|| <= radius}`` (identity when radius is None)."""
+    """Euclidean projection onto ``{w : ||w|| <= radius}`` (identity when radius is None, and
+    when the norm is NaN, as MATLAB's ``min(1, U / norm(w)) * w``)."""
     if radius is None:
         return w
     norm = float(np.linalg.norm(w))
-    return w if norm <= radius else w * (radius / norm)
+    return w if (norm <= radius or norm != norm) else w * (radius / norm)
 
 
 class OGDLearner(LinearRanker):

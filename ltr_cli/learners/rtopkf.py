@@ -13,6 +13,11 @@ planned number of rounds T (c = 1 in the paper); ``authors-code`` - decaying
 ``eta_t = c_eta t^(-2/3)``, ``gamma_t = c_gamma t^(-1/3)`` (c = 0.1 in the authors' code).
 gamma is capped at 1/2, the range Alg. 1 allows (the decaying rule exceeds it only when
 ``c_gamma t^(-1/3) > 1/2``, e.g. at t = 1 with c_gamma = 1).
+
+``short_lists="skip"`` (the authors' scripts): a list of fewer than 2 documents is shown in
+file order without an exploration draw, and the learner does not update (its round still
+counts for the schedules). ``numerics="authors-code"``: the authors' unshifted expressions;
+a step that overflows to NaN is taken, as theirs was (the protocol reports the round).
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ class RTopKF(KernelScores):
         epsilon: float = 0.01,
         fidelity: str = "exact",
         ties: str = "input-order",
+        miss_scale: float = 0.001,
+        numerics: str = "stable",
+        direction: str = "descend-gain",
+        short_lists: str = "learn",
     ):
         if surrogate not in FEEDBACK_K:
             raise ValueError(f"RTop-kF has no estimator for {surrogate!r}")
@@ -61,6 +70,10 @@ class RTopKF(KernelScores):
         self.epsilon = epsilon
         self.fidelity = fidelity
         self.ties = ties
+        self.miss_scale = miss_scale
+        self.numerics = numerics
+        self.direction = direction
+        self.skip_short = short_lists == "skip"
         self._exploit: np.ndarray | None = None
         self._gamma = 0.0
 
@@ -72,7 +85,10 @@ class RTopKF(KernelScores):
         """The schedule constants this run actually used (for the manifest)."""
         return {"schedule": self.schedule, "horizon": self.horizon, "eta_scale": self.eta_scale,
                 "gamma_scale": self.gamma_scale, "projection_radius": self.radius,
-                "feedback_k": self.feedback_k}
+                "feedback_k": self.feedback_k, "numerics": self.numerics,
+                "short_lists": "skip" if self.skip_short else "learn",
+                **({"miss_scale": self.miss_scale} if self.fidelity == "authors-code" else {}),
+                **({"direction": self.direction} if self.surrogate == "smoothdcg" else {})}
 
     def rates(self, t: int) -> tuple[float, float]:
         """(eta_t, gamma_t) for round t (1-based)."""
@@ -84,6 +100,9 @@ class RTopKF(KernelScores):
         return eta, min(gamma, 0.5)
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.skip_short and X.shape[0] < 2:  # the authors skip the list: no draw
+            self._exploit, self._gamma = np.arange(X.shape[0]), 0.0
+            return self._exploit
         _, gamma = self.rates(self.t + 1)
         if self.use_kernels and kernels.ENABLED:
             exploit = self._rank_fast(X, rng)
@@ -102,7 +121,7 @@ class RTopKF(KernelScores):
         if top is None or self._exploit is None:
             raise ValueError("RTop-kF learns from top-k feedback on the ranking it produced")
         m = X.shape[0]
-        if m < self.feedback_k:  # a one-document list carries no pair to learn from
+        if m < self.feedback_k or (self.skip_short and m < 2):  # no pair to learn from, or skipped
             return NO_UPDATE
         eta, _ = self.rates(self.t)
         if self.use_kernels and kernels.ENABLED:
@@ -110,13 +129,16 @@ class RTopKF(KernelScores):
         with np.errstate(over="ignore", invalid="ignore"):
             z = estimate_score_gradient(self.surrogate, X @ self.w, feedback.ranking,
                                         top, self._exploit, self._gamma,
-                                        self.fidelity, self.epsilon)
+                                        self.fidelity, self.epsilon, self.miss_scale,
+                                        self.numerics, self.direction)
             step = X.T @ z
-        if not np.all(np.isfinite(step)):
+        finite = bool(np.all(np.isfinite(step)))
+        if not finite and self.numerics != "authors-code":
             raise self._not_finite()
-        if not step.any():
+        if finite and not step.any():
             return UpdateInfo(mistake=False, updated=False)
-        self.w = project_to_ball(self.w - eta * step, self.radius)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.w = project_to_ball(self.w - eta * step, self.radius)
         return UpdateInfo(mistake=False, updated=True)
 
     def _update_fast(self, X: np.ndarray, ranking: np.ndarray, top: np.ndarray, eta: float) -> UpdateInfo:
@@ -142,7 +164,9 @@ class RTopKF(KernelScores):
         codes = {"squared": 0.0, "kl": 1.0, "smoothdcg": 2.0, "ranksvm": 3.0}
         fidelity = 1.0 if self.fidelity == "authors-code" else 0.0
         radius = np.nan if self.radius is None else float(self.radius)
-        return np.array([codes[self.surrogate], fidelity, float(self.epsilon), radius], dtype=np.float64)
+        return np.array([codes[self.surrogate], fidelity, float(self.epsilon), radius, float(self.miss_scale),
+                         1.0 if self.numerics == "authors-code" else 0.0,
+                         1.0 if self.direction == "descend-gain" else 0.0], dtype=np.float64)
 
 
 _UPDATED = UpdateInfo(mistake=False, updated=True)
