@@ -284,7 +284,7 @@ class RTopKFSpec(_Strict):
         "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
     horizon: int | None = Field(None, gt=0, description="planned rounds T (paper schedule); default: known stream length")
     eta_scale: float | None = Field(None, gt=0, description="c_eta (default 1 paper, 0.1 authors-code)")
-    gamma_scale: float | None = Field(None, gt=0, description="c_gamma (default 1 paper, 0.1 authors-code)")
+    gamma_scale: float | None = Field(None, ge=0, description="c_gamma (default 1 paper, 0.1 authors-code; 0: no exploration)")
     radius: float | None = Field(1.0, gt=0, description="projection radius U")
     epsilon: float = Field(0.01, gt=0, description="SmoothDCG smoothing (authors' code: 0.001)")
     fidelity: Literal["exact", "authors-code"] = Field(

@@ -367,3 +367,22 @@ learners:
                               "--set", "learners.rtopkf-smoothdcg.numerics=stable",
                               "--set", "learners.rtopkf-smoothdcg.radius=1000000"])
     assert bad.exit_code in (0, 1) and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("config,dataset,path,passes,miss", [
+    ("yahoo_topk", "yahoo-set1", "set1.train.txt", 10, 0.001),
+    ("yahoo_topk_param1", "yahoo-set1", "set1.train.txt", 10, 1.0),
+    ("yandex_topk", "yandex-imat2009", "imat2009_learning.txt", 20, 1000.0),
+])
+def test_the_three_topk_script_configs_run_on_shaped_files(tmp_path, config, dataset, path, passes, miss):
+    from tests.test_perceptron_paper import _write_layout, run_config
+
+    root = tmp_path / "data"
+    _write_layout(root, dataset, [path], queries=6, docs=4)
+    runs = run_config(REPO / "configs" / f"{config}.yaml", tmp_path / "out", f"dataset.root={root}")
+    assert set(runs) == {"listnet", "rtopkf-ranksvm", "rtopkf-kl", "rtopkf-squared", "rtopkf-smoothdcg", "random"}
+    summary = json.loads((runs["rtopkf-kl"] / "summary.json").read_text())
+    assert summary["rounds"] == 5 * passes and summary["dropped_last_queries"] == passes
+    conv = json.loads((runs["rtopkf-smoothdcg"] / "manifest.json").read_text())["learner_conventions"]
+    assert conv["miss_scale"] == miss and conv["numerics"] == "authors-code"
+    assert conv["short_lists"] == "skip" and conv["direction"] == "descend-gain"

@@ -53,7 +53,8 @@ def build_learner(
         default = 1.0 if spec.schedule == "paper" else 0.1
         short = spec.short_lists or ("skip" if fidelity == "authors-code" else "learn")
         return RTopKF(n_features, spec.surrogate, rng, spec.schedule, spec.horizon or planned_rounds,
-                      spec.eta_scale or default, spec.gamma_scale or default, spec.radius,
+                      spec.eta_scale or default, default if spec.gamma_scale is None else spec.gamma_scale,
+                      spec.radius,
                       spec.epsilon, spec.fidelity, ties, spec.miss_scale, spec.numerics,
                       spec.direction, short)
     if isinstance(spec, SlamPerceptronSpec):
