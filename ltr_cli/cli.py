@@ -478,7 +478,7 @@ def score(
         try:
             scorer = model_from_dict(data)
             n_features = int(data["features"])
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
                            "written by ltr run") from None
         opts = _reader_options(None, n_features, None, qid, group, null_value)

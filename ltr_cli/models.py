@@ -72,11 +72,22 @@ class StumpModel:
 
 
 def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
-    """Rebuild a saved model (``models.json`` of a batch run)."""
+    """Rebuild a saved model (one entry of a run's ``models.json``). Raises ValueError,
+    KeyError or TypeError on anything that is not a model this tool wrote: a weight count
+    other than ``features``, a stump on a feature outside ``[0, features)``."""
+    features = data["features"]
+    if isinstance(features, bool) or not isinstance(features, int) or features < 1:
+        raise ValueError(f"features must be a positive integer, not {features!r}")
     if data.get("kind") == "linear":
-        return LinearModel(np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64))
+        w = np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64)
+        if w.shape != (features,):
+            raise ValueError(f"{w.shape[0]} weights for {features} features")
+        return LinearModel(w)
     if data.get("kind") == "stumps":
         st = data["stumps"]
-        return StumpModel([s["feature"] for s in st], [s["threshold"] for s in st],
-                          [s["alpha"] for s in st], n_features=int(data["features"]))
+        model = StumpModel([int(s["feature"]) for s in st], [_from_json_float(s["threshold"]) for s in st],
+                           [_from_json_float(s["alpha"]) for s in st], n_features=features)
+        if any(not 0 <= f < features for f in model.features):
+            raise ValueError(f"a stump's feature is outside 0..{features - 1}")
+        return model
     raise ValueError(f"unknown model kind {data.get('kind')!r}")

@@ -319,9 +319,15 @@ def test_online_runs_keep_their_model_and_ltr_score_reads_it(tmp_path):
     scores = np.array([float(v) for v in scored.stdout.split()])
     np.testing.assert_allclose(scores, X @ w, rtol=1e-9)
     # a damaged model file is a one-line error, not a traceback
-    (run_dir / "models.json").write_text('{"final": {"kind": "linear", "features": 10, "w": ["x"]}}')
-    bad = runner.invoke(app, ["score", str(run_dir), str(data)])
-    assert bad.exit_code == 1 and "not a valid model" in bad.output and "Traceback" not in bad.output
+    for damaged in ('{"final": {"kind": "linear", "features": 10, "w": ["x"]}}',
+                    '{"final": {"kind": "linear", "features": 10, "w": [1, 2]}}',
+                    '{"final": {"kind": "stumps", "features": 10, "stumps": [{"feature": 99, "threshold": 0, "alpha": 1}]}}',
+                    '{"final": {"kind": "linear", "features": true, "w": [1]}}',
+                    '{"final": {"kind": "linear"}}', '{"final": []}'):
+        (run_dir / "models.json").write_text(damaged)
+        bad = runner.invoke(app, ["score", str(run_dir), str(data)])
+        assert bad.exit_code == 1 and "not a valid model" in bad.output, (damaged, bad.output)
+        assert "Traceback" not in bad.output
 
 
 def test_saved_weights_round_trip_exactly_float32_and_nan_included():

@@ -51,12 +51,11 @@ def build_learner(
     the experiment's (it sets RTop-kF's default for short lists)."""
     if isinstance(spec, RTopKFSpec):
         default = 1.0 if spec.schedule == "paper" else 0.1
+        gamma_scale = default if spec.gamma_scale is None else spec.gamma_scale  # 0: no exploration
         short = spec.short_lists or ("skip" if fidelity == "authors-code" else "learn")
         return RTopKF(n_features, spec.surrogate, rng, spec.schedule, spec.horizon or planned_rounds,
-                      spec.eta_scale or default, default if spec.gamma_scale is None else spec.gamma_scale,
-                      spec.radius,
-                      spec.epsilon, spec.fidelity, ties, spec.miss_scale, spec.numerics,
-                      spec.direction, short)
+                      spec.eta_scale or default, gamma_scale, spec.radius, spec.epsilon, spec.fidelity,
+                      ties, spec.miss_scale, spec.numerics, spec.direction, short)
     if isinstance(spec, SlamPerceptronSpec):
         return SlamPerceptron(n_features, _step(spec), spec.measure, spec.mistake, spec.weights,
                               spec.margin, spec.delta, spec.relevance_threshold, ties, spec.maximiser_ties)
