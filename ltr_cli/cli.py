@@ -481,6 +481,10 @@ def score(
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
                            "written by ltr run") from None
+        if not scorer.finite():
+            raise LtrError(f"{path}: fold {key!r} has NaN or infinite weights, so its scores would be "
+                           "meaningless (an authors'-numerics run that overflowed: its summary.json "
+                           "gives the round in nonfinite_round)")
         opts = _reader_options(None, n_features, None, qid, group, null_value)
         lines = []
         for q in SVMLightReader(data_file, opts):

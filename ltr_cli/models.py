@@ -22,6 +22,10 @@ class LinearModel:
     def scores(self, X: np.ndarray) -> np.ndarray:
         return X @ self.w
 
+    def finite(self) -> bool:
+        """All weights finite (an authors'-numerics run may end with NaN weights)."""
+        return bool(np.isfinite(self.w).all())
+
     def to_dict(self) -> dict[str, Any]:
         """``{"kind": "linear", "features": d, "w": [...]}``; every weight as the shortest
         decimal that reads back to the same double (float32 weights too, exactly), NaN and
@@ -64,6 +68,9 @@ class StumpModel:
         for f, theta, a in zip(self.features, self.thresholds, self.alphas):
             s += a * (X[:, f] > theta)
         return s
+
+    def finite(self) -> bool:
+        return bool(np.isfinite(self.thresholds).all() and np.isfinite(self.alphas).all())
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "stumps", "features": self.n_features,

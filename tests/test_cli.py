@@ -328,6 +328,9 @@ def test_online_runs_keep_their_model_and_ltr_score_reads_it(tmp_path):
         bad = runner.invoke(app, ["score", str(run_dir), str(data)])
         assert bad.exit_code == 1 and "not a valid model" in bad.output, (damaged, bad.output)
         assert "Traceback" not in bad.output
+    (run_dir / "models.json").write_text('{"final": {"kind": "linear", "features": 2, "w": [1, null]}}')
+    bad = runner.invoke(app, ["score", str(run_dir), str(data)])
+    assert bad.exit_code == 1 and "NaN or infinite weights" in bad.output
 
 
 def test_saved_weights_round_trip_exactly_float32_and_nan_included():
