@@ -20,7 +20,7 @@ from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_r
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.models import LinearModel
-from ltr_cli.checkpoint import Checkpointer
+from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.errors import LtrError
 from ltr_cli.locks import RunLock, RunLocked
 from ltr_cli.results import is_complete, read_run, write_run
@@ -129,6 +129,22 @@ def owning(run_dir: Path) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+def _load_checkpoint(checkpointer: Checkpointer, measures: list[Any], source: QuerySource) -> RunState | None:
+    """The run's checkpoint, validated, and only if it was taken on the data now on disk;
+    one-line error otherwise (it is never silently discarded or trusted)."""
+    where = checkpointer.path
+    try:
+        state = checkpointer.load([m.name for m in measures])
+    except CheckpointInvalid as exc:
+        raise LtrError(f"{where}: damaged or foreign checkpoint ({exc}); delete it to start "
+                       "this run over") from None
+    if state is not None and state.data != source.fingerprint():
+        raise LtrError(f"{where}: the run's data changed since this checkpoint was taken "
+                       f"({source.description}); delete the checkpoint to start the run over "
+                       "on the new data")
+    return state
 
 
 def remove_stale_temporaries(run_dir: Path) -> None:
@@ -245,7 +261,7 @@ def _run_locked(
     protocol = spec.protocol
     checkpointer = Checkpointer(run_dir.parent / f".{run_id}.checkpoint", run_id,
                                 protocol.checkpoint_every)
-    state = checkpointer.load() if resume else None
+    state = _load_checkpoint(checkpointer, measures, source) if resume else None
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
@@ -261,7 +277,7 @@ def _run_locked(
     result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
                         protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
                         checkpointer=checkpointer if protocol.checkpoint_every else None,
-                        resume=state, name=name)
+                        resume=state, name=name, data_identity=source.fingerprint())
     summary = summarize(result, measures)
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],

@@ -141,7 +141,7 @@ def execute(
 
 def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
     """done / failed / running / pending for every task (with the failure message)."""
-    from ltr_cli.checkpoint import Checkpointer
+    from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer
     from ltr_cli.locks import RunLock
     from ltr_cli.results import is_complete
 
@@ -162,8 +162,12 @@ def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
                 row["error"] = "(unreadable failure record)"
         else:
             row["status"] = "pending"
-            state = Checkpointer(base / f".{task.run_id}.checkpoint", task.run_id, 0).load()
-            if state is not None:
-                row["checkpoint_round"] = state.t
+            try:  # reads the checkpoint's small JSON member only
+                at = Checkpointer(base / f".{task.run_id}.checkpoint", task.run_id, 0).round()
+            except CheckpointInvalid as exc:
+                row["error"] = f"checkpoint unusable ({exc})"
+            else:
+                if at is not None:
+                    row["checkpoint_round"] = at
         rows.append(row)
     return rows

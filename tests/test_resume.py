@@ -91,14 +91,46 @@ def test_same_seed_same_bytes_across_processes_and_seeds_differ(tmp_path):
     assert not r0.equals(r1)
 
 
-def test_damaged_checkpoint_is_ignored(tmp_path):
+class _Exploit:
+    """Unpickling this runs code: creates the file named in the test."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+@pytest.mark.parametrize("content", ["garbage", "pickle", "npy", "compressed"])
+def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed(tmp_path, content):
+    import io
+    import pickle
+
     cfg = write_config(tmp_path, queries=200)
     out = tmp_path / "out"
     (out / "resume").mkdir(parents=True)
     reference = tmp_path / "ref"
     assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
     run_id = run_dir(reference, "slam").name
-    (out / "resume" / f".{run_id}.checkpoint").write_bytes(b"not a pickle")
+    owned = tmp_path / "OWNED"
+    ckpt = out / "resume" / f".{run_id}.checkpoint"
+    if content == "garbage":
+        ckpt.write_bytes(b"not a checkpoint")
+    elif content == "pickle":
+        ckpt.write_bytes(pickle.dumps({"format": 1, "state": _Exploit(str(owned))}))
+    elif content == "npy":  # an object array: loading it would unpickle
+        buf = io.BytesIO()
+        np.save(buf, np.array([_Exploit(str(owned))], dtype=object), allow_pickle=True)
+        ckpt.write_bytes(buf.getvalue())
+    else:
+        with open(ckpt, "wb") as fh:
+            np.savez_compressed(fh, **{"state.json": np.zeros(10, np.uint8)})
+    res = ltr("run", cfg, "--out", out, "--learner", "slam", "--resume")
+    assert res.returncode == 1 and not owned.exists()
+    err = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(err) <= 2 and err[-1].startswith("ltr: error:") and ckpt.name in err[-1], res.stderr
+    assert "Traceback" not in res.stderr and "delete it" in err[-1]
+    ckpt.unlink()
     res = ltr("run", cfg, "--out", out, "--learner", "slam", "--resume")
     assert res.returncode == 0 and "resuming" not in res.stderr
     a = run_dir(reference, "slam") / "rounds.parquet"

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ltr_cli import kernels
-from ltr_cli.checkpoint import Checkpointer, RunState
+from ltr_cli.checkpoint import Checkpointer, LearnerState, RunState
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import Feedback, OnlineLearner, as_labels
@@ -105,6 +105,7 @@ def run_online(
     checkpointer: Checkpointer | None = None,
     resume: RunState | None = None,
     name: str | None = None,
+    data_identity: dict[str, Any] | None = None,
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
@@ -121,7 +122,7 @@ def run_online(
     previous_wall = 0.0
     nonfinite_round: int | None = None
     if resume is not None:
-        learner = resume.learner
+        resume.learner.restore(learner)
         rng.bit_generator.state = resume.tie_rng_state
         cols, t, previous_wall = resume.columns, resume.t, resume.wall_seconds
         nonfinite_round = resume.nonfinite_round
@@ -184,10 +185,10 @@ def run_online(
             if bar is not None:
                 bar.update(1)
             if checkpointer is not None and checkpointer.due(t):
-                checkpointer.save(RunState(checkpointer.run_id, t, cols, learner,
+                checkpointer.save(RunState(checkpointer.run_id, t, cols, LearnerState.of(learner),
                                            rng.bit_generator.state,
                                            previous_wall + time.perf_counter() - start,
-                                           nonfinite_round))
+                                           nonfinite_round, data_identity or {}))
     finally:
         if bar is not None:
             bar.close()
