@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 
 from ltr_cli import __version__
+from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config import ExperimentSpec, RTopKFSpec
+from ltr_cli.data.identity import same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_rounds
 from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.models import LinearModel
-from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.errors import LtrError
 from ltr_cli.locks import RunLock, RunLocked
 from ltr_cli.results import is_complete, read_run, write_run
@@ -140,7 +141,7 @@ def _load_checkpoint(checkpointer: Checkpointer, measures: list[Any], source: Qu
     except CheckpointInvalid as exc:
         raise LtrError(f"{where}: damaged or foreign checkpoint ({exc}); delete it to start "
                        "this run over") from None
-    if state is not None and state.data != source.fingerprint():
+    if state is not None and not same_content(state.data, source.identity()):
         raise LtrError(f"{where}: the run's data changed since this checkpoint was taken "
                        f"({source.description}); delete the checkpoint to start the run over "
                        "on the new data")
@@ -237,6 +238,11 @@ def _run_learner(
     run_id = run_name(spec, name, repeated)
     run_dir = out_root / spec.experiment / run_id
     if resume and is_complete(run_dir):
+        recorded = read_run(run_dir).manifest.get("dataset", {}).get("fingerprint")
+        if not same_content(recorded, source.identity()):
+            raise LtrError(f"{run_dir}: this finished run was computed on other data than "
+                           f"{source.description} now holds; remove the run directory to "
+                           "recompute it, or use another --out to keep both")
         if not quiet:
             print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
@@ -277,7 +283,7 @@ def _run_locked(
     result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
                         protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
                         checkpointer=checkpointer if protocol.checkpoint_every else None,
-                        resume=state, name=name, data_identity=source.fingerprint())
+                        resume=state, name=name, data_identity=source.identity())
     summary = summarize(result, measures)
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
@@ -299,7 +305,7 @@ def _run_locked(
         "versions": _versions(),
         "command": argv or sys.argv,
         "dataset": {"description": source.description, "n_features": source.n_features,
-                    "fingerprint": source.fingerprint()},
+                    "fingerprint": source.identity()},
         "conventions": _conventions(spec),
         "learner_conventions": {**describe_learner(lspec),
                                 **getattr(learner, "resolved_settings", dict)()},

@@ -76,7 +76,7 @@ DATA_CASES = [
     DataCase("group-too-many", "group file declares more documents than the data has", b"1 1:1\n0 1:1\n", "declares 5 documents", None, {"qid": "group"}, b"2\n3\n"),
     DataCase("group-too-few", "data has more lines than the group file declares", b"1 1:1\n0 1:1\n2 1:1\n", "more data lines", 3, {"qid": "group"}, b"1\n1\n"),
     DataCase("missing-file", "the data file does not exist", None, "does not exist", None, kind="missing"),
-    DataCase("directory", "a directory where a file should be", None, "does not exist", None, kind="directory"),
+    DataCase("directory", "a directory where a file should be", None, "is a directory", None, kind="directory"),
 ]
 
 

@@ -49,8 +49,10 @@ def test_cache_gives_the_parsed_queries(tmp_path, mslr_file, dtype):
 def test_changed_source_is_stale(tmp_path, mslr_file):
     first = open_cached(mslr_file, OPTS, tmp_path / "c")
     write_svmlight(mslr_file, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(5, seed=4)))
-    second = open_cached(mslr_file, OPTS, tmp_path / "c")
-    assert second.directory != first.directory and not first.directory.exists()
+    messages = []
+    second = open_cached(mslr_file, OPTS, tmp_path / "c", log=messages.append)
+    assert second.n_queries == 5 and first.n_queries == 12
+    assert len(messages) == 1 and "changed since its cache was built" in messages[0]
     same_queries(second.queries(), SVMLightReader(mslr_file, OPTS))
     other = open_cached(mslr_file, ReaderOptions(n_features=137), tmp_path / "c")  # other options: own cache
     assert other.directory != second.directory and second.directory.exists()
@@ -62,20 +64,72 @@ def _flip(path, offset):
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", ["truncate-X", "flip-X-sampled", "flip-y", "meta", "qids", "missing-X"])
+def test_same_size_and_mtime_edit_is_seen(tmp_path, mslr_file):
+    """An edit that keeps size and mtime (relabel one document, restore the mtime) is a
+    new stat key (ctime), the content digest differs: rebuilt, never served stale."""
+    first = open_cached(mslr_file, OPTS, tmp_path / "c")
+    st = mslr_file.stat()
+    data = bytearray(mslr_file.read_bytes())
+    i = data.index(b"\n") + 1  # the second line's label
+    data[i:i + 1] = b"4" if data[i:i + 1] != b"4" else b"3"
+    mslr_file.write_bytes(bytes(data))
+    os.utime(mslr_file, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert mslr_file.stat().st_size == st.st_size and mslr_file.stat().st_mtime_ns == st.st_mtime_ns
+    messages = []
+    second = open_cached(mslr_file, OPTS, tmp_path / "c", log=messages.append)
+    assert messages and "changed" in messages[0]
+    assert first.meta["source"]["xxh3_128"] != second.meta["source"]["xxh3_128"]
+    same_queries(second.queries(), SVMLightReader(mslr_file, OPTS))
+
+
+def test_touched_source_keeps_its_cache(tmp_path, mslr_file):
+    first = open_cached(mslr_file, OPTS, tmp_path / "c")
+    os.utime(mslr_file, ns=(1, 1))
+    again = open_cached(mslr_file, OPTS, tmp_path / "c", log=pytest.fail)  # same bytes: no rebuild
+    assert again.meta["source"]["stat"]["mtime_ns"] == 1
+    assert again.meta["source"]["xxh3_128"] == first.meta["source"]["xxh3_128"]
+
+
+@pytest.mark.parametrize("field,value", [("dtype", "float32"), ("dtype", "int8"), ("dtype", ["x"]),
+                                         ("n_features", 272), ("n_features", "136"), ("documents", -1)])
+def test_crafted_meta_never_reaches_a_kernel(tmp_path, mslr_file, field, value):
+    """meta.json edited with a consistent story (X.bin reinterpreted as float32 of twice
+    the width: same bytes) is refused at open: dtype and width come from the run."""
+    cache = open_cached(mslr_file, OPTS, tmp_path / "c")
+    meta = json.loads((cache.directory / "meta.json").read_text())
+    meta[field] = value
+    if field == "dtype" and value == "float32":
+        meta["n_features"] = 272
+    (cache.directory / "meta.json").write_text(json.dumps(meta))
+    messages = []
+    rebuilt = open_cached(mslr_file, OPTS, tmp_path / "c", log=messages.append)
+    assert len(messages) == 1 and "invalid" in messages[0]
+    assert rebuilt.meta["dtype"] == "float64" and rebuilt.meta["n_features"] == 136
+
+
+@pytest.mark.parametrize("damage", ["truncate-X", "flip-X-first", "flip-y", "meta", "qids", "missing-X",
+                                    "blocks", "symlink"])
 def test_corrupt_cache_is_rebuilt_not_used(tmp_path, mslr_file, damage):
     cache = open_cached(mslr_file, OPTS, tmp_path / "c")
     d = cache.directory
     if damage == "truncate-X":
         os.truncate(d / "X.bin", (d / "X.bin").stat().st_size - 8)
-    elif damage == "flip-X-sampled":
+    elif damage == "flip-X-first":
         _flip(d / "X.bin", 0)
+        _flip(d / "blocks.bin", 0)
     elif damage == "flip-y":
         _flip(d / "y.bin", 9)
     elif damage == "meta":
         (d / "meta.json").write_text("{")
     elif damage == "qids":
         (d / "qids.json").write_text(json.dumps(["x"] * 12))
+    elif damage == "blocks":
+        _flip(d / "blocks.bin", 3)
+    elif damage == "symlink":
+        import shutil
+
+        shutil.rmtree(d)
+        d.symlink_to(tmp_path)
     else:
         (d / "X.bin").unlink()
     messages = []
@@ -84,13 +138,27 @@ def test_corrupt_cache_is_rebuilt_not_used(tmp_path, mslr_file, damage):
     same_queries(rebuilt.queries(), SVMLightReader(mslr_file, OPTS))
 
 
-def test_full_verify_catches_what_sampling_misses(tmp_path, mslr_file):
-    cache = open_cached(mslr_file, OPTS, tmp_path / "c")
+@pytest.mark.parametrize("where", [0.0, 0.37, 0.999])
+def test_any_corrupted_byte_of_x_is_caught_before_a_learner_sees_it(tmp_path, where):
+    """One corrupted double anywhere in X.bin: the open succeeds (X is verified as it is
+    mapped), reading the window that holds it raises, before its query is yielded;
+    --verify finds it at once."""
+    path = tmp_path / "train.txt"
+    write_svmlight(path, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(40, seed=6)))
+    cache = open_cached(path, OPTS, tmp_path / "c")
     size = (cache.directory / "X.bin").stat().st_size
-    _flip(cache.directory / "X.bin", size // 16 + 5000)  # between two sampled 4 KiB windows
-    reopened = open_cached(mslr_file, OPTS, tmp_path / "c", log=pytest.fail)
+    assert size > 2 * (1 << 20)  # several blocks
+    offset = int(size * where) // 8 * 8
+    _flip(cache.directory / "X.bin", offset)
+    reopened = open_cached(path, OPTS, tmp_path / "c", log=pytest.fail)
+    row = offset // (136 * 8)
+    seen = []
+    with pytest.raises(CacheInvalid, match="X.bin block"):
+        for q in reopened.queries(window_bytes=1 << 16):
+            seen.append(q)
+    assert sum(q.m for q in seen) <= row  # the damaged row never came out
     with pytest.raises(CacheInvalid, match="X.bin"):
-        reopened.verify()
+        open_cached(path, OPTS, tmp_path / "c", log=pytest.fail).verify()
 
 
 def test_parse_error_leaves_no_cache(tmp_path):

@@ -49,3 +49,151 @@ def test_sweep_status_never_unpickles_a_planted_checkpoint(tmp_path):
     assert res.exit_code == 0, res.output
     assert not owned.exists()
     assert "checkpoint unusable" in res.output and "pending=2" in res.output
+
+
+# --- data identity ----------------------------------------------------------------------
+
+FILES = """
+experiment: ident
+dataset: {{kind: files, files: [{data}], features: 5}}
+protocol: {{passes: {passes}, checkpoint_every: {every}}}
+metrics: {{names: [ndcg@10]}}
+cache: {{enabled: {cache}}}
+learners:
+  slam: {{type: slam-perceptron}}
+"""
+
+
+def _data(path: Path, queries: int = 40, relabel: bool = False, seed: int = 0) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in range(queries):
+        for _ in range(6):
+            label = int(rng.integers(0, 3))
+            feats = " ".join(f"{j + 1}:{rng.random():.4f}" for j in range(5))
+            lines.append(f"{(2 - label) if relabel else label} qid:{q + 1} {feats}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _config(tmp_path, data, passes=1, every=0, cache=True):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(FILES.format(data=data, passes=passes, every=every, cache=str(cache).lower()))
+    return cfg
+
+
+def _final_ndcg(out):
+    import json
+
+    (summary,) = list(out.rglob("summary.json"))
+    return json.loads(summary.read_text())["metrics"]["ndcg@10"]["final_time_average"]
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_relabelled_file_with_restored_mtime_is_never_served_stale(tmp_path, cache):
+    """A same-size, same-mtime relabelling gives the numbers of the new labels (the cache
+    is rebuilt), and --resume refuses to count the old finished run as done."""
+    import os
+
+    data = tmp_path / "d.txt"
+    _data(data)
+    cfg = _config(tmp_path, data, cache=cache)
+    first = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "a"), "-q"])
+    assert first.exit_code == 0, first.output
+    st = data.stat()
+    _data(data, relabel=True)
+    assert data.stat().st_size == st.st_size
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    fresh = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "fresh"), "-q",
+                                "--set", f"cache.dir={tmp_path / 'other-cache'}"])
+    assert fresh.exit_code == 0
+    again = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "b"), "-q",
+                                "--set", f"cache.dir={tmp_path / 'a' / '.cache'}"])
+    assert again.exit_code == 0, again.output
+    assert _final_ndcg(tmp_path / "b") == _final_ndcg(tmp_path / "fresh") != _final_ndcg(tmp_path / "a")
+    resumed = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "a"), "-q", "--resume"])
+    assert resumed.exit_code == 1
+    line = resumed.stderr.strip().splitlines()[-1]
+    assert line.startswith("ltr: error:") and "other data" in line and "remove the run directory" in line
+
+
+def test_resume_refuses_a_checkpoint_taken_on_other_data(tmp_path):
+    import subprocess
+    import sys
+
+    from ltr_cli.checkpoint import Checkpointer
+
+    data = tmp_path / "d.txt"
+    _data(data, queries=300)
+    cfg = _config(tmp_path, data, passes=3, every=50)
+    out = tmp_path / "out"
+    # a checkpoint as a killed run leaves it: run to the end, then plant the last state
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--set", "protocol.max_rounds=120"])
+    assert res.exit_code == 0
+    env_code = (
+        "import sys\n"
+        "from ltr_cli.checkpoint import Checkpointer\n"
+        "import ltr_cli.checkpoint as c\n"
+        "orig = Checkpointer.save\n"
+        "def save(self, state):\n"
+        "    orig(self, state)\n"
+        "    if state.t >= 100: import os; os._exit(9)\n"
+        "Checkpointer.save = save\n"
+        "from ltr_cli.cli import main\n"
+        "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']\n"
+        "main()\n")
+    killed = tmp_path / "killed"
+    proc = subprocess.run([sys.executable, "-c", env_code, str(cfg), str(killed)], capture_output=True)
+    assert proc.returncode == 9, proc.stderr
+    (ckpt,) = list((killed / "ident").glob(".*.checkpoint"))
+    assert Checkpointer(ckpt, ckpt.name[1:-len(".checkpoint")], 0).round() == 100
+    _data(data, queries=300, seed=1)  # the data is replaced
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(killed), "-q", "--resume"])
+    assert res.exit_code == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert "data changed since this checkpoint" in line and ckpt.name in line
+
+
+def test_file_changed_while_its_cache_is_built_fails_clearly(tmp_path, monkeypatch):
+    from ltr_cli.data import cache as cache_mod
+    from ltr_cli.data.identity import DataChanged
+    from ltr_cli.data.svmlight import ReaderOptions
+
+    data = tmp_path / "d.txt"
+    _data(data, queries=50)
+    original = data.read_bytes()
+    real = cache_mod.SVMLightReader.dense_queries
+
+    def truncating(self, dtype):
+        for i, q in enumerate(real(self, dtype)):
+            if i == 3:  # truncated mid-parse, then restored
+                data.write_bytes(original[:1000])
+                data.write_bytes(original)
+            yield q
+
+    monkeypatch.setattr(cache_mod.SVMLightReader, "dense_queries", truncating)
+    with pytest.raises(DataChanged, match="changed while it was being read"):
+        cache_mod.open_cached(data, ReaderOptions(n_features=5), tmp_path / "c")
+    assert not [p for p in (tmp_path / "c").iterdir() if not p.name.endswith(".lock")]
+
+
+def test_corrupt_cache_byte_during_a_run_is_one_line_and_the_cache_is_removed(tmp_path):
+    import numpy as np
+
+    data = tmp_path / "d.txt"
+    _data(data, queries=40)
+    cfg = _config(tmp_path, data)
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 0
+    (xbin,) = list((out / ".cache").rglob("X.bin"))
+    raw = bytearray(xbin.read_bytes())
+    raw[len(raw) // 2] ^= 0x40
+    xbin.write_bytes(bytes(raw))
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out2"), "-q",
+                              "--set", f"cache.dir={out / '.cache'}"])
+    assert res.exit_code == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith("ltr: error:") and "corrupt" in line and "X.bin block" in line
+    assert not xbin.exists() and not list((tmp_path / "out2").rglob("summary.json"))
+    del np

@@ -7,20 +7,28 @@ writes ``<cache_dir>/<file name>-<key>/``:
   (float32 or float64), C order, raw;
 * ``y.bin``: labels, float64 ``(documents,)``; ``offsets.bin``: int64 ``(queries + 1,)``
   first row of each query; ``lines.bin``: int64 ``(queries,)`` first line of each query;
-* ``qids.json``: the qid strings; ``meta.json``: key, source fingerprint, parser options,
-  shapes and checksums. Written last; the directory is renamed into place atomically, so
-  a cache directory that exists is complete.
+* ``blocks.bin``: uint64 XXH3-64 digests of ``X.bin``'s consecutive ``BLOCK``-byte blocks;
+* ``qids.json``: the qid strings; ``meta.json``: key, the source's identity (path, size,
+  XXH3-128 of every byte, stat key; :mod:`ltr_cli.data.identity`), parser options,
+  dtype, shapes and checksums. Written last; the directory is renamed into place
+  atomically, so a cache directory that exists is complete.
 
-**Key**: SHA-256 of the format version, the source's fingerprint (path, size, mtime and a
-hash of its first and last 64 KiB, likewise for a group file), the parser options and the
-dtype. A changed source gets a new key (the old directory is stale and removed when the
-new one is built); other options or dtype get a cache of their own.
+**Key**: SHA-256 of the format version, the source's resolved path, the parser options
+and the dtype (and the group file's path). The content is checked, not keyed: on open,
+the source's stat key is compared with the one recorded; if it differs the source is
+hashed again, and a different digest means the cache is stale and is rebuilt (same
+digest: the file was only touched, the record is refreshed). A source that changes while
+its cache is being built fails the build with one line.
 
-**Validation** on every open: meta.json parses and names this key, every file has exactly
-its expected size, the small arrays (labels, offsets, lines, qids) match their BLAKE2b
-digests and the feature matrix matches digests of 17 sampled 4 KiB windows (full hashing
-would cost as much as a parse). A cache that fails is reported on stderr, removed and
-rebuilt, never used. ``ltr data cache --verify`` hashes everything.
+**Validation** on every open, before any array reaches a learner: meta.json parses, names
+this key, and its dtype (float32 or float64) and width equal the run's; every file has
+exactly the size its shapes imply; the small arrays (labels, offsets, lines, qids, block
+digests) match their digests; offsets are consistent. ``X.bin`` is verified block by block
+as reads map it: each block is hashed the first time a window that covers it is mapped in
+the process, so every byte a learner sees has been checked. A cache that fails at open is
+reported on stderr, removed and rebuilt; a block that fails during a run is an error (the
+cache is removed, so the next run rebuilds it). ``ltr data cache --verify`` hashes
+everything now.
 
 **Memory**: reads map one window of queries (``window_bytes`` of rows) at a time, so the
 resident set does not grow with the file.
@@ -35,77 +43,55 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
+from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
 from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
+from ltr_cli.errors import LtrError
 
-FORMAT_VERSION = 1
-_SAMPLE = 1 << 12
-_SAMPLES = 16
+FORMAT_VERSION = 2
+BLOCK = 1 << 20  # bytes of X.bin per block digest
+DTYPES = ("float32", "float64")  # storage dtypes a cache may hold
 
 
 class CacheInvalid(Exception):
     """A cache directory that must not be used (the message says why)."""
 
 
-def file_fingerprint(path: Path, chunk: int = 1 << 16) -> dict[str, Any]:
-    """Quick fingerprint: resolved path, size, mtime and BLAKE2b of the first and last
-    ``chunk`` bytes (a full hash would cost as much as parsing)."""
-    st = path.stat()
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        h.update(fh.read(chunk))
-        if st.st_size > 2 * chunk:
-            fh.seek(-chunk, os.SEEK_END)
-            h.update(fh.read(chunk))
-    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            f"blake2b_head_tail_{chunk}": h.hexdigest()}
-
-
 def _options_dict(options: ReaderOptions) -> dict[str, Any]:
     data = asdict(options)
     data.pop("engine", None)  # both engines give the same queries
-    data["group_file"] = str(options.group_file) if options.group_file else None
+    data["group_file"] = str(Path(options.group_file).resolve()) if options.group_file else None
     return data
 
 
-def cache_key(path: Path, options: ReaderOptions, dtype: str) -> tuple[str, dict[str, Any]]:
-    """(key, identity) of a file read with ``options`` into ``dtype`` storage."""
-    identity = {"format": FORMAT_VERSION, "source": file_fingerprint(path), "options": _options_dict(options),
-                "dtype": dtype}
-    if options.group_file is not None:
-        identity["group_source"] = file_fingerprint(options.group_file)
-    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
-    return digest, identity
+def cache_key(path: Path, options: ReaderOptions, dtype: str) -> str:
+    """The cache directory key of ``path`` read with ``options`` into ``dtype`` storage."""
+    identity = {"format": FORMAT_VERSION, "path": str(Path(path).resolve()),
+                "options": _options_dict(options), "dtype": dtype}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
 
 def _digest(data: bytes | memoryview | np.ndarray) -> str:
-    return hashlib.blake2b(memoryview(data).cast("B") if not isinstance(data, bytes) else data,
-                           digest_size=16).hexdigest()
+    return xxhash.xxh3_128_hexdigest(data if isinstance(data, bytes) else memoryview(data).cast("B"))
 
 
 def _file_digest(path: Path) -> str:
-    """BLAKE2b of a whole file, read in 16 MiB chunks."""
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 24):
-            h.update(chunk)
-    return h.hexdigest()
+    return content_digest(path)
 
 
-def _sampled_digest(path: Path, size: int) -> str:
-    """BLAKE2b over 16 evenly spaced 4 KiB windows and the last one."""
-    h = hashlib.blake2b(digest_size=16)
+def _block_digests(path: Path, size: int) -> np.ndarray:
+    """XXH3-64 of each BLOCK-byte block of a file of ``size`` bytes."""
+    out = np.empty(-(-size // BLOCK), dtype=np.uint64)
     with open(path, "rb") as fh:
-        for k in range(_SAMPLES + 1):
-            offset = max(0, size - _SAMPLE) if k == _SAMPLES else (size * k) // _SAMPLES
-            fh.seek(offset)
-            h.update(fh.read(_SAMPLE))
-    return h.hexdigest()
+        for i in range(out.shape[0]):
+            out[i] = xxhash.xxh3_64_intdigest(fh.read(BLOCK))
+    return out
 
 
 @dataclass
@@ -117,6 +103,8 @@ class CachedFile:
     qids: list[str]
     offsets: np.ndarray
     lines: np.ndarray
+    blocks: np.ndarray  # uint64 digests of X.bin's blocks
+    _checked: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -126,14 +114,30 @@ class CachedFile:
     def n_documents(self) -> int:
         return int(self.meta["documents"])
 
+    def _check_blocks(self, raw: np.ndarray, first: int) -> None:
+        """Hash the blocks of ``raw`` (X.bin's bytes from block ``first`` on) not checked
+        yet in this process; CacheInvalid on a mismatch."""
+        if self._checked.shape[0] != self.blocks.shape[0]:
+            self._checked = np.zeros(self.blocks.shape[0], dtype=bool)
+        n = -(-raw.shape[0] // BLOCK)
+        for i in range(n):
+            b = first + i
+            if not self._checked[b]:
+                if xxhash.xxh3_64_intdigest(raw[i * BLOCK:(i + 1) * BLOCK]) != int(self.blocks[b]):
+                    raise CacheInvalid(f"X.bin block {b} (bytes {b * BLOCK}-{(b + 1) * BLOCK - 1}) "
+                                       "does not match its checksum")
+                self._checked[b] = True
+
     def queries(self, window_bytes: int = 8 << 20) -> Iterator[Query]:
         """Queries in file order; ``X`` rows are read-only plain ndarray views of a memory
-        map of one window (about ``window_bytes`` of rows, at least one query). Plain
-        views, not ``np.memmap`` slices: the subclass costs every numpy operation and
-        every compiled-kernel call on ``X`` a detour through Python."""
+        map of one window (about ``window_bytes`` of rows, at least one query), whose
+        blocks are verified before the first query of the window is yielded. Plain views,
+        not ``np.memmap`` slices: the subclass costs every numpy operation and every
+        compiled-kernel call on ``X`` a detour through Python."""
         d = int(self.meta["n_features"])
         dtype = np.dtype(self.meta["dtype"])
         row_bytes = d * dtype.itemsize
+        total = self.n_documents * row_bytes
         offsets = self.offsets
         bounds = offsets.tolist()  # Python ints: cheaper to index than numpy scalars
         lines = self.lines.tolist()
@@ -145,66 +149,102 @@ class CachedFile:
             end_q = int(np.searchsorted(offsets, start + max(1, window_bytes // row_bytes), side="right")) - 1
             end_q = min(max(end_q, q + 1), n)
             stop = bounds[end_q]
-            X = np.memmap(self.directory / "X.bin", dtype=dtype, mode="r", offset=start * row_bytes,
-                          shape=(stop - start, d)).view(np.ndarray)
+            # map the whole blocks that cover the window's rows, verify them, view the rows
+            first = (start * row_bytes) // BLOCK
+            lo = first * BLOCK
+            hi = min(total, -(-(stop * row_bytes) // BLOCK) * BLOCK)
+            raw = np.memmap(self.directory / "X.bin", dtype=np.uint8, mode="r", offset=lo,
+                            shape=(hi - lo,)).view(np.ndarray)
+            self._check_blocks(raw, first)
+            X = raw[start * row_bytes - lo:stop * row_bytes - lo].view(dtype).reshape(stop - start, d)
             y = np.fromfile(self.directory / "y.bin", dtype=np.float64, count=stop - start,
                             offset=start * 8)
             for j in range(q, end_q):
                 a, b = bounds[j] - start, bounds[j + 1] - start
                 yield Query(qids[j], X[a:b], y[a:b], lines[j])
-            del X
+            del X, raw
             q = end_q
 
     def verify(self) -> None:
         """Hash every byte of every file against meta.json (raises CacheInvalid)."""
-        for name, digest in self.meta["digests_full"].items():
-            if _file_digest(self.directory / name) != digest:
-                raise CacheInvalid(f"{name} does not match its checksum")
+        size = self.n_documents * int(self.meta["n_features"]) * np.dtype(self.meta["dtype"]).itemsize
+        digests = _block_digests(self.directory / "X.bin", size)
+        bad = np.flatnonzero(digests != self.blocks)
+        if bad.size:
+            raise CacheInvalid(f"X.bin block {int(bad[0])} does not match its checksum")
+        self._checked = np.ones(self.blocks.shape[0], dtype=bool)
+        if _file_digest(self.directory / "y.bin") != self.meta["digests"]["y.bin"]:
+            raise CacheInvalid("y.bin does not match its checksum")
 
 
-def _open(directory: Path, key: str) -> CachedFile:
+def _int_field(meta: dict[str, Any], name: str) -> int:
+    value = meta.get(name)
+    if type(value) is not int or value < 0:
+        raise CacheInvalid(f"meta.json: {name} must be an integer >= 0")
+    return value
+
+
+def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
+    """Open and validate a cache directory for a run reading ``dtype`` rows of width
+    ``n_features`` (CacheInvalid if anything does not check out)."""
     try:
         meta = json.loads((directory / "meta.json").read_text())
     except (OSError, ValueError) as exc:
         raise CacheInvalid(f"meta.json unreadable ({exc})") from None
-    if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
         raise CacheInvalid("meta.json belongs to another format or key")
+    if meta.get("dtype") not in DTYPES or meta["dtype"] != dtype:
+        raise CacheInvalid(f"meta.json: dtype {meta.get('dtype')!r} is not this run's {dtype}")
+    d = _int_field(meta, "n_features")
+    if d != n_features:
+        raise CacheInvalid(f"meta.json: width {d} is not the dataset's {n_features} features")
+    rows, queries = _int_field(meta, "documents"), _int_field(meta, "queries")
+    digests = meta.get("digests")
+    if not isinstance(digests, dict):
+        raise CacheInvalid("meta.json: digests missing")
+    x_bytes = rows * d * np.dtype(dtype).itemsize
+    expected = {"X.bin": x_bytes, "y.bin": rows * 8, "offsets.bin": (queries + 1) * 8,
+                "lines.bin": queries * 8, "blocks.bin": -(-x_bytes // BLOCK) * 8}
     try:
-        rows, queries = int(meta["documents"]), int(meta["queries"])
-        d = int(meta["n_features"])
-        itemsize = np.dtype(meta["dtype"]).itemsize
-        expected = {"X.bin": rows * d * itemsize, "y.bin": rows * 8, "offsets.bin": (queries + 1) * 8,
-                    "lines.bin": queries * 8}
         for name, size in expected.items():
             actual = (directory / name).stat().st_size
             if actual != size:
                 raise CacheInvalid(f"{name} has {actual} bytes, expected {size}")
-        small = {name: (directory / name).read_bytes() for name in ("offsets.bin", "lines.bin", "qids.json")}
+        small = {name: (directory / name).read_bytes()
+                 for name in ("offsets.bin", "lines.bin", "qids.json", "blocks.bin")}
         for name, data in small.items():
-            if _digest(data) != meta["digests_full"][name]:
+            if _digest(data) != digests.get(name):
                 raise CacheInvalid(f"{name} does not match its checksum")
-        if _file_digest(directory / "y.bin") != meta["digests_full"]["y.bin"]:
+        if _file_digest(directory / "y.bin") != digests.get("y.bin"):
             raise CacheInvalid("y.bin does not match its checksum")
-        if _sampled_digest(directory / "X.bin", expected["X.bin"]) != meta["digest_X_sampled"]:
-            raise CacheInvalid("X.bin does not match its sampled checksum")
         qids = json.loads(small["qids.json"])
-    except (OSError, KeyError, TypeError, ValueError) as exc:
+    except OSError as exc:
         raise CacheInvalid(f"incomplete ({type(exc).__name__}: {exc})") from None
+    except ValueError as exc:
+        raise CacheInvalid(f"qids.json unreadable ({exc})") from None
     offsets = np.frombuffer(small["offsets.bin"], dtype=np.int64)
     lines = np.frombuffer(small["lines.bin"], dtype=np.int64)
-    if len(qids) != queries or offsets[0] != 0 or offsets[-1] != rows or (np.diff(offsets) <= 0).any():
+    blocks = np.frombuffer(small["blocks.bin"], dtype=np.uint64)
+    if (not isinstance(qids, list) or len(qids) != queries or not all(isinstance(q, str) for q in qids)
+            or offsets[0] != 0 or offsets[-1] != rows or (np.diff(offsets) <= 0).any()):
         raise CacheInvalid("query offsets are inconsistent")
-    return CachedFile(directory, meta, qids, offsets, lines)
+    return CachedFile(directory, meta, qids, offsets, lines, blocks)
 
 
-def _build(path: Path, options: ReaderOptions, dtype: str, key: str, identity: dict[str, Any],
-           tmp: Path) -> None:
+def _build(path: Path, options: ReaderOptions, dtype: str, key: str, tmp: Path) -> None:
+    """Parse ``path`` into the cache directory ``tmp``. The source (and group file) is
+    hashed and parsed between two stat calls: a change meanwhile raises DataChanged."""
     tmp.mkdir(parents=True)
+    sources = [("source", Path(path))]
+    if options.group_file is not None:
+        sources.append(("group_source", Path(options.group_file)))
+    before = {name: stat_key(p) for name, p in sources}
+    identity = {name: {"path": str(p.resolve()), "size": before[name]["size"], DIGEST: content_digest(p),
+                       "stat": before[name]} for name, p in sources}
     qids: list[str] = []
     offsets = [0]
     lines: list[int] = []
-    hx = hashlib.blake2b(digest_size=16)
-    hy = hashlib.blake2b(digest_size=16)
+    hy = xxhash.xxh3_128()
     rows = 0
     with open(tmp / "X.bin", "wb") as fx, open(tmp / "y.bin", "wb") as fy:
         for q in SVMLightReader(path, options).dense_queries(np.dtype(dtype).type):
@@ -212,40 +252,50 @@ def _build(path: Path, options: ReaderOptions, dtype: str, key: str, identity: d
             yb = np.ascontiguousarray(q.y, dtype=np.float64).data
             fx.write(xb)
             fy.write(yb)
-            hx.update(xb)
             hy.update(yb)
             rows += q.m
             offsets.append(rows)
             qids.append(q.qid)
             lines.append(q.line)
-    off = np.asarray(offsets, dtype=np.int64).tobytes()
-    lin = np.asarray(lines, dtype=np.int64).tobytes()
-    qtext = json.dumps(qids).encode()
-    (tmp / "offsets.bin").write_bytes(off)
-    (tmp / "lines.bin").write_bytes(lin)
-    (tmp / "qids.json").write_bytes(qtext)
+    for name, p in sources:
+        check_unchanged(p, before[name])
     d = int(options.n_features)  # type: ignore[arg-type]
-    meta = {"format": FORMAT_VERSION, "key": key, **identity, "n_features": d, "documents": rows,
-            "queries": len(qids),
-            "digests_full": {"X.bin": hx.hexdigest(), "y.bin": hy.hexdigest(), "offsets.bin": _digest(off),
-                             "lines.bin": _digest(lin), "qids.json": _digest(qtext)},
-            "digest_X_sampled": _sampled_digest(tmp / "X.bin", rows * d * np.dtype(dtype).itemsize)}
+    files = {"offsets.bin": np.asarray(offsets, dtype=np.int64).tobytes(),
+             "lines.bin": np.asarray(lines, dtype=np.int64).tobytes(),
+             "qids.json": json.dumps(qids).encode(),
+             "blocks.bin": _block_digests(tmp / "X.bin", rows * d * np.dtype(dtype).itemsize).tobytes()}
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    meta = {"format": FORMAT_VERSION, "key": key, **identity, "options": _options_dict(options),
+            "dtype": dtype, "n_features": d, "documents": rows, "queries": len(qids), "block_bytes": BLOCK,
+            "digests": {"y.bin": hy.hexdigest(), **{name: _digest(data) for name, data in files.items()}}}
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
 
 
-def _remove_stale(cache_dir: Path, identity: dict[str, Any], keep: Path) -> None:
-    """Remove caches of the same source path, options and dtype built from another version
-    of the file (caches for other options stay: they are still valid)."""
-    for other in cache_dir.iterdir():
-        if other == keep or other.name.startswith(".") or not other.is_dir():
+def _source_state(cached: CachedFile, path: Path, options: ReaderOptions) -> str:
+    """"same" if the recorded sources are the files now on disk (same stat key, or a new
+    stat key but the same content digest: then the record is refreshed), else "changed"."""
+    sources = [("source", Path(path))]
+    if options.group_file is not None:
+        sources.append(("group_source", Path(options.group_file)))
+    refreshed = False
+    for name, p in sources:
+        rec = cached.meta.get(name)
+        if not isinstance(rec, dict):
+            return "changed"
+        now = stat_key(p)
+        if rec.get("stat") == now:
             continue
-        try:
-            meta = json.loads((other / "meta.json").read_text())
-        except (OSError, ValueError):
-            continue
-        if (meta.get("source", {}).get("path") == identity["source"]["path"]
-                and meta.get("options") == identity["options"] and meta.get("dtype") == identity["dtype"]):
-            shutil.rmtree(other, ignore_errors=True)
+        if rec.get("size") != now["size"] or rec.get(DIGEST) != content_digest(p):
+            return "changed"
+        check_unchanged(p, now)
+        rec["stat"] = now
+        refreshed = True
+    if refreshed:  # touched, copied back or moved: same bytes; remember the new stat key
+        tmp = cached.directory / f".meta.json.tmp-{os.getpid()}"
+        tmp.write_text(json.dumps(cached.meta, indent=1))
+        os.replace(tmp, cached.directory / "meta.json")
+    return "same"
 
 
 def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str = "float64",
@@ -257,25 +307,42 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
     """
     if options.n_features is None:
         raise ValueError("caching needs n_features")
+    if dtype not in DTYPES:
+        raise LtrError(f"storage {dtype!r}: expected one of {', '.join(DTYPES)}")
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    key, identity = cache_key(path, options, dtype)
+    key = cache_key(path, options, dtype)
     cache_dir.mkdir(parents=True, exist_ok=True)
     directory = cache_dir / f"{path.name}-{key}"
     with open(cache_dir / f".{path.name}-{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if directory.exists():
+        if directory.exists() or directory.is_symlink():
             try:
-                return _open(directory, key)
+                if directory.is_symlink() or not directory.is_dir():
+                    raise CacheInvalid("not a directory")
+                cached = _open(directory, key, dtype, int(options.n_features))
+                if _source_state(cached, path, options) == "same":
+                    return cached
+                log(f"ltr: {path} changed since its cache was built; rebuilding the cache")
             except CacheInvalid as exc:
                 log(f"ltr: cache {directory} is invalid ({exc}); rebuilding it")
-                shutil.rmtree(directory, ignore_errors=True)
+            _remove(directory)
         tmp = cache_dir / f".{directory.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         try:
-            _build(path, options, dtype, key, identity, tmp)
+            _build(path, options, dtype, key, tmp)
             tmp.rename(directory)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        _remove_stale(cache_dir, identity, directory)
-        return _open(directory, key)
+        try:
+            return _open(directory, key, dtype, int(options.n_features))
+        except CacheInvalid as exc:  # written a moment ago: the disk is failing
+            raise LtrError(f"{directory}: the cache just written does not read back ({exc}); "
+                           "check the disk or set cache.dir elsewhere") from None
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.config import DatasetSpec, FilesData, RegistryData, SeparableData, ShapedData
-from ltr_cli.data.cache import file_fingerprint
+from ltr_cli.data.cache import CacheInvalid
+from ltr_cli.data.identity import check_unchanged, file_identity, require_regular
 from ltr_cli.data.registry import get_dataset, resolve_files
 from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
 from ltr_cli.data.synthetic import (
@@ -27,7 +28,7 @@ from ltr_cli.data.synthetic import (
     separable_ranker,
     shaped_queries,
 )
-from ltr_cli.errors import DatasetNotFoundError
+from ltr_cli.errors import DatasetNotFoundError, LtrError
 
 
 @dataclass
@@ -47,6 +48,7 @@ class QuerySource:
     storage: str = "float64"  # dtype of X for file data
     cache_dir: Path | None = None  # binary cache of parsed files (None: parse every time)
     _opened: dict[int, Any] = field(default_factory=dict, repr=False)  # unit -> open CachedFile
+    _identities: dict[Path, dict[str, Any]] = field(default_factory=dict, repr=False)  # uncached reads
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
@@ -70,16 +72,44 @@ class QuerySource:
         return self._opened[unit]
 
     def queries(self, unit: int) -> Iterator[Query]:
+        """The unit's queries in file order: from its validated cache, or parsed. A parsed
+        file (and its group file) must keep the identity recorded for the run until the
+        pass over it ends, else :class:`~ltr_cli.data.identity.DataChanged`."""
         if not self.files:
             yield from self.generator()
             return
+        watched: list[Path] = []
         if self.cache_dir is not None:
-            stream = self._cached(unit).queries()
+            cached = self._cached(unit)
+            stream = self._checked_cache_stream(cached)
         else:
+            watched = [self.files[unit]] + ([self.group_files[unit]] if self.group_files else [])
+            for p in watched:
+                self._file_identity(p)
             stream = SVMLightReader(self.files[unit], self._options(unit)).dense_queries(np.dtype(self.storage).type)
         prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
         for q in stream:
             yield Query(qid=prefix + q.qid, X=q.X, y=q.y, line=q.line) if prefix else q
+        for p in watched:
+            check_unchanged(p, self._identities[p]["stat"])
+
+    @staticmethod
+    def _checked_cache_stream(cached: Any) -> Iterator[Query]:
+        """A cache's queries; a block that fails its checksum while mapped removes the
+        cache and ends the run with one line."""
+        try:
+            yield from cached.queries()
+        except CacheInvalid as exc:
+            import shutil
+
+            shutil.rmtree(cached.directory, ignore_errors=True)
+            raise LtrError(f"{cached.directory}: the cache is corrupt ({exc}); it was removed, run "
+                           "again to rebuild it") from None
+
+    def _file_identity(self, path: Path) -> dict[str, Any]:
+        if path not in self._identities:
+            self._identities[path] = file_identity(path)
+        return self._identities[path]
 
     def queries_per_pass(self) -> int:
         """Queries in one pass: known for generated data; for files from the cache (built
@@ -94,9 +124,23 @@ class QuerySource:
             self.n_queries = total
         return self.n_queries
 
-    def fingerprint(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, Any]:
+        """What the run read: for files, each file's (and group file's) path, size and
+        content digest with its stat key (:mod:`ltr_cli.data.identity`), from the cache
+        when there is one; for generated data, the generator's parameters."""
         if self.files:
-            return {"files": [file_fingerprint(p, 1 << 20) for p in self.files + (self.group_files or [])]}
+            ids = []
+            for unit in self.units():
+                if self.cache_dir is not None:
+                    meta = self._cached(unit).meta
+                    ids.append(meta["source"])
+                    if self.group_files:
+                        ids.append(meta["group_source"])
+                else:
+                    ids.append(self._file_identity(self.files[unit]))
+                    if self.group_files:
+                        ids.append(self._file_identity(self.group_files[unit]))
+            return {"files": ids}
         digest = hashlib.sha256(repr(sorted(self.generator_params.items())).encode()).hexdigest()
         return {"generator": self.generator_params, "sha256": digest}
 
@@ -123,6 +167,8 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
     if isinstance(spec, RegistryData):
         info = get_dataset(spec.name)
         files = resolve_files(info, spec.root, spec.split, spec.folds)
+        for p in files:
+            require_regular(p)
         opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
                              qid_source=info.qid_source,  # type: ignore[arg-type]
                              null_value=spec.null_value, split_qids=spec.split_qids)
@@ -130,8 +176,9 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
                            storage=spec.storage, cache_dir=cache_dir)
     if isinstance(spec, FilesData):
         for p in list(spec.files) + list(spec.group_files or []):
-            if not p.is_file():
+            if not p.exists():
                 raise DatasetNotFoundError(f"dataset: {p} does not exist")
+            require_regular(p)
         opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
                              qid_source=spec.qid, null_value=spec.null_value,
                              split_qids=spec.split_qids)
