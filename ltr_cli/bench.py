@@ -263,7 +263,38 @@ def bench_end_to_end(tmp: Path, queries_per_part: int) -> dict[str, Any]:
         wall, _ = _timed(subprocess.run, [sys.executable, "-m", "ltr_cli", "run", str(config), "--quiet",
                                           "--out", str(tmp / f"e2e-{label}")], check=True, capture_output=True)
         out[f"{label}_s"] = round(wall, 2)
+    out["integrity"] = _integrity_cost(config, tmp / "e2e-cache", out)
     return out
+
+
+def _no_rebuild(message: str) -> None:
+    raise RuntimeError(f"bench: the run's cache was not reused ({message})")
+
+
+def _integrity_cost(config: Path, cache_dir: Path, timings: dict[str, Any]) -> dict[str, Any]:
+    """Time of the integrity work of the runs above, redone in this process: for the
+    cached run, opening and validating the five caches (stat keys, meta checks, label and
+    index digests) plus hashing every block of X.bin once (what reading a pass verifies);
+    for the cold run, also the full content digest of the source files."""
+    from ltr_cli.config import load_config
+    from ltr_cli.data.cache import open_cached
+    from ltr_cli.data.identity import content_digest
+    from ltr_cli.data.sources import open_source
+
+    source = open_source(load_config(config).dataset, 0, cache_dir)
+    units = source.units()
+
+    def check_all() -> None:
+        for unit in units:
+            cached = open_cached(source.files[unit], source._options(unit), cache_dir, "float32",
+                                 log=_no_rebuild)
+            cached.verify()
+
+    cached_s, _ = _timed(check_all)
+    source_s, _ = _timed(lambda: [content_digest(f) for f in source.files])
+    return {"cached_checks_s": round(cached_s, 3), "source_digest_s": round(source_s, 3),
+            "share_of_cached_run": round(cached_s / timings["cached_s"], 3),
+            "share_of_cold_run": round((cached_s + source_s) / timings["cold_s"], 3)}
 
 
 def run_bench(queries: int = 200, rounds: int = 2000, e2e_queries: int = 100) -> dict[str, Any]:
@@ -296,6 +327,10 @@ def format_table(result: dict[str, Any]) -> str:
     e = result["end_to_end"]
     lines.append(f"end to end: ltr run, 3 perceptron learners x {e['rounds']} rounds on {e['train_megabytes']} MB of "
                  f"MSLR-shaped Fold1-5 train files: cold {e['cold_s']} s, cached {e['cached_s']} s")
+    i = e["integrity"]
+    lines.append(f"  integrity checks: cached run {i['cached_checks_s']} s = {i['share_of_cached_run']:.1%} of it "
+                 f"(cache validation + every X block hashed); cold run +{i['source_digest_s']} s source digest = "
+                 f"{i['share_of_cold_run']:.1%} of it")
     return "\n".join(lines) + "\n"
 
 
