@@ -51,7 +51,7 @@ import numpy as np
 import xxhash
 
 from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
-from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
+from ltr_cli.data.svmlight import LIMIT_OPTIONS, Query, ReaderOptions, SVMLightReader
 from ltr_cli.errors import LtrError
 
 FORMAT_VERSION = 2
@@ -66,6 +66,8 @@ class CacheInvalid(Exception):
 def _options_dict(options: ReaderOptions) -> dict[str, Any]:
     data = asdict(options)
     data.pop("engine", None)  # both engines give the same queries
+    for limit in LIMIT_OPTIONS:  # bounds decide whether a file is read, not what is read
+        data.pop(limit, None)
     data["group_file"] = str(Path(options.group_file).resolve()) if options.group_file else None
     return data
 
@@ -254,6 +256,8 @@ def _build(path: Path, options: ReaderOptions, dtype: str, key: str, tmp: Path) 
             fy.write(yb)
             hy.update(yb)
             rows += q.m
+            if len(offsets) % 256 == 0:
+                _check_space(tmp, path)
             offsets.append(rows)
             qids.append(q.qid)
             lines.append(q.line)
@@ -270,6 +274,18 @@ def _build(path: Path, options: ReaderOptions, dtype: str, key: str, tmp: Path) 
             "dtype": dtype, "n_features": d, "documents": rows, "queries": len(qids), "block_bytes": BLOCK,
             "digests": {"y.bin": hy.hexdigest(), **{name: _digest(data) for name, data in files.items()}}}
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+
+
+MIN_FREE_BYTES = 1 << 30
+
+
+def _check_space(directory: Path, source: Path) -> None:
+    """One-line error before a cache build fills its disk (dense rows can be far larger
+    than the sparse text they come from)."""
+    if shutil.disk_usage(directory).free < MIN_FREE_BYTES:
+        raise LtrError(f"{source}: its cache in {directory.parent} would leave less than "
+                       f"{MIN_FREE_BYTES >> 30} GiB free on that disk; free space, set cache.dir "
+                       "to another disk, or cache.enabled: false")
 
 
 def _source_state(cached: CachedFile, path: Path, options: ReaderOptions) -> str:

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ltr_cli.data.svmlight import _BOM, _DECOMPRESS_ERRORS, find_group_file, open_binary, read_group_sizes
+from ltr_cli.data.svmlight import (
+    _BOM,
+    _DECOMPRESS_ERRORS,
+    InputTooLarge,
+    find_group_file,
+    open_binary,
+    read_group_sizes,
+)
 from ltr_cli.errors import DataFormatError
 
 if TYPE_CHECKING:
@@ -70,8 +77,9 @@ def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, 
     by a block boundary is joined into a small separate span."""
     carry = b""
     first = True
+    max_line = reader.options.max_line_bytes
     try:
-        with open_binary(reader.path) as fh:
+        with open_binary(reader.path, reader.options.max_decompression_ratio) as fh:
             while True:
                 data = fh.read(block_bytes)
                 start = 0
@@ -87,6 +95,8 @@ def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, 
                     nl = data.find(b"\n")
                     if nl < 0:
                         carry += data
+                        if len(carry) > max_line:
+                            raise Irregular(None)  # the reference parser names the line
                         continue
                     head = carry + data[:nl + 1]
                     carry = b""
@@ -98,7 +108,9 @@ def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, 
                     carry = data[cut:]
                 else:
                     carry = data[start:]
-    except _DECOMPRESS_ERRORS:
+                if len(carry) > max_line:
+                    raise Irregular(None)
+    except (*_DECOMPRESS_ERRORS, InputTooLarge):
         raise Irregular(None) from None
 
 
@@ -177,6 +189,8 @@ class _Grouper:
                 yield done
             e = bounds[j + 1]
             self.parts.append((X[s:e], label[s:e], ntok[s:e], lastcol[s:e]))
+        if sum(p[1].shape[0] for p in self.parts) > self.reader.options.max_query_rows:
+            raise Irregular(self.line)  # the reference parser names the query
         return first_line + piece.newlines
 
 
@@ -310,6 +324,11 @@ def fast_query_rows(
                 if b <= a:  # one line longer than a piece
                     b = data.find(b"\n", a + piece_bytes, finish) + 1 or finish
                 n_lines = data.count(b"\n", a, b) + 1
+                if n_lines > 2 * cap_rows:  # short lines: cut the piece, its dense rows stay bounded
+                    b = a
+                    for _ in range(2 * cap_rows):
+                        b = data.find(b"\n", b, finish) + 1
+                    n_lines = 2 * cap_rows + 1
                 pending.append(pool.submit(_scan_piece, arr[a:b], n_lines, grouper.mode, opts.index_base, d,
                                            dtype))
                 a = b

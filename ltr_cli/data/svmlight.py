@@ -19,6 +19,11 @@ Line format: ``<label> [qid:<qid>] <idx>:<val> ... [# comment]``.
   ``split_qids="new-query"`` (then each run of lines is its own query, same qid).
 
 Memory: one query's rows at a time (plus the set of qids seen, to detect split queries).
+Input is bounded, each limit a reader option (and a dataset key) named in its error:
+``max_line_bytes`` (a line, 1 MiB by default: a newline-free stream fails at its first
+MiB), ``max_query_mb`` (one query's dense rows, documents x width x 8 bytes, checked
+before they are allocated; 1024 by default) and ``max_decompression_ratio`` (a compressed
+file may expand to at most this many times its size, 200 by default: a gz bomb fails).
 Each query is converted with one vectorised call; a slow per-token pass runs only to name
 the exact problem when that call fails, so every error says ``file:line: what``.
 """
@@ -29,7 +34,9 @@ import bz2
 import gzip
 import lzma
 import math
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,6 +55,54 @@ _MAGIC = {b"\x1f\x8b": "gz", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 _BOM = b"\xef\xbb\xbf"
 
 
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+DEFAULT_MAX_QUERY_MB = 1024.0
+DEFAULT_MAX_DECOMPRESSION_RATIO = 200.0
+LIMIT_OPTIONS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")  # not part of what is read
+
+
+class InputTooLarge(Exception):
+    """Decompressed output beyond its bound (converted to a DataFormatError with a line)."""
+
+
+class _Bounded:
+    """A decompressing stream that refuses to produce more than ``limit`` bytes."""
+
+    def __init__(self, fh: Any, limit: int, ratio: float):
+        self.fh, self.limit, self.ratio, self.count = fh, limit, ratio, 0
+
+    def _counted(self, data: bytes) -> bytes:
+        self.count += len(data)
+        if self.count > self.limit:
+            raise InputTooLarge(
+                f"the compressed file expands to more than {self.ratio:g} times its size (a "
+                "decompression bomb?); if it is genuine, raise dataset.max_decompression_ratio")
+        return data
+
+    def read(self, n: int = -1) -> bytes:
+        return self._counted(self.fh.read(n))
+
+    def readline(self, n: int = -1) -> bytes:
+        return self._counted(self.fh.readline(n))
+
+    def close(self) -> None:
+        self.fh.close()
+
+    def __enter__(self) -> "_Bounded":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def query_too_large(path: str, line: int, qid: str, options: "ReaderOptions") -> DataFormatError:
+    return DataFormatError(
+        path, line,
+        f"query {qid} has more than {options.max_query_rows} documents: at {options.n_features} "
+        f"features its dense rows exceed dataset.max_query_mb ({options.max_query_mb:g} MB); "
+        "check the declared feature count, or raise the limit")
+
+
 @dataclass(frozen=True)
 class ReaderOptions:
     """How to read one file. ``n_features=None`` is only allowed for sparse scans."""
@@ -59,6 +114,15 @@ class ReaderOptions:
     null_value: float | None = None
     split_qids: SplitQids = "error"
     engine: Literal["auto", "reference"] = "auto"  # reference: never use the compiled scanner
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    max_query_mb: float = DEFAULT_MAX_QUERY_MB
+    max_decompression_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO
+
+    @property
+    def max_query_rows(self) -> int:
+        """Documents one query may have at this width (dense float64 rows within
+        ``max_query_mb``)."""
+        return max(1, int(self.max_query_mb * (1 << 20)) // (8 * (self.n_features or 1)))
 
     def __post_init__(self) -> None:
         if self.index_base not in (0, 1):
@@ -108,9 +172,16 @@ class SparseQuery:
         return X
 
 
-def open_binary(path: Path) -> BinaryIO:
-    """Open a possibly compressed file for binary reading (format from magic bytes)."""
+def open_binary(path: Path, max_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO) -> BinaryIO:
+    """Open a possibly compressed file for binary reading (format from magic bytes); a
+    compressed file's output is bounded by ``max_ratio`` times its size (+1 MiB)."""
     try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):  # a device, FIFO or socket: opening a FIFO would block
+            raise DataFormatError(str(path), None, "not a regular file (device, FIFO or socket); "
+                                  "give a regular data file")
         with open(path, "rb") as fh:
             head = fh.read(6)
     except FileNotFoundError:
@@ -121,34 +192,40 @@ def open_binary(path: Path) -> BinaryIO:
         raise DataFormatError(str(path), None, f"cannot open: {exc.strerror}") from None
     for magic, kind in _MAGIC.items():
         if head.startswith(magic):
-            if kind == "gz":
-                return gzip.open(path, "rb")  # type: ignore[return-value]
-            if kind == "bz2":
-                return bz2.open(path, "rb")  # type: ignore[return-value]
-            return lzma.open(path, "rb")  # type: ignore[return-value]
+            opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind]
+            limit = int(max_ratio * Path(path).stat().st_size) + (1 << 20)
+            return _Bounded(opener(path, "rb"), limit, max_ratio)  # type: ignore[return-value]
     return open(path, "rb")
 
 
 _DECOMPRESS_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError)
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+               max_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, raw_line)`` (1-based), turning decompression failures
-    into a :class:`DataFormatError` at the last line read."""
+    into a :class:`DataFormatError` at the last line read; a line longer than
+    ``max_line_bytes`` (newline excluded) is an error at that line, read no further."""
     lineno = 0
-    with open_binary(path) as fh:
-        it = iter(fh)
+    with open_binary(path, max_ratio) as fh:
         while True:
             try:
-                raw = next(it)
-            except StopIteration:
-                return
+                raw = fh.readline(max_line_bytes + 1)
             except _DECOMPRESS_ERRORS as exc:
                 raise DataFormatError(
                     str(path), lineno + 1,
                     f"compressed stream is truncated or corrupt ({type(exc).__name__}: {exc})",
                 ) from None
+            except InputTooLarge as exc:
+                raise DataFormatError(str(path), lineno + 1, str(exc)) from None
+            if not raw:
+                return
             lineno += 1
+            if len(raw) - raw.endswith(b"\n") > max_line_bytes:
+                raise DataFormatError(
+                    str(path), lineno,
+                    f"line longer than {max_line_bytes} bytes (binary data, or no line breaks?); "
+                    "if it is genuine, raise dataset.max_line_bytes")
             if lineno == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM):]
             yield lineno, raw
@@ -302,7 +379,7 @@ class SVMLightReader:
         any_line = False
         n_lines = 0
 
-        for lineno, raw in iter_lines(self.path):
+        for lineno, raw in iter_lines(self.path, opts.max_line_bytes, opts.max_decompression_ratio):
             hash_at = raw.find(b"#")
             if hash_at >= 0:
                 body, comment = raw[:hash_at], raw[hash_at + 1:]
@@ -365,6 +442,8 @@ class SVMLightReader:
             n_lines += 1
             if current is not None and qid == current.qid:
                 current.lines.append(line)
+                if opts.n_features is not None and len(current.lines) > opts.max_query_rows:
+                    raise query_too_large(path, current.lines[0].lineno, qid, opts)
                 continue
             if current is not None:
                 yield current
