@@ -195,16 +195,32 @@ def sweep(
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key before expanding")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output)")] = None,
     executor: Annotated[ExecutorOpt, typer.Option("--executor", help="local processes or Dask")] = ExecutorOpt.local,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel runs (processes, or Dask workers of a LocalCluster)")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel runs (processes, or Dask workers of a LocalCluster); capped at the number of runs and 4 per CPU")] = 1,
     scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")] = None,
-    show_status: Annotated[bool, typer.Option("--status", help="only show done / failed / running / pending runs")] = False,
+    connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.1, help="seconds to wait for --scheduler to answer")] = 10.0,
+    max_grid: Annotated[int, typer.Option("--max-grid", min=1, help="refuse grids of more points than this")] = 10_000,
+    show_status: Annotated[bool, typer.Option("--status", help="only show done / failed / running / pending runs (reads, never writes)")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no notes on stderr (grid size, capped --jobs)")] = False,
 ) -> None:
     """Expand the config's sweep grid and run every point; re-running skips finished runs
-    and resumes killed ones. Exits 1 when a run failed."""
-    try:
-        from ltr_cli.sweep import execute, expand, status
+    and resumes killed or failed ones. A run that fails, or whose worker process dies, is
+    recorded and the others go on; the sweep then names each failed run and exits 1."""
+    def note(message: str) -> None:
+        if not quiet:
+            typer.echo(f"ltr: note: {message}", err=True)
 
-        tasks = expand(config, set_ or [])
+    try:
+        from ltr_cli.sweep import check_scheduler_address, effective_jobs, execute, plan, status
+
+        if scheduler is not None and not show_status:
+            if executor == ExecutorOpt.local:
+                raise LtrError("--scheduler needs --executor dask")
+            check_scheduler_address(scheduler)
+        sweep_plan = plan(config, set_ or [])
+        sweep_plan.check_limit(max_grid)  # from the axis lengths, before expanding anything
+        if not show_status:
+            note(f"sweep: {sweep_plan.describe()}")
+        tasks = sweep_plan.tasks()
         root = out or Path(tasks[0].config.get("output", "results"))
         if show_status:
             rows = status(tasks, root)
@@ -215,9 +231,13 @@ def sweep(
                 typer.echo(f"{r['status']:8s} {r['run']}{extra}{error}")
             typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
             return
-        if executor == ExecutorOpt.local and scheduler:
-            raise LtrError("--scheduler needs --executor dask")
-        results = execute(tasks, root, executor.value, jobs, scheduler)
+        if not (executor == ExecutorOpt.dask and scheduler):
+            used = effective_jobs(jobs, len(tasks))
+            if used < jobs:
+                why = "the number of runs" if used == len(tasks) else "4 per CPU"
+                note(f"--jobs {jobs} capped at {used} ({why})")
+            jobs = used
+        results = execute(tasks, root, executor.value, jobs, scheduler, connect_timeout)
     except LtrError as exc:
         _fail(exc)
     except OSError as exc:

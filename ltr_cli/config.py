@@ -481,6 +481,10 @@ class ExperimentSpec(_Strict):
                     raise ValueError(f"sweep key {key!r} has no values")
                 if key == "sweep" or key.startswith("sweep."):
                     raise ValueError("a sweep cannot sweep itself")
+                if key == "output" or key.startswith("output."):
+                    raise ValueError(f"sweep key {key!r}: the results folder cannot be swept (all "
+                                     "runs of a sweep go under one output; remove the key, or give "
+                                     "the folder with --out)")
         return v
 
     @field_validator("experiment")

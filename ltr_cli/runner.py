@@ -23,7 +23,7 @@ from ltr_cli.learners import build_learner, default_label, describe_learner, pap
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.models import LinearModel
 from ltr_cli.errors import LtrError
-from ltr_cli.locks import RunLock, RunLocked
+from ltr_cli.locks import LockUnavailable, RunLock, RunLocked
 from ltr_cli.results import is_complete, read_run, write_run
 from ltr_cli.theory import stream_constants, theory_block
 
@@ -123,8 +123,10 @@ def owning(run_dir: Path) -> Iterator[None]:
     try:
         lock.acquire()
     except RunLocked as exc:
-        raise LtrError(f"{run_dir}: another process is computing this run ({exc}); "
-                       "wait for it or remove the lock file if that process is gone") from None
+        raise LtrError(f"{run_dir}: another process is computing this run ({exc}); wait for it "
+                       "(its lock is released when that process ends, even if it is killed)") from None
+    except LockUnavailable as exc:
+        raise LtrError(f"{run_dir}: cannot lock the run ({exc})") from None
     try:
         remove_stale_temporaries(run_dir)
         yield

@@ -5,12 +5,20 @@ A config's ``sweep:`` maps dotted keys to value lists (``learners.slam.step.eta:
 the order written; each grid point is the config with those overrides (validated like
 ``--set``), and each of its learners and seeds is one *task* with the run id ``ltr run``
 would give it (points that differ only in another learner's keys give the same run, which
-is run once). Tasks are independent, so they run inline, in a process pool
+is run once). The grid's size is known from the axis lengths before anything is expanded;
+grids over ``max_grid`` points (default 10,000) are refused unless the limit is raised.
+``output`` cannot be swept: a sweep writes under one results folder.
+
+Tasks are independent, so they run inline (one job), in local worker processes
 (``--jobs N``) or on a Dask cluster (``--executor dask``), with identical results.
 
-Re-running a sweep skips complete runs and resumes killed ones from their checkpoints; a
-per-run lock keeps two workers from computing the same run. A failing task writes
-``.<run-id>.failed.json`` beside the runs and does not stop the others.
+Failures never stop the other runs. A task that raises writes ``.<run-id>.failed.json``
+beside the runs. A worker that dies (SIGKILL, the out-of-memory killer, ``os._exit``) is
+noticed by the parent, which records its run as failed the same way and starts a new
+worker for the remaining runs; on Dask the scheduler retries the task on another worker
+(``distributed.scheduler.allowed-failures`` times) and then reports it failed. Re-running a
+sweep skips complete runs and resumes killed or failed ones from their checkpoints; a
+per-run lock (:mod:`ltr_cli.locks`) keeps two workers from computing the same run.
 """
 
 from __future__ import annotations
@@ -18,14 +26,33 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import os
+import re
+import signal
+import stat
 import time
-from dataclasses import dataclass
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ltr_cli.config import ExperimentSpec, _load_yaml, apply_overrides, parse_config
 from ltr_cli.errors import ConfigError, LtrError
+
+#: Grid points a sweep may have without ``--max-grid``.
+MAX_GRID = 10_000
+#: ``--jobs`` is capped at this many processes per CPU (and at the number of runs).
+JOBS_PER_CPU = 4
+#: Seconds to wait for a ``--scheduler`` to answer (``--connect-timeout``).
+CONNECT_TIMEOUT = 10.0
+
+#: TEST HOOK, never set outside the test suite: a comma-separated list of run ids or
+#: learner names. The process that starts computing a matching run dies at once - by
+#: SIGKILL, or by ``os._exit(3)`` when ``LTR_TEST_KILL_HOW=exit`` - to simulate a worker
+#: dying. Unset (always, in normal use) it does nothing.
+TEST_KILL_ENV = "LTR_TEST_KILL_RUN"
 
 
 @dataclass(frozen=True)
@@ -43,13 +70,69 @@ class Task:
         return f"{self.experiment}/{self.run_id}"
 
 
-def expand(path: str | Path, overrides: list[str] | None = None) -> list[Task]:
-    """Tasks of a sweep config, in grid order (then learners, then seeds)."""
-    from ltr_cli.runner import run_name
+@dataclass
+class SweepPlan:
+    """A sweep config read and validated, before its grid is expanded."""
 
+    source: str
+    raw: dict[str, Any]
+    base: ExperimentSpec
+    axes: dict[str, int] = field(default_factory=dict)  # key -> number of values
+
+    @property
+    def points(self) -> int:
+        """Grid points: the product of the axis lengths (1 without a sweep block)."""
+        return math.prod(self.axes.values())
+
+    def describe(self) -> str:
+        """``32 grid points (learners.slam.step.eta 4 x seed 8)``."""
+        n = self.points
+        if not self.axes:
+            return "1 grid point (no sweep axes)"
+        sizes = " x ".join(f"{k} {v}" for k, v in self.axes.items())
+        return f"{n:,} grid point{'s' if n != 1 else ''} ({sizes})"
+
+    def check_limit(self, max_grid: int | None) -> None:
+        if max_grid is not None and self.points > max_grid:
+            sizes = " x ".join(str(v) for v in self.axes.values())
+            raise LtrError(f"{self.source}: sweep: the grid has {self.points:,} points ({sizes}), over the "
+                           f"limit of {max_grid:,}; pass --max-grid {self.points} to run it anyway, or "
+                           "shorten the value lists")
+
+    def tasks(self) -> list[Task]:
+        """Tasks in grid order (then learners, then seeds), duplicates removed."""
+        from ltr_cli.runner import run_name
+
+        raw, source = self.raw, self.source
+        grid = self.base.sweep or {}
+        keys = list(grid)
+        unique: dict[str, Task] = {}
+        for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+            point = dict(zip(keys, values))
+            data = copy.deepcopy(raw)
+            data.pop("sweep", None)
+            data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
+            label = ", ".join(f"{k}={v}" for k, v in point.items())
+            spec = _validate_point(data, source, label)
+            for seed in spec.seed_list():
+                one = spec.for_seed(seed)
+                resolved = one.resolved()
+                resolved.pop("sweep", None)
+                for learner in one.learners:
+                    task = Task(resolved, learner, point, one.experiment, run_name(one, learner))
+                    # a learner's run depends only on its own keys: grid points that differ
+                    # only in another learner's settings give the same run id, run once
+                    unique.setdefault(task.key, task)
+        return list(unique.values())
+
+
+def plan(path: str | Path, overrides: list[str] | None = None) -> SweepPlan:
+    """Read and validate a sweep config; its grid size is known, nothing is expanded."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, None, "config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, None, f"cannot read config ({exc})") from None
     raw = _load_yaml(text, source)
@@ -58,28 +141,16 @@ def expand(path: str | Path, overrides: list[str] | None = None) -> list[Task]:
     if overrides:
         raw = apply_overrides(raw, overrides, source)
     base = parse_config(raw, source)  # validates the sweep block and the base config
-    grid = base.sweep or {}
-    keys = list(grid)
-    tasks: list[Task] = []
-    for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-        point = dict(zip(keys, values))
-        data = copy.deepcopy(raw)
-        data.pop("sweep", None)
-        data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
-        label = ", ".join(f"{k}={v}" for k, v in point.items())
-        spec = _validate_point(data, source, label)
-        for seed in spec.seed_list():
-            one = spec.for_seed(seed)
-            resolved = one.resolved()
-            resolved.pop("sweep", None)
-            for learner in one.learners:
-                tasks.append(Task(resolved, learner, point, one.experiment, run_name(one, learner)))
-    # a learner's run depends only on its own keys: grid points that differ only in another
-    # learner's settings give the same run id, and it is run once
-    unique: dict[str, Task] = {}
-    for task in tasks:
-        unique.setdefault(task.key, task)
-    return list(unique.values())
+    axes = {k: len(v) for k, v in (base.sweep or {}).items()}
+    return SweepPlan(source, raw, base, axes)
+
+
+def expand(path: str | Path, overrides: list[str] | None = None,
+           max_grid: int | None = MAX_GRID) -> list[Task]:
+    """Tasks of a sweep config, in grid order (then learners, then seeds)."""
+    p = plan(path, overrides)
+    p.check_limit(max_grid)
+    return p.tasks()
 
 
 def _validate_point(data: dict[str, Any], source: str, label: str) -> ExperimentSpec:
@@ -89,26 +160,337 @@ def _validate_point(data: dict[str, Any], source: str, label: str) -> Experiment
         raise ConfigError(source, exc.key, f"{str(exc).split(': ', 2)[-1]} (at sweep point {label})") from None
 
 
+def _one_line(text: str, limit: int = 1000) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def effective_jobs(requested: int, n_tasks: int) -> int:
+    """``--jobs`` capped at the number of runs and at 4 processes per CPU."""
+    return max(1, min(requested, n_tasks, JOBS_PER_CPU * (os.cpu_count() or 1)))
+
+
+# --- one task ---------------------------------------------------------------------------------
+
+def _failed_path(task: Task, out_root: str | Path) -> Path:
+    return Path(out_root) / task.experiment / f".{task.run_id}.failed.json"
+
+
+def record_failure(task: Task, out_root: str | Path, message: str, start: float | None = None) -> None:
+    """Write ``.<run-id>.failed.json`` atomically (best effort: a results folder this
+    process cannot write, e.g. a Dask client without the cluster's filesystem, is skipped)."""
+    failed = _failed_path(task, out_root)
+    try:
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        tmp = failed.with_name(failed.name + f".tmp-{os.getpid()}")
+        tmp.write_text(json.dumps({"run": task.key, "point": task.point, "error": message,
+                                   "time": start if start is not None else time.time()},
+                                  indent=2, default=str))
+        os.replace(tmp, failed)
+    except OSError:
+        pass
+
+
+def _test_kill_hook(task: Task) -> None:
+    """See :data:`TEST_KILL_ENV` (a test hook; does nothing unless that variable is set)."""
+    wanted = os.environ.get(TEST_KILL_ENV)
+    if not wanted:
+        return
+    names = {w.strip() for w in wanted.split(",") if w.strip()}
+    if task.run_id in names or task.learner in names or task.key in names:
+        if os.environ.get("LTR_TEST_KILL_HOW") == "exit":
+            os._exit(3)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def run_task(task: Task, out_root: str) -> dict[str, Any]:
     """Execute one task (resuming it if possible); never raises for a failing run."""
     from ltr_cli.runner import run_experiment
 
-    failed = Path(out_root) / task.experiment / f".{task.run_id}.failed.json"
+    _test_kill_hook(task)
     start = time.time()
     try:
         spec = parse_config(task.config, f"sweep task {task.key}")
         (outcome,) = run_experiment(spec, out=Path(out_root), quiet=True, learners=[task.learner],
                                     resume=True)
     except Exception as exc:  # recorded, so one bad run cannot stop the sweep
-        message = str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}"
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        tmp = failed.with_name(failed.name + f".tmp-{os.getpid()}")
-        tmp.write_text(json.dumps({"run": task.key, "point": task.point, "error": message,
-                                   "time": start}, indent=2, default=str))
-        os.replace(tmp, failed)
+        message = _one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
+        record_failure(task, out_root, message, start)
         return {"run": task.key, "status": "failed", "error": message}
-    failed.unlink(missing_ok=True)
+    _failed_path(task, out_root).unlink(missing_ok=True)
     return {"run": task.key, "status": "done", "path": str(outcome.path)}
+
+
+def _lost(task: Task, out_root: str | Path, message: str) -> dict[str, Any]:
+    """The result of a task whose worker died: done if it had finished writing the run
+    (it died after that), else a recorded failure."""
+    from ltr_cli.results import is_complete
+
+    run_dir = Path(out_root) / task.experiment / task.run_id
+    if is_complete(run_dir):
+        return {"run": task.key, "status": "done", "path": str(run_dir)}
+    record_failure(task, out_root, message)
+    return {"run": task.key, "status": "failed", "error": message}
+
+
+# --- local worker processes -------------------------------------------------------------------
+
+def _worker_loop(conn: Any) -> None:
+    """A local worker: run the tasks the parent sends until it sends None or goes away."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    parent = os.getppid()
+    while True:
+        try:
+            if not conn.poll(1.0):
+                # an idle worker whose sweep was killed (it is re-parented) ends; its pipe
+                # alone may not say so, as later workers inherit copies of it
+                if os.getppid() != parent:
+                    return
+                continue
+            item = conn.recv()
+        except (EOFError, OSError):
+            return
+        if item is None:
+            return
+        task, out = item
+        result = run_task(task, out)
+        try:
+            conn.send(result)
+        except (OSError, ValueError):
+            return
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Any
+    index: int | None = None  # the task it is computing
+
+
+def _death(process: Any) -> str:
+    code = process.exitcode
+    if code is None:
+        how = "stopped answering"
+    elif code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        how = f"was killed by {name}" + (" (e.g. by the out-of-memory killer)" if -code == signal.SIGKILL else "")
+    else:
+        how = f"exited with status {code} without a result"
+    return (f"worker process {process.pid} {how} while computing this run; re-run the sweep to "
+            "retry it (it resumes from its last checkpoint)")
+
+
+def _run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any]]:
+    """Run tasks on ``jobs`` worker processes. Each worker computes one task at a time, so
+    when one dies its task is known: it is recorded as failed and a new worker takes over
+    the remaining tasks. (``concurrent.futures`` cannot do this: one dead worker breaks
+    the whole pool and fails every pending task.)"""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    ctx = mp.get_context()
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    queue = deque(range(len(tasks)))
+    workers: list[_Worker] = []
+
+    def spawn() -> None:
+        parent_end, child_end = ctx.Pipe()
+        proc = ctx.Process(target=_worker_loop, args=(child_end,), name="ltr-sweep-worker")
+        proc.start()
+        child_end.close()
+        workers.append(_Worker(proc, parent_end))
+
+    def bury(w: _Worker) -> None:
+        """Reap a worker that is gone (or kill it) and record its task as failed."""
+        w.process.join(timeout=5)
+        if w.process.is_alive():
+            w.process.kill()
+            w.process.join()
+        w.conn.close()
+        workers.remove(w)
+        if w.index is not None:
+            results[w.index] = _lost(tasks[w.index], out, _death(w.process))
+            w.index = None
+
+    try:
+        while queue or any(w.index is not None for w in workers):
+            idle = sum(w.index is None for w in workers)
+            while len(queue) > idle and len(workers) < jobs:  # start (or replace) workers
+                try:
+                    spawn()
+                except OSError as exc:
+                    if workers:
+                        break  # go on with fewer workers
+                    raise LtrError(f"cannot start a worker process ({exc.strerror or exc}); "
+                                   "try fewer --jobs") from None
+                idle += 1
+            for w in list(workers):
+                if w.index is None and queue:
+                    i = queue.popleft()
+                    try:
+                        w.conn.send((tasks[i], out))
+                        w.index = i
+                    except (OSError, ValueError):  # it died while idle: nothing lost
+                        queue.appendleft(i)
+                        bury(w)
+            busy = [w for w in workers if w.index is not None]
+            if not busy:
+                continue
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for w in busy:
+                if w.conn not in ready and w.process.sentinel not in ready:
+                    continue
+                result = None
+                try:
+                    if w.conn.poll():
+                        result = w.conn.recv()
+                except (EOFError, OSError):
+                    result = None
+                if result is not None:
+                    results[w.index] = result  # type: ignore[index]
+                    w.index = None
+                    if w.process.sentinel in ready:  # it has ended since: replace it
+                        bury(w)
+                else:
+                    bury(w)
+        for w in workers:
+            try:
+                w.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for w in workers:
+            w.process.join(timeout=10)
+    finally:
+        for w in workers:  # interrupted (Ctrl-C) or done: no worker outlives the sweep
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join()
+            w.conn.close()
+    return [r for r in results if r is not None]
+
+
+# --- Dask -------------------------------------------------------------------------------------
+
+_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[^/:]*)/?")
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it looks like a Dask scheduler address (``tcp://HOST:PORT``; the
+    scheme may be omitted, or be tls, ws, wss or ucx), else a one-line error."""
+    m = _ADDRESS.fullmatch(address.strip())
+    problem = None
+    if m is None:
+        problem = "not an address of the form tcp://HOST:PORT"
+    elif m["scheme"] and m["scheme"].lower() not in _SCHEMES:
+        problem = f"unknown protocol {m['scheme']!r} (use {', '.join(_SCHEMES)})"
+    elif not m["port"].isdigit() or not 0 < int(m["port"]) < 65536:
+        problem = f"the port {m['port']!r} is not a number from 1 to 65535"
+    if problem:
+        raise LtrError(f"--scheduler {address!r}: {problem}; give the address the Dask scheduler "
+                       "prints, e.g. tcp://10.0.0.5:8786")
+    return address.strip()
+
+
+@contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """Silence distributed's own log lines (a dead worker is reported by the sweep itself)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+               if name == "distributed" or name.startswith("distributed.")]
+    loggers.append(logging.getLogger("distributed"))
+    old = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, old):
+            lg.setLevel(level)
+
+
+def _dask_failure(exc: BaseException) -> str:
+    from distributed import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        tries = getattr(exc, "allowed_failures", None)
+        last = getattr(exc, "last_worker", None)
+        where = getattr(last, "address", None) or ""
+        attempts = f"{tries + 1} attempt{'s' if tries else ''}" if isinstance(tries, int) else "retries"
+        return _one_line(f"the Dask worker computing this run died ({attempts}"
+                         f"{', last on ' + where if where else ''}; out of memory or killed?); re-run "
+                         "the sweep to retry it (it resumes from its last checkpoint)")
+    return _one_line(f"{type(exc).__name__}: {exc}")
+
+
+def _gather(client: Any, tasks: list[Task], out: str, where: str) -> list[dict[str, Any]]:
+    """Submit every task; collect each result as soon as it is ready (so a worker dying
+    later cannot lose it). A task Dask gave up on (its workers died) is a failed run."""
+    from concurrent.futures import CancelledError
+
+    from distributed import as_completed
+
+    futures = {client.submit(run_task, t, out, pure=False): i for i, t in enumerate(tasks)}
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    try:
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                # waits if the result was lost with a worker that died since (Dask recomputes
+                # it, which finds the run complete); run_task itself never raises
+                results[i] = fut.result()
+            except CancelledError:
+                raise LtrError(f"{where}: run {tasks[i].key} was cancelled (the connection to the "
+                               "scheduler was lost?); finished runs are kept: re-run the sweep to do "
+                               "the rest") from None
+            except Exception as exc:  # Dask gave up on it (KilledWorker) or could not run it
+                results[i] = _lost(tasks[i], out, _dask_failure(exc))
+            fut.release()
+    except LtrError:
+        raise
+    except (Exception, CancelledError) as exc:
+        raise LtrError(f"{where}: lost the connection while the sweep was running ({_one_line(str(exc), 200)}); "
+                       "finished runs are kept: re-run the sweep to do the rest") from None
+    return [r for r in results if r is not None]
+
+
+def _run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
+              connect_timeout: float) -> list[dict[str, Any]]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise LtrError("--executor dask needs Dask: pip install 'ltr-cli[distributed]'") from None
+    with _quiet_dask_logs():
+        if scheduler:
+            address = check_scheduler_address(scheduler)
+            where = f"--scheduler {address}"
+            try:
+                client = Client(address, timeout=connect_timeout)
+            except Exception as exc:
+                raise LtrError(f"{where}: cannot connect to a Dask scheduler there ({_one_line(str(exc), 200)}); "
+                               "check that the scheduler is running, that the host and port are right "
+                               "and that this machine can reach it (firewall, VPN), or raise "
+                               "--connect-timeout") from None
+            with client:
+                return _gather(client, tasks, out, where)
+        where = "the local Dask cluster"
+        import dask
+
+        try:
+            # one task per worker at a time (no queue on workers), so a worker that dies
+            # takes only the run it was computing with it
+            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+        except Exception as exc:
+            raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({_one_line(str(exc), 200)}); "
+                           "try --executor local") from None
+        with cluster, Client(cluster) as client:
+            return _gather(client, tasks, out, where)
 
 
 def execute(
@@ -117,30 +499,47 @@ def execute(
     executor: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> list[dict[str, Any]]:
-    """Run tasks inline (jobs 1), in a process pool, or on Dask; results in task order."""
+    """Run tasks inline (jobs 1), in local worker processes, or on Dask; results in task
+    order. A run that fails or whose worker dies is a ``failed`` result, never an exception."""
     out = str(out_root)
     if executor == "dask":
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError:
-            raise LtrError("--executor dask needs Dask: pip install 'ltr-cli[distributed]'") from None
-        if scheduler:
-            with Client(scheduler) as client:
-                return client.gather([client.submit(run_task, t, out, pure=False) for t in tasks])
-        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
-            return client.gather([client.submit(run_task, t, out, pure=False) for t in tasks])
+        return _run_dask(tasks, out, jobs, scheduler, connect_timeout)
     if jobs <= 1:
         return [run_task(t, out) for t in tasks]
-    from concurrent.futures import ProcessPoolExecutor
+    return _run_local_pool(tasks, out, jobs)
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(run_task, tasks, [out] * len(tasks)))
+
+# --- status -----------------------------------------------------------------------------------
+
+def _regular(path: Path) -> bool:
+    """A regular file (not a directory, FIFO, device or symlink), without opening it."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _failure_message(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(65536)
+        record = json.loads(data)
+        error = record.get("error") if isinstance(record, dict) else None
+        if error is None:
+            raise ValueError
+        return _one_line(str(error))
+    except (OSError, ValueError):
+        return "(unreadable failure record)"
 
 
 def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
-    """done / failed / running / pending for every task (with the failure message)."""
+    """done / failed / running / pending for every task (with the failure message).
+
+    Read-only: it creates, changes and deletes nothing, and odd files where a run's files
+    belong (directories, FIFOs, symlinks, garbage) are read as "not there" or unreadable.
+    Of a checkpoint it reads the small JSON member only, never anything executable."""
     from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer
     from ltr_cli.locks import RunLock
     from ltr_cli.results import is_complete
@@ -150,20 +549,18 @@ def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
         base = Path(out_root) / task.experiment
         row: dict[str, Any] = {"run": task.key, "point": task.point, "learner": task.learner}
         failed = base / f".{task.run_id}.failed.json"
+        checkpoint = base / f".{task.run_id}.checkpoint"
         if is_complete(base / task.run_id):
             row["status"] = "done"
         elif RunLock(base / f".{task.run_id}.lock").is_held_elsewhere():
             row["status"] = "running"
-        elif failed.is_file():
+        elif _regular(failed):
             row["status"] = "failed"
-            try:
-                row["error"] = json.loads(failed.read_text()).get("error")
-            except (OSError, ValueError):
-                row["error"] = "(unreadable failure record)"
+            row["error"] = _failure_message(failed)
         else:
             row["status"] = "pending"
-            try:  # reads the checkpoint's small JSON member only
-                at = Checkpointer(base / f".{task.run_id}.checkpoint", task.run_id, 0).round()
+            try:
+                at = Checkpointer(checkpoint, task.run_id, 0).round()
             except CheckpointInvalid as exc:
                 row["error"] = f"checkpoint unusable ({exc})"
             else:
@@ -171,3 +568,4 @@ def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
                     row["checkpoint_round"] = at
         rows.append(row)
     return rows
+
