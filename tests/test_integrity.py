@@ -197,3 +197,31 @@ def test_corrupt_cache_byte_during_a_run_is_one_line_and_the_cache_is_removed(tm
     assert line.startswith("ltr: error:") and "corrupt" in line and "X.bin block" in line
     assert not xbin.exists() and not list((tmp_path / "out2").rglob("summary.json"))
     del np
+
+
+# --- numba's cache on a read-only install -----------------------------------------------
+
+def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monkeypatch, capsys):
+    import os
+    import tempfile
+
+    from ltr_cli import numba_cache
+
+    monkeypatch.setattr(numba_cache, "CACHE", True)
+    readonly_pkg = tmp_path / "site-packages" / "ltr_cli"  # no writable kernels/ or data/
+    env = {"HOME": str(tmp_path / "home")}
+    assert numba_cache.configure(readonly_pkg, env) == "user-cache"
+    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "home" / ".cache" / "ltr-cli" / "numba")
+
+    env = {"HOME": "/dev/null/no-home"}  # HOME unusable: a private temp directory
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    assert numba_cache.configure(readonly_pkg, env) == "temp"
+    temp = tmp_path / "tmp" / f"ltr-cli-numba-{os.getuid()}"
+    assert env["NUMBA_CACHE_DIR"] == str(temp) and not temp.stat().st_mode & 0o077
+
+    temp.chmod(0o777)  # someone else could plant pickled index files there: not used
+    env = {"HOME": "/dev/null/no-home"}
+    assert numba_cache.configure(readonly_pkg, env) == "none"
+    assert "NUMBA_CACHE_DIR" not in env and numba_cache.CACHE is False
+    assert "kernels compile in every run" in capsys.readouterr().err
+    assert numba_cache.configure(readonly_pkg, {"NUMBA_CACHE_DIR": "/x"}) == "user"

@@ -23,6 +23,7 @@ import numpy as np
 from ltr_cli.data.svmlight import (
     _BOM,
     _DECOMPRESS_ERRORS,
+    MAX_LABEL,
     InputTooLarge,
     find_group_file,
     open_binary,
@@ -148,6 +149,8 @@ class _Grouper:
         else:
             X, y, ntok, last = (np.concatenate(p) for p in zip(*self.parts))
         self.parts = []
+        if y.shape[0] and y.max() > MAX_LABEL:
+            raise Irregular(self.line)  # the reference parser names the line
         return QueryRows(self.qid, X, y, self.line, int(ntok.sum()), int(last.max(initial=-1)))
 
     def add(self, piece: "_Scanned", first_line: int) -> Generator[QueryRows, None, int]:

@@ -26,7 +26,12 @@ Whitespace is what ``bytes.split()`` splits on (space, \\t, \\r, \\v, \\f); line
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ltr_cli.numba_cache import ensure
+
+_CACHE = ensure()  # before numba is imported: picks a writable cache directory
+
+from numba import njit  # noqa: E402
 
 IRREGULAR = 1
 SLOW_FULL = 2  # more slow numbers than slow_* can hold: enlarge and rescan the block
@@ -38,17 +43,17 @@ QID_NONE = 2  # group file: a "qid:" token is skipped if present, no qid span ne
 _POW10 = np.array([10.0**i for i in range(23)])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _is_digit(c):
     return 48 <= c <= 57
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _digits(buf, i, end, cap):
     """The decimal digits at buf[i:]: (value, digit count, next index). Digits stop
     adding to the value once it reaches ``cap`` (the count goes on)."""
@@ -62,7 +67,7 @@ def _digits(buf, i, end, cap):
     return value, count, i
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _number(buf, i, end, pow10):
     """Parse a number at buf[i:]; return (value, next index, status).
 
@@ -129,7 +134,7 @@ def _number(buf, i, end, pow10):
     return (-v if neg else v), i, 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _note_slow(slow, n, row, col, start, stop):
     """Record number n (row, column or -1 for a label, byte span) for float(); False when
     ``slow`` (4, capacity) is full."""
@@ -142,7 +147,7 @@ def _note_slow(slow, n, row, col, start, stop):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=_CACHE, nogil=True)
 def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok, lastcol,
                slow, first_line, max_abs):
     """Parse every line of ``buf`` (uint8, whole lines) into the preallocated outputs.
@@ -263,7 +268,7 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
     return rows, n_slow, 0, line
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=_CACHE, nogil=True)
 def line_cuts(buf, max_lines, max_bytes):
     """Offsets that cut ``buf`` (whole lines) into pieces of at most ``max_lines`` newlines
     and, where a line allows, about ``max_bytes`` bytes; with the newline count before each
@@ -287,7 +292,7 @@ def line_cuts(buf, max_lines, max_bytes):
     return np.array(cuts, dtype=np.int64), np.array(before, dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=_CACHE, nogil=True)
 def query_starts(buf, qid_start, qid_end, rows, prev):
     """Rows (within one block) where the qid differs from the row before; row 0 is compared
     with ``prev`` (the previous block's last qid bytes; empty: always a start)."""

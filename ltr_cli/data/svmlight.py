@@ -55,6 +55,7 @@ _MAGIC = {b"\x1f\x8b": "gz", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 _BOM = b"\xef\xbb\xbf"
 
 
+MAX_LABEL = 1000.0  # 2^1000 - 1 is finite, and so is a sum of millions of such gains
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 DEFAULT_MAX_QUERY_MB = 1024.0
 DEFAULT_MAX_DECOMPRESSION_RATIO = 200.0
@@ -608,4 +609,8 @@ def _parse_label(path: str, lineno: int, token: bytes) -> float:
         raise DataFormatError(path, lineno, f"bad label {_show(token)}; expected a number") from None
     if not math.isfinite(value):
         raise DataFormatError(path, lineno, f"label {_show(token)} is not a finite number")
+    if value > MAX_LABEL:
+        raise DataFormatError(path, lineno, f"label {_show(token)} is too large for the gain 2^r - 1 "
+                              f"(labels up to {MAX_LABEL:g} keep gains and their sums finite); "
+                              "rescale the labels")
     return value

@@ -13,10 +13,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
 
-_CACHE = True
+from ltr_cli.numba_cache import ensure
+
+_CACHE = ensure()  # before numba is imported: picks a writable cache directory
+
+from numba import njit, types  # noqa: E402
+from numba.extending import overload  # noqa: E402
+
 _NAN = np.nan
 _INF = np.inf
 _EXP_CAP = 50.0

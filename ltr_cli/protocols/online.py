@@ -129,6 +129,7 @@ def run_online(
         for _ in range(t):  # replay the stream's own draws up to where the run stopped
             next(rounds)
     reveal_k = feedback_size(learner, feedback)
+    width = learner.weights.shape[0]
     # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
     nan_allowed = getattr(learner, "numerics", "stable") == "authors-code"
     total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
@@ -151,6 +152,9 @@ def run_online(
                 break
             t += 1
             X, y = query.X, query.y
+            if X.ndim != 2 or X.shape[1] != width or y.shape[0] != X.shape[0]:  # before any kernel
+                raise LtrError(f"round {t} (qid {query.qid}): query rows of shape {X.shape} with "
+                               f"{y.shape[0]} labels do not fit the learner's {width} features")
             ranking = learner.rank(X, rng)
             if spec is not None:
                 values = K.round_measures(ranking, as_labels(y), spec,  # type: ignore[union-attr]
