@@ -560,8 +560,21 @@ def eval_(
         typer.echo(format_tables(result, per_query), nl=False)
 
 
+def _refuse_unencodable(argv: list[str]) -> None:
+    """Arguments (paths above all) that are not valid UTF-8 are refused before any work:
+    they could not be written into a manifest, a config copy or a report."""
+    for i, arg in enumerate(argv[1:], 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            raise LtrError(f"argument {i} ({shown}) is not valid UTF-8; rename the file or "
+                           "directory, or give another path") from None
+
+
 def main() -> None:
     try:
+        _refuse_unencodable(sys.argv)
         app()
     except LtrError as exc:  # errors raised outside a command body
         typer.echo(f"ltr: error: {exc}", err=True)

@@ -225,3 +225,21 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monke
     assert "NUMBA_CACHE_DIR" not in env and numba_cache.CACHE is False
     assert "kernels compile in every run" in capsys.readouterr().err
     assert numba_cache.configure(readonly_pkg, {"NUMBA_CACHE_DIR": "/x"}) == "user"
+
+
+def test_a_path_that_is_not_utf8_is_refused_before_any_work(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    out = bytes(tmp_path) + b"/\xff\xfe-out"
+    res = subprocess.run([sys.executable.encode(), b"-m", b"ltr_cli", b"run",
+                          bytes(REPO / "configs" / "simulated_separable.yaml"), b"--out", out, b"-q"],
+                         capture_output=True)
+    err = res.stderr.decode()
+    assert res.returncode == 1 and err.startswith("ltr: error: argument 4") and "UTF-8" in err
+    assert len(err.strip().splitlines()) == 1
+    import os
+
+    assert not os.path.exists(out)
