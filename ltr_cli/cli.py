@@ -210,7 +210,8 @@ def sweep(
             typer.echo(f"ltr: note: {message}", err=True)
 
     try:
-        from ltr_cli.sweep import check_scheduler_address, effective_jobs, execute, plan, status
+        from ltr_cli.sweep import effective_jobs, execute, plan, status
+        from ltr_cli.sweep_dask import check_scheduler_address
 
         if scheduler is not None and not show_status:
             if executor == ExecutorOpt.local:

@@ -28,15 +28,12 @@ import itertools
 import json
 import math
 import os
-import re
 import signal
 import stat
 import time
-from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ltr_cli.config import ExperimentSpec, _load_yaml, apply_overrides, parse_config
 from ltr_cli.errors import ConfigError, LtrError
@@ -233,266 +230,6 @@ def _lost(task: Task, out_root: str | Path, message: str) -> dict[str, Any]:
     return {"run": task.key, "status": "failed", "error": message}
 
 
-# --- local worker processes -------------------------------------------------------------------
-
-def _worker_loop(conn: Any) -> None:
-    """A local worker: run the tasks the parent sends until it sends None or goes away."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    parent = os.getppid()
-    while True:
-        try:
-            if not conn.poll(1.0):
-                # an idle worker whose sweep was killed (it is re-parented) ends; its pipe
-                # alone may not say so, as later workers inherit copies of it
-                if os.getppid() != parent:
-                    return
-                continue
-            item = conn.recv()
-        except (EOFError, OSError):
-            return
-        if item is None:
-            return
-        task, out = item
-        result = run_task(task, out)
-        try:
-            conn.send(result)
-        except (OSError, ValueError):
-            return
-
-
-@dataclass
-class _Worker:
-    process: Any
-    conn: Any
-    index: int | None = None  # the task it is computing
-
-
-def _death(process: Any) -> str:
-    code = process.exitcode
-    if code is None:
-        how = "stopped answering"
-    elif code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        how = f"was killed by {name}" + (" (e.g. by the out-of-memory killer)" if -code == signal.SIGKILL else "")
-    else:
-        how = f"exited with status {code} without a result"
-    return (f"worker process {process.pid} {how} while computing this run; re-run the sweep to "
-            "retry it (it resumes from its last checkpoint)")
-
-
-def _run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any]]:
-    """Run tasks on ``jobs`` worker processes. Each worker computes one task at a time, so
-    when one dies its task is known: it is recorded as failed and a new worker takes over
-    the remaining tasks. (``concurrent.futures`` cannot do this: one dead worker breaks
-    the whole pool and fails every pending task.)"""
-    import multiprocessing as mp
-    from multiprocessing.connection import wait
-
-    ctx = mp.get_context()
-    results: list[dict[str, Any] | None] = [None] * len(tasks)
-    queue = deque(range(len(tasks)))
-    workers: list[_Worker] = []
-
-    def spawn() -> None:
-        parent_end, child_end = ctx.Pipe()
-        proc = ctx.Process(target=_worker_loop, args=(child_end,), name="ltr-sweep-worker")
-        proc.start()
-        child_end.close()
-        workers.append(_Worker(proc, parent_end))
-
-    def bury(w: _Worker) -> None:
-        """Reap a worker that is gone (or kill it) and record its task as failed."""
-        w.process.join(timeout=5)
-        if w.process.is_alive():
-            w.process.kill()
-            w.process.join()
-        w.conn.close()
-        workers.remove(w)
-        if w.index is not None:
-            results[w.index] = _lost(tasks[w.index], out, _death(w.process))
-            w.index = None
-
-    try:
-        while queue or any(w.index is not None for w in workers):
-            idle = sum(w.index is None for w in workers)
-            while len(queue) > idle and len(workers) < jobs:  # start (or replace) workers
-                try:
-                    spawn()
-                except OSError as exc:
-                    if workers:
-                        break  # go on with fewer workers
-                    raise LtrError(f"cannot start a worker process ({exc.strerror or exc}); "
-                                   "try fewer --jobs") from None
-                idle += 1
-            for w in list(workers):
-                if w.index is None and queue:
-                    i = queue.popleft()
-                    try:
-                        w.conn.send((tasks[i], out))
-                        w.index = i
-                    except (OSError, ValueError):  # it died while idle: nothing lost
-                        queue.appendleft(i)
-                        bury(w)
-            busy = [w for w in workers if w.index is not None]
-            if not busy:
-                continue
-            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
-            for w in busy:
-                if w.conn not in ready and w.process.sentinel not in ready:
-                    continue
-                result = None
-                try:
-                    if w.conn.poll():
-                        result = w.conn.recv()
-                except (EOFError, OSError):
-                    result = None
-                if result is not None:
-                    results[w.index] = result  # type: ignore[index]
-                    w.index = None
-                    if w.process.sentinel in ready:  # it has ended since: replace it
-                        bury(w)
-                else:
-                    bury(w)
-        for w in workers:
-            try:
-                w.conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for w in workers:
-            w.process.join(timeout=10)
-    finally:
-        for w in workers:  # interrupted (Ctrl-C) or done: no worker outlives the sweep
-            if w.process.is_alive():
-                w.process.kill()
-                w.process.join()
-            w.conn.close()
-    return [r for r in results if r is not None]
-
-
-# --- Dask -------------------------------------------------------------------------------------
-
-_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[^/:]*)/?")
-_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
-
-
-def check_scheduler_address(address: str) -> str:
-    """``address`` if it looks like a Dask scheduler address (``tcp://HOST:PORT``; the
-    scheme may be omitted, or be tls, ws, wss or ucx), else a one-line error."""
-    m = _ADDRESS.fullmatch(address.strip())
-    problem = None
-    if m is None:
-        problem = "not an address of the form tcp://HOST:PORT"
-    elif m["scheme"] and m["scheme"].lower() not in _SCHEMES:
-        problem = f"unknown protocol {m['scheme']!r} (use {', '.join(_SCHEMES)})"
-    elif not m["port"].isdigit() or not 0 < int(m["port"]) < 65536:
-        problem = f"the port {m['port']!r} is not a number from 1 to 65535"
-    if problem:
-        raise LtrError(f"--scheduler {address!r}: {problem}; give the address the Dask scheduler "
-                       "prints, e.g. tcp://10.0.0.5:8786")
-    return address.strip()
-
-
-@contextmanager
-def _quiet_dask_logs() -> Iterator[None]:
-    """Silence distributed's own log lines (a dead worker is reported by the sweep itself)."""
-    import logging
-
-    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
-               if name == "distributed" or name.startswith("distributed.")]
-    loggers.append(logging.getLogger("distributed"))
-    old = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, old):
-            lg.setLevel(level)
-
-
-def _dask_failure(exc: BaseException) -> str:
-    from distributed import KilledWorker
-
-    if isinstance(exc, KilledWorker):
-        tries = getattr(exc, "allowed_failures", None)
-        last = getattr(exc, "last_worker", None)
-        where = getattr(last, "address", None) or ""
-        attempts = f"{tries + 1} attempt{'s' if tries else ''}" if isinstance(tries, int) else "retries"
-        return _one_line(f"the Dask worker computing this run died ({attempts}"
-                         f"{', last on ' + where if where else ''}; out of memory or killed?); re-run "
-                         "the sweep to retry it (it resumes from its last checkpoint)")
-    return _one_line(f"{type(exc).__name__}: {exc}")
-
-
-def _gather(client: Any, tasks: list[Task], out: str, where: str) -> list[dict[str, Any]]:
-    """Submit every task; collect each result as soon as it is ready (so a worker dying
-    later cannot lose it). A task Dask gave up on (its workers died) is a failed run."""
-    from concurrent.futures import CancelledError
-
-    from distributed import as_completed
-
-    futures = {client.submit(run_task, t, out, pure=False): i for i, t in enumerate(tasks)}
-    results: list[dict[str, Any] | None] = [None] * len(tasks)
-    try:
-        for fut in as_completed(futures):
-            i = futures[fut]
-            try:
-                # waits if the result was lost with a worker that died since (Dask recomputes
-                # it, which finds the run complete); run_task itself never raises
-                results[i] = fut.result()
-            except CancelledError:
-                raise LtrError(f"{where}: run {tasks[i].key} was cancelled (the connection to the "
-                               "scheduler was lost?); finished runs are kept: re-run the sweep to do "
-                               "the rest") from None
-            except Exception as exc:  # Dask gave up on it (KilledWorker) or could not run it
-                results[i] = _lost(tasks[i], out, _dask_failure(exc))
-            fut.release()
-    except LtrError:
-        raise
-    except (Exception, CancelledError) as exc:
-        raise LtrError(f"{where}: lost the connection while the sweep was running ({_one_line(str(exc), 200)}); "
-                       "finished runs are kept: re-run the sweep to do the rest") from None
-    return [r for r in results if r is not None]
-
-
-def _run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
-              connect_timeout: float) -> list[dict[str, Any]]:
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise LtrError("--executor dask needs Dask: pip install 'ltr-cli[distributed]'") from None
-    with _quiet_dask_logs():
-        if scheduler:
-            address = check_scheduler_address(scheduler)
-            where = f"--scheduler {address}"
-            try:
-                client = Client(address, timeout=connect_timeout)
-            except Exception as exc:
-                raise LtrError(f"{where}: cannot connect to a Dask scheduler there ({_one_line(str(exc), 200)}); "
-                               "check that the scheduler is running, that the host and port are right "
-                               "and that this machine can reach it (firewall, VPN), or raise "
-                               "--connect-timeout") from None
-            with client:
-                return _gather(client, tasks, out, where)
-        where = "the local Dask cluster"
-        import dask
-
-        try:
-            # one task per worker at a time (no queue on workers), so a worker that dies
-            # takes only the run it was computing with it
-            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
-                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-        except Exception as exc:
-            raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({_one_line(str(exc), 200)}); "
-                           "try --executor local") from None
-        with cluster, Client(cluster) as client:
-            return _gather(client, tasks, out, where)
-
-
 def execute(
     tasks: list[Task],
     out_root: Path,
@@ -505,10 +242,14 @@ def execute(
     order. A run that fails or whose worker dies is a ``failed`` result, never an exception."""
     out = str(out_root)
     if executor == "dask":
-        return _run_dask(tasks, out, jobs, scheduler, connect_timeout)
+        from ltr_cli.sweep_dask import run_dask
+
+        return run_dask(tasks, out, jobs, scheduler, connect_timeout)
     if jobs <= 1:
         return [run_task(t, out) for t in tasks]
-    return _run_local_pool(tasks, out, jobs)
+    from ltr_cli.sweep_local import run_local_pool
+
+    return run_local_pool(tasks, out, jobs)
 
 
 # --- status -----------------------------------------------------------------------------------

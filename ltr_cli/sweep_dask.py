@@ -1,0 +1,136 @@
+"""Dask execution for ``ltr sweep --executor dask`` (a LocalCluster, or ``--scheduler``).
+
+Results are collected as each task finishes; a task Dask gives up on (its workers died
+``distributed.scheduler.allowed-failures`` times) or cannot run is a failed run. Scheduler
+addresses are checked before connecting, and connection problems are one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ltr_cli.errors import LtrError
+from ltr_cli.sweep import Task, _lost, _one_line, run_task
+
+_ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[^/:]*)/?")
+_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it looks like a Dask scheduler address (``tcp://HOST:PORT``; the
+    scheme may be omitted, or be tls, ws, wss or ucx), else a one-line error."""
+    m = _ADDRESS.fullmatch(address.strip())
+    problem = None
+    if m is None:
+        problem = "not an address of the form tcp://HOST:PORT"
+    elif m["scheme"] and m["scheme"].lower() not in _SCHEMES:
+        problem = f"unknown protocol {m['scheme']!r} (use {', '.join(_SCHEMES)})"
+    elif not m["port"].isdigit() or not 0 < int(m["port"]) < 65536:
+        problem = f"the port {m['port']!r} is not a number from 1 to 65535"
+    if problem:
+        raise LtrError(f"--scheduler {address!r}: {problem}; give the address the Dask scheduler "
+                       "prints, e.g. tcp://10.0.0.5:8786")
+    return address.strip()
+
+
+@contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """Silence distributed's own log lines (a dead worker is reported by the sweep itself)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+               if name == "distributed" or name.startswith("distributed.")]
+    loggers.append(logging.getLogger("distributed"))
+    old = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, old):
+            lg.setLevel(level)
+
+
+def _dask_failure(exc: BaseException) -> str:
+    from distributed import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        tries = getattr(exc, "allowed_failures", None)
+        last = getattr(exc, "last_worker", None)
+        where = getattr(last, "address", None) or ""
+        attempts = f"{tries + 1} attempt{'s' if tries else ''}" if isinstance(tries, int) else "retries"
+        return _one_line(f"the Dask worker computing this run died ({attempts}"
+                         f"{', last on ' + where if where else ''}; out of memory or killed?); re-run "
+                         "the sweep to retry it (it resumes from its last checkpoint)")
+    return _one_line(f"{type(exc).__name__}: {exc}")
+
+
+def _gather(client: Any, tasks: list[Task], out: str, where: str) -> list[dict[str, Any]]:
+    """Submit every task; collect each result as soon as it is ready (so a worker dying
+    later cannot lose it). A task Dask gave up on (its workers died) is a failed run."""
+    from concurrent.futures import CancelledError
+
+    from distributed import as_completed
+
+    futures = {client.submit(run_task, t, out, pure=False): i for i, t in enumerate(tasks)}
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    try:
+        for fut in as_completed(futures):
+            i = futures[fut]
+            try:
+                # waits if the result was lost with a worker that died since (Dask recomputes
+                # it, which finds the run complete); run_task itself never raises
+                results[i] = fut.result()
+            except CancelledError:
+                raise LtrError(f"{where}: run {tasks[i].key} was cancelled (the connection to the "
+                               "scheduler was lost?); finished runs are kept: re-run the sweep to do "
+                               "the rest") from None
+            except Exception as exc:  # Dask gave up on it (KilledWorker) or could not run it
+                results[i] = _lost(tasks[i], out, _dask_failure(exc))
+            fut.release()
+    except LtrError:
+        raise
+    except (Exception, CancelledError) as exc:
+        raise LtrError(f"{where}: lost the connection while the sweep was running ({_one_line(str(exc), 200)}); "
+                       "finished runs are kept: re-run the sweep to do the rest") from None
+    return [r for r in results if r is not None]
+
+
+def run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
+              connect_timeout: float) -> list[dict[str, Any]]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise LtrError("--executor dask needs Dask: pip install 'ltr-cli[distributed]'") from None
+    with _quiet_dask_logs():
+        if scheduler:
+            address = check_scheduler_address(scheduler)
+            where = f"--scheduler {address}"
+            try:
+                client = Client(address, timeout=connect_timeout)
+            except Exception as exc:
+                raise LtrError(f"{where}: cannot connect to a Dask scheduler there ({_one_line(str(exc), 200)}); "
+                               "check that the scheduler is running, that the host and port are right "
+                               "and that this machine can reach it (firewall, VPN), or raise "
+                               "--connect-timeout") from None
+            with client:
+                return _gather(client, tasks, out, where)
+        where = "the local Dask cluster"
+        import dask
+
+        try:
+            # one task per worker at a time (no queue on workers), so a worker that dies
+            # takes only the run it was computing with it
+            with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+                cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+        except Exception as exc:
+            raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({_one_line(str(exc), 200)}); "
+                           "try --executor local") from None
+        with cluster, Client(cluster) as client:
+            return _gather(client, tasks, out, where)
+
+
