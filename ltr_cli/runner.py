@@ -134,6 +134,17 @@ def owning(run_dir: Path) -> Iterator[None]:
         lock.release()
 
 
+def _refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:
+    """One-line error if a finished run recorded other data than ``identity`` (it is
+    neither counted as done nor silently recomputed over)."""
+    dataset = read_run(run_dir).manifest.get("dataset")
+    recorded = dataset.get("fingerprint") if isinstance(dataset, dict) else None
+    if not same_content(recorded, identity):
+        raise LtrError(f"{run_dir}: this finished run was computed on other data than {what} "
+                       "now holds; remove the run directory to recompute it, or use another "
+                       "--out to keep both")
+
+
 def _load_checkpoint(checkpointer: Checkpointer, measures: list[Any], source: QuerySource) -> RunState | None:
     """The run's checkpoint, validated, and only if it was taken on the data now on disk;
     one-line error otherwise (it is never silently discarded or trusted)."""
@@ -177,14 +188,16 @@ def _run_batch_learner(
     argv: list[str] | None, resume: bool,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
-    from ltr_cli.protocols.batch import run_cv
+    from ltr_cli.protocols.batch import data_identity, run_cv
 
     run_id = run_name(spec, name)
     run_dir = out_root / spec.experiment / run_id
+    identity = data_identity(spec)
     if resume and is_complete(run_dir):
+        _refuse_other_data(run_dir, identity, f"the {spec.dataset.name} files")  # type: ignore[union-attr]
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
     with owning(run_dir):
-        table, summary, models = run_cv(spec, name, lspec, quiet)
+        table, summary, models = run_cv(spec, name, lspec, quiet, identity)
         summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                    "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                    "label": lspec.label or lspec.type, "role": lspec.type,
@@ -196,7 +209,7 @@ def _run_batch_learner(
             "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
             "command": argv or sys.argv,
             "dataset": {"name": spec.dataset.name,  # type: ignore[union-attr]
-                        "fingerprint": {"root": str(spec.dataset.root)}},  # type: ignore[union-attr]
+                        "root": str(spec.dataset.root), "fingerprint": identity},  # type: ignore[union-attr]
             "conventions": {"evaluation": spec.cv.convention, "selection": f"vali {spec.cv.select_by}",  # type: ignore[union-attr]
                             "ties": "stable: descending score, then document order"},
             "learner_conventions": lspec.model_dump(mode="json"),
@@ -240,11 +253,7 @@ def _run_learner(
     run_id = run_name(spec, name, repeated)
     run_dir = out_root / spec.experiment / run_id
     if resume and is_complete(run_dir):
-        recorded = read_run(run_dir).manifest.get("dataset", {}).get("fingerprint")
-        if not same_content(recorded, source.identity()):
-            raise LtrError(f"{run_dir}: this finished run was computed on other data than "
-                           f"{source.description} now holds; remove the run directory to "
-                           "recompute it, or use another --out to keep both")
+        _refuse_other_data(run_dir, source.identity(), source.description)
         if not quiet:
             print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)

@@ -243,3 +243,22 @@ def test_a_path_that_is_not_utf8_is_refused_before_any_work(tmp_path):
     import os
 
     assert not os.path.exists(out)
+
+
+def test_batch_resume_refuses_a_finished_cv_run_whose_files_changed(tmp_path):
+    from tests.conftest import REPO
+    from tests.test_batch_protocol import make_letor
+
+    root = tmp_path / "OHSUMED"
+    make_letor(root, queries=4, docs=6)
+    args = ["run", str(REPO / "configs" / "letor_ohsumed.yaml"), "--out", str(tmp_path / "out"), "-q",
+            "--learner", "ranksvm", "--set", f"dataset.root={root}", "--set", "learners.ranksvm.grid={C: [1]}"]
+    assert runner.invoke(app, args).exit_code == 0
+    again = runner.invoke(app, [*args, "--resume"])
+    assert again.exit_code == 0  # unchanged data: counted as done
+    test3 = next(root.rglob("Fold3/test*.txt"))
+    test3.write_bytes(test3.read_bytes().replace(b"\n0 qid", b"\n2 qid", 1))
+    res = runner.invoke(app, [*args, "--resume"])
+    assert res.exit_code == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith("ltr: error:") and "other data" in line
