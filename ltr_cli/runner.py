@@ -23,6 +23,7 @@ from ltr_cli.models import LinearModel
 from ltr_cli.checkpoint import Checkpointer
 from ltr_cli.errors import LtrError
 from ltr_cli.locks import RunLock, RunLocked
+from ltr_cli.outputs import run_path
 from ltr_cli.results import is_complete, read_run, write_run
 from ltr_cli.theory import stream_constants, theory_block
 
@@ -161,7 +162,7 @@ def _run_batch_learner(
     from ltr_cli.protocols.batch import run_cv
 
     run_id = run_name(spec, name)
-    run_dir = out_root / spec.experiment / run_id
+    run_dir = run_path(out_root, spec.experiment, run_id)
     if resume and is_complete(run_dir):
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
     with owning(run_dir):
@@ -219,7 +220,7 @@ def _run_learner(
 ) -> RunOutcome:
     measures = spec.metrics.measures()
     run_id = run_name(spec, name, repeated)
-    run_dir = out_root / spec.experiment / run_id
+    run_dir = run_path(out_root, spec.experiment, run_id)
     if resume and is_complete(run_dir):
         if not quiet:
             print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)

@@ -157,9 +157,10 @@ def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
         elif failed.is_file():
             row["status"] = "failed"
             try:
-                row["error"] = json.loads(failed.read_text()).get("error")
-            except (OSError, ValueError):
-                row["error"] = "(unreadable failure record)"
+                error = json.loads(failed.read_text(encoding="utf-8")).get("error")
+            except (OSError, ValueError, RecursionError, AttributeError):
+                error = None
+            row["error"] = " ".join(error.split()) if isinstance(error, str) else "(unreadable failure record)"
         else:
             row["status"] = "pending"
             state = Checkpointer(base / f".{task.run_id}.checkpoint", task.run_id, 0).load()
