@@ -68,8 +68,14 @@ def _io_error(exc: OSError) -> LtrError:
     return LtrError(f"{where}: {exc.strerror or exc} (check the path and its parent folder)")
 
 
+def _one_line(text: str) -> str:
+    """``text`` with control characters (a newline in a folder name, a terminal escape in a
+    crafted file) shown escaped, so an error is always one line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def _fail(exc: LtrError) -> None:
-    typer.echo(f"ltr: error: {exc}", err=True)
+    typer.echo(f"ltr: error: {_one_line(str(exc))}", err=True)
     raise typer.Exit(1)
 
 
@@ -161,7 +167,7 @@ def plot(
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
     try:
-        from ltr_cli.plot import plot_runs, plot_theory
+        from ltr_cli.plot import check_outputs, output_names, plot_runs, plot_theory
         from ltr_cli.results import find_runs, read_run
 
         dirs = find_runs(results)
@@ -173,6 +179,7 @@ def plot(
 
             runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
         target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
+        check_outputs(target, output_names(runs, metric, theory))  # before anything is written
         written = plot_runs(runs, metric, target, max_rounds, band.value)
         if theory:
             written += plot_theory(runs, target)
@@ -296,7 +303,9 @@ def report(
             parts.append(render(batch_rows(batch), BATCH_COLUMNS))
         text = "\n".join(parts)
         if out is not None:
-            out.write_text(text)
+            from ltr_cli.outputs import write_text
+
+            write_text(out, text)
     except LtrError as exc:
         _fail(exc)
     except OSError as exc:
@@ -512,7 +521,9 @@ def score(
             lines.extend(f"{s:.10g}" for s in scorer.scores(q.X))
         text = "\n".join(lines) + "\n"
         if out is not None:
-            out.write_text(text)
+            from ltr_cli.outputs import write_text
+
+            write_text(out, text)
         else:
             typer.echo(text, nl=False)
     except LtrError as exc:
@@ -578,7 +589,7 @@ def main() -> None:
         _refuse_unencodable(sys.argv)
         app()
     except LtrError as exc:  # errors raised outside a command body
-        typer.echo(f"ltr: error: {exc}", err=True)
+        typer.echo(f"ltr: error: {_one_line(str(exc))}", err=True)
         sys.exit(1)
 
 

@@ -1,38 +1,83 @@
 """Experiment configs: YAML -> validated, typed :class:`ExperimentSpec`.
 
 Unknown keys and wrong types fail with the dotted key path and what was expected
-(``ConfigError``). YAML is read with the safe loader and aliases are refused, so a config
-can neither build Python objects nor expand into an alias bomb. ``--set key=value``
-overrides are applied to the raw mapping before validation (values parsed as YAML scalars).
-Relative paths in a config are relative to the current directory.
+(``ConfigError``). YAML is read by :mod:`ltr_cli.yamlio`: the YAML 1.2 core schema (so
+``1_000``, ``1:30`` and ``yes`` are strings, ``1e3`` is a number), safe constructors
+only, no aliases and no repeated keys, so a config can neither build Python objects nor
+expand into an alias bomb nor silently lose a value. Types are strict (a bool is not an
+int, a string is not a number). Names that become paths (``experiment``, learner names)
+are checked by :mod:`ltr_cli.names`. ``--set key=value`` overrides are applied to the raw
+mapping before validation (values parsed with the same YAML rules). Relative paths in a
+config are relative to the current directory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      field_validator, model_validator)
 
 from ltr_cli.errors import ConfigError
-from ltr_cli.metrics import Measure
+from ltr_cli.names import NAME_HELP, check_label, check_name
+from ltr_cli.metrics import Measure, parse_cutoff
+from ltr_cli.yamlio import StrictLoader, YamlProblem, parse_yaml
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    """Unknown keys are errors, and types are strict: an int field takes a YAML integer only
+    (not true/false, 3.0 or "3"), a float field a YAML number (an integer too), a bool field
+    true or false, a string field a string."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+
+# paths are written as strings in YAML (strict mode would want a Path object)
+LaxPath = Annotated[Path, Field(strict=False)]
+# experiment and learner names become directory and file names
+Name = Annotated[str, AfterValidator(check_name)]
+Label = Annotated[str, AfterValidator(check_label)]
+
+
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("expected 0 or 1, not a boolean")
+    return value
 
 
 # --- datasets --------------------------------------------------------------------------
+
+# input bounds (reader options of the same names): they decide whether a file is read, not
+# what is read, so they are left out of run ids
+DEFAULT_MAX_QUERY_MB = 1024.0
+LIMIT_KEYS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")
+
 
 class _ReaderKnobs(_Strict):
     null_value: float | None = Field(None, description="fill for LETOR NULL values; null = error")
     split_qids: Literal["error", "new-query"] = "error"
     storage: Literal["float64", "float32"] = Field(
         "float64", description="dtype of the feature rows handed to learners (and kept in the cache)")
+    max_line_bytes: int = Field(1 << 20, gt=0, description="longest line accepted (bytes)")
+    max_query_mb: float = Field(DEFAULT_MAX_QUERY_MB, gt=0,
+                                description="largest query accepted: documents x features x 8 bytes, in MB")
+    max_decompression_ratio: float = Field(
+        200.0, gt=1, description="a compressed file may expand to at most this many times its size")
+
+    def limits(self) -> dict[str, Any]:
+        """The input bounds, as reader options."""
+        return {key: getattr(self, key) for key in LIMIT_KEYS}
+
+
+def _within_budget(docs: float, features: int, key: str) -> None:
+    """A generated query's dense rows must fit the per-query memory budget."""
+    mb = docs * features * 8 / (1 << 20)
+    if mb > DEFAULT_MAX_QUERY_MB:
+        raise ValueError(f"{key} {docs:g} x {features} features is {mb:,.0f} MB per query, over the "
+                         f"{DEFAULT_MAX_QUERY_MB:g} MB a query may take; use fewer documents")
 
 
 def _known_dataset(value: str) -> str:
@@ -55,6 +100,11 @@ class SeparableData(_Strict):
     margin: float = Field(1.0, gt=0)
     seed: int | None = Field(None, ge=0, description="data seed; default: the experiment seed")
 
+    @model_validator(mode="after")
+    def _fits(self) -> "SeparableData":
+        _within_budget(self.docs, self.features or 20, "docs")
+        return self
+
 
 class ShapedData(_Strict):
     """Generated queries shaped like a registry dataset (width, docs/query, labels)."""
@@ -67,13 +117,21 @@ class ShapedData(_Strict):
 
     _known = field_validator("like")(_known_dataset)
 
+    @model_validator(mode="after")
+    def _fits(self) -> "ShapedData":
+        from ltr_cli.data.registry import DATASETS
+
+        if self.docs_per_query is not None and self.like in DATASETS:  # Poisson spread: allow 2x
+            _within_budget(2 * self.docs_per_query, DATASETS[self.like].n_features, "docs_per_query")
+        return self
+
 
 class RegistryData(_ReaderKnobs):
     """A downloaded benchmark from the registry (``ltr list`` shows the names)."""
 
     kind: Literal["registry"]
     name: str
-    root: Path
+    root: LaxPath
     split: str = "train"
     folds: list[int] | None = None
 
@@ -84,11 +142,11 @@ class FilesData(_ReaderKnobs):
     """Explicit SVMlight files with their width, index base and qid source."""
 
     kind: Literal["files"]
-    files: list[Path] = Field(min_length=1)
+    files: list[LaxPath] = Field(min_length=1)
     features: int = Field(gt=0)
-    index_base: Literal[0, 1] = 1
+    index_base: Annotated[Literal[0, 1], BeforeValidator(_not_bool)] = 1
     qid: Literal["auto", "token", "comment", "group"] = "auto"
-    group_files: list[Path] | None = Field(
+    group_files: list[LaxPath] | None = Field(
         None, description="one group file per data file (default: <file>.query/.group next to it)")
 
     @field_validator("group_files")
@@ -126,9 +184,10 @@ class ProtocolSpec(_Strict):
         if v in ("auto", "full"):
             return v
         head, _, k = v.partition("-")
-        if head == "top" and k.isdigit() and int(k) > 0:
+        if head == "top" and parse_cutoff(k) is not None:
             return v
-        raise ValueError("expected auto, full or top-K with K a positive integer (e.g. top-1)")
+        raise ValueError("expected auto, full or top-K with K a positive integer in ASCII digits "
+                         "(e.g. top-1)")
 
     def feedback_k(self) -> int | None:
         """K of ``top-K`` feedback, None for ``auto`` / ``full``."""
@@ -190,7 +249,7 @@ _NUMERICS_HELP = ("stable: shifted exponentials, a non-finite step is an error |
 
 
 class _LearnerBase(_Strict):
-    label: str | None = Field(None, description="legend label (default: the paper's name)")
+    label: Label | None = Field(None, description="legend label (default: the paper's name)")
     step: StepSpec = StepSpec()
 
 
@@ -278,7 +337,7 @@ class RTopKFSpec(_Strict):
     SmoothDCG) or top 2 (RankSVM) shown documents only."""
 
     type: Literal["rtopkf"]
-    label: str | None = None
+    label: Label | None = None
     surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"]
     schedule: Literal["paper", "authors-code"] = Field(
         "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
@@ -328,8 +387,17 @@ def _grid_values(grid: dict[str, list[Any]], allowed: dict[str, type], spec: str
     return grid
 
 
+def _batch_measure(value: str) -> str:
+    """Validator: an AdaRank / PermuRank measure, ``map``, ``ndcg`` or ``ndcg@K``."""
+    kind, at, cut = value.partition("@")
+    if value in ("map", "ndcg") or kind == "ndcg" and parse_cutoff(cut) is not None:
+        return value
+    raise ValueError(f"unknown measure {value!r}; expected map, ndcg or ndcg@K (K a positive "
+                     "integer in ASCII digits)")
+
+
 class _BatchBase(_Strict):
-    label: str | None = None
+    label: Label | None = None
 
     def grid_points(self) -> list[dict[str, Any]]:
         grid = self.grid or {}  # type: ignore[attr-defined]
@@ -394,6 +462,7 @@ class AdaRankSpec(_BatchBase):
     relevance_threshold: float = 0.0
 
     _g = field_validator("grid")(lambda v: _grid_values(v, {"rounds": int}, "adarank"))
+    _m = field_validator("measure")(_batch_measure)
 
 
 class RankBoostSpec(_BatchBase):
@@ -415,6 +484,7 @@ class PermuRankSpec(_BatchBase):
     relevance_threshold: float = 0.0
 
     _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "permurank"))
+    _m = field_validator("measure")(_batch_measure)
 
 
 BATCH_TYPES = ("svmmap", "ranksvm", "bmrm-ndcg", "bmrm", "adarank", "rankboost", "permurank")
@@ -437,24 +507,23 @@ class CVSpec(_Strict):
     @field_validator("select_by")
     @classmethod
     def _select(cls, v: str) -> str:
-        kind, _, k = v.partition("@")
-        if kind == "map" and not k or kind in ("ndcg", "p") and k.isdigit() and int(k) > 0:
+        kind, at, k = v.partition("@")
+        if kind == "map" and not at or kind in ("ndcg", "p") and parse_cutoff(k) is not None:
             return v
-        raise ValueError("expected map, ndcg@K or p@K")
+        raise ValueError("expected map, ndcg@K or p@K (K a positive integer in ASCII digits)")
 
 _DATASET_KINDS = ("separable", "shaped", "registry", "files")
 _LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random",
                   "svmmap", "ranksvm", "bmrm-ndcg", "bmrm", "adarank", "rankboost", "permurank")
-_SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class CacheSpec(_Strict):
     enabled: bool = Field(True, description="keep a binary cache of parsed data files")
-    dir: Path | None = Field(None, description="where (default: <output>/.cache)")
+    dir: LaxPath | None = Field(None, description="where (default: <output>/.cache)")
 
 
 class ExperimentSpec(_Strict):
-    experiment: str
+    experiment: Name
     description: str = ""
     seed: int = Field(0, ge=0)
     seeds: list[int] | None = Field(
@@ -466,7 +535,7 @@ class ExperimentSpec(_Strict):
     protocol: ProtocolSpec = ProtocolSpec()
     metrics: MetricsSpec = MetricsSpec()
     learners: dict[str, LearnerSpec] = Field(min_length=1)
-    output: Path = Path("results")
+    output: LaxPath = Path("results")
     cache: CacheSpec = CacheSpec()
     cv: CVSpec | None = Field(None, description="batch k-fold protocol (batch learners only)")
     sweep: dict[str, list[Any]] | None = Field(
@@ -485,13 +554,6 @@ class ExperimentSpec(_Strict):
                     raise ValueError(f"sweep key {key!r}: the results folder cannot be swept (all "
                                      "runs of a sweep go under one output; remove the key, or give "
                                      "the folder with --out)")
-        return v
-
-    @field_validator("experiment")
-    @classmethod
-    def _slug(cls, v: str) -> str:
-        if not _SLUG.match(v):
-            raise ValueError("must be a name of letters, digits, '-', '_' or '.'")
         return v
 
     @model_validator(mode="after")
@@ -525,8 +587,10 @@ class ExperimentSpec(_Strict):
     @classmethod
     def _learner_names(cls, v: dict[str, Any]) -> dict[str, Any]:
         for name in v:
-            if not _SLUG.match(name):
-                raise ValueError(f"learner name {name!r} must be letters, digits, '-', '_' or '.'")
+            try:
+                check_name(name)
+            except ValueError:
+                raise ValueError(f"learner name {name!r}: a learner name must be {NAME_HELP}") from None
         return v
 
     def resolved(self) -> dict[str, Any]:
@@ -544,6 +608,8 @@ class ExperimentSpec(_Strict):
         data.pop("seeds", None)
         data.pop("sweep", None)
         data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results
+        for limit in LIMIT_KEYS:  # bounds refuse input, they do not change results
+            data.get("dataset", {}).pop(limit, None)
         if not with_seed:
             data.pop("seed", None)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
@@ -552,42 +618,18 @@ class ExperimentSpec(_Strict):
 
 # --- loading -----------------------------------------------------------------------------
 
-_MAX_DEPTH = 64
+_SafeNoAliasLoader = StrictLoader  # the YAML loader of configs (see ltr_cli.yamlio)
 
 
-class _SafeNoAliasLoader(yaml.SafeLoader):
-    """Safe loader that refuses aliases (``*name``: no alias bombs, no shared nodes) and
-    nesting deeper than 64 levels (which would exhaust Python's recursion limit)."""
-
-    _depth = 0
-
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.YAMLError(
-                f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
-                "allowed in configs; write the value out"
-            )
-        self._depth += 1
-        try:
-            if self._depth > _MAX_DEPTH:
-                mark = self.peek_event().start_mark
-                raise yaml.YAMLError(f"line {mark.line + 1}: nested more than {_MAX_DEPTH} levels deep")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-def _load_yaml(text: str, source: str) -> Any:
+def _load_yaml(text: str, source: str, in_file: bool = True) -> Any:
+    """Parse config YAML (YAML 1.2 core schema, no aliases or repeated keys); a refused
+    text is a :class:`ConfigError` naming ``source:line`` (``in_file``) or ``source``."""
     try:
-        return yaml.load(text, Loader=_SafeNoAliasLoader)  # noqa: S506 - safe subclass
-    except RecursionError:
-        raise ConfigError(source, None, "not valid YAML (nested too deeply)") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(source, None, f"{where}not valid YAML ({problem})".replace("\n", " ")) from None
+        return parse_yaml(text)
+    except YamlProblem as exc:
+        fix = "; keep one of them" if exc.problem.startswith("duplicate key") else ""
+        where = f"{source}:{exc.line}" if in_file and exc.line else source
+        raise ConfigError(where, None, exc.problem + fix) from None
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> dict[str, Any]:
@@ -596,7 +638,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise ConfigError(source, None, f"--set {item!r}: expected KEY=VALUE, e.g. protocol.passes=2")
-        value = _load_yaml(raw, f"--set {key}") if raw else ""
+        value = _load_yaml(raw, f"--set {key}", in_file=False) if raw else ""
         node: Any = data
         parts = key.split(".")
         for i, part in enumerate(parts[:-1]):
@@ -609,6 +651,28 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
             node = child
         node[parts[-1]] = value
     return data
+
+
+_NUMBER_ERRORS = ("int_type", "int_parsing", "int_from_float", "float_type", "float_parsing")
+
+
+def _type_hint(kind: str, value: Any) -> str:
+    """How to write the value the key expects, for the usual type slips."""
+    if kind in _NUMBER_ERRORS:
+        if isinstance(value, bool):
+            return "true/false is a boolean, not a number"
+        if isinstance(value, str):
+            return ("numbers are written unquoted as YAML 1.2 numbers, e.g. 1000, 0.5, 1e-3 "
+                    "(no '_' separators, no ':')")
+        if kind.startswith("int") and isinstance(value, float):
+            if value == value and abs(value) < 1e18 and value.is_integer():
+                return f"an integer is written with digits only, e.g. {int(value)}"
+            return "expected a whole number written with digits"
+    if kind == "bool_type":
+        return "write true or false (yes/no/on/off are strings in YAML 1.2)"
+    if kind == "string_type" and isinstance(value, (bool, int, float)):
+        return "quote it to make it a string"
+    return ""
 
 
 def _format_validation(source: str, exc: ValidationError) -> ConfigError:
@@ -636,7 +700,8 @@ def _format_validation(source: str, exc: ValidationError) -> ConfigError:
         shown = repr(first["input"])
         if len(shown) > 60:
             shown = shown[:57] + "..."
-        msg = f"{msg} (got {shown})"
+        hint = _type_hint(first["type"], first["input"])
+        msg = f"{msg} (got {shown}{'; ' + hint if hint else ''})"
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return ConfigError(source, loc, msg + more)
 

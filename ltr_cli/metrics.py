@@ -27,6 +27,7 @@ see ``tests/test_kernels.py``).
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -224,6 +225,25 @@ METRIC_HELP = {
 }
 
 
+_CUTOFF = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
+
+
+def parse_cutoff(text: str) -> int | None:
+    """A cut-off ``K`` as written after ``@`` (or in ``top-K``): a positive integer in ASCII
+    digits without leading zeros, so every cut-off has exactly one spelling (``ndcg@\u0661``
+    or ``ndcg@01`` would be a second NDCG@1). None if ``text`` is not one."""
+    return int(text) if isinstance(text, str) and _CUTOFF.fullmatch(text) else None
+
+
+def is_metric_name(name: object) -> bool:
+    """``name`` is a valid metric name (``ndcg@10``, ``ap``, ...)."""
+    try:
+        Measure(name)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 class Measure:
     """A named per-query measure, e.g. ``ndcg@10``, ``ap``, ``p@5``, ``neru@10``.
 
@@ -239,17 +259,20 @@ class Measure:
         eru_d: float = 0.0,
         eru_alpha: float = 5.0,
     ):
+        if not isinstance(name, str):
+            raise ValueError(f"a metric name must be a string, not {name!r}")
         self.name = name
-        kind, _, cut = name.partition("@")
+        kind, at, cut = name.partition("@")
         if kind not in ("ndcg", "ap", "p", "eru", "neru"):
             raise ValueError(
                 f"unknown metric {name!r}; known: {', '.join(METRIC_HELP)} (K a positive integer)"
             )
         k: int | None = None
-        if cut:
-            if not cut.isdigit() or int(cut) <= 0:
-                raise ValueError(f"metric {name!r}: the cut-off after '@' must be a positive integer")
-            k = int(cut)
+        if at:
+            k = parse_cutoff(cut)
+            if k is None:
+                raise ValueError(f"metric {name!r}: the cut-off after '@' must be a positive integer "
+                                 "in ASCII digits without a leading zero (e.g. ndcg@10)")
         if kind == "p" and k is None:
             raise ValueError("metric 'p' needs a cut-off, e.g. p@10")
         if kind == "ap" and k is not None:

@@ -2,6 +2,11 @@
 
 Legend entries read ``<learner label>:<METRIC>`` (e.g. ``SLAM:NDCG@10``), one figure per
 experiment and metric, written as PNG and PDF.
+
+File names are made from the experiment name and the metric, both validated when the runs
+were read (:func:`ltr_cli.results.read_run`), and every file is written through
+:func:`ltr_cli.outputs.write_file`, which refuses a path that resolves outside the output
+folder. Labels are drawn as plain text (a ``$`` never starts matplotlib's math mode).
 """
 
 from __future__ import annotations
@@ -12,10 +17,25 @@ from pathlib import Path
 import numpy as np
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.outputs import output_path, write_file
 from ltr_cli.protocols.online import time_average
 from ltr_cli.results import Run, group_seeds
 
 _NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
+
+
+def _plain(text: str) -> str:
+    """``text`` shown literally by matplotlib (no mathtext between ``$`` signs)."""
+    return text.replace("$", r"\$")
+
+
+def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    """The figure as ``<stem>.png`` and ``<stem>.pdf`` inside ``out_dir``."""
+    written = []
+    for ext in _EXTS:  # not with_suffix: names may contain '.'
+        written.append(write_file(out_dir, f"{stem}.{ext}",
+                                  lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=150)))
+    return written
 
 
 def metric_columns(run: Run) -> list[str]:
@@ -53,63 +73,100 @@ def plot_runs(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    by_experiment: dict[str, list[Run]] = defaultdict(list)
-    for run in runs:
-        if "t" in run.rounds.columns:  # batch (per-fold) runs have no curve
-            by_experiment[run.experiment].append(run)
+    plan = _curve_plan(runs, metrics)
+    check_outputs(out_dir, [f"{_stem(e, m)}.{ext}" for e, m, _ in plan for ext in _EXTS])
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ResultsError(f"{out_dir}: cannot create the plot folder ({exc.strerror})") from None
     written: list[Path] = []
+    for experiment, metric, have in plan:
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        learners = _group_by_learner(have)
+        labels = [members[0].label for members in learners.values()]
+        for i, (_, seeds) in enumerate(sorted(learners.items(), key=lambda kv: kv[1][0].label)):
+            t, curves = seed_curves(seeds, metric, max_rounds)
+            mean = np.nanmean(curves, axis=0)
+            n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
+            label = seeds[0].label
+            if labels.count(label) > 1:  # same learner, other settings: say which
+                label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
+            marks = sorted({m for run in seeds for m in run.marks})
+            if marks:  # NaN weights, SmoothDCG direction: visible in the legend
+                label += f" ({'; '.join(marks)})"
+            ax.plot(t, mean, color=f"C{i}", lw=1.6, label=_plain(f"{label}:{metric.upper()}{n}"))
+            if len(seeds) > 1 and band != "none":
+                if band == "std":
+                    sd = np.nanstd(curves, axis=0)
+                    lo, hi = mean - sd, mean + sd
+                else:
+                    lo, hi = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
+                ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.2, lw=0)
+        ax.set_xlabel("Iteration")
+        ax.set_ylabel(f"Time averaged {metric.upper()}")
+        ax.set_title(_plain(experiment))
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+        fig.tight_layout()
+        try:
+            written += _save(fig, out_dir, _stem(experiment, metric))
+        finally:
+            plt.close(fig)
+    return written
+
+
+_EXTS = ("png", "pdf")
+
+
+def _stem(experiment: str, metric: str) -> str:
+    return f"{experiment}_{metric.replace('@', '_at_')}"
+
+
+def _curve_plan(runs: list[Run], metrics: list[str] | None) -> list[tuple[str, str, list[Run]]]:
+    """The figures ``plot_runs`` draws: (experiment, metric, runs with that metric)."""
+    by_experiment: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        if "t" in run.rounds.columns:  # batch (per-fold) runs have no curve
+            by_experiment[run.experiment].append(run)
+    plan = []
     for experiment, group in sorted(by_experiment.items()):
         available = metric_columns(group[0])
-        wanted = metrics or available
-        for metric in wanted:
+        for metric in metrics or available:
             have = [r for r in group if metric in r.rounds.columns]
-            if not have:
-                if metrics:
-                    raise ResultsError(
-                        f"metric {metric!r} is not in the runs of {experiment}; they have: "
-                        f"{', '.join(available)}"
-                    )
-                continue
-            fig, ax = plt.subplots(figsize=(6.4, 4.2))
-            learners = _group_by_learner(have)
-            labels = [members[0].label for members in learners.values()]
-            for i, (_, seeds) in enumerate(sorted(learners.items(), key=lambda kv: kv[1][0].label)):
-                t, curves = seed_curves(seeds, metric, max_rounds)
-                mean = np.nanmean(curves, axis=0)
-                n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
-                label = seeds[0].label
-                if labels.count(label) > 1:  # same learner, other settings: say which
-                    label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
-                marks = sorted({m for run in seeds for m in run.marks})
-                if marks:  # NaN weights, SmoothDCG direction: visible in the legend
-                    label += f" ({'; '.join(marks)})"
-                ax.plot(t, mean, color=f"C{i}", lw=1.6, label=f"{label}:{metric.upper()}{n}")
-                if len(seeds) > 1 and band != "none":
-                    if band == "std":
-                        sd = np.nanstd(curves, axis=0)
-                        lo, hi = mean - sd, mean + sd
-                    else:
-                        lo, hi = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
-                    ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.2, lw=0)
-            ax.set_xlabel("Iteration")
-            ax.set_ylabel(f"Time averaged {metric.upper()}")
-            ax.set_title(experiment)
-            ax.grid(True, alpha=0.3)
-            ax.legend(loc="lower right", fontsize=8)
-            fig.tight_layout()
-            stem = f"{experiment}_{metric.replace('@', '_at_')}"
-            for ext in ("png", "pdf"):
-                path = out_dir / f"{stem}.{ext}"  # not with_suffix: names may contain '.'
-                fig.savefig(path, dpi=150)
-                written.append(path)
-            plt.close(fig)
-    if not written:
+            if have:
+                plan.append((experiment, metric, have))
+            elif metrics:
+                raise ResultsError(f"metric {metric!r} is not in the runs of {experiment}; they have: "
+                                   f"{', '.join(available)}")
+    if not plan:
         raise ResultsError("nothing to plot: no online runs with metric columns (batch runs: use ltr report)")
-    return written
+    return plan
+
+
+def _theory_plan(runs: list[Run]) -> dict[str, list[Run]]:
+    by_experiment: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        if (run.summary.get("theory") or {}).get("bound") and "ranking_loss" in run.rounds:
+            by_experiment[run.experiment].append(run)
+    if not by_experiment:
+        raise ResultsError("--theory: no run has a bound (only separable streams with "
+                           "slam-perceptron or alg3 learners do)")
+    return dict(sorted(by_experiment.items()))
+
+
+def output_names(runs: list[Run], metrics: list[str] | None, theory: bool) -> list[str]:
+    """The file names ``ltr plot`` will write (checked before anything is drawn)."""
+    names = [f"{_stem(e, m)}.{ext}" for e, m, _ in _curve_plan(runs, metrics) for ext in _EXTS]
+    if theory:
+        names += [f"{e}_theory.{ext}" for e in _theory_plan(runs) for ext in _EXTS]
+    return names
+
+
+def check_outputs(out_dir: Path, names: list[str]) -> None:
+    """Refuse (one line) before writing anything if any of ``names`` would land outside
+    ``out_dir`` (e.g. a symbolic link already there)."""
+    for name in names:
+        output_path(out_dir, name)
 
 
 def plot_theory(runs: list[Run], out_dir: Path) -> list[Path]:
@@ -120,35 +177,29 @@ def plot_theory(runs: list[Run], out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    by_experiment: dict[str, list[Run]] = defaultdict(list)
-    for run in runs:
-        if (run.summary.get("theory") or {}).get("bound") and "ranking_loss" in run.rounds:
-            by_experiment[run.experiment].append(run)
+    by_experiment = _theory_plan(runs)
+    check_outputs(out_dir, [f"{e}_theory.{ext}" for e in by_experiment for ext in _EXTS])
     written: list[Path] = []
-    for experiment, group in sorted(by_experiment.items()):
+    for experiment, group in by_experiment.items():
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
         for i, run in enumerate(sorted(group, key=lambda r: r.label)):
             color = f"C{i}"
             loss = np.nan_to_num(run.rounds["ranking_loss"].to_numpy(dtype=np.float64))
             ax.plot(run.rounds["t"], np.cumsum(loss), color=color, lw=1.6,
-                    label=f"{run.label}: cumulative ranking loss")
+                    label=_plain(f"{run.label}: cumulative ranking loss"))
             bound = run.summary["theory"]["bound"]
             note = "" if bound.get("applies") else " (assumptions not met)"
             ax.axhline(bound["bound"], color=color, ls="--", lw=1.0,
-                       label=f"{run.label}: {bound['name']} bound {bound['bound']:.3g}{note}")
+                       label=_plain(f"{run.label}: {bound['name']} bound {bound['bound']:.3g}{note}"))
         ax.set_yscale("log")
         ax.set_xlabel("Iteration")
         ax.set_ylabel("Cumulative ranking loss")
-        ax.set_title(f"{experiment}: loss vs. bound")
+        ax.set_title(_plain(f"{experiment}: loss vs. bound"))
         ax.grid(True, alpha=0.3, which="both")
         ax.legend(loc="center right", fontsize=7)
         fig.tight_layout()
-        for ext in ("png", "pdf"):
-            path = out_dir / f"{experiment}_theory.{ext}"
-            fig.savefig(path, dpi=150)
-            written.append(path)
-        plt.close(fig)
-    if not written:
-        raise ResultsError("--theory: no run has a bound (only separable streams with "
-                           "slam-perceptron or alg3 learners do)")
+        try:
+            written += _save(fig, out_dir, f"{experiment}_theory")
+        finally:
+            plt.close(fig)
     return written

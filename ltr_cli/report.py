@@ -136,7 +136,7 @@ def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
     cols = columns or COLUMNS
     head = "| " + " | ".join(cols) + " |"
     rule = "|" + "|".join("---" for _ in cols) + "|"
-    body = ["| " + " | ".join(_fmt(r[c]) for c in cols) + " |" for r in rows]
+    body = ["| " + " | ".join(_fmt(r[c]).replace("|", "\\|") for c in cols) + " |" for r in rows]
     if columns is not None:
         return "\n".join([head, rule, *body]) + "\n"
     note = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "

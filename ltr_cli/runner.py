@@ -24,6 +24,7 @@ from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.models import LinearModel
 from ltr_cli.errors import LtrError
 from ltr_cli.locks import LockUnavailable, RunLock, RunLocked
+from ltr_cli.outputs import run_path
 from ltr_cli.results import is_complete, read_run, write_run
 from ltr_cli.theory import stream_constants, theory_block
 
@@ -191,7 +192,7 @@ def _run_batch_learner(
     from ltr_cli.protocols.batch import data_identity, run_cv
 
     run_id = run_name(spec, name)
-    run_dir = out_root / spec.experiment / run_id
+    run_dir = run_path(out_root, spec.experiment, run_id)
     identity = data_identity(spec)
     if resume and is_complete(run_dir):
         _refuse_other_data(run_dir, identity, f"the {spec.dataset.name} files")  # type: ignore[union-attr]
@@ -251,7 +252,7 @@ def _run_learner(
 ) -> RunOutcome:
     measures = spec.metrics.measures()
     run_id = run_name(spec, name, repeated)
-    run_dir = out_root / spec.experiment / run_id
+    run_dir = run_path(out_root, spec.experiment, run_id)
     if resume and is_complete(run_dir):
         _refuse_other_data(run_dir, source.identity(), source.description)
         if not quiet:

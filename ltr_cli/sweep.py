@@ -271,7 +271,7 @@ def _failure_message(path: Path) -> str:
         if error is None:
             raise ValueError
         return _one_line(str(error))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return "(unreadable failure record)"
 
 

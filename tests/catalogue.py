@@ -1,5 +1,5 @@
-"""The bad-input catalogue: every malformed data file and config the tool must reject with
-a one-line error. ``docs/bad-input.md`` is generated from this list:
+"""The bad-input catalogue: every malformed data file, config and run folder the tool must
+reject with a one-line error. ``docs/bad-input.md`` is generated from this list:
 
     python -m tests.catalogue > docs/bad-input.md
 
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import json
 import lzma
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,7 @@ class DataCase:
     line: int | None  # expected line number in "file:line:", None for file-level errors
     dataset: dict = field(default_factory=dict)  # extra keys of the files dataset
     group: bytes | None = None  # content of <file>.query
-    kind: str = "file"  # file | missing | directory
+    kind: str = "file"  # file | missing | directory | fifo | device
 
 
 def _gz(b: bytes) -> bytes:
@@ -67,7 +70,15 @@ DATA_CASES = [
     DataCase("utf16", "UTF-16 text (wrong encoding)", "1 qid:1 1:1\n".encode("utf-16"), "bad label", 1),
     DataCase("latin1-token", "latin-1 byte inside a value", "1 qid:1 1:caf\xe9\n".encode("latin-1"), "bad feature value", 1),
     DataCase("cr-only", "old Mac line endings (CR only): one long line", b"1 qid:1 1:1\r0 qid:1 2:1\r", "bad feature token", 1),
-    DataCase("huge-line", "a 10 MB single token (error stays one short line)", b"1 qid:1 " + b"x" * 10_000_000 + b"\n", "bad feature token", 1),
+    DataCase("huge-line", "a 10 MB single token (error stays one short line)", b"1 qid:1 " + b"x" * 10_000_000 + b"\n", "max_line_bytes", 1),
+    DataCase("no-newlines", "2 MB of tokens without a line break", b"1 qid:1 " + b"1:1 " * 500_000, "max_line_bytes", 1),
+    DataCase("long-line-limit", "a line over a lowered `max_line_bytes`", b"1 qid:1 1:1\n0 qid:1 1:1 2:2 3:3\n", "line longer than 16 bytes", 2, {"max_line_bytes": 16}),
+    DataCase("gz-bomb", "gzip that expands 1000x (decompression bomb)", gzip.compress(b"0 qid:1 1:0\n" * 2_000_000, 9), "max_decompression_ratio", None),
+    DataCase("zero-bomb", "gzip of zero bytes, no line breaks", gzip.compress(bytes(50_000_000), 9), "max_", 1),
+    DataCase("query-over-budget", "a query whose dense rows exceed `max_query_mb`", b"1 qid:1 1:1\n" * 5 + b"0 qid:2 1:1\n", "max_query_mb", 1, {"max_query_mb": 0.0001}),
+    DataCase("label-too-large", "label 1024 (gain 2^r - 1 overflows)", b"1 qid:1 1:1\n1024 qid:1 1:1\n", "too large for the gain", 2),
+    DataCase("fifo", "a FIFO where a data file should be (reading would block)", None, "not a regular file", None, kind="fifo"),
+    DataCase("device", "a link to /dev/zero (endless input)", None, "not a regular file", None, kind="device"),
     DataCase("truncated-gz", "truncated gzip", _truncated(gzip.compress), "truncated or corrupt", None),
     DataCase("truncated-bz2", "truncated bzip2", _truncated(bz2.compress), "truncated or corrupt", None),
     DataCase("truncated-xz", "truncated xz", _truncated(lzma.compress), "truncated or corrupt", None),
@@ -87,6 +98,7 @@ class ConfigCase:
     text: str
     key: str | None  # key path named in the error (None: file-level)
     message: str
+    line: int | None = None  # expected line in "file:line:" (YAML-level errors)
 
 
 GOOD = """experiment: demo
@@ -103,6 +115,9 @@ def _learner(body: str) -> str:
 CONFIG_CASES = [
     ConfigCase("unknown-key", "unknown top-level key", GOOD + "learning_rate: 1\n", "learning_rate", "unknown key"),
     ConfigCase("unknown-nested-key", "unknown key inside a section", GOOD.replace("queries: 20", "queries: 20, docz: 3"), "dataset.docz", "unknown key"),
+    ConfigCase("docs-over-budget", "generated queries too large for memory (`docs: 100000000000`)", GOOD.replace("queries: 20", "queries: 20, docs: 100000000000"), "dataset", "MB per query"),
+    ConfigCase("shaped-over-budget", "shaped queries too large for memory", GOOD.replace("kind: separable, queries: 20", "kind: shaped, like: mslr-web10k, queries: 5, docs_per_query: 10000000"), "dataset", "MB per query"),
+    ConfigCase("limit-not-positive", "an input bound of 0", GOOD.replace("kind: separable, queries: 20", "kind: files, files: [x.txt], features: 5, max_line_bytes: 0"), "dataset.max_line_bytes", "greater than 0"),
     ConfigCase("wrong-type", "a string where a number is expected", GOOD.replace("queries: 20", "queries: many"), "dataset.queries", "valid integer"),
     ConfigCase("unknown-learner", "unknown learner type", _learner("{type: svm}"), "learners.slam.type", "unknown value 'svm'"),
     ConfigCase("unknown-metric", "unknown metric name", GOOD + "metrics: {names: [ndcg@10, mrr]}\n", "metrics.names", "unknown metric"),
@@ -124,6 +139,129 @@ CONFIG_CASES = [
     ConfigCase("deep-nesting", "5,000 nested YAML lists", "a: " + "[" * 5000 + "]" * 5000 + "\n", None, "nested more than 64 levels"),
     ConfigCase("python-tag", "YAML tag constructing a Python object", "experiment: !!python/object/apply:os.system ['echo hi']\n", None, "not valid YAML"),
     ConfigCase("not-a-mapping", "a YAML list instead of a mapping", "- a\n- b\n", None, "mapping"),
+    # strict YAML: repeated keys
+    ConfigCase("duplicate-key", "a top-level key twice", GOOD + "seed: 1\nseed: 2\n", None, "duplicate key 'seed' (first at line 5)", 6),
+    ConfigCase("duplicate-nested-key", "a key twice inside a flow mapping", GOOD.replace("queries: 20", "queries: 20, queries: 30"), None, "duplicate key 'queries'", 2),
+    ConfigCase("duplicate-learner", "a learner name twice", GOOD + "  slam: {type: alg3}\n", None, "duplicate key 'slam' (first at line 4)", 5),
+    # strict types and YAML 1.2 numbers and booleans
+    ConfigCase("bool-as-int", "`seed: true`", GOOD + "seed: true\n", "seed", "valid integer (got True"),
+    ConfigCase("bool-as-float", "a learning rate `true`", _learner("{type: slam-perceptron, step: {eta: true}}"), "learners.slam.step.eta", "valid number (got True"),
+    ConfigCase("yes-is-a-string", "`shuffle: yes` (YAML 1.2: a string)", GOOD + "protocol: {shuffle: yes}\n", "protocol.shuffle", "valid boolean (got 'yes'"),
+    ConfigCase("underscore-number", "`queries: 1_000` (YAML 1.2: a string)", GOOD.replace("queries: 20", "queries: 1_000"), "dataset.queries", "valid integer (got '1_000'"),
+    ConfigCase("float-for-int", "`docs: 1e11` where an integer is expected", GOOD.replace("queries: 20", "queries: 20, docs: 1e11"), "dataset.docs", "integer is written with digits only"),
+    ConfigCase("whole-float-for-int", "`queries: 20.0`", GOOD.replace("queries: 20", "queries: 20.0"), "dataset.queries", "valid integer (got 20.0"),
+    ConfigCase("quoted-int", "a quoted number `\"20\"`", GOOD.replace("queries: 20", 'queries: "20"'), "dataset.queries", "valid integer (got '20'"),
+    ConfigCase("quoted-float", "a quoted number `\"1e-3\"`", _learner('{type: slam-perceptron, step: {eta: "1e-3"}}'), "learners.slam.step.eta", "valid number (got '1e-3'"),
+    ConfigCase("sexagesimal", "`max_rounds: 1:30` (YAML 1.1 base 60)", GOOD + "protocol: {max_rounds: 1:30}\n", "protocol.max_rounds", "valid integer (got '1:30'"),
+    ConfigCase("bool-index-base", "`index_base: true`", GOOD.replace("{kind: separable, queries: 20}", "{kind: files, files: [x.txt], features: 3, index_base: true}"), "dataset.index_base", "not a boolean"),
+    ConfigCase("binary-tag", "YAML 1.1 tag `!!binary`", GOOD.replace("experiment: demo", "experiment: !!binary ZGVtbw=="), None, "not valid YAML", 1),
+    ConfigCase("merge-key", "YAML 1.1 merge key `<<`", GOOD + "<<: {seed: 1}\n", "<<", "unknown key"),
+    # metric cut-offs: ASCII digits, one spelling each
+    ConfigCase("non-ascii-cutoff", "`ndcg@\u0661` (Arabic-Indic digit one)", GOOD + "metrics: {names: [ndcg@1, ndcg@\u0661]}\n", "metrics.names", "ASCII digits"),
+    ConfigCase("leading-zero-cutoff", "`ndcg@01` (a second NDCG@1)", GOOD + "metrics: {names: [ndcg@1, ndcg@01]}\n", "metrics.names", "without a leading zero"),
+    ConfigCase("non-ascii-measure", "learner measure `ndcg@\u0661`", _learner("{type: slam-perceptron, measure: ndcg@\u0661}"), "learners.slam.measure", "ASCII digits"),
+    ConfigCase("non-ascii-feedback", "feedback `top-\u0661`", GOOD + "protocol: {feedback: top-\u0661}\n", "protocol.feedback", "ASCII digits"),
+    # names that become paths
+    ConfigCase("experiment-path", "`experiment: ../../x/OWNED`", GOOD.replace("experiment: demo", "experiment: ../../x/OWNED"), "experiment", "ASCII letters, digits, '.', '_' or '-'"),
+    ConfigCase("experiment-newline", "experiment name with a trailing newline", GOOD.replace("experiment: demo", 'experiment: "demo\\n"'), "experiment", "ASCII letters"),
+    ConfigCase("experiment-hidden", "`experiment: .demo`", GOOD.replace("experiment: demo", "experiment: .demo"), "experiment", "not starting with '.' or '-'"),
+    ConfigCase("experiment-too-long", "a 101-character experiment name", GOOD.replace("experiment: demo", "experiment: " + "x" * 101), "experiment", "1 to 100"),
+    ConfigCase("experiment-not-string", "`experiment: 2024` (an integer)", GOOD.replace("experiment: demo", "experiment: 2024"), "experiment", "valid string"),
+    ConfigCase("learner-name-path", "learner name `a/b`", GOOD.replace("  slam:", "  a/b:"), "learners", "learner name 'a/b'"),
+    ConfigCase("label-newline", "a legend label with a newline", _learner('{type: slam-perceptron, label: "a\\nb"}'), "learners.slam.label", "one line"),
+]
+
+
+# --- run folders read back by `ltr plot` and `ltr report` ------------------------------------
+
+def _json_edit(name: str, key: str | tuple[str, ...], value) -> Callable[[Path], None]:
+    """Set ``key`` (dotted, or a tuple of keys) of the run's JSON file ``name`` to ``value``."""
+    def edit(run: Path) -> None:
+        data = json.loads((run / name).read_text())
+        node = data
+        *parents, last = key.split(".") if isinstance(key, str) else key
+        for part in parents:
+            node = node[part]
+        node[last] = value
+        (run / name).write_text(json.dumps(data))
+    return edit
+
+
+def _bytes_edit(name: str, content: bytes) -> Callable[[Path], None]:
+    def edit(run: Path) -> None:
+        (run / name).write_bytes(content)
+    return edit
+
+
+def _config_edit(old: str, new: str) -> Callable[[Path], None]:
+    def edit(run: Path) -> None:
+        text = (run / "config.yaml").read_text()
+        assert old in text, old
+        (run / "config.yaml").write_text(text.replace(old, new, 1))
+    return edit
+
+
+def _rounds_edit(change: Callable) -> Callable[[Path], None]:
+    def edit(run: Path) -> None:
+        import pandas as pd
+
+        change(pd.read_parquet(run / "rounds.parquet")).to_parquet(run / "rounds.parquet", index=False)
+    return edit
+
+
+def _truncate(name: str, keep: int) -> Callable[[Path], None]:
+    def edit(run: Path) -> None:
+        (run / name).write_bytes((run / name).read_bytes()[:keep])
+    return edit
+
+
+@dataclass(frozen=True)
+class ResultsCase:
+    id: str
+    what: str
+    file: str  # the run file that is edited, and named in the error
+    edit: Callable[[Path], None]  # applied to a real run folder (experiment demo, learner slam)
+    message: str  # fragment of the error
+
+
+RESULTS_CASES = [
+    # names that would become file names outside the plot folder
+    ResultsCase("config-experiment-path", "`experiment: ../../../../x/OWNED`", "config.yaml", _config_edit("experiment: demo", "experiment: ../../../../x/OWNED"), "'experiment' must be 1 to 100 ASCII letters"),
+    ResultsCase("config-experiment-newline", "experiment name with a trailing newline", "config.yaml", _config_edit("experiment: demo", 'experiment: "demo\\n"'), "'experiment' must be"),
+    ResultsCase("config-learner-name", "learner name `../slam`", "config.yaml", _config_edit("  slam:\n", "  ../slam:\n"), "key '../slam' of 'learners'"),
+    ResultsCase("summary-experiment-path", "summary `experiment: ../../x`", "summary.json", _json_edit("summary.json", "experiment", "../../x"), "'experiment' must be"),
+    ResultsCase("summary-learner-path", "summary `learner: ../../x`", "summary.json", _json_edit("summary.json", "learner", "../../x"), "'learner' must be"),
+    ResultsCase("rounds-column-path", "a rounds column named `../../x`", "rounds.parquet", _rounds_edit(lambda df: df.rename(columns={"ap": "../../x"})), "column '../../x' is neither a round column nor a metric name"),
+    ResultsCase("summary-metric-path", "a summary metric named `../x`", "summary.json", _json_edit("summary.json", ("metrics", "../x"), {}), "key '../x' of 'metrics' is not a metric name"),
+    # config.yaml: the config loader's rules
+    ResultsCase("config-duplicate-key", "config.yaml with a key twice", "config.yaml", _config_edit("seed: 0\n", "seed: 0\nseed: 1\n"), "duplicate key 'seed' (first at line 3)"),
+    ResultsCase("config-python-tag", "config.yaml with a Python tag", "config.yaml", _config_edit("seed: 0", "seed: !!python/object/apply:os.system [echo OWNED]"), "not valid YAML"),
+    ResultsCase("config-alias", "config.yaml with an alias", "config.yaml", _config_edit("seed: 0\n", "seed: &s 0\nseeds: *s\n"), "aliases"),
+    ResultsCase("config-empty", "empty config.yaml", "config.yaml", _bytes_edit("config.yaml", b""), "config file is not a mapping"),
+    ResultsCase("config-no-experiment", "config.yaml without `experiment`", "config.yaml", _config_edit("experiment: demo\n", ""), "'experiment' is missing"),
+    # summary.json: wrong JSON types
+    ResultsCase("summary-seed-string", '`"seed": "x"`', "summary.json", _json_edit("summary.json", "seed", "x"), "'seed' must be an integer"),
+    ResultsCase("summary-seed-bool", '`"seed": true`', "summary.json", _json_edit("summary.json", "seed", True), "'seed' must be an integer"),
+    ResultsCase("summary-rounds-null", '`"rounds": null`', "summary.json", _json_edit("summary.json", "rounds", None), "'rounds' must be an integer"),
+    ResultsCase("summary-metrics-list", "`metrics` is a list", "summary.json", _json_edit("summary.json", "metrics", [1, 2]), "'metrics' must be a mapping"),
+    ResultsCase("summary-metric-string", "a metric value is a string", "summary.json", _json_edit("summary.json", "metrics.ap.last10_mean_of_time_average", "0.9"), "'metrics.ap.last10_mean_of_time_average' must be a number"),
+    ResultsCase("summary-nonfinite-string", '`"nonfinite_round": "3"`', "summary.json", _json_edit("summary.json", "nonfinite_round", "3"), "'nonfinite_round' must be an integer"),
+    ResultsCase("summary-theory-bound", "`theory.bound` is a string", "summary.json", _json_edit("summary.json", "theory.bound", "big"), "'theory.bound' must be a mapping"),
+    ResultsCase("summary-not-object", "summary.json is a JSON list", "summary.json", _bytes_edit("summary.json", b"[1, 2]"), "summary file is not a mapping"),
+    ResultsCase("summary-not-utf8", "summary.json in Latin-1", "summary.json", _bytes_edit("summary.json", '{"learner": "caf\xe9"}'.encode("latin-1")), "not UTF-8 text"),
+    ResultsCase("summary-truncated", "truncated summary.json", "summary.json", _truncate("summary.json", 40), "not valid JSON"),
+    ResultsCase("summary-deep", "100,000 nested JSON lists", "summary.json", _bytes_edit("summary.json", b"[" * 100_000 + b"]" * 100_000), "nested too deeply"),
+    # manifest.json
+    ResultsCase("manifest-label-number", '`"learner_label": 5`', "manifest.json", _json_edit("manifest.json", "learner_label", 5), "'learner_label' must be a string"),
+    ResultsCase("manifest-label-newline", "a legend label with a newline", "manifest.json", _json_edit("manifest.json", "learner_label", "a\nb"), "one line"),
+    ResultsCase("manifest-conventions-list", "`learner_conventions` is a list", "manifest.json", _json_edit("manifest.json", "learner_conventions", ["x"]), "'learner_conventions' must be a mapping"),
+    # rounds.parquet
+    ResultsCase("rounds-garbage", "rounds.parquet is not Parquet", "rounds.parquet", _bytes_edit("rounds.parquet", b"PAR1 this is not parquet PAR1"), "not a readable Parquet file"),
+    ResultsCase("rounds-truncated", "truncated rounds.parquet", "rounds.parquet", _truncate("rounds.parquet", 200), "not a readable Parquet file"),
+    ResultsCase("rounds-no-t", "rounds.parquet without `t`", "rounds.parquet", _rounds_edit(lambda df: df.drop(columns=["t"])), "neither a 't'"),
+    ResultsCase("rounds-t-float", "`t` holds floats", "rounds.parquet", _rounds_edit(lambda df: df.assign(t=df["t"].astype("float64"))), "column 't' must hold integers"),
+    ResultsCase("rounds-metric-strings", "a metric column holds strings", "rounds.parquet", _rounds_edit(lambda df: df.assign(ap=df["ap"].astype(str))), "column 'ap' must hold numbers"),
+    ResultsCase("rounds-updated-int", "`updated` holds integers", "rounds.parquet", _rounds_edit(lambda df: df.assign(updated=df["updated"].astype("int64"))), "column 'updated' must hold true/false values"),
 ]
 
 
@@ -146,16 +284,36 @@ def markdown() -> str:
         lines.append(f"| `{c.id}` | {c.what}{extra} | {where} | {c.message} |")
     lines += ["", "## Configs", "", "| case | input | key path | message contains |", "|---|---|---|---|"]
     for c in CONFIG_CASES:
-        lines.append(f"| `{c.id}` | {c.what} | {c.key or '(file)'} | {c.message} |")
+        where = c.key or (f"file:{c.line}" if c.line else "(file)")
+        lines.append(f"| `{c.id}` | {c.what} | {_cell(where)} | {_cell(c.message)} |")
+    lines += [
+        "",
+        "## Run folders read back (`ltr plot`, `ltr report`)",
+        "",
+        "Each case edits one file of a real run folder; `ltr plot` and `ltr report --out` must",
+        "exit 1 with one line naming that file, and write nothing (inside or outside the",
+        "output folder).",
+        "",
+        "| case | edit | file | message contains |",
+        "|---|---|---|---|",
+    ]
+    for r in RESULTS_CASES:
+        lines.append(f"| `{r.id}` | {r.what} | {r.file} | {_cell(r.message)} |")
     lines += [
         "",
         "Accepted on purpose (documented behaviour, not errors): a UTF-8 byte-order mark,",
         "CRLF, tabs, blank lines, scientific notation, labels like 0.5 or -1, metric cut-offs",
         "larger than a query (NDCG@k uses min(k, m)), `top-K` feedback with K larger than a",
-        "query (all its labels are revealed).",
+        "query (all its labels are revealed). In configs, numbers follow YAML 1.2: `1e-3`,",
+        "`.5`, `0x1F`, `0o17` are numbers, `1_000`, `1:30`, `0b101` and `yes`/`no`/`on`/`off`",
+        "are strings; an integer may be given where a number is expected.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ltr_cli.config import load_config
 from ltr_cli.errors import ConfigError
+from ltr_cli.yamlio import YamlProblem, dump_yaml, parse_yaml
 
 GOOD = """
 experiment: demo
@@ -76,3 +81,144 @@ def test_not_a_mapping_and_missing_file(write, tmp_path):
         load_config(write("empty.yaml", ""))
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "none.yaml")
+
+
+# --- strict YAML (YAML 1.2 core schema, no repeated keys) and strict types ---------------------
+
+YAML12 = [
+    ("1_000", "1_000"), ("1e11", 1e11), ("1e-3", 0.001), (".5", 0.5), ("1.", 1.0), ("+7", 7),
+    ("010", 10), ("0o17", 15), ("0x1F", 31), ("0b101", "0b101"), ("1:30", "1:30"),
+    ("yes", "yes"), ("no", "no"), ("on", "on"), ("off", "off"), ("y", "y"), ("true", True),
+    ("False", False), ("~", None), ("null", None), ("", None), (".inf", float("inf")),
+    ("-.Inf", float("-inf")), ("2001-01-01", "2001-01-01"), ("\u0661", "\u0661"), ('"1e3"', "1e3"),
+]
+
+
+@pytest.mark.parametrize("text,value", YAML12, ids=[t or "empty" for t, _ in YAML12])
+def test_scalars_follow_yaml_1_2(text, value):
+    got = parse_yaml(f"a: {text}")["a"]
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("text,line,problem", [
+    ("a: 1\nb: 2\na: 3\n", 3, "duplicate key 'a' (first at line 1)"),
+    ("x:\n  a: 1\n  a: 2\n", 3, "duplicate key 'a' (first at line 2)"),
+    ("- {a: 1, a: 2}\n", 1, "duplicate key 'a'"),
+    ("a: !!int 1_000\n", 1, "not a YAML 1.2 integer"),
+    ("a: !!bool yes\n", 1, "not a boolean"),
+    ("a: !!binary aGk=\n", 1, "not valid YAML"),
+    ("a: !!timestamp 2001-01-01\n", 1, "not valid YAML"),
+    ("a: !!set {x: null}\n", 1, "not valid YAML"),
+    ("? [a]\n: 1\n", 1, "plain value"),
+])
+def test_refused_yaml(text, line, problem):
+    with pytest.raises(YamlProblem) as info:
+        parse_yaml(text)
+    assert info.value.line == line and problem in info.value.problem
+
+
+def test_duplicate_keys_name_both_lines(write):
+    p = write("c.yaml", GOOD + "seed: 1\nprotocol: {passes: 2}\nseed: 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(p)
+    assert str(info.value) == f"{p}:8: duplicate key 'seed' (first at line 6); keep one of them"
+
+
+def test_set_values_are_strict_yaml_too(write):
+    p = write("c.yaml", GOOD)
+    with pytest.raises(ConfigError, match=r"^--set dataset: duplicate key 'queries'"):
+        load_config(p, ["dataset={kind: separable, queries: 5, queries: 6}"])
+    for override, key in (("seed=true", "seed"), ("protocol.shuffle=yes", "protocol.shuffle"),
+                          ("protocol.max_rounds=1_000", "protocol.max_rounds"),
+                          ("dataset.docs=1e2", "dataset.docs")):
+        with pytest.raises(ConfigError) as info:
+            load_config(p, [override])
+        assert info.value.key == key
+    spec = load_config(p, ["learners.slam.step.eta=1e-3", "protocol.max_rounds=0x10", "seed=010"])
+    assert spec.learners["slam"].step.eta == 0.001 and spec.protocol.max_rounds == 16 and spec.seed == 10
+
+
+STRICT = [
+    ("seed: true", "seed", "got True; true/false is a boolean"),
+    ("seed: 1.0", "seed", "digits only, e.g. 1"),
+    ('seed: "1"', "seed", "unquoted"),
+    ("protocol: {shuffle: 1}", "protocol.shuffle", "valid boolean"),
+    ("protocol: {keep_probability: true}", "protocol.keep_probability", "valid number"),
+    ("metrics: {eru_alpha: '5'}", "metrics.eru_alpha", "valid number"),
+    ("seeds: [0, true]", "seeds.1", "valid integer"),
+    ("description: 5", "description", "quote it"),
+]
+
+
+@pytest.mark.parametrize("line,key,msg", STRICT, ids=[s[0] for s in STRICT])
+def test_types_are_strict(write, line, key, msg):
+    with pytest.raises(ConfigError) as info:
+        load_config(write("c.yaml", GOOD + line + "\n"))
+    assert info.value.key == key and msg in str(info.value)
+
+
+def test_floats_take_integers_and_paths_take_strings(write):
+    spec = load_config(write("c.yaml", GOOD + "protocol: {keep_probability: 1}\noutput: out\n"
+                             "metrics: {eru_alpha: 6}\n"))
+    assert spec.protocol.keep_probability == 1.0 and str(spec.output) == "out" and spec.metrics.eru_alpha == 6
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "demo\n", ".demo", "-demo", "x" * 101, "caf\u00e9", "a b", ""])
+def test_names_that_become_paths(write, name):
+    with pytest.raises(ConfigError) as info:
+        load_config(write("c.yaml", GOOD), [f"experiment={json.dumps(name)}"])
+    assert info.value.key == "experiment" and "ASCII letters, digits, '.', '_' or '-'" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        load_config(write("d.yaml", "experiment: demo\ndataset: {kind: separable}\n"
+                          f"learners: {{{json.dumps(name)}: {{type: alg3}}}}\n"))
+    assert info.value.key == "learners" and "ASCII letters" in str(info.value)
+
+
+def test_names_at_the_limits(write):
+    for name in ("x" * 100, "_x", "a.b-c_d", "0"):
+        assert load_config(write("c.yaml", GOOD), [f"experiment={json.dumps(name)}"]).experiment == name
+
+
+@pytest.mark.parametrize("metric", ["ndcg@\u0661", "ndcg@01", "ndcg@\u00b2", "p@\uff11", "ndcg@1 ", "ndcg@+1",
+                                    "ndcg@", "ndcg@1" + "0" * 12])
+def test_metric_cutoffs_are_ascii_digits(write, metric):
+    with pytest.raises(ConfigError) as info:
+        load_config(write("c.yaml", GOOD), [f"metrics.names=[{json.dumps(metric)}]"])
+    assert info.value.key == "metrics.names"
+
+
+def test_learner_and_batch_measures_are_ascii(write):
+    from ltr_cli.batch.learners import measure_fn
+    from ltr_cli.learners.base import parse_measure
+
+    for bad in ("ndcg@\u0661", "ndcg@01", "ndcg@0"):
+        with pytest.raises(ValueError):
+            parse_measure(bad)
+        with pytest.raises(ValueError):
+            measure_fn(bad)
+    assert parse_measure("ndcg@10") == "ndcg@10"
+    p = write("c.yaml", "experiment: x\ndataset: {kind: registry, name: letor3-ohsumed, root: r}\ncv: {}\n"
+              "learners: {a: {type: adarank, measure: 'ndcg@\u0661'}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(p)
+    assert info.value.key == "learners.a.measure"
+
+
+_json_like = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+              st.text(max_size=12), st.sampled_from(["1e3", "yes", "1_000", "0x1F", "1:30", "~", "null",
+                                                     "2001-01-01", ".5", "True", "off", "<<", "=", ""])),
+    lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=8), kids, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _json_like, max_size=5))
+def test_dumped_yaml_reads_back_identically(data):
+    """What a run's config.yaml is written with reads back unchanged, with this loader and
+    with PyYAML's YAML 1.1 safe_load."""
+    import yaml
+
+    text = dump_yaml(data)
+    assert parse_yaml(text) == data
+    assert yaml.safe_load(text) == data

@@ -40,11 +40,13 @@ def _rank(scores: np.ndarray) -> np.ndarray:
 
 def measure_fn(measure: str, threshold: float = 0.0):
     """E(ranking, labels) in [0, 1] for ``map`` or ``ndcg@k`` / ``ndcg``."""
-    kind, _, cut = measure.partition("@")
-    if kind == "map":
+    from ltr_cli.metrics import parse_cutoff
+
+    kind, at, cut = measure.partition("@")
+    if measure == "map":
         return lambda r, y: average_precision(r, y, threshold, "zero")
-    if kind == "ndcg":
-        k = int(cut) if cut else None
+    k = parse_cutoff(cut) if at else None
+    if kind == "ndcg" and (not at or k is not None):
         return lambda r, y: ndcg_at_k(r, y, k, "zero")
     raise ValueError(f"unknown measure {measure!r}; expected map, ndcg or ndcg@K")
 

@@ -72,6 +72,19 @@ def _first_data_line(data: bytes, start: int, end: int) -> tuple[list[bytes], by
     return None
 
 
+def _has_long_line(data: bytes, a: int, b: int, limit: int) -> bool:
+    """True if ``data[a:b]`` (starting at a line start) holds a line of more than ``limit``
+    bytes before its newline. Jumps a window of ``limit + 1`` bytes at a time to the last
+    newline inside it: about (b - a) / limit calls, whatever the line lengths."""
+    p = a
+    while b - p > limit:
+        n = data.rfind(b"\n", p, p + limit + 1)
+        if n < 0:
+            return True
+        p = n + 1
+    return False
+
+
 def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
     """``(data, start, end)``: ``data[start:end]`` is a run of whole lines (the file's last
     line may lack its newline); the BOM is skipped. Blocks are not copied: a line split
@@ -101,10 +114,14 @@ def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, 
                         continue
                     head = carry + data[:nl + 1]
                     carry = b""
+                    if len(head) - 1 > max_line:
+                        raise Irregular(None)
                     yield head, 0, len(head)
                     start = nl + 1
                 cut = data.rfind(b"\n", start) + 1
                 if cut > start:
+                    if _has_long_line(data, start, cut, max_line):
+                        raise Irregular(None)  # the reference parser names the line
                     yield data, start, cut
                     carry = data[cut:]
                 else:
@@ -144,6 +161,8 @@ class _Grouper:
     def flush(self) -> QueryRows | None:
         if not self.parts:
             return None
+        if sum(p[1].shape[0] for p in self.parts) > self.reader.options.max_query_rows:
+            raise Irregular(self.line)  # the reference parser names the query
         if len(self.parts) == 1:
             X, y, ntok, last = self.parts[0]
         else:

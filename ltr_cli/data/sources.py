@@ -171,7 +171,7 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
             require_regular(p)
         opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
                              qid_source=info.qid_source,  # type: ignore[arg-type]
-                             null_value=spec.null_value, split_qids=spec.split_qids)
+                             null_value=spec.null_value, split_qids=spec.split_qids, **spec.limits())
         return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts,
                            storage=spec.storage, cache_dir=cache_dir)
     if isinstance(spec, FilesData):
@@ -181,7 +181,7 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
             require_regular(p)
         opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
                              qid_source=spec.qid, null_value=spec.null_value,
-                             split_qids=spec.split_qids)
+                             split_qids=spec.split_qids, **spec.limits())
         return QuerySource(spec.features, "files", list(spec.files), "files", opts,
                            group_files=list(spec.group_files) if spec.group_files else None,
                            storage=spec.storage, cache_dir=cache_dir)

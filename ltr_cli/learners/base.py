@@ -13,7 +13,7 @@ import numpy as np
 
 from ltr_cli import kernels
 from ltr_cli.learners.schedules import StepSchedule
-from ltr_cli.metrics import average_precision, ndcg_at_k, rank_from_scores
+from ltr_cli.metrics import average_precision, ndcg_at_k, parse_cutoff, rank_from_scores
 
 
 # Feedback and UpdateInfo are immutable named tuples rather than frozen dataclasses: two are
@@ -196,6 +196,7 @@ def parse_measure(name: str) -> str:
     kind, at, cut = name.partition("@")
     if kind == "ap" and not at:
         return name
-    if kind == "ndcg" and (not at or (cut.isdigit() and int(cut) > 0)):
+    if kind == "ndcg" and (not at or parse_cutoff(cut) is not None):
         return name
-    raise ValueError(f"unknown ranking measure {name!r}; expected ndcg, ndcg@K (K > 0) or ap")
+    raise ValueError(f"unknown ranking measure {name!r}; expected ndcg, ndcg@K (K a positive integer "
+                     "in ASCII digits) or ap")

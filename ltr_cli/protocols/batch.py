@@ -64,7 +64,8 @@ def load_queries(spec: ExperimentSpec, split: str, fold: int | None,
     path = _fold_file(spec, split, fold)
     opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
                          qid_source=info.qid_source,  # type: ignore[arg-type]
-                         null_value=ds.null_value, split_qids=ds.split_qids)  # type: ignore[union-attr]
+                         null_value=ds.null_value, split_qids=ds.split_qids,  # type: ignore[union-attr]
+                         **ds.limits())  # type: ignore[union-attr]
     dtype = np.dtype(ds.storage).type  # type: ignore[union-attr]
     recorded = None
     if identity is not None:

@@ -1,0 +1,96 @@
+"""Writing inside an output folder, and only there.
+
+Every file the tool writes for ``ltr plot``, ``ltr report --out`` and ``ltr score --out``
+goes through :func:`write_file`: the final path is resolved (following any symbolic link
+already at that name) and must lie inside the resolved output folder; the content is
+written to a new temporary file in that folder and renamed into place, so a failed write
+leaves no half-written result and a symbolic link at the final name is replaced, never
+written through. Run folders are placed with :func:`run_path`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+from ltr_cli.errors import LtrError
+from ltr_cli.names import NAME_HELP, is_name
+
+# file names the tool makes up itself (experiment + metric + extension)
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}", re.ASCII)
+
+
+def output_path(out_dir: Path, name: str, own_name: bool = True) -> Path:
+    """``out_dir / name`` (resolved) for a writer, or a one-line :class:`LtrError`.
+
+    ``own_name``: the tool made ``name`` up from names it read (a plot's file name), so it
+    must be a plain ASCII file name; otherwise (``--out FILE``) it only has to be one path
+    component. Either way the resolved path must be inside the resolved ``out_dir``.
+    """
+    out_dir = Path(out_dir)
+    if own_name and not _FILE_NAME.fullmatch(name):
+        raise LtrError(f"{out_dir}: refusing to write {name!r}: not a plain file name "
+                       "(ASCII letters, digits, '.', '_', '-')")
+    if name in ("", ".", "..") or "/" in name or "\0" in name or (os.sep != "/" and os.sep in name):
+        raise LtrError(f"{out_dir / name}: not a file name to write to; give a file path")
+    root = out_dir.resolve()
+    target = root / name
+    final = target.resolve()
+    if not final.is_relative_to(root) or final == root:
+        raise LtrError(f"{out_dir / name}: leads outside the output folder {out_dir} (to {final}); "
+                       "refusing to write there: remove that link or choose another output folder")
+    return target
+
+
+def _new_file(folder: Path, name: str) -> Path:
+    """A new empty file in ``folder`` (created exclusively, so never an existing link),
+    with the permissions the umask gives a new file."""
+    for _ in range(100):
+        tmp = folder / f".{name[:100]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise LtrError(f"{folder}: cannot create a temporary file to write {name}")
+
+
+def write_file(out_dir: Path, name: str, write: Callable[[Path], None], own_name: bool = True) -> Path:
+    """Write ``out_dir/name`` atomically with ``write(temporary_path)``; return
+    ``out_dir/name`` (as given, for messages)."""
+    target = output_path(out_dir, name, own_name)
+    tmp = _new_file(target.parent, name)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return Path(out_dir) / name
+
+
+def write_text(path: Path, text: str) -> Path:
+    """``--out FILE``: ``text`` to ``path`` inside its own folder, atomically."""
+    path = Path(path)
+    return write_file(path.parent, path.name, lambda tmp: tmp.write_text(text, encoding="utf-8"),
+                      own_name=False)
+
+
+def run_path(out_root: Path, experiment: str, run_id: str) -> Path:
+    """``out_root/experiment/run_id``, refusing names that are not plain names and an
+    experiment folder that leads outside ``out_root`` (a symbolic link elsewhere)."""
+    if not is_name(experiment):
+        raise LtrError(f"experiment {experiment!r}: must be {NAME_HELP}")
+    if not _FILE_NAME.fullmatch(run_id):  # <learner>[-seed<S>]-<hash>: longer than a name may be
+        raise LtrError(f"run id {run_id!r}: not a plain folder name (ASCII letters, digits, '.', '_', '-')")
+    out_root = Path(out_root)
+    root = out_root.resolve()
+    resolved = (root / experiment / run_id).resolve()
+    if not (root / experiment).resolve().is_relative_to(root) or not resolved.is_relative_to(root):
+        raise LtrError(f"{out_root / experiment / run_id}: leads outside the results folder {out_root} "
+                       f"(to {resolved}); refusing to write there: remove that link or choose another --out")
+    return out_root / experiment / run_id
