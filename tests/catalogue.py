@@ -265,6 +265,67 @@ RESULTS_CASES = [
 ]
 
 
+@dataclass(frozen=True)
+class StateCase:
+    """Hostile or changed state around a run (not one input file): what the tool does,
+    and the test (``file::function``) that fails if that protection goes away."""
+
+    id: str
+    what: str
+    outcome: str
+    test: str
+
+
+STATE_CASES = [
+    StateCase("pickle-checkpoint", "a pickle (code on unpickling) planted as `.<run-id>.checkpoint`",
+              "`run --resume`: one line, nothing executed; `sweep --status`: \"checkpoint unusable\"",
+              "tests/test_resume.py::test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed"),
+    StateCase("planted-checkpoint-status", "pickles planted for every run of a sweep",
+              "`sweep --status` reads JSON only, runs nothing", "tests/test_integrity.py::test_sweep_status_never_unpickles_a_planted_checkpoint"),
+    StateCase("checkpoint-other-data", "a killed run's checkpoint, then the data file replaced",
+              "`run --resume`: one line (the data changed since the checkpoint)",
+              "tests/test_integrity.py::test_resume_refuses_a_checkpoint_taken_on_other_data"),
+    StateCase("finished-run-other-data", "a finished run, then the data relabelled (same size, same mtime)",
+              "`run --resume` and `sweep` refuse to count it as done; a new run gives the new numbers",
+              "tests/test_integrity.py::test_relabelled_file_with_restored_mtime_is_never_served_stale"),
+    StateCase("finished-cv-other-data", "a finished CV run, then one fold file edited",
+              "`run --resume`: one line", "tests/test_integrity.py::test_batch_resume_refuses_a_finished_cv_run_whose_files_changed"),
+    StateCase("stale-cache-same-mtime", "a cached file edited in place, size and mtime restored",
+              "the cache is rebuilt from the new bytes (ctime and content digest differ)",
+              "tests/test_cache.py::test_same_size_and_mtime_edit_is_seen"),
+    StateCase("file-changed-mid-parse", "a data file truncated and restored while its cache is built",
+              "one line: the file changed while it was being read; no cache left",
+              "tests/test_integrity.py::test_file_changed_while_its_cache_is_built_fails_clearly"),
+    StateCase("crafted-cache-meta", "cache meta.json edited with a consistent story (float32, twice the width)",
+              "refused before any array reaches a kernel; rebuilt",
+              "tests/test_cache.py::test_crafted_meta_never_reaches_a_kernel"),
+    StateCase("corrupt-cache-byte", "one byte of X.bin flipped anywhere",
+              "caught as its block is mapped, before its query is yielded; one line, the cache removed",
+              "tests/test_integrity.py::test_corrupt_cache_byte_during_a_run_is_one_line_and_the_cache_is_removed"),
+    StateCase("traversal-experiment", "`experiment: ../../x/OWNED` in a received run folder",
+              "`plot`/`report`: one line naming the run file; nothing written",
+              "tests/test_catalogue.py::test_hostile_run_folder"),
+    StateCase("link-in-output", "a symlink in the plot/report folder pointing outside",
+              "refused before anything is written", "tests/test_contained_outputs.py::test_plot_refuses_a_link_in_its_folder_before_writing_anything"),
+    StateCase("dead-worker", "a sweep worker killed by SIGKILL", "that run is recorded failed, the others finish, exit 1",
+              "tests/test_sweep_robust.py::test_a_killed_local_worker_is_a_failed_run_and_a_rerun_completes_it"),
+    StateCase("dead-dask-worker", "a Dask worker dying under its task", "the task is retried, then reported failed",
+              "tests/test_sweep_robust.py::test_a_dask_task_whose_worker_dies_is_reported_failed"),
+    StateCase("lock-race", "20 processes taking a stale run lock at once", "never two holders",
+              "tests/test_sweep_robust.py::test_many_concurrent_takers_of_a_stale_lock_never_both_hold_it"),
+    StateCase("huge-grid", "a sweep grid of 10^10 points", "refused from the axis lengths (`--max-grid`)",
+              "tests/test_sweep_robust.py::test_a_huge_grid_is_refused_from_its_axis_lengths"),
+    StateCase("sweep-output", "`output` as a sweep axis", "refused", "tests/test_sweep_robust.py::test_sweeping_output_is_refused"),
+    StateCase("bad-scheduler", "a malformed or unreachable `--scheduler`", "one line naming the address",
+              "tests/test_sweep_robust.py::test_an_unreachable_scheduler_is_one_line"),
+    StateCase("non-utf8-path", "an `--out` path that is not UTF-8", "one line before any work",
+              "tests/test_integrity.py::test_a_path_that_is_not_utf8_is_refused_before_any_work"),
+    StateCase("read-only-install", "package and HOME not writable (numba's cache)",
+              "a private per-user cache directory, else uncached with one note",
+              "tests/test_integrity.py::test_numba_cache_falls_back_to_a_user_directory_then_to_none"),
+]
+
+
 def markdown() -> str:
     lines = [
         "# Bad input the tool rejects",
@@ -299,6 +360,17 @@ def markdown() -> str:
     ]
     for r in RESULTS_CASES:
         lines.append(f"| `{r.id}` | {r.what} | {r.file} | {_cell(r.message)} |")
+    lines += [
+        "",
+        "## Hostile or changed state around a run",
+        "",
+        "Each row names the test that fails if the protection goes away.",
+        "",
+        "| case | situation | what happens | test |",
+        "|---|---|---|---|",
+    ]
+    for c in STATE_CASES:
+        lines.append(f"| `{c.id}` | {c.what} | {c.outcome} | `{c.test.split('::')[1]}` ({c.test.split('::')[0]}) |")
     lines += [
         "",
         "Accepted on purpose (documented behaviour, not errors): a UTF-8 byte-order mark,",

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli import app
 from ltr_cli.results import find_runs
-from tests.catalogue import CONFIG_CASES, DATA_CASES, RESULTS_CASES, markdown
+from tests.catalogue import CONFIG_CASES, DATA_CASES, RESULTS_CASES, STATE_CASES, markdown
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -22,6 +22,16 @@ runner = CliRunner()
 def test_docs_table_is_generated_from_the_catalogue():
     assert (REPO / "docs" / "bad-input.md").read_text() == markdown()
     assert len(DATA_CASES) >= 30 and len(CONFIG_CASES) >= 15 and len(RESULTS_CASES) >= 20
+
+
+def test_every_state_case_names_a_test_that_exists():
+    import ast
+
+    for case in STATE_CASES:
+        path, name = case.test.split("::")
+        tree = ast.parse((REPO / path).read_text())
+        names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert name in names, case.test
 
 
 def _error_line(res) -> str:

@@ -262,3 +262,20 @@ def test_batch_resume_refuses_a_finished_cv_run_whose_files_changed(tmp_path):
     assert res.exit_code == 1
     line = res.stderr.strip().splitlines()[-1]
     assert line.startswith("ltr: error:") and "other data" in line
+
+
+def test_sweep_never_counts_a_run_on_changed_data_as_done(tmp_path):
+    data = tmp_path / "d.txt"
+    _data(data, queries=30)
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(FILES.format(data=data, passes=1, every=0, cache="true")
+                   + "sweep:\n  learners.slam.step.eta: [0.5, 1.0]\n")
+    out = tmp_path / "out"
+    first = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "-q"])
+    assert first.exit_code == 0, first.output
+    _data(data, queries=30, relabel=True)
+    again = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "-q"])
+    assert again.exit_code == 1
+    assert "0 of 2 runs done" in again.stdout
+    errors = [line for line in again.stderr.splitlines() if line.startswith("ltr: error:")]
+    assert len(errors) == 2 and all("other data" in line for line in errors)
