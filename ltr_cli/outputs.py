@@ -36,6 +36,9 @@ def output_path(out_dir: Path, name: str, own_name: bool = True) -> Path:
                        "(ASCII letters, digits, '.', '_', '-')")
     if name in ("", ".", "..") or "/" in name or "\0" in name or (os.sep != "/" and os.sep in name):
         raise LtrError(f"{out_dir / name}: not a file name to write to; give a file path")
+    if out_dir.is_symlink():  # e.g. a "plots" link planted in a received results folder
+        raise LtrError(f"{out_dir}: the output folder is a symbolic link (to {out_dir.resolve()}); "
+                       "refusing to write through it: remove the link or give a real folder")
     root = out_dir.resolve()
     target = root / name
     final = target.resolve()

@@ -194,3 +194,38 @@ def test_error_is_one_line_even_for_a_folder_name_with_a_newline(tmp_path, resul
     err = _one_error(runner.invoke(app, ["plot", str(tmp_path / "res"), "--out", str(tmp_path / "p")]))
     assert "run\\nx\\x1b[31m/summary.json: is not valid JSON" in err
     assert not (tmp_path / "p").exists()
+
+
+def test_plot_refuses_a_plots_folder_that_is_a_link(tmp_path, results):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (results / "plots").symlink_to(victim)
+    err = _one_error(runner.invoke(app, ["plot", str(results)]))
+    assert "symbolic link" in err and list(victim.iterdir()) == []
+
+
+def test_run_refuses_a_cache_folder_or_lock_that_is_a_link(tmp_path):
+    data = tmp_path / "d.txt"
+    data.write_text("".join(f"{i % 3} qid:{i // 4} 1:{i}\n" for i in range(40)))
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"experiment: c\ndataset: {{kind: files, files: [{data}], features: 2}}\n"
+                   "learners: {s: {type: slam-perceptron}}\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".cache").symlink_to(elsewhere)
+    err = _one_error(runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]))
+    assert "symbolic link" in err and list(elsewhere.iterdir()) == []
+    (out / ".cache").unlink()
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 0
+    (lock,) = list((out / ".cache").glob(".*.lock"))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    lock.unlink()
+    lock.symlink_to(victim)
+    import shutil
+
+    shutil.rmtree(out / "c")
+    err = _one_error(runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]))
+    assert "cache lock" in err and victim.read_text() == "precious"

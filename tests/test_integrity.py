@@ -279,3 +279,35 @@ def test_sweep_never_counts_a_run_on_changed_data_as_done(tmp_path):
     assert "0 of 2 runs done" in again.stdout
     errors = [line for line in again.stderr.splitlines() if line.startswith("ltr: error:")]
     assert len(errors) == 2 and all("other data" in line for line in errors)
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_an_implicit_group_file_is_part_of_the_data_identity(tmp_path, cache):
+    """A group file picked up next to the data file (<file>.group) is keyed and recorded:
+    editing it (same size, same mtime) rebuilds the cache and refuses the old run."""
+    import os
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    data = tmp_path / "g.txt"
+    data.write_text("".join(f"{int(rng.integers(0, 3))} 1:{rng.random():.3f} 2:{rng.random():.3f}\n"
+                            for _ in range(240)))
+    group = tmp_path / "g.txt.group"
+    group.write_text("8\n" * 30)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"experiment: g\ndataset: {{kind: files, files: [{data}], features: 2}}\n"
+                   f"cache: {{enabled: {str(cache).lower()}}}\nlearners: {{s: {{type: slam-perceptron}}}}\n")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 0
+    st = group.stat()
+    group.write_text("7\n9\n" + "8\n" * 28)
+    os.utime(group, ns=(st.st_atime_ns, st.st_mtime_ns))
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--resume"])
+    assert res.exit_code == 1 and "other data" in res.stderr
+    fresh = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "b"), "-q",
+                                "--set", f"cache.dir={out / '.cache'}"])
+    truth = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "t"), "-q",
+                                "--set", "cache.enabled=false"])
+    assert fresh.exit_code == truth.exit_code == 0
+    assert _final_ndcg(tmp_path / "b") == _final_ndcg(tmp_path / "t")

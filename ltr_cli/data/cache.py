@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat as stat_mod
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -190,9 +191,9 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
     """Open and validate a cache directory for a run reading ``dtype`` rows of width
     ``n_features`` (CacheInvalid if anything does not check out)."""
     try:
-        meta = json.loads((directory / "meta.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise CacheInvalid(f"meta.json unreadable ({exc})") from None
+        meta = json.loads(_read_small(directory / "meta.json", 1 << 20))
+    except (ValueError, RecursionError) as exc:
+        raise CacheInvalid(f"meta.json unreadable ({type(exc).__name__})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
         raise CacheInvalid("meta.json belongs to another format or key")
     if meta.get("dtype") not in DTYPES or meta["dtype"] != dtype:
@@ -209,10 +210,12 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
                 "lines.bin": queries * 8, "blocks.bin": -(-x_bytes // BLOCK) * 8}
     try:
         for name, size in expected.items():
-            actual = (directory / name).stat().st_size
-            if actual != size:
-                raise CacheInvalid(f"{name} has {actual} bytes, expected {size}")
-        small = {name: (directory / name).read_bytes()
+            st = (directory / name).lstat()
+            if not stat_mod.S_ISREG(st.st_mode):
+                raise CacheInvalid(f"{name} is not a plain file")
+            if st.st_size != size:
+                raise CacheInvalid(f"{name} has {st.st_size} bytes, expected {size}")
+        small = {name: _read_small(directory / name, expected.get(name, 1 << 30))
                  for name in ("offsets.bin", "lines.bin", "qids.json", "blocks.bin")}
         for name, data in small.items():
             if _digest(data) != digests.get(name):
@@ -222,8 +225,8 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
         qids = json.loads(small["qids.json"])
     except OSError as exc:
         raise CacheInvalid(f"incomplete ({type(exc).__name__}: {exc})") from None
-    except ValueError as exc:
-        raise CacheInvalid(f"qids.json unreadable ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise CacheInvalid(f"qids.json unreadable ({type(exc).__name__})") from None
     offsets = np.frombuffer(small["offsets.bin"], dtype=np.int64)
     lines = np.frombuffer(small["lines.bin"], dtype=np.int64)
     blocks = np.frombuffer(small["blocks.bin"], dtype=np.uint64)
@@ -329,7 +332,10 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
     key = cache_key(path, options, dtype)
     cache_dir.mkdir(parents=True, exist_ok=True)
     directory = cache_dir / f"{path.name}-{key}"
-    with open(cache_dir / f".{path.name}-{key}.lock", "w") as lock:
+    if cache_dir.is_symlink():
+        raise LtrError(f"{cache_dir}: the cache folder is a symbolic link; refusing to write "
+                       "through it: remove the link or set cache.dir to a real folder")
+    with _open_lock(cache_dir / f".{path.name}-{key}.lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if directory.exists() or directory.is_symlink():
             try:
@@ -355,6 +361,36 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
         except CacheInvalid as exc:  # written a moment ago: the disk is failing
             raise LtrError(f"{directory}: the cache just written does not read back ({exc}); "
                            "check the disk or set cache.dir elsewhere") from None
+
+
+def _open_lock(path: Path):
+    """The lock file, created if needed; never through a symbolic link, never truncated,
+    never a FIFO or device (one-line error instead of writing or blocking)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise LtrError(f"{path}: cannot open the cache lock ({exc.strerror}); if it is a link or "
+                       "not a plain file, remove it") from None
+    if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LtrError(f"{path}: the cache lock is not a plain file; remove it")
+    return os.fdopen(fd, "r+")
+
+
+def _read_small(path: Path, limit: int) -> bytes:
+    """A cache file of at most ``limit`` bytes (regular files only: never blocks on a FIFO,
+    never reads a device without end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise CacheInvalid(f"{path.name} unreadable ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            raise CacheInvalid(f"{path.name} is not a plain file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise CacheInvalid(f"{path.name} is larger than expected")
+    return data
 
 
 def _remove(path: Path) -> None:

@@ -20,7 +20,7 @@ from ltr_cli.config import DatasetSpec, FilesData, RegistryData, SeparableData, 
 from ltr_cli.data.cache import CacheInvalid
 from ltr_cli.data.identity import check_unchanged, file_identity, require_regular
 from ltr_cli.data.registry import get_dataset, resolve_files
-from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader
+from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader, find_group_file
 from ltr_cli.data.synthetic import (
     SeparableSpec,
     ShapeSpec,
@@ -55,11 +55,23 @@ class QuerySource:
         return list(range(len(self.files))) if self.files else [0]
 
     def _options(self, unit: int) -> ReaderOptions:
+        """The reader options of one file. A group file the reader would pick up next to
+        it (``<file>.query`` / ``.group``, qid source auto or group) is named explicitly,
+        so it is part of the cache key and of the data identity."""
         options = self.reader_options
         assert options is not None
         if self.group_files:
-            options = replace(options, group_file=self.group_files[unit], qid_source="group")
+            return replace(options, group_file=self.group_files[unit], qid_source="group")
+        if options.group_file is None and options.qid_source in ("auto", "group"):
+            implicit = find_group_file(self.files[unit])
+            if implicit is not None:
+                options = replace(options, group_file=implicit)
         return options
+
+    def _watched(self, unit: int) -> list[Path]:
+        """The files one unit reads: the data file and its group file, if any."""
+        group = self._options(unit).group_file
+        return [self.files[unit]] + ([Path(group)] if group is not None else [])
 
     def _cached(self, unit: int):
         """The unit's cache, built or validated once per source (every learner and pass
@@ -83,7 +95,7 @@ class QuerySource:
             cached = self._cached(unit)
             stream = self._checked_cache_stream(cached)
         else:
-            watched = [self.files[unit]] + ([self.group_files[unit]] if self.group_files else [])
+            watched = self._watched(unit)
             for p in watched:
                 self._file_identity(p)
             stream = SVMLightReader(self.files[unit], self._options(unit)).dense_queries(np.dtype(self.storage).type)
@@ -134,12 +146,10 @@ class QuerySource:
                 if self.cache_dir is not None:
                     meta = self._cached(unit).meta
                     ids.append(meta["source"])
-                    if self.group_files:
+                    if "group_source" in meta:
                         ids.append(meta["group_source"])
                 else:
-                    ids.append(self._file_identity(self.files[unit]))
-                    if self.group_files:
-                        ids.append(self._file_identity(self.group_files[unit]))
+                    ids.extend(self._file_identity(p) for p in self._watched(unit))
             return {"files": ids}
         digest = hashlib.sha256(repr(sorted(self.generator_params.items())).encode()).hexdigest()
         return {"generator": self.generator_params, "sha256": digest}
