@@ -110,6 +110,16 @@ def _set_rng(rng: np.random.Generator, state: Any, what: str) -> None:
         raise CheckpointInvalid(f"{what} is not a valid generator state ({exc})") from None
 
 
+def _check_range(name: str, arr: np.ndarray) -> None:
+    """Recorded values a run can produce: rounds, passes and list lengths >= 1, measures
+    and losses finite or NaN (NaN: no relevant document). Plausible values cannot be told
+    from real ones: a checkpoint is checked for integrity, not authenticated."""
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 1:
+        raise CheckpointInvalid(f"column {name!r} has values below 1")
+    if arr.dtype.kind == "f" and np.isinf(arr).any():
+        raise CheckpointInvalid(f"column {name!r} has infinite values")
+
+
 def _int(value: Any, what: str, minimum: int = 0) -> int:
     if type(value) is not int or value < minimum:
         raise CheckpointInvalid(f"{what} must be an integer >= {minimum}")
@@ -152,17 +162,34 @@ class Checkpointer:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
 
+    @staticmethod
+    def _member(archive: Any, key: str) -> np.ndarray:
+        """One array of the archive, after checking that its header's shape fits the
+        bytes the member holds (a crafted header cannot make numpy allocate)."""
+        info = archive.zip.getinfo(f"{key}.npy")
+        with archive.zip.open(info) as fh:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+            else:
+                raise CheckpointInvalid(f"{key}: unsupported array format {version}")
+        if dtype.hasobject or math.prod(shape) * dtype.itemsize > info.file_size:
+            raise CheckpointInvalid(f"{key}: its header does not match its size")
+        return archive[key]
+
     def _meta(self, archive: Any) -> dict[str, Any]:
         if "state.json" not in archive.files:
             raise CheckpointInvalid("state.json is missing")
-        raw = archive["state.json"]
+        raw = self._member(archive, "state.json")
         if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_STATE_JSON:
             raise CheckpointInvalid("state.json is not a small byte array")
         try:
             meta = json.loads(raw.tobytes().decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise CheckpointInvalid(f"state.json is not JSON ({exc})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise CheckpointInvalid(f"state.json is not JSON ({type(exc).__name__})") from None
+        if not isinstance(meta, dict) or type(meta.get("format")) is not int or meta["format"] != FORMAT:
             raise CheckpointInvalid(f"unknown checkpoint format (expected {FORMAT})")
         if meta.get("run_id") != self.run_id:
             raise CheckpointInvalid(f"it belongs to run {meta.get('run_id')!r}")
@@ -195,7 +222,7 @@ class Checkpointer:
         with self._open() as archive:
             try:
                 return self._meta(archive)["t"]
-            except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, RecursionError) as exc:
                 raise CheckpointInvalid(f"unreadable ({type(exc).__name__})") from None
 
     def load(self, measure_names: list[str] | None = None) -> RunState | None:
@@ -206,7 +233,7 @@ class Checkpointer:
         with self._open() as archive:
             try:
                 return self._load(archive, measure_names)
-            except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+            except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, RecursionError) as exc:
                 raise CheckpointInvalid(f"unreadable ({type(exc).__name__}: {exc})") from None
 
     def _load(self, archive: Any, measure_names: list[str] | None) -> RunState:
@@ -224,10 +251,11 @@ class Checkpointer:
             key = f"col.{name}"
             if key not in archive.files:
                 raise CheckpointInvalid(f"column {name!r} is missing")
-            arr = archive[key]
+            arr = self._member(archive, key)
             kind = _FIXED_COLUMNS.get(name, "f")
             if arr.ndim != 1 or arr.shape[0] != t or arr.dtype.kind != kind:
                 raise CheckpointInvalid(f"column {name!r} must be {t} values of kind {kind!r}")
+            _check_range(name, arr)
             columns[name] = arr.tolist()
         if t and columns.get("t") != list(range(1, t + 1)):
             raise CheckpointInvalid("column 't' must count the rounds 1..t")
@@ -245,12 +273,16 @@ class Checkpointer:
             raise CheckpointInvalid("learner must name its class")
         w = None
         if "learner.w" in archive.files:
-            w = archive["learner.w"]
+            w = self._member(archive, "learner.w")
             if w.dtype != np.float64 or w.ndim != 1:
                 raise CheckpointInvalid("learner.w must be a float64 vector")
+            if nonfinite is None and not np.isfinite(w).all():
+                raise CheckpointInvalid("learner.w is not finite, yet no round made it so")
         lt = lmeta.get("t")
         if lt is not None:
             _int(lt, "learner.t")
+            if lt > t:
+                raise CheckpointInvalid(f"learner.t {lt} is beyond the checkpoint's round {t}")
         lrng = lmeta.get("rng")
         if lrng is not None and not isinstance(lrng, dict):
             raise CheckpointInvalid("learner.rng must be a generator state")

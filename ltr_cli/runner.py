@@ -285,6 +285,15 @@ def _run_locked(
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
     learner = build_learner(lspec, source.n_features, spec.metrics.ties,
                             np.random.default_rng(learner_seq), planned, spec.fidelity)
+    if state is not None:
+        if protocol.max_rounds is not None and state.t > protocol.max_rounds:
+            raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
+                           f"{protocol.max_rounds} rounds; delete it to start this run over")
+        try:
+            state.learner.restore(learner)
+        except CheckpointInvalid as exc:
+            raise LtrError(f"{checkpointer.path}: damaged or foreign checkpoint ({exc}); delete it "
+                           "to start this run over") from None
     stream_stats = StreamStats()
     rounds = stream_rounds(source, protocol.passes, protocol.shuffle,
                            protocol.keep_probability, np.random.default_rng(stream_seq),

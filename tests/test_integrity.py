@@ -311,3 +311,92 @@ def test_an_implicit_group_file_is_part_of_the_data_identity(tmp_path, cache):
                                 "--set", "cache.enabled=false"])
     assert fresh.exit_code == truth.exit_code == 0
     assert _final_ndcg(tmp_path / "b") == _final_ndcg(tmp_path / "t")
+
+
+_KILL_AFTER_SAVE = (
+    "import sys\n"
+    "from ltr_cli.checkpoint import Checkpointer\n"
+    "orig = Checkpointer.save\n"
+    "def save(self, state):\n"
+    "    orig(self, state)\n"
+    "    if state.t >= 100: import os; os._exit(9)\n"
+    "Checkpointer.save = save\n"
+    "from ltr_cli.cli import main\n"
+    "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']\n"
+    "main()\n")
+
+
+def _rewrite(ckpt, change):
+    import json
+
+    import numpy as np
+
+    with np.load(ckpt, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["state.json"].tobytes())
+    change(meta, arrays)
+    if meta is not None:
+        arrays["state.json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with open(ckpt, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+CRAFTED = {
+    "other-learner-class": lambda m, a: m["learner"].update({"class": "ListNet"}),
+    "rng-for-a-learner-without-one": lambda m, a: m["learner"].update({"rng": m["tie_rng"]}),
+    "weights-of-other-width": lambda m, a: a.update({"learner.w": a["learner.w"][:-1].copy()}),
+    "weights-missing": lambda m, a: a.pop("learner.w"),
+    "huge-learner-counter": lambda m, a: m["learner"].update({"t": 10 ** 20}),
+    "nan-weights": lambda m, a: a.update({"learner.w": a["learner.w"] * float("nan")}),
+    "inf-metric": lambda m, a: a.update({"col.ndcg@10": a["col.ndcg@10"] + float("inf")}),
+    "format-float": lambda m, a: m.update({"format": 2.0}),
+}
+
+
+@pytest.fixture(scope="module")
+def killed_run(tmp_path_factory):
+    import subprocess
+    import sys
+
+    tmp = tmp_path_factory.mktemp("killed")
+    data = tmp / "d.txt"
+    _data(data, queries=300)
+    cfg = _config(tmp, data, passes=3, every=50)
+    killed = tmp / "killed"
+    proc = subprocess.run([sys.executable, "-c", _KILL_AFTER_SAVE, str(cfg), str(killed)], capture_output=True)
+    assert proc.returncode == 9, proc.stderr
+    (ckpt,) = list((killed / "ident").glob(".*.checkpoint"))
+    return cfg, killed, ckpt
+
+
+@pytest.mark.parametrize("craft", sorted(CRAFTED) + ["deep-json", "huge-header"])
+def test_crafted_checkpoint_fields_are_one_line_errors(tmp_path, killed_run, craft):
+    import shutil
+    import struct
+    import zipfile
+
+    cfg, killed, ckpt = killed_run
+    out = tmp_path / "out"
+    shutil.copytree(killed, out)
+    mine = out / "ident" / ckpt.name
+    if craft == "deep-json":
+        with zipfile.ZipFile(mine, "w") as z:
+            import io
+
+            import numpy as np
+
+            buf = io.BytesIO()
+            np.save(buf, np.frombuffer(b"[" * 200_000, dtype=np.uint8))
+            z.writestr("state.json.npy", buf.getvalue())
+    elif craft == "huge-header":
+        hdr = "{'descr': '|u1', 'fortran_order': False, 'shape': (1000000000000000,), }"
+        hdr += " " * ((64 - (11 + len(hdr)) % 64) % 64) + "\n"
+        with zipfile.ZipFile(mine, "w") as z:
+            z.writestr("state.json.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+    else:
+        _rewrite(mine, CRAFTED[craft])
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--resume"])
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith("ltr: error:") and mine.name in line and "delete it" in line

@@ -110,8 +110,9 @@ def run_online(
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
     With a ``checkpointer``, the state is saved every ``checkpointer.every`` rounds; with a
-    ``resume`` state the learner, the tie generator and the recorded rounds are restored
-    and the first ``resume.t`` rounds of the (rebuilt) stream are skipped.
+    ``resume`` state (whose learner state the caller has restored into ``learner``) the
+    tie generator and the recorded rounds are restored and the first ``resume.t`` rounds
+    of the (rebuilt) stream are skipped.
     """
     cols: dict[str, list[Any]] = {k: [] for k in ("t", "pass", "qid", "m")}
     for meas in measures:
@@ -122,12 +123,13 @@ def run_online(
     previous_wall = 0.0
     nonfinite_round: int | None = None
     if resume is not None:
-        resume.learner.restore(learner)
         rng.bit_generator.state = resume.tie_rng_state
         cols, t, previous_wall = resume.columns, resume.t, resume.wall_seconds
         nonfinite_round = resume.nonfinite_round
         for _ in range(t):  # replay the stream's own draws up to where the run stopped
-            next(rounds)
+            if next(rounds, None) is None:
+                raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
+                               "run's stream; delete it to start the run over")
     reveal_k = feedback_size(learner, feedback)
     width = learner.weights.shape[0]
     # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
