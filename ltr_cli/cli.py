@@ -494,21 +494,27 @@ def score(
         from ltr_cli.models import model_from_dict
         from ltr_cli.data.svmlight import SVMLightReader
 
+        import numpy as np
+
+        from ltr_cli.results import read_run_text
+
         path = model / "models.json" if model.is_dir() else model
         try:
-            models = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise LtrError(f"{path}: not a saved model file ({exc}); give a batch run directory") from None
+            models = json.loads(read_run_text(path))
+        except (ValueError, RecursionError) as exc:
+            raise LtrError(f"{path}: not a saved model file ({type(exc).__name__}); give a run "
+                           "directory written by ltr run") from None
         if not isinstance(models, dict):
             raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
         key = fold if fold is not None else next(iter(models), None)
         if key not in models:
-            raise LtrError(f"{path}: no model for fold {fold!r}; it has folds {', '.join(models)}")
+            raise LtrError(f"{path}: no model for fold {fold!r}; it has "
+                           + (f"folds {', '.join(map(str, models))}" if models else "no models"))
         data = models[key]
         try:
             scorer = model_from_dict(data)
             n_features = int(data["features"])
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
             raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
                            "written by ltr run") from None
         if not scorer.finite():
@@ -518,7 +524,12 @@ def score(
         opts = _reader_options(None, n_features, None, qid, group, null_value)
         lines = []
         for q in SVMLightReader(data_file, opts):
-            lines.extend(f"{s:.10g}" for s in scorer.scores(q.X))
+            with np.errstate(over="ignore", invalid="ignore"):
+                scores = scorer.scores(q.X)
+            if not np.isfinite(scores).all():
+                raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
+                               "(NaN or infinite); the weights are too large for these features")
+            lines.extend(f"{s:.10g}" for s in scores)
         text = "\n".join(lines) + "\n"
         if out is not None:
             from ltr_cli.outputs import write_text
@@ -584,13 +595,27 @@ def _refuse_unencodable(argv: list[str]) -> None:
                            "directory, or give another path") from None
 
 
+# click's UsageError (typer may vendor its own click): bad option values, unknown options,
+# missing arguments
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
 def main() -> None:
     try:
         _refuse_unencodable(sys.argv)
-        app()
+        code = app(standalone_mode=False)
+    except _USAGE_ERROR as exc:  # one line and status 1, like every other refusal
+        command = exc.ctx.command_path.split(" ", 1) if exc.ctx is not None else []
+        hint = f"ltr {command[1]} --help" if len(command) > 1 else "ltr --help"
+        typer.echo(f"ltr: error: {_one_line(exc.format_message())} (see '{hint}')", err=True)
+        sys.exit(1)
+    except (typer.Abort, KeyboardInterrupt):  # Ctrl-C
+        typer.echo("ltr: interrupted", err=True)
+        sys.exit(130)
     except LtrError as exc:  # errors raised outside a command body
         typer.echo(f"ltr: error: {_one_line(str(exc))}", err=True)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ def _not_bool(value: Any) -> Any:
 # input bounds (reader options of the same names): they decide whether a file is read, not
 # what is read, so they are left out of run ids
 DEFAULT_MAX_QUERY_MB = 1024.0
+MAX_GENERATED_MB = 4096.0
 LIMIT_KEYS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")
 
 
@@ -102,7 +103,14 @@ class SeparableData(_Strict):
 
     @model_validator(mode="after")
     def _fits(self) -> "SeparableData":
-        _within_budget(self.docs, self.features or 20, "docs")
+        features = self.features or 20
+        _within_budget(self.docs, features, "docs")
+        # the stream is generated once and kept for the theory's constants
+        total = self.queries * self.docs * features * 8 / (1 << 20)
+        if total > MAX_GENERATED_MB:
+            raise ValueError(f"queries {self.queries} x docs {self.docs} x {features} features is "
+                             f"{total:,.0f} MB, over the {MAX_GENERATED_MB:g} MB a separable stream may "
+                             "take (it is kept in memory); use fewer queries")
         return self
 
 
@@ -715,11 +723,30 @@ def parse_config(data: Any, source: str = "<config>") -> ExperimentSpec:
         raise _format_validation(source, exc) from None
 
 
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_config_text(path: Path) -> str:
+    """A config file's text: a plain file (never a FIFO or device) of at most 1 MiB."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(str(path), None, "not a plain file (a directory, device or FIFO); give "
+                              "a YAML config file")
+        raw = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(str(path), None, f"larger than {MAX_CONFIG_BYTES >> 20} MiB; is this a config?")
+    return raw.decode("utf-8")
+
+
 def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentSpec:
     """Read, override and validate a YAML config file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _read_config_text(p)
     except FileNotFoundError:
         raise ConfigError(str(p), None, "config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -78,13 +78,16 @@ class StumpModel:
                            for f, t, a in zip(self.features, self.thresholds, self.alphas)]}
 
 
+MAX_FEATURES = 10_000_000  # wider than any LTR benchmark (Istella: 220, Yahoo: 700)
+
+
 def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
     """Rebuild a saved model (one entry of a run's ``models.json``). Raises ValueError,
     KeyError or TypeError on anything that is not a model this tool wrote: a weight count
     other than ``features``, a stump on a feature outside ``[0, features)``."""
     features = data["features"]
-    if isinstance(features, bool) or not isinstance(features, int) or features < 1:
-        raise ValueError(f"features must be a positive integer, not {features!r}")
+    if isinstance(features, bool) or not isinstance(features, int) or not 1 <= features <= MAX_FEATURES:
+        raise ValueError(f"features must be an integer from 1 to {MAX_FEATURES}, not {features!r}")
     if data.get("kind") == "linear":
         w = np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64)
         if w.shape != (features,):
@@ -92,7 +95,9 @@ def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
         return LinearModel(w)
     if data.get("kind") == "stumps":
         st = data["stumps"]
-        model = StumpModel([int(s["feature"]) for s in st], [_from_json_float(s["threshold"]) for s in st],
+        if any(type(s["feature"]) is not int for s in st):
+            raise ValueError("a stump's feature must be an integer")
+        model = StumpModel([s["feature"] for s in st], [_from_json_float(s["threshold"]) for s in st],
                            [_from_json_float(s["alpha"]) for s in st], n_features=features)
         if any(not 0 <= f < features for f in model.features):
             raise ValueError(f"a stump's feature is outside 0..{features - 1}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -300,9 +301,12 @@ def _short(exc: Exception, path: Path) -> str:
 
 
 def _read_text(path: Path) -> str:
-    """A run's text file: at most 64 MB, UTF-8."""
+    """A run's text file: a plain file (never a FIFO or device) of at most 64 MB, UTF-8."""
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _damaged(path, "is not a plain file")
             raw = fh.read(MAX_TEXT_BYTES + 1)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
@@ -312,6 +316,9 @@ def _read_text(path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _damaged(path, f"is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
+
+
+read_run_text = _read_text  # models.json for ltr score
 
 
 def _mapping(data: Any, path: Path, kind: str) -> dict[str, Any]:

@@ -141,8 +141,8 @@ def _refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> No
     dataset = read_run(run_dir).manifest.get("dataset")
     recorded = dataset.get("fingerprint") if isinstance(dataset, dict) else None
     if not same_content(recorded, identity):
-        raise LtrError(f"{run_dir}: this finished run was computed on other data than {what} "
-                       "now holds; remove the run directory to recompute it, or use another "
+        raise LtrError(f"{run_dir}: this finished run was computed on other data than is now on "
+                       f"disk ({what}); remove the run directory to recompute it, or use another "
                        "--out to keep both")
 
 

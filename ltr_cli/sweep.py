@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ltr_cli.config import ExperimentSpec, _load_yaml, apply_overrides, parse_config
+from ltr_cli.config import ExperimentSpec, _load_yaml, _read_config_text, apply_overrides, parse_config
 from ltr_cli.errors import ConfigError, LtrError
 
 #: Grid points a sweep may have without ``--max-grid``.
@@ -127,7 +127,7 @@ def plan(path: str | Path, overrides: list[str] | None = None) -> SweepPlan:
     """Read and validate a sweep config; its grid size is known, nothing is expanded."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_config_text(Path(path))
     except FileNotFoundError:
         raise ConfigError(source, None, "config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:

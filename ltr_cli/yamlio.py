@@ -135,6 +135,9 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
 
     def construct_yaml_int(self, node):  # type: ignore[override]
         value = str(self.construct_scalar(node))
+        if len(value) > MAX_INT_DIGITS:
+            raise ConstructorError(None, None, f"an integer of {len(value)} characters is longer than "
+                                   f"the {MAX_INT_DIGITS} this tool reads", node.start_mark)
         if _INT10.match(value):
             return int(value, 10)
         if _INT8.match(value):
@@ -180,6 +183,9 @@ def parse_yaml(text: str) -> Any:
         raise YamlProblem(mark.line + 1 if mark else None, f"not valid YAML ({problem})") from None
     except yaml.YAMLError as exc:
         raise YamlProblem(None, f"not valid YAML ({exc})") from None
+
+
+MAX_INT_DIGITS = 100  # integers in configs are counts and seeds; Python refuses > 4300 digits
 
 
 class _QuotingDumper(yaml.SafeDumper):

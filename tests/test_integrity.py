@@ -400,3 +400,15 @@ def test_crafted_checkpoint_fields_are_one_line_errors(tmp_path, killed_run, cra
     assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
     line = res.stderr.strip().splitlines()[-1]
     assert line.startswith("ltr: error:") and mine.name in line and "delete it" in line
+
+
+@pytest.mark.parametrize("argv", [["run"], ["run", "x.yaml", "--bogus"], ["sweep", "x.yaml", "--jobs", "0"],
+                                  ["plot", "x", "--max-rounds", "0"], ["nosuch"]])
+def test_usage_errors_are_one_line_with_status_1(argv):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "ltr_cli", *argv], capture_output=True, text=True)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ltr: error:") and "--help" in lines[0], res.stderr

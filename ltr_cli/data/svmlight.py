@@ -123,7 +123,7 @@ class ReaderOptions:
     def max_query_rows(self) -> int:
         """Documents one query may have at this width (dense float64 rows within
         ``max_query_mb``)."""
-        return max(1, int(self.max_query_mb * (1 << 20)) // (8 * (self.n_features or 1)))
+        return int(self.max_query_mb * (1 << 20)) // (8 * (self.n_features or 1))
 
     def __post_init__(self) -> None:
         if self.index_base not in (0, 1):
@@ -307,6 +307,11 @@ class SVMLightReader:
         n = self.options.n_features
         if n is None:
             raise ValueError("dense reading needs n_features (from the dataset registry)")
+        if self.options.max_query_rows < 1:
+            raise DataFormatError(
+                str(self.path), None,
+                f"one document of {n} features takes {n * 8 / (1 << 20):,.0f} MB, over "
+                f"dataset.max_query_mb ({self.options.max_query_mb:g}); check the feature count")
         for item in self._fast_or_reference(dtype):
             if isinstance(item, SparseQuery):
                 X = item.dense(n).astype(dtype, copy=False)
