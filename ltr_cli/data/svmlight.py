@@ -576,7 +576,7 @@ class SVMLightReader:
             k = int(np.argmin(finite))
             raise DataFormatError(
                 path, lines[int(row_of[k])].lineno,
-                f"non-finite feature value {vals[k]!r} at index {int(idx[k])}",
+                f"non-finite feature value {float(vals[k])!r} at index {int(idx[k])}",
             )
         if n is None and idx.size and idx.max() >= 2**53:
             k = int(np.argmax(idx))
