@@ -575,7 +575,27 @@ class ExperimentSpec(_Strict):
             raise ValueError(f"learners {batch} are batch learners: add a cv: block (k-fold protocol)")
         if self.cv is not None and not isinstance(self.dataset, RegistryData):
             raise ValueError("a cv: experiment needs a registry dataset (kind: registry) with its folds")
+        self._check_feedback()
         return self
+
+    def _check_feedback(self) -> None:
+        """``protocol.feedback: top-K`` suits every learner, checked before any runs: only
+        partial-feedback learners (RTop-kF) learn from the top K labels, and each needs
+        K >= its estimator's (top 1, or top 2 for RankSVM)."""
+        k = self.protocol.feedback_k()
+        if k is None:
+            return
+        from ltr_cli.surrogates.topk_estimators import FEEDBACK_K
+
+        for name, lspec in self.learners.items():
+            needs = FEEDBACK_K.get(lspec.surrogate) if isinstance(lspec, RTopKFSpec) else None
+            if needs is None:
+                raise ValueError(f"protocol.feedback is {self.protocol.feedback} but learner {name!r} "
+                                 f"({lspec.type}) learns from all labels; use feedback: auto, or "
+                                 "only partial-feedback learners (rtopkf)")
+            if needs > k:
+                raise ValueError(f"protocol.feedback is {self.protocol.feedback} but learner {name!r} "
+                                 f"({lspec.surrogate} estimator) needs the top {needs} labels")
 
     @field_validator("seeds")
     @classmethod
@@ -649,6 +669,12 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
         value = _load_yaml(raw, f"--set {key}", in_file=False) if raw else ""
         node: Any = data
         parts = key.split(".")
+        learners = data.get("learners")
+        if (parts[0] == "learners" and len(parts) > 2 and isinstance(learners, dict)
+                and parts[1] not in learners and parts[2:] != ["type"]):
+            raise ConfigError(source, None, f"--set {key}: the config has no learner {parts[1]!r}; its "
+                              f"learners are {', '.join(map(str, learners)) or '(none)'} (to add one, "
+                              f"set learners.{parts[1]}.type first)")
         for i, part in enumerate(parts[:-1]):
             child = node.get(part) if isinstance(node, dict) else None
             if child is None:
@@ -683,8 +709,49 @@ def _type_hint(kind: str, value: Any) -> str:
     return ""
 
 
+def _known_keys() -> list[str]:
+    """Every key name any config model knows (for did-you-mean suggestions)."""
+    names: set[str] = set()
+    seen: set[type] = set()
+
+    def visit(model: type) -> None:
+        if model in seen:
+            return
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            names.add(name)
+            for arg in _annotation_models(info.annotation):
+                visit(arg)
+
+    visit(ExperimentSpec)
+    return sorted(names)
+
+
+def _annotation_models(annotation: Any) -> list[type]:
+    """The pydantic models inside a field's annotation (unions, lists, dicts)."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found = []
+    for arg in typing.get_args(annotation):
+        found.extend(_annotation_models(arg))
+    return found
+
+
+def _did_you_mean(key: str, top_level: bool) -> str:
+    import difflib
+
+    pool = list(ExperimentSpec.model_fields) if top_level else _known_keys()
+    close = difflib.get_close_matches(key, pool, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else " (check the spelling; see the README's config reference)"
+
+
 def _format_validation(source: str, exc: ValidationError) -> ConfigError:
     errors = exc.errors(include_url=False)
+    # an unknown key is usually the cause of the rest (a misspelt required key is also
+    # "missing"): report it first
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     first = errors[0]
     parts = list(first["loc"])
     if len(parts) > 1 and parts[0] == "dataset" and parts[1] in _DATASET_KINDS:
@@ -703,8 +770,8 @@ def _format_validation(source: str, exc: ValidationError) -> ConfigError:
             msg = f"missing; expected one of the {field} values listed in the README"
         return ConfigError(source, loc, msg)
     if first["type"] == "extra_forbidden":
-        msg = "unknown key (check the spelling; see the README's config reference)"
-    elif "input" in first and first["type"] not in ("missing",):
+        msg = "unknown key" + _did_you_mean(str(parts[-1]), len(parts) == 1)
+    elif "input" in first and first["type"] not in ("missing",) and not isinstance(first["input"], (dict, list)):
         shown = repr(first["input"])
         if len(shown) > 60:
             shown = shown[:57] + "..."
