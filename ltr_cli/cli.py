@@ -196,6 +196,15 @@ class ExecutorOpt(str, Enum):
     dask = "dask"
 
 
+def _point_label(point: dict, learner: str) -> str:
+    """`` [step.eta=0.1, seed=1]``: the grid settings of one run (its own learner's keys
+    without their ``learners.<name>.`` prefix, and keys outside ``learners``)."""
+    own = f"learners.{learner}."
+    shown = [f"{k.removeprefix(own)}={v}" for k, v in point.items()
+             if k.startswith(own) or not k.startswith("learners.")]
+    return f" [{', '.join(shown)}]" if shown else ""
+
+
 @app.command()
 def sweep(
     config: Annotated[Path, typer.Argument(help="experiment config with a sweep: block")],
@@ -236,7 +245,7 @@ def sweep(
             for r in rows:
                 extra = f" (checkpoint at round {r['checkpoint_round']})" if "checkpoint_round" in r else ""
                 error = f": {r['error']}" if r.get("error") else ""
-                typer.echo(f"{r['status']:8s} {r['run']}{extra}{error}")
+                typer.echo(f"{r['status']:8s} {r['run']}{_point_label(r['point'], r['learner'])}{extra}{error}")
             typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
             return
         if not (executor == ExecutorOpt.dask and scheduler):

@@ -345,3 +345,13 @@ def test_saved_weights_round_trip_exactly_float32_and_nan_included():
         back = model_from_dict(json.loads(text)).w
         np.testing.assert_array_equal(back.astype(dtype), w)
         assert back.astype(dtype).tobytes() == w.tobytes()
+
+
+def test_every_command_is_registered():
+    from typer.main import get_command
+
+    from ltr_cli.cli import app
+
+    names = set(get_command(app).commands)  # type: ignore[attr-defined]
+    assert {"run", "plot", "report", "list", "bench", "sweep", "data", "eval", "score"} <= names, names
+    assert not any(name.startswith("-") or name.startswith("point") for name in names)

@@ -52,3 +52,18 @@ def test_top_k_below_what_an_estimator_needs_is_refused(tmp_path):
                    "learners: {r: {type: rtopkf, surrogate: ranksvm, schedule: authors-code}}\n")
     line = _error(["run", str(cfg)], tmp_path)
     assert "needs the top 2 labels" in line
+
+
+def test_sweep_status_names_each_runs_settings(tmp_path):
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("experiment: grid\ndataset: {kind: separable, queries: 20}\n"
+                   "learners:\n  slam: {type: slam-perceptron}\n  topk: {type: rtopkf, surrogate: kl, schedule: authors-code}\n"
+                   "sweep:\n  learners.slam.step.eta: [0.1, 1.0]\n  seed: [0, 1]\n")
+    res = runner.invoke(app, ["sweep", str(cfg), "--out", str(tmp_path / "out"), "--status"])
+    assert res.exit_code == 0
+    lines = res.stdout.splitlines()[:-1]
+    slam = sorted(line.split("[", 1)[1] for line in lines if " grid/slam-" in line)
+    assert slam == ["step.eta=0.1, seed=0]", "step.eta=0.1, seed=1]", "step.eta=1.0, seed=0]",
+                    "step.eta=1.0, seed=1]"]
+    topk = sorted(line.split("[", 1)[1] for line in lines if " grid/topk-" in line)
+    assert topk == ["seed=0]", "seed=1]"]  # another learner's axis is not its setting

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing as mp
 import os
+import re
 import signal
 import socket
 import stat
@@ -98,7 +99,7 @@ def test_a_killed_local_worker_is_a_failed_run_and_a_rerun_completes_it(tmp_path
 
     status = ltr("sweep", cfg, "--out", out, "--status")
     assert status.returncode == 0
-    assert f"failed   grid/{run_id}: worker process {pid}" in status.stdout
+    assert re.search(rf"failed   grid/{run_id} \[step\.eta=[0-9.]+\]: worker process {pid}", status.stdout)
     assert "done=2 failed=1 running=0 pending=0" in status.stdout
 
     again = ltr("sweep", cfg, "--out", out, "--jobs", "2")
@@ -394,9 +395,15 @@ def test_status_reads_only_and_survives_odd_files(tmp_path):
     res = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--status"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert f"done     grid/{done}" in lines
-    assert f"failed   grid/{failed_run}: (unreadable failure record)" in lines
-    assert f"pending  grid/{odd_run}: checkpoint unusable (it is not a regular file)" in lines
+    def line_of(run):
+        (line,) = [line for line in lines if f" grid/{run} [" in line]
+        return line
+
+    assert line_of(done).startswith(f"done     grid/{done} [step.eta=")
+    assert line_of(failed_run).endswith("]: (unreadable failure record)")
+    assert line_of(failed_run).startswith("failed ")
+    assert line_of(odd_run).startswith("pending ")
+    assert line_of(odd_run).endswith("]: checkpoint unusable (it is not a regular file)")
     assert lines[-1] == "done=1 failed=1 running=0 pending=1 total=3"
     assert snapshot(out) == before  # nothing created, changed or deleted
 
@@ -417,7 +424,7 @@ def test_status_shows_a_running_run(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "held"
         res = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--status"])
-        assert f"running  grid/{task.run_id}" in res.stdout.splitlines()
+        assert any(line.startswith(f"running  grid/{task.run_id} [") for line in res.stdout.splitlines())
         assert "running=1" in res.stdout
     finally:
         holder.kill()
