@@ -118,6 +118,20 @@ def test_relabelled_file_with_restored_mtime_is_never_served_stale(tmp_path, cac
     assert line.startswith("ltr: error:") and "other data" in line and "remove the run directory" in line
 
 
+# a run that dies (os._exit) right after its checkpoint at round 100, as a kill would leave it
+_KILL_AFTER_SAVE = (
+    "import sys\n"
+    "from ltr_cli.checkpoint import Checkpointer\n"
+    "orig = Checkpointer.save\n"
+    "def save(self, state):\n"
+    "    orig(self, state)\n"
+    "    if state.t >= 100: import os; os._exit(9)\n"
+    "Checkpointer.save = save\n"
+    "from ltr_cli.cli import main\n"
+    "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']\n"
+    "main()\n")
+
+
 def test_resume_refuses_a_checkpoint_taken_on_other_data(tmp_path):
     import subprocess
     import sys
@@ -131,20 +145,8 @@ def test_resume_refuses_a_checkpoint_taken_on_other_data(tmp_path):
     # a checkpoint as a killed run leaves it: run to the end, then plant the last state
     res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--set", "protocol.max_rounds=120"])
     assert res.exit_code == 0
-    env_code = (
-        "import sys\n"
-        "from ltr_cli.checkpoint import Checkpointer\n"
-        "import ltr_cli.checkpoint as c\n"
-        "orig = Checkpointer.save\n"
-        "def save(self, state):\n"
-        "    orig(self, state)\n"
-        "    if state.t >= 100: import os; os._exit(9)\n"
-        "Checkpointer.save = save\n"
-        "from ltr_cli.cli import main\n"
-        "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']\n"
-        "main()\n")
     killed = tmp_path / "killed"
-    proc = subprocess.run([sys.executable, "-c", env_code, str(cfg), str(killed)], capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", _KILL_AFTER_SAVE, str(cfg), str(killed)], capture_output=True)
     assert proc.returncode == 9, proc.stderr
     (ckpt,) = list((killed / "ident").glob(".*.checkpoint"))
     assert Checkpointer(ckpt, ckpt.name[1:-len(".checkpoint")], 0).round() == 100
@@ -313,17 +315,6 @@ def test_an_implicit_group_file_is_part_of_the_data_identity(tmp_path, cache):
     assert _final_ndcg(tmp_path / "b") == _final_ndcg(tmp_path / "t")
 
 
-_KILL_AFTER_SAVE = (
-    "import sys\n"
-    "from ltr_cli.checkpoint import Checkpointer\n"
-    "orig = Checkpointer.save\n"
-    "def save(self, state):\n"
-    "    orig(self, state)\n"
-    "    if state.t >= 100: import os; os._exit(9)\n"
-    "Checkpointer.save = save\n"
-    "from ltr_cli.cli import main\n"
-    "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']\n"
-    "main()\n")
 
 
 def _rewrite(ckpt, change):

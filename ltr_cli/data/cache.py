@@ -84,10 +84,6 @@ def _digest(data: bytes | memoryview | np.ndarray) -> str:
     return xxhash.xxh3_128_hexdigest(data if isinstance(data, bytes) else memoryview(data).cast("B"))
 
 
-def _file_digest(path: Path) -> str:
-    return content_digest(path)
-
-
 def _block_digests(path: Path, size: int) -> np.ndarray:
     """XXH3-64 of each BLOCK-byte block of a file of ``size`` bytes."""
     out = np.empty(-(-size // BLOCK), dtype=np.uint64)
@@ -176,7 +172,7 @@ class CachedFile:
         if bad.size:
             raise CacheInvalid(f"X.bin block {int(bad[0])} does not match its checksum")
         self._checked = np.ones(self.blocks.shape[0], dtype=bool)
-        if _file_digest(self.directory / "y.bin") != self.meta["digests"]["y.bin"]:
+        if content_digest(self.directory / "y.bin") != self.meta["digests"]["y.bin"]:
             raise CacheInvalid("y.bin does not match its checksum")
 
 
@@ -220,7 +216,7 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
         for name, data in small.items():
             if _digest(data) != digests.get(name):
                 raise CacheInvalid(f"{name} does not match its checksum")
-        if _file_digest(directory / "y.bin") != digests.get("y.bin"):
+        if content_digest(directory / "y.bin") != digests.get("y.bin"):
             raise CacheInvalid("y.bin does not match its checksum")
         qids = json.loads(small["qids.json"])
     except OSError as exc:
