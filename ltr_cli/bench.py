@@ -26,19 +26,12 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.registry import get_dataset
+from ltr_cli.learner_registry import bench_learners
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
 from ltr_cli.protocols.online import feedback_size, reveal
 
-LEARNERS: dict[str, dict[str, Any]] = {
-    "slam-ndcg": {"type": "slam-perceptron", "measure": "ndcg", "mistake": "ndcg@10",
-                  "weights": "level-averaged", "margin": "label-difference"},
-    "slam-ap": {"type": "slam-perceptron", "measure": "ap", "weights": "level-averaged"},
-    "alg3": {"type": "alg3", "mistake": "ndcg@10", "step": {"rule": "constant", "eta": 1.0, "loss_scaled": True}},
-    "listnet": {"type": "listnet"},
-    **{f"rtopkf-{s}": {"type": "rtopkf", "surrogate": s, "schedule": "authors-code"}
-       for s in ("squared", "kl", "smoothdcg", "ranksvm")},
-}
+LEARNERS: dict[str, dict[str, Any]] = bench_learners()
 
 
 def _write(path: Path, dataset: str, queries: int, seed: int = 0) -> Path:
@@ -121,7 +114,6 @@ def bench_rounds(queries: int, rounds: int, repeats: int = 3) -> dict[str, Any]:
     of the same ``rounds`` rounds (a fresh learner every run, so every run does the same
     work)."""
     from ltr_cli.config import parse_config
-    from ltr_cli.learners import build_learner
 
     info = get_dataset("mslr-web10k")
     qs = list(shaped_queries(info, ShapeSpec(queries, seed=1)))
@@ -141,7 +133,7 @@ def bench_rounds(queries: int, rounds: int, repeats: int = 3) -> dict[str, Any]:
                               "learners": {name: spec}}).learners[name]
 
         def fresh(lspec=lspec) -> Any:  # a new generator every time: every run does the same work
-            return build_learner(lspec, info.n_features, "reverse-input", np.random.default_rng(1), rounds)
+            return lspec.build(info.n_features, "reverse-input", np.random.default_rng(1), rounds)
 
         # a throwaway learner first: loading (or compiling) its kernels is a once-per-process
         # cost, reported apart from the per-round time

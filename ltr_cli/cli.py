@@ -344,11 +344,11 @@ def list_(
 ) -> None:
     """List learners, datasets and metrics."""
     from ltr_cli.data.registry import DATASETS
-    from ltr_cli.learners import LEARNER_HELP
+    from ltr_cli.learner_registry import learner_help
     from ltr_cli.metrics import METRIC_HELP
 
     data = {
-        "learners": LEARNER_HELP,
+        "learners": learner_help(),
         "datasets": {k: f"{d.title}: {d.n_features} features, labels {d.labels}, qid from {d.qid_source}"
                      for k, d in DATASETS.items()},
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",

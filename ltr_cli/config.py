@@ -18,34 +18,14 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
-                      field_validator, model_validator)
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from ltr_cli.errors import ConfigError
-from ltr_cli.names import NAME_HELP, check_label, check_name
+from ltr_cli.learner_registry import BATCH_TYPES, LEARNER_TYPES, LearnerSpec, partial_feedback_types
 from ltr_cli.metrics import Measure, parse_cutoff
+from ltr_cli.names import NAME_HELP, check_name
+from ltr_cli.schema import LaxPath, Name, OnlineLearnerConfig, Strict, not_bool
 from ltr_cli.yamlio import StrictLoader, YamlProblem, parse_yaml
-
-
-class _Strict(BaseModel):
-    """Unknown keys are errors, and types are strict: an int field takes a YAML integer only
-    (not true/false, 3.0 or "3"), a float field a YAML number (an integer too), a bool field
-    true or false, a string field a string."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
-
-
-# paths are written as strings in YAML (strict mode would want a Path object)
-LaxPath = Annotated[Path, Field(strict=False)]
-# experiment and learner names become directory and file names
-Name = Annotated[str, AfterValidator(check_name)]
-Label = Annotated[str, AfterValidator(check_label)]
-
-
-def _not_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("expected 0 or 1, not a boolean")
-    return value
 
 
 # --- datasets --------------------------------------------------------------------------
@@ -57,7 +37,7 @@ MAX_GENERATED_MB = 4096.0
 LIMIT_KEYS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")
 
 
-class _ReaderKnobs(_Strict):
+class _ReaderKnobs(Strict):
     null_value: float | None = Field(None, description="fill for LETOR NULL values; null = error")
     split_qids: Literal["error", "new-query"] = "error"
     storage: Literal["float64", "float32"] = Field(
@@ -90,7 +70,7 @@ def _known_dataset(value: str) -> str:
     return value
 
 
-class SeparableData(_Strict):
+class SeparableData(Strict):
     """The perceptron paper's margin-separable set (generated, no download)."""
 
     kind: Literal["separable"]
@@ -114,7 +94,7 @@ class SeparableData(_Strict):
         return self
 
 
-class ShapedData(_Strict):
+class ShapedData(Strict):
     """Generated queries shaped like a registry dataset (width, docs/query, labels)."""
 
     kind: Literal["shaped"]
@@ -152,7 +132,7 @@ class FilesData(_ReaderKnobs):
     kind: Literal["files"]
     files: list[LaxPath] = Field(min_length=1)
     features: int = Field(gt=0)
-    index_base: Annotated[Literal[0, 1], BeforeValidator(_not_bool)] = 1
+    index_base: Annotated[Literal[0, 1], BeforeValidator(not_bool)] = 1
     qid: Literal["auto", "token", "comment", "group"] = "auto"
     group_files: list[LaxPath] | None = Field(
         None, description="one group file per data file (default: <file>.query/.group next to it)")
@@ -173,7 +153,7 @@ DatasetSpec = Annotated[
 
 # --- protocol and metrics ----------------------------------------------------------------
 
-class ProtocolSpec(_Strict):
+class ProtocolSpec(Strict):
     passes: int = Field(1, gt=0)
     feedback: str = Field(
         "auto", description="auto (each learner what it needs) | full | top-K: labels revealed after each round")
@@ -202,7 +182,7 @@ class ProtocolSpec(_Strict):
         return int(self.feedback.split("-")[1]) if self.feedback.startswith("top-") else None
 
 
-class MetricsSpec(_Strict):
+class MetricsSpec(Strict):
     names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1)
     # online runs use the paper's Eq. 1/2; the LETOR/MSLR script presets are for `ltr eval`
     convention: Literal["paper"] = "paper"
@@ -228,283 +208,7 @@ class MetricsSpec(_Strict):
         ]
 
 
-# --- learners ----------------------------------------------------------------------------
-
-class StepSpec(_Strict):
-    rule: Literal["constant", "inv-sqrt"] = "inv-sqrt"
-    eta: float = Field(1.0, gt=0)
-    loss_scaled: bool = Field(False, description="multiply by the round's ranking loss (authors' Alg. 3)")
-
-
-def _measure_name(value: str | None) -> str | None:
-    from ltr_cli.learners.base import parse_measure
-
-    return None if value is None else parse_measure(value)
-
-
-def _reject_loss_scaled(step: StepSpec) -> StepSpec:
-    if step.loss_scaled:
-        raise ValueError("loss_scaled needs a ranking loss: only slam-perceptron and alg3 have one")
-    return step
-
-
-_MAXIMISER_TIES_HELP = ("equal hinge terms inside the surrogate: first-index (smallest document "
-                        "index) | authors-code (higher relevance level, then the later document)")
-
-
-_NUMERICS_HELP = ("stable: shifted exponentials, a non-finite step is an error | authors-code: the "
-                  "authors' unshifted expressions; weights may become NaN (reported, not an error)")
-
-
-class _LearnerBase(_Strict):
-    label: Label | None = Field(None, description="legend label (default: the paper's name)")
-    step: StepSpec = StepSpec()
-
-
-class SlamPerceptronSpec(_LearnerBase):
-    """Algorithm 2 (perceptron paper) on a SLAM surrogate."""
-
-    type: Literal["slam-perceptron"]
-    measure: str = Field("ndcg", description="weight vector: ndcg (Eq. 11), ndcg@K (Eq. 24), ap (Eq. 10)")
-    mistake: str | None = Field(None, description="measure whose loss triggers updates; default: measure")
-    weights: Literal["paper", "paper-fixed", "level-averaged"] = Field(
-        "paper", description="paper: score order within a level (exchangeable); paper-fixed: "
-        "input order (convex); level-averaged: the authors' code")
-    margin: Literal["constant", "label-difference"] = "constant"
-    delta: float = Field(1.0, gt=0)
-    relevance_threshold: float = Field(0.0, description="AP: relevant = label > this")
-    maximiser_ties: Literal["first-index", "authors-code"] = Field(
-        "first-index", description=_MAXIMISER_TIES_HELP)
-
-    _measures = field_validator("measure", "mistake")(_measure_name)
-
-
-class MaxPairPerceptronSpec(_LearnerBase):
-    """Algorithm 3 (perceptron paper): the max-pair surrogate of Eq. 27."""
-
-    type: Literal["alg3"]
-    mistake: str = Field("ndcg", description="measure whose loss triggers updates")
-    margin: Literal["constant", "label-difference"] = "constant"
-    delta: float = Field(1.0, gt=0)
-    relevance_threshold: float = 0.0
-    maximiser_ties: Literal["first-index", "authors-code"] = Field(
-        "first-index", description=_MAXIMISER_TIES_HELP)
-
-    _measures = field_validator("mistake")(_measure_name)
-
-
-class OGDSpec(_LearnerBase):
-    """Online gradient descent on a surrogate, every round, optional projection radius."""
-
-    type: Literal["ogd"]
-    surrogate: Literal["squared", "ranksvm", "ordinal", "preference", "listnet", "kl", "smoothdcg"]
-    radius: float | None = Field(None, gt=0, description="project w onto the ball of this radius")
-    delta: float = Field(1.0, gt=0, description="ranksvm margin")
-    cost: Union[Literal["uniform", "difference"], list[list[float]]] = Field(
-        "uniform", description="ordinal/preference pair costs (matrix indexed by integer labels)")
-
-    @field_validator("cost")
-    @classmethod
-    def _square_cost(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            n = len(v)
-            if n < 2 or any(len(row) != n for row in v):
-                raise ValueError("the cost matrix must be square, at least 2 x 2 (one row per label 0..n-1)")
-            if any(x < 0 for row in v for x in row):
-                raise ValueError("cost matrix entries must be >= 0")
-        return v
-
-    @field_validator("step")
-    @classmethod
-    def _no_loss_scaling(cls, v: StepSpec) -> StepSpec:
-        return _reject_loss_scaled(v)
-    epsilon: float = Field(0.01, gt=0, description="smoothdcg smoothing")
-
-    def surrogate_params(self) -> dict[str, Any]:
-        return {"ranksvm": {"delta": self.delta}, "ordinal": {"cost": self.cost},
-                "preference": {"cost": self.cost}, "smoothdcg": {"epsilon": self.epsilon}}.get(
-            self.surrogate, {})
-
-
-class ListNetSpec(_LearnerBase):
-    """Online ListNet (top-1 cross entropy, target softmax(R)), updated every round."""
-
-    type: Literal["listnet"]
-    radius: float | None = Field(None, gt=0)
-    numerics: Literal["stable", "authors-code"] = Field(
-        "stable", description=_NUMERICS_HELP)
-
-    @field_validator("step")
-    @classmethod
-    def _no_loss_scaling(cls, v: StepSpec) -> StepSpec:
-        return _reject_loss_scaled(v)
-
-
-class RTopKFSpec(_Strict):
-    """RTop-kF (top-k paper, Alg. 1): learns from the labels of the top 1 (squared, KL,
-    SmoothDCG) or top 2 (RankSVM) shown documents only."""
-
-    type: Literal["rtopkf"]
-    label: Label | None = None
-    surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"]
-    schedule: Literal["paper", "authors-code"] = Field(
-        "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
-    horizon: int | None = Field(None, gt=0, description="planned rounds T (paper schedule); default: known stream length")
-    eta_scale: float | None = Field(None, gt=0, description="c_eta (default 1 paper, 0.1 authors-code)")
-    gamma_scale: float | None = Field(None, ge=0, description="c_gamma (default 1 paper, 0.1 authors-code; 0: no exploration)")
-    radius: float | None = Field(1.0, gt=0, description="projection radius U")
-    epsilon: float = Field(0.01, gt=0, description="SmoothDCG smoothing (authors' code: 0.001)")
-    fidelity: Literal["exact", "authors-code"] = Field(
-        "exact", description="estimator denominators: exact sampling law (unbiased) or the authors' c gamma/m (biased)")
-    miss_scale: float = Field(
-        0.001, gt=0, description="authors-code denominators: c in c gamma/m when the shown top is not the exploit "
-        "top (0.001 RankingTopKF.m, 1 RankingTopKFYahooParam_1.m, 1000 RankingTopKFYandexParam_1.m)")
-    numerics: Literal["stable", "authors-code"] = Field("stable", description=_NUMERICS_HELP)
-    direction: Literal["descend-gain", "ascend-gain"] = Field(
-        "descend-gain", description="SmoothDCG: descend-gain steps w - eta z on the gain's gradient estimate, as the "
-        "paper and the authors' code (it lowers DCG); ascend-gain is the corrected variant")
-    short_lists: Literal["learn", "skip"] | None = Field(
-        None, description="lists of fewer than 2 documents: skip (no draw, no update; the authors' scripts) | "
-        "learn; default: skip under fidelity authors-code, else learn")
-
-    @model_validator(mode="after")
-    def _smoothdcg_only(self) -> "RTopKFSpec":
-        if self.direction != "descend-gain" and self.surrogate != "smoothdcg":
-            raise ValueError("direction applies to the smoothdcg surrogate only")
-        return self
-
-
-class RandomSpec(_Strict):
-    """A uniformly random ranking every round (a baseline that never learns)."""
-
-    type: Literal["random"]
-    label: str | None = None
-
-
-# --- batch learners (the direct-optimisation paper; used with a cv: block) -----------------
-
-def _grid_values(grid: dict[str, list[Any]], allowed: dict[str, type], spec: str) -> dict[str, list[Any]]:
-    for key, values in grid.items():
-        if key not in allowed:
-            raise ValueError(f"{spec} has no hyper-parameter {key!r}; it has {', '.join(allowed)}")
-        if not values:
-            raise ValueError(f"grid {key!r} has no values")
-        for v in values:
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"grid {key!r}: values must be positive numbers (got {v!r})")
-    return grid
-
-
-def _batch_measure(value: str) -> str:
-    """Validator: an AdaRank / PermuRank measure, ``map``, ``ndcg`` or ``ndcg@K``."""
-    kind, at, cut = value.partition("@")
-    if value in ("map", "ndcg") or kind == "ndcg" and parse_cutoff(cut) is not None:
-        return value
-    raise ValueError(f"unknown measure {value!r}; expected map, ndcg or ndcg@K (K a positive "
-                     "integer in ASCII digits)")
-
-
-class _BatchBase(_Strict):
-    label: Label | None = None
-
-    def grid_points(self) -> list[dict[str, Any]]:
-        grid = self.grid or {}  # type: ignore[attr-defined]
-        keys = list(grid)
-        import itertools
-
-        return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))] or [{}]
-
-
-class SVMmapSpec(_BatchBase):
-    """SVMmap: structural SVM on 1 - AP (BMRM, lambda = 1/C)."""
-
-    type: Literal["svmmap"]
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0, 100.0]})
-    relevance_threshold: float = 0.0
-    eps: float = Field(1e-4, gt=0)
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "svmmap"))
-
-
-class RankSVMSpec(_BatchBase):
-    """Ranking SVM: pairwise hinge (BMRM, lambda = 1/C)."""
-
-    type: Literal["ranksvm"]
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.01, 0.1, 1.0, 10.0]})
-    eps: float = Field(1e-4, gt=0)
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "ranksvm"))
-
-
-class BMRMNDCGSpec(_BatchBase):
-    """BMRM on the NDCG structural loss (Le & Smola / CofiRank)."""
-
-    type: Literal["bmrm-ndcg"]
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
-    k: int = Field(10, gt=0)
-    weights: Literal["bmrm", "cofirank"] = "bmrm"
-    eps: float = Field(1e-4, gt=0)
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "bmrm-ndcg"))
-
-
-class BMRMSpec(_BatchBase):
-    """BMRM on the ranking-losses supplement's ordinal-regression or preference loss."""
-
-    type: Literal["bmrm"]
-    loss: Literal["ordinal", "preference"]
-    cost: Union[Literal["uniform", "difference"], list[list[float]]] = "uniform"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
-    eps: float = Field(1e-4, gt=0)
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "bmrm"))
-
-
-class AdaRankSpec(_BatchBase):
-    """AdaRank with single features as weak rankers (AdaRank.MAP / AdaRank.NDCG)."""
-
-    type: Literal["adarank"]
-    measure: str = Field("map", description="map or ndcg@K")
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"rounds": [100, 500]})
-    tol: float | None = Field(0.002, ge=0, description="stop when the training measure gains <= tol (null: all rounds)")
-    relevance_threshold: float = 0.0
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"rounds": int}, "adarank"))
-    _m = field_validator("measure")(_batch_measure)
-
-
-class RankBoostSpec(_BatchBase):
-    """RankBoost with threshold stumps on single features (RB-c)."""
-
-    type: Literal["rankboost"]
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"rounds": [100, 300]})
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"rounds": int}, "rankboost"))
-
-
-class PermuRankSpec(_BatchBase):
-    """PermuRank.MAP (reconstructed; see the README): working sets of permutations."""
-
-    type: Literal["permurank"]
-    measure: str = "map"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
-    rounds: int = Field(30, gt=0)
-    relevance_threshold: float = 0.0
-
-    _g = field_validator("grid")(lambda v: _grid_values(v, {"C": float}, "permurank"))
-    _m = field_validator("measure")(_batch_measure)
-
-
-BATCH_TYPES = ("svmmap", "ranksvm", "bmrm-ndcg", "bmrm", "adarank", "rankboost", "permurank")
-
-LearnerSpec = Annotated[
-    Union[SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RTopKFSpec, RandomSpec,
-          SVMmapSpec, RankSVMSpec, BMRMNDCGSpec, BMRMSpec, AdaRankSpec, RankBoostSpec, PermuRankSpec],
-    Field(discriminator="type"),
-]
-
-
-class CVSpec(_Strict):
+class CVSpec(Strict):
     """Batch k-fold protocol: for each fold fit on train, choose hyper-parameters on vali,
     evaluate on test (the LETOR protocol)."""
 
@@ -521,16 +225,14 @@ class CVSpec(_Strict):
         raise ValueError("expected map, ndcg@K or p@K (K a positive integer in ASCII digits)")
 
 _DATASET_KINDS = ("separable", "shaped", "registry", "files")
-_LEARNER_TYPES = ("slam-perceptron", "alg3", "ogd", "listnet", "rtopkf", "random",
-                  "svmmap", "ranksvm", "bmrm-ndcg", "bmrm", "adarank", "rankboost", "permurank")
 
 
-class CacheSpec(_Strict):
+class CacheSpec(Strict):
     enabled: bool = Field(True, description="keep a binary cache of parsed data files")
     dir: LaxPath | None = Field(None, description="where (default: <output>/.cache)")
 
 
-class ExperimentSpec(_Strict):
+class ExperimentSpec(Strict):
     experiment: Name
     description: str = ""
     seed: int = Field(0, ge=0)
@@ -566,8 +268,8 @@ class ExperimentSpec(_Strict):
 
     @model_validator(mode="after")
     def _batch_or_online(self) -> "ExperimentSpec":
-        batch = [n for n, l in self.learners.items() if l.type in BATCH_TYPES]
-        online = [n for n, l in self.learners.items() if l.type not in BATCH_TYPES]
+        batch = [n for n, l in self.learners.items() if l.kind == "batch"]
+        online = [n for n, l in self.learners.items() if l.kind != "batch"]
         if self.cv is not None and online:
             raise ValueError(f"learners {online} are online learners; a cv: (batch) experiment takes "
                              f"{', '.join(BATCH_TYPES)}")
@@ -585,17 +287,16 @@ class ExperimentSpec(_Strict):
         k = self.protocol.feedback_k()
         if k is None:
             return
-        from ltr_cli.surrogates.topk_estimators import FEEDBACK_K
-
+        partial = partial_feedback_types()
         for name, lspec in self.learners.items():
-            needs = FEEDBACK_K.get(lspec.surrogate) if isinstance(lspec, RTopKFSpec) else None
+            needs = lspec.feedback_k() if isinstance(lspec, OnlineLearnerConfig) else None
             if needs is None:
                 raise ValueError(f"protocol.feedback is {self.protocol.feedback} but learner {name!r} "
-                                 f"({lspec.type}) learns from all labels; use feedback: auto, or "
-                                 "only partial-feedback learners (rtopkf)")
+                                 f"({lspec.type_name()}) learns from all labels; use feedback: auto, or "
+                                 f"only partial-feedback learners ({', '.join(partial)})")
             if needs > k:
                 raise ValueError(f"protocol.feedback is {self.protocol.feedback} but learner {name!r} "
-                                 f"({lspec.surrogate} estimator) needs the top {needs} labels")
+                                 f"({lspec.describe().get('surrogate')} estimator) needs the top {needs} labels")
 
     @field_validator("seeds")
     @classmethod
@@ -756,7 +457,7 @@ def _format_validation(source: str, exc: ValidationError) -> ConfigError:
     parts = list(first["loc"])
     if len(parts) > 1 and parts[0] == "dataset" and parts[1] in _DATASET_KINDS:
         del parts[1]  # the discriminated union's tag is not a key the user wrote
-    if len(parts) > 2 and parts[0] == "learners" and parts[2] in _LEARNER_TYPES:
+    if len(parts) > 2 and parts[0] == "learners" and parts[2] in LEARNER_TYPES:
         del parts[2]
     loc = ".".join(str(p) for p in parts) or None
     msg = first["msg"].removeprefix("Value error, ")

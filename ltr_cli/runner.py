@@ -16,10 +16,9 @@ import numpy as np
 
 from ltr_cli import __version__
 from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer, RunState
-from ltr_cli.config import ExperimentSpec, RTopKFSpec
+from ltr_cli.config import ExperimentSpec
 from ltr_cli.data.identity import same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_rounds
-from ltr_cli.learners import build_learner, default_label, describe_learner, paper_role
 from ltr_cli.protocols.online import run_online, summarize
 from ltr_cli.models import LinearModel
 from ltr_cli.errors import LtrError
@@ -201,7 +200,7 @@ def _run_batch_learner(
         table, summary, models = run_cv(spec, name, lspec, quiet, identity)
         summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                    "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
-                   "label": lspec.label or lspec.type, "role": lspec.type,
+                   "label": lspec.default_label(), "role": lspec.paper_role(),
                    "dataset": spec.dataset.name, **summary}  # type: ignore[union-attr]
         resolved = spec.resolved()
         resolved["learners"] = {name: resolved["learners"][name]}
@@ -213,7 +212,7 @@ def _run_batch_learner(
                         "root": str(spec.dataset.root), "fingerprint": identity},  # type: ignore[union-attr]
             "conventions": {"evaluation": spec.cv.convention, "selection": f"vali {spec.cv.select_by}",  # type: ignore[union-attr]
                             "ties": "stable: descending score, then document order"},
-            "learner_conventions": lspec.model_dump(mode="json"),
+            "learner_conventions": {**lspec.describe(), **lspec.model_dump(mode="json")},
             "timings": {"wall_seconds": summary["wall_seconds"]},
         }
         path = write_run(run_dir, resolved, table, summary, manifest,
@@ -226,7 +225,7 @@ def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> in
     capped by max_rounds. Files are counted only when a learner needs T (RTop-kF's paper
     schedule without a horizon); otherwise None when unknown (progress bar without total)."""
     protocol = spec.protocol
-    needs_t = isinstance(lspec, RTopKFSpec) and lspec.schedule == "paper" and not lspec.horizon
+    needs_t = lspec.needs_horizon()
     if source.n_queries is None and not needs_t:
         return protocol.max_rounds
     per_pass = source.queries_per_pass()
@@ -283,8 +282,8 @@ def _run_locked(
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
-    learner = build_learner(lspec, source.n_features, spec.metrics.ties,
-                            np.random.default_rng(learner_seq), planned, spec.fidelity)
+    learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
+                          planned, spec.fidelity)
     if state is not None:
         if protocol.max_rounds is not None and state.t > protocol.max_rounds:
             raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
@@ -308,7 +307,7 @@ def _run_locked(
     summary = summarize(result, measures)
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
-               "label": default_label(lspec), "role": paper_role(lspec),
+               "label": lspec.default_label(), "role": lspec.paper_role(),
                "dataset": source.name, **summary}
     if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
         summary["dropped_last_queries"] = stream_stats.dropped_last
@@ -321,14 +320,14 @@ def _run_locked(
         "run_id": run_id,
         "experiment": spec.experiment,
         "learner": name,
-        "learner_label": default_label(lspec),
+        "learner_label": lspec.default_label(),
         "seed": spec.seed,
         "versions": _versions(),
         "command": argv or sys.argv,
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "fingerprint": source.identity()},
         "conventions": _conventions(spec),
-        "learner_conventions": {**describe_learner(lspec),
+        "learner_conventions": {**lspec.describe(),
                                 **getattr(learner, "resolved_settings", dict)()},
         "protocol": protocol.model_dump(mode="json"),
         "timings": {"wall_seconds": summary["wall_seconds"],

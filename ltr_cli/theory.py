@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.config import LearnerSpec, MaxPairPerceptronSpec, SlamPerceptronSpec
 from ltr_cli.data.svmlight import Query
 from ltr_cli.learners.base import RankingMeasure
+from ltr_cli.learners.perceptron import MaxPairPerceptronSpec, SlamPerceptronSpec
+from ltr_cli.schema import LearnerConfig
 from ltr_cli.surrogates.slam import slam_weights, weight_ratio
 
 
@@ -63,7 +64,7 @@ def stream_constants(queries: Iterable[Query], u: np.ndarray) -> StreamConstants
 
 
 def learner_bound(
-    spec: LearnerSpec, constants: StreamConstants, queries: Iterable[Query]
+    spec: LearnerConfig, constants: StreamConstants, queries: Iterable[Query]
 ) -> dict[str, Any] | None:
     """The bound on a learner's cumulative ranking loss, or None for other learners."""
     c = constants
@@ -102,11 +103,11 @@ def learner_bound(
     return None
 
 
-def _is_step(spec: LearnerSpec, eta: float) -> bool:
+def _is_step(spec: SlamPerceptronSpec | MaxPairPerceptronSpec, eta: float) -> bool:
     """True when the learner steps by the constant eta the proof optimises (1% tolerance)."""
-    step = spec.step  # type: ignore[union-attr]
+    step = spec.step
     return step.rule == "constant" and not step.loss_scaled and abs(step.eta - eta) <= 0.01 * eta
 
 
-def theory_block(spec: LearnerSpec, constants: StreamConstants, queries: Iterable[Query]) -> dict[str, Any]:
+def theory_block(spec: LearnerConfig, constants: StreamConstants, queries: Iterable[Query]) -> dict[str, Any]:
     return {"stream": asdict(constants), "bound": learner_bound(spec, constants, queries)}

@@ -5,18 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ltr_cli.batch.learners import (
-    fit_adarank,
-    fit_bmrm_ndcg,
-    fit_bmrm_surrogate,
-    fit_permurank,
-    fit_rankboost,
-    fit_ranksvm,
-    fit_svmmap,
-    highest_imperfect,
-    lowest_perfect,
-    permutation_features,
-)
+from ltr_cli.batch.boosting import fit_adarank, fit_rankboost
+from ltr_cli.batch.permurank import fit_permurank, highest_imperfect, lowest_perfect, permutation_features
+from ltr_cli.batch.structural import fit_bmrm_ndcg, fit_bmrm_surrogate, fit_ranksvm, fit_svmmap
 from ltr_cli.metrics import average_precision, ndcg_at_k
 from ltr_cli.batch.qp import solve_dual_qp
 

@@ -188,7 +188,7 @@ def test_metric_cutoffs_are_ascii_digits(write, metric):
 
 
 def test_learner_and_batch_measures_are_ascii(write):
-    from ltr_cli.batch.learners import measure_fn
+    from ltr_cli.batch.common import measure_fn
     from ltr_cli.learners.base import parse_measure
 
     for bad in ("ndcg@\u0661", "ndcg@01", "ndcg@0"):

@@ -11,14 +11,16 @@ step is taken even when it is NaN, as their MATLAB did; the protocol reports the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Literal, Union
 
 import numpy as np
+from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels
-from ltr_cli.learners.schedules import StepSchedule
+from ltr_cli.learners.schedules import StepSchedule, StepSpec, reject_loss_scaled
+from ltr_cli.schema import OnlineLearnerConfig
 from ltr_cli.surrogates import SURROGATES
 from ltr_cli.surrogates.listwise import listnet_authors_gradient
 
@@ -125,3 +127,99 @@ class RandomRanker:
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         return NO_UPDATE
+
+
+# --- config ------------------------------------------------------------------------------
+
+NUMERICS_HELP = ("stable: shifted exponentials, a non-finite step is an error | authors-code: the "
+                  "authors' unshifted expressions; weights may become NaN (reported, not an error)")
+NumericsField = Literal["stable", "authors-code"]
+
+
+class _GradientConfig(OnlineLearnerConfig):
+    step: StepSpec = StepSpec()
+    radius: float | None = Field(None, gt=0, description="project w onto the ball of this radius")
+
+    _no_loss_scaling = field_validator("step")(lambda v: reject_loss_scaled(v))
+
+    def _surrogate(self) -> str:
+        raise NotImplementedError
+
+    def paper_role(self) -> str:
+        return "listnet" if self._surrogate() == "listnet" else f"ogd-{self._surrogate()}"
+
+    def default_label(self) -> str:
+        return self.label or ("ListNet" if self.paper_role() == "listnet" else self.paper_role().upper())
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "step": self.step.schedule().describe(),
+                "algorithm": "online gradient descent every round", "surrogate": self._surrogate(),
+                "projection_radius": self.radius, "numerics": getattr(self, "numerics", "stable")}
+
+
+class OGDSpec(_GradientConfig):
+    """Online gradient descent on a surrogate, every round, optional projection radius."""
+
+    type: Literal["ogd"]
+    summary: ClassVar[str] = "OGD on any surrogate (squared, ranksvm, ordinal, preference, listnet, kl, smoothdcg)"
+    surrogate: Literal["squared", "ranksvm", "ordinal", "preference", "listnet", "kl", "smoothdcg"]
+    delta: float = Field(1.0, gt=0, description="ranksvm margin")
+    cost: Union[Literal["uniform", "difference"], list[list[float]]] = Field(
+        "uniform", description="ordinal/preference pair costs (matrix indexed by integer labels)")
+    epsilon: float = Field(0.01, gt=0, description="smoothdcg smoothing")
+
+    @field_validator("cost")
+    @classmethod
+    def _square_cost(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            n = len(v)
+            if n < 2 or any(len(row) != n for row in v):
+                raise ValueError("the cost matrix must be square, at least 2 x 2 (one row per label 0..n-1)")
+            if any(x < 0 for row in v for x in row):
+                raise ValueError("cost matrix entries must be >= 0")
+        return v
+
+    def _surrogate(self) -> str:
+        return self.surrogate
+
+    def surrogate_params(self) -> dict[str, Any]:
+        return {"ranksvm": {"delta": self.delta}, "ordinal": {"cost": self.cost},
+                "preference": {"cost": self.cost}, "smoothdcg": {"epsilon": self.epsilon}}.get(
+            self.surrogate, {})
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:
+        return OGDLearner(n_features, self.surrogate, self.step.schedule(), self.radius,
+                          self.surrogate_params(), ties)
+
+
+class ListNetSpec(_GradientConfig):
+    """Online ListNet (top-1 cross entropy, target softmax(R)), updated every round."""
+
+    type: Literal["listnet"]
+    summary: ClassVar[str] = "online ListNet: OGD on the top-1 cross entropy every round"
+    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {"listnet": {}}
+    radius: float | None = Field(None, gt=0)
+    numerics: NumericsField = Field("stable", description=NUMERICS_HELP)
+
+    def _surrogate(self) -> str:
+        return "listnet"
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:
+        return OGDLearner(n_features, "listnet", self.step.schedule(), self.radius, ties=ties,
+                          numerics=self.numerics)
+
+
+class RandomSpec(OnlineLearnerConfig):
+    """A uniformly random ranking every round (a baseline that never learns)."""
+
+    type: Literal["random"]
+    summary: ClassVar[str] = "a uniformly random ranking every round"
+
+    def default_label(self) -> str:
+        return self.label or "Random"
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> RandomRanker:
+        return RandomRanker(n_features, rng)

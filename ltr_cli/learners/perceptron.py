@@ -14,11 +14,16 @@ Alg. 3 step). A query without relevant documents has RML 0, so it never causes a
 
 from __future__ import annotations
 
+from typing import Any, ClassVar, Literal
+
 import numpy as np
+from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.learners.base import NO_MISTAKE, Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels
-from ltr_cli.learners.schedules import StepSchedule
+from ltr_cli.learners.base import parse_measure
+from ltr_cli.learners.schedules import StepSchedule, StepSpec
+from ltr_cli.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.slam import (
     MAXIMISER_TIES,
     max_pair_value_and_grad,
@@ -170,3 +175,96 @@ class MaxPairPerceptron(_MistakeDriven):
             labels = (labels > self.mistake.threshold).astype(np.float64)
         return max_pair_value_and_grad(scores, labels, self.margin, self.delta,  # type: ignore[arg-type]
                                        self.maximiser_ties)  # type: ignore[arg-type]
+
+
+# --- config ------------------------------------------------------------------------------
+
+_MAXIMISER_TIES_HELP = ("equal hinge terms inside the surrogate: first-index (smallest document "
+                        "index) | authors-code (higher relevance level, then the later document)")
+
+
+def _measure_name(value: str | None) -> str | None:
+    return None if value is None else parse_measure(value)
+
+
+class _PerceptronConfig(OnlineLearnerConfig):
+    step: StepSpec = StepSpec()
+    margin: Literal["constant", "label-difference"] = "constant"
+    delta: float = Field(1.0, gt=0)
+    relevance_threshold: float = Field(0.0, description="AP: relevant = label > this")
+    maximiser_ties: Literal["first-index", "authors-code"] = Field(
+        "first-index", description=_MAXIMISER_TIES_HELP)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "step": self.step.schedule().describe(),
+                "margin": f"{self.margin} (delta={self.delta:g})",
+                "mistake_condition": f"1 - {self._mistake()} != 0", "maximiser_ties": self.maximiser_ties}
+
+    def _mistake(self) -> str:
+        raise NotImplementedError
+
+
+class SlamPerceptronSpec(_PerceptronConfig):
+    """Algorithm 2 (perceptron paper) on a SLAM surrogate."""
+
+    type: Literal["slam-perceptron"]
+    summary: ClassVar[str] = "Alg. 2 of the perceptron paper on a SLAM surrogate (measure ndcg | ndcg@K | ap)"
+    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {
+        "slam-ndcg": {"measure": "ndcg", "mistake": "ndcg@10", "weights": "level-averaged",
+                      "margin": "label-difference"},
+        "slam-ap": {"measure": "ap", "weights": "level-averaged"},
+    }
+    measure: str = Field("ndcg", description="weight vector: ndcg (Eq. 11), ndcg@K (Eq. 24), ap (Eq. 10)")
+    mistake: str | None = Field(None, description="measure whose loss triggers updates; default: measure")
+    weights: Literal["paper", "paper-fixed", "level-averaged"] = Field(
+        "paper", description="paper: score order within a level (exchangeable); paper-fixed: "
+        "input order (convex); level-averaged: the authors' code")
+
+    _measures = field_validator("measure", "mistake")(_measure_name)
+
+    def _mistake(self) -> str:
+        return self.mistake or self.measure
+
+    def paper_role(self) -> str:
+        return "slam-ap" if self.measure == "ap" else "slam-ndcg"
+
+    def default_label(self) -> str:
+        return self.label or "SLAM"
+
+    def describe(self) -> dict[str, Any]:
+        order = {"paper": "score order (proof of Thm 8)", "paper-fixed": "input order",
+                 "level-averaged": "level mean"}[self.weights]
+        return {**super().describe(), "algorithm": "perceptron paper Alg. 2",
+                "weights": f"v^{self.measure} ({self.weights})", "within_level_order": order}
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> SlamPerceptron:
+        return SlamPerceptron(n_features, self.step.schedule(), self.measure, self.mistake, self.weights,
+                              self.margin, self.delta, self.relevance_threshold, ties, self.maximiser_ties)
+
+
+class MaxPairPerceptronSpec(_PerceptronConfig):
+    """Algorithm 3 (perceptron paper): the max-pair surrogate of Eq. 27."""
+
+    type: Literal["alg3"]
+    summary: ClassVar[str] = "Alg. 3 of the perceptron paper (max-pair surrogate, Eq. 27)"
+    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {
+        "alg3": {"mistake": "ndcg@10", "step": {"rule": "constant", "eta": 1.0, "loss_scaled": True}},
+    }
+    mistake: str = Field("ndcg", description="measure whose loss triggers updates")
+
+    _measures = field_validator("mistake")(_measure_name)
+
+    def _mistake(self) -> str:
+        return self.mistake
+
+    def default_label(self) -> str:
+        return self.label or "Alg3"
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "algorithm": "perceptron paper Alg. 3 (Eq. 27/29)"}
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> MaxPairPerceptron:
+        return MaxPairPerceptron(n_features, self.step.schedule(), self.mistake, self.margin, self.delta,
+                                 self.relevance_threshold, ties, self.maximiser_ties)

@@ -22,13 +22,17 @@ a step that overflows to NaN is taken, as theirs was (the protocol reports the r
 
 from __future__ import annotations
 
+from typing import Any, ClassVar, Literal
+
 import numpy as np
+from pydantic import Field, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import NO_UPDATE, Feedback, KernelScores, UpdateInfo
-from ltr_cli.learners.ogd import project_to_ball
+from ltr_cli.learners.ogd import NUMERICS_HELP, project_to_ball
 from ltr_cli.metrics import rank_from_scores
+from ltr_cli.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.topk_estimators import FEEDBACK_K, estimate_score_gradient
 
 
@@ -170,3 +174,77 @@ class RTopKF(KernelScores):
 
 
 _UPDATED = UpdateInfo(mistake=False, updated=True)
+
+
+# --- config ------------------------------------------------------------------------------
+
+_LABELS = {"squared": "Squared", "ranksvm": "RankSVM", "kl": "KL", "smoothdcg": "SmoothDCG"}
+
+
+class RTopKFSpec(OnlineLearnerConfig):
+    """RTop-kF (top-k paper, Alg. 1): learns from the labels of the top 1 (squared, KL,
+    SmoothDCG) or top 2 (RankSVM) shown documents only."""
+
+    type: Literal["rtopkf"]
+    summary: ClassVar[str] = "RTop-kF (top-k paper): learns from top-1/top-2 labels (squared, kl, smoothdcg, ranksvm)"
+    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {
+        f"rtopkf-{s}": {"surrogate": s, "schedule": "authors-code"} for s in ("squared", "kl", "smoothdcg", "ranksvm")}
+    surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"]
+    schedule: Literal["paper", "authors-code"] = Field(
+        "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
+    horizon: int | None = Field(None, gt=0, description="planned rounds T (paper schedule); default: known stream length")
+    eta_scale: float | None = Field(None, gt=0, description="c_eta (default 1 paper, 0.1 authors-code)")
+    gamma_scale: float | None = Field(None, ge=0, description="c_gamma (default 1 paper, 0.1 authors-code; 0: no exploration)")
+    radius: float | None = Field(1.0, gt=0, description="projection radius U")
+    epsilon: float = Field(0.01, gt=0, description="SmoothDCG smoothing (authors' code: 0.001)")
+    fidelity: Literal["exact", "authors-code"] = Field(
+        "exact", description="estimator denominators: exact sampling law (unbiased) or the authors' c gamma/m (biased)")
+    miss_scale: float = Field(
+        0.001, gt=0, description="authors-code denominators: c in c gamma/m when the shown top is not the exploit "
+        "top (0.001 RankingTopKF.m, 1 RankingTopKFYahooParam_1.m, 1000 RankingTopKFYandexParam_1.m)")
+    numerics: Literal["stable", "authors-code"] = Field("stable", description=NUMERICS_HELP)
+    direction: Literal["descend-gain", "ascend-gain"] = Field(
+        "descend-gain", description="SmoothDCG: descend-gain steps w - eta z on the gain's gradient estimate, as the "
+        "paper and the authors' code (it lowers DCG); ascend-gain is the corrected variant")
+    short_lists: Literal["learn", "skip"] | None = Field(
+        None, description="lists of fewer than 2 documents: skip (no draw, no update; the authors' scripts) | "
+        "learn; default: skip under fidelity authors-code, else learn")
+
+    @model_validator(mode="after")
+    def _smoothdcg_only(self) -> "RTopKFSpec":
+        if self.direction != "descend-gain" and self.surrogate != "smoothdcg":
+            raise ValueError("direction applies to the smoothdcg surrogate only")
+        return self
+
+    def feedback_k(self) -> int | None:
+        return FEEDBACK_K[self.surrogate]
+
+    def needs_horizon(self) -> bool:
+        return self.schedule == "paper" and not self.horizon
+
+    def paper_role(self) -> str:
+        return f"rtopkf-{self.surrogate}"
+
+    def default_label(self) -> str:
+        return self.label or f"{_LABELS[self.surrogate]} (top-{self.feedback_k()})"
+
+    def describe(self) -> dict[str, Any]:
+        out = {**super().describe(), "algorithm": "top-k paper Alg. 1 (RTop-kF)", "surrogate": self.surrogate,
+               "feedback": f"top-{self.feedback_k()}", "schedule": self.schedule, "horizon": self.horizon,
+               "eta_scale": self.eta_scale, "gamma_scale": self.gamma_scale, "projection_radius": self.radius,
+               "epsilon": self.epsilon,
+               "estimator": ("exact sampling law (unbiased)" if self.fidelity == "exact"
+                             else f"authors' code denominators {self.miss_scale:g} gamma/m (BIASED)"),
+               "numerics": self.numerics}
+        if self.surrogate == "smoothdcg":
+            out["direction"] = self.direction
+        return out
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> RTopKF:
+        default = 1.0 if self.schedule == "paper" else 0.1
+        gamma_scale = default if self.gamma_scale is None else self.gamma_scale  # 0: no exploration
+        short = self.short_lists or ("skip" if fidelity == "authors-code" else "learn")
+        return RTopKF(n_features, self.surrogate, rng, self.schedule, self.horizon or planned_rounds,
+                      self.eta_scale or default, gamma_scale, self.radius, self.epsilon, self.fidelity,
+                      ties, self.miss_scale, self.numerics, self.direction, short)

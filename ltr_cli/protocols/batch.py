@@ -14,17 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltr_cli.batch import learners as bl
-from ltr_cli.config import (
-    AdaRankSpec,
-    BMRMNDCGSpec,
-    BMRMSpec,
-    ExperimentSpec,
-    PermuRankSpec,
-    RankBoostSpec,
-    RankSVMSpec,
-    SVMmapSpec,
-)
+from ltr_cli.config import ExperimentSpec
 from ltr_cli.data.identity import check_unchanged, file_identity
 from ltr_cli.data.registry import get_dataset, resolve_files
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
@@ -79,26 +69,6 @@ def load_queries(spec: ExperimentSpec, split: str, fold: int | None,
     return queries
 
 
-def fit(lspec: Any, train: list, params: dict[str, Any]) -> Any:
-    """Fit one learner with one hyper-parameter setting."""
-    if isinstance(lspec, SVMmapSpec):
-        return bl.fit_svmmap(train, params["C"], lspec.relevance_threshold, lspec.eps)
-    if isinstance(lspec, RankSVMSpec):
-        return bl.fit_ranksvm(train, params["C"], lspec.eps)
-    if isinstance(lspec, BMRMNDCGSpec):
-        return bl.fit_bmrm_ndcg(train, params["C"], lspec.k, lspec.weights, lspec.eps)
-    if isinstance(lspec, BMRMSpec):
-        return bl.fit_bmrm_surrogate(train, params["C"], lspec.loss, lspec.cost, lspec.eps)
-    if isinstance(lspec, AdaRankSpec):
-        return bl.fit_adarank(train, lspec.measure, int(params.get("rounds", 500)), lspec.tol,
-                              lspec.relevance_threshold)
-    if isinstance(lspec, RankBoostSpec):
-        return bl.fit_rankboost(train, int(params.get("rounds", 300)))
-    if isinstance(lspec, PermuRankSpec):
-        return bl.fit_permurank(train, params["C"], lspec.measure, lspec.rounds, lspec.relevance_threshold)
-    raise TypeError(f"not a batch learner: {type(lspec).__name__}")
-
-
 def evaluate(model: Any, queries: list, convention: str) -> dict[str, float | None]:
     conv = CONVENTIONS[convention]
     per_query = [evaluate_query(model.scores(X), y, conv) for X, y in queries]
@@ -129,7 +99,7 @@ def run_cv(
         test = load_queries(spec, cv.splits["test"], fold, identity)
         tried = []
         for params in lspec.grid_points():
-            model = fit(lspec, train, params)
+            model = lspec.fit(train, params)
             score = evaluate(model, vali, cv.convention)[key]
             tried.append({"params": params, "vali": score, "model": model})
             if not quiet:
