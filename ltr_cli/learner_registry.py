@@ -51,10 +51,13 @@ def learner_help() -> dict[str, str]:
 
 
 def bench_learners() -> dict[str, dict[str, Any]]:
-    """The online learner configs ``ltr bench`` times (bench name -> raw config)."""
-    return {name: {"type": t, **variant}
-            for t, cls in REGISTRY.items() if cls.kind == "online"
-            for name, variant in getattr(cls, "bench_variants", {}).items()}
+    """The online learner configs ``ltr bench`` times (paper role -> raw config)."""
+    out = {}
+    for t, cls in REGISTRY.items():
+        for variant in getattr(cls, "bench_variants", ()):
+            raw = {"type": t, **variant}
+            out[cls.model_validate(raw).paper_role()] = raw
+    return out
 
 
 def partial_feedback_types() -> list[str]:

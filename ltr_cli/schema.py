@@ -80,8 +80,9 @@ class OnlineLearnerConfig(LearnerConfig):
     """An online learner (``rank`` / ``update`` every round)."""
 
     kind: ClassVar[Literal["online", "batch"]] = "online"
-    # variants timed by ``ltr bench`` (name -> config keys besides ``type``)
-    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {}
+    # the settings ``ltr bench`` times (config keys besides ``type``; each is named by its
+    # paper role)
+    bench_variants: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def feedback_k(self) -> int | None:
         """How many top labels of the shown ranking the learner needs (None: all labels)."""

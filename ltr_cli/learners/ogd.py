@@ -198,7 +198,7 @@ class ListNetSpec(_GradientConfig):
 
     type: Literal["listnet"]
     summary: ClassVar[str] = "online ListNet: OGD on the top-1 cross entropy every round"
-    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {"listnet": {}}
+    bench_variants: ClassVar[tuple[dict[str, Any], ...]] = ({},)
     radius: float | None = Field(None, gt=0)
     numerics: NumericsField = Field("stable", description=NUMERICS_HELP)
 

@@ -209,11 +209,10 @@ class SlamPerceptronSpec(_PerceptronConfig):
 
     type: Literal["slam-perceptron"]
     summary: ClassVar[str] = "Alg. 2 of the perceptron paper on a SLAM surrogate (measure ndcg | ndcg@K | ap)"
-    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {
-        "slam-ndcg": {"measure": "ndcg", "mistake": "ndcg@10", "weights": "level-averaged",
-                      "margin": "label-difference"},
-        "slam-ap": {"measure": "ap", "weights": "level-averaged"},
-    }
+    bench_variants: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"measure": "ndcg", "mistake": "ndcg@10", "weights": "level-averaged", "margin": "label-difference"},
+        {"measure": "ap", "weights": "level-averaged"},
+    )
     measure: str = Field("ndcg", description="weight vector: ndcg (Eq. 11), ndcg@K (Eq. 24), ap (Eq. 10)")
     mistake: str | None = Field(None, description="measure whose loss triggers updates; default: measure")
     weights: Literal["paper", "paper-fixed", "level-averaged"] = Field(
@@ -248,9 +247,8 @@ class MaxPairPerceptronSpec(_PerceptronConfig):
 
     type: Literal["alg3"]
     summary: ClassVar[str] = "Alg. 3 of the perceptron paper (max-pair surrogate, Eq. 27)"
-    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {
-        "alg3": {"mistake": "ndcg@10", "step": {"rule": "constant", "eta": 1.0, "loss_scaled": True}},
-    }
+    bench_variants: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"mistake": "ndcg@10", "step": {"rule": "constant", "eta": 1.0, "loss_scaled": True}},)
     mistake: str = Field("ndcg", description="measure whose loss triggers updates")
 
     _measures = field_validator("mistake")(_measure_name)

@@ -187,8 +187,8 @@ class RTopKFSpec(OnlineLearnerConfig):
 
     type: Literal["rtopkf"]
     summary: ClassVar[str] = "RTop-kF (top-k paper): learns from top-1/top-2 labels (squared, kl, smoothdcg, ranksvm)"
-    bench_variants: ClassVar[dict[str, dict[str, Any]]] = {
-        f"rtopkf-{s}": {"surrogate": s, "schedule": "authors-code"} for s in ("squared", "kl", "smoothdcg", "ranksvm")}
+    bench_variants: ClassVar[tuple[dict[str, Any], ...]] = tuple(
+        {"surrogate": s, "schedule": "authors-code"} for s in ("squared", "kl", "smoothdcg", "ranksvm"))
     surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"]
     schedule: Literal["paper", "authors-code"] = Field(
         "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
