@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.round_log import column_kinds, column_names
+
 FORMAT = 2
+_FIXED = set(column_names([]))  # the columns every log has; the others are measures
 MAX_STATE_JSON = 1 << 20  # bytes of state.json read at most (it holds no arrays)
 
-# recorded columns and the dtype kind each must have; metric columns are float64
-_FIXED_COLUMNS = {"t": "i", "pass": "i", "qid": "U", "m": "i", "mistake": "b", "updated": "b",
-                  "no_relevant": "b", "ranking_loss": "f"}
 
 
 class CheckpointInvalid(Exception):
@@ -139,11 +139,12 @@ class Checkpointer:
 
     def save(self, state: RunState) -> None:
         arrays: dict[str, np.ndarray] = {}
+        kinds = column_kinds([n for n in state.columns if n not in _FIXED])
         for name, values in state.columns.items():
             if name == "qid":
                 arrays[f"col.{name}"] = np.array(values, dtype=str) if values else np.zeros(0, "U1")
             else:
-                kind = _FIXED_COLUMNS.get(name, "f")
+                kind = kinds[name]
                 dtype = {"i": np.int64, "b": np.bool_, "f": np.float64}[kind]
                 arrays[f"col.{name}"] = np.asarray(values, dtype=dtype)
         if state.learner.w is not None:
@@ -242,17 +243,17 @@ class Checkpointer:
         names = meta.get("columns")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise CheckpointInvalid("columns must be a list of names")
-        expected = ["t", "pass", "qid", "m", *(measure_names or []), "mistake", "updated",
-                    "no_relevant", "ranking_loss"]
+        expected = column_names(measure_names or [])
         if measure_names is not None and names != expected:
             raise CheckpointInvalid(f"it records columns {names}, this run records {expected}")
         columns: dict[str, list[Any]] = {}
+        kinds = column_kinds([n for n in names if n not in _FIXED])
         for name in names:
             key = f"col.{name}"
             if key not in archive.files:
                 raise CheckpointInvalid(f"column {name!r} is missing")
             arr = self._member(archive, key)
-            kind = _FIXED_COLUMNS.get(name, "f")
+            kind = kinds[name]
             if arr.ndim != 1 or arr.shape[0] != t or arr.dtype.kind != kind:
                 raise CheckpointInvalid(f"column {name!r} must be {t} values of kind {kind!r}")
             _check_range(name, arr)

@@ -328,7 +328,7 @@ def _run_locked(
                     "fingerprint": source.identity()},
         "conventions": _conventions(spec),
         "learner_conventions": {**lspec.describe(),
-                                **getattr(learner, "resolved_settings", dict)()},
+                                **learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
         "timings": {"wall_seconds": summary["wall_seconds"],
                     "rounds_per_second": summary["rounds_per_second"]},

@@ -158,6 +158,7 @@ class _Spy:
     """A learner that records what the protocol hands it."""
 
     feedback_k = 1
+    numerics = "stable"
 
     def __init__(self):
         self.seen: list[Feedback] = []

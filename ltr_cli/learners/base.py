@@ -55,7 +55,17 @@ def as_labels(y: np.ndarray) -> np.ndarray:
 
 
 class OnlineLearner(Protocol):
-    """A linear online ranker. Holds only its weights and schedule state."""
+    """A linear online ranker. Holds only its weights and schedule state.
+
+    ``feedback_k``: how many top labels of the shown ranking it learns from (None: all);
+    ``numerics``: ``stable`` (non-finite weights are an error) or ``authors-code`` (they
+    are kept and reported, as the authors' MATLAB did)."""
+
+    feedback_k: int | None
+    numerics: str
+
+    def resolved_settings(self) -> dict[str, object]:
+        """Settings the learner resolved from defaults and the stream (for the manifest)."""
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Ranking (permutation of range(m), best first) for the query matrix X (m, d)."""
@@ -139,6 +149,12 @@ class KernelScores:
 class LinearRanker(KernelScores):
     """State and ranking shared by the linear learners: weights w (d,), round counter t,
     step schedule; the shown ranking sorts ``X w`` under the run's tie policy."""
+
+    feedback_k: int | None = None  # full labels
+    numerics = "stable"
+
+    def resolved_settings(self) -> dict[str, object]:
+        return {}
 
     def __init__(self, n_features: int, step: StepSchedule, ties: str):
         self.w = np.zeros(n_features)

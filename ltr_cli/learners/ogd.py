@@ -114,6 +114,12 @@ _KERNEL_SURROGATES = {"squared": 0.0, "listnet": 1.0, "kl": 2.0, "smoothdcg": 3.
 class RandomRanker:
     """Shows a uniformly random permutation every round (its own seeded stream); never learns."""
 
+    feedback_k: int | None = None
+    numerics = "stable"
+
+    def resolved_settings(self) -> dict[str, object]:
+        return {}
+
     def __init__(self, n_features: int, rng: np.random.Generator):
         self.w = np.zeros(n_features)
         self.rng = rng
@@ -154,7 +160,10 @@ class _GradientConfig(OnlineLearnerConfig):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "step": self.step.schedule().describe(),
                 "algorithm": "online gradient descent every round", "surrogate": self._surrogate(),
-                "projection_radius": self.radius, "numerics": getattr(self, "numerics", "stable")}
+                "projection_radius": self.radius, "numerics": self._numerics()}
+
+    def _numerics(self) -> str:
+        return "stable"
 
 
 class OGDSpec(_GradientConfig):
@@ -204,6 +213,9 @@ class ListNetSpec(_GradientConfig):
 
     def _surrogate(self) -> str:
         return "listnet"
+
+    def _numerics(self) -> str:
+        return self.numerics
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:

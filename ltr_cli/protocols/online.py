@@ -28,8 +28,11 @@ from ltr_cli import kernels
 from ltr_cli.checkpoint import Checkpointer, LearnerState, RunState
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, OnlineLearner, as_labels
-from ltr_cli.metrics import Measure, has_relevant
+from ltr_cli.learners.base import Feedback, OnlineLearner
+from ltr_cli.metrics import Measure
+from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
+from ltr_cli.protocols.round_measures import RoundMeasures
+from ltr_cli.round_log import RoundLog
 
 
 @dataclass
@@ -50,22 +53,14 @@ def time_average(values: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-def _progress(total: int | None, quiet: bool):
-    if quiet or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="round", dynamic_ncols=True, leave=False)
-
-
 def feedback_size(learner: OnlineLearner, mode: str = "auto") -> int | None:
     """How many top labels the protocol reveals to ``learner`` (None = all labels).
 
-    ``mode``: ``auto`` - what the learner needs (``feedback_k`` attribute: partial
-    feedback; none: full labels); ``full`` - all labels to everyone; ``top-K`` - only the
+    ``mode``: ``auto`` - what the learner needs (its ``feedback_k``: partial feedback;
+    None: full labels); ``full`` - all labels to everyone; ``top-K`` - only the
     top K to everyone, an error for learners that need full labels or more than K.
     """
-    needs = getattr(learner, "feedback_k", None)
+    needs = learner.feedback_k
     if mode == "auto":
         return needs
     if mode == "full":
@@ -87,7 +82,7 @@ def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray, k: i
     which a learner that wants them takes itself (most do not: the copy would cost a
     tenth of a round)."""
     if k == -1:
-        k = getattr(learner, "feedback_k", None)  # feedback_size(learner) in auto mode
+        k = learner.feedback_k  # feedback_size(learner) in auto mode
     if k is None:
         return Feedback(ranking, labels)
     return Feedback(ranking, None, labels[ranking[:k]])  # (fancy indexing copies)
@@ -114,18 +109,12 @@ def run_online(
     tie generator and the recorded rounds are restored and the first ``resume.t`` rounds
     of the (rebuilt) stream are skipped.
     """
-    cols: dict[str, list[Any]] = {k: [] for k in ("t", "pass", "qid", "m")}
-    for meas in measures:
-        cols[meas.name] = []
-    for k in ("mistake", "updated", "no_relevant", "ranking_loss"):
-        cols[k] = []
-    t = 0
-    previous_wall = 0.0
-    nonfinite_round: int | None = None
+    names = [meas.name for meas in measures]
+    log = RoundLog(names, resume.columns if resume is not None else None)
+    t, previous_wall, nonfinite_round = 0, 0.0, None
     if resume is not None:
         rng.bit_generator.state = resume.tie_rng_state
-        cols, t, previous_wall = resume.columns, resume.t, resume.wall_seconds
-        nonfinite_round = resume.nonfinite_round
+        t, previous_wall, nonfinite_round = resume.t, resume.wall_seconds, resume.nonfinite_round
         for _ in range(t):  # replay the stream's own draws up to where the run stopped
             if next(rounds, None) is None:
                 raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
@@ -133,21 +122,22 @@ def run_online(
     reveal_k = feedback_size(learner, feedback)
     width = learner.weights.shape[0]
     # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
-    nan_allowed = getattr(learner, "numerics", "stable") == "authors-code"
+    nan_allowed = learner.numerics == "authors-code"
     total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
-    bar = _progress(total, quiet)
-    if bar is not None and t:
-        bar.update(t)
-    # NDCG, AP and precision@k of a round in one compiled call (plus "no relevant document");
-    # ERU/NERU, or LTR_KERNELS=0, use the Python measures
-    rows = [meas.kernel_row() for meas in measures]
-    spec = np.array(rows, dtype=np.float64) if kernels.ENABLED and None not in rows else None
-    K = kernels.load() if kernels.ENABLED else None
-    metric_cols = [cols[meas.name] for meas in measures]
-    col_t, col_pass, col_qid, col_m = cols["t"], cols["pass"], cols["qid"], cols["m"]
-    col_mistake, col_updated, col_none, col_loss = (cols[k] for k in ("mistake", "updated", "no_relevant",
-                                                                       "ranking_loss"))
+    bar = ProgressBar(total, t, quiet)
+    observers: list[RoundObserver] = [bar] if bar.active else []
+    if checkpointer is not None:
+        observers.append(Checkpoints(checkpointer))
+    round_measures = RoundMeasures(measures)
+    finite = _finiteness_check()
     start = time.perf_counter()
+
+    def snapshot() -> RunState:
+        assert checkpointer is not None
+        return RunState(checkpointer.run_id, t, log.columns, LearnerState.of(learner),
+                        rng.bit_generator.state, previous_wall + time.perf_counter() - start,
+                        nonfinite_round, data_identity or {})
+
     try:
         for pass_no, query in rounds:
             if max_rounds is not None and t >= max_rounds:
@@ -158,18 +148,9 @@ def run_online(
                 raise LtrError(f"round {t} (qid {query.qid}): query rows of shape {X.shape} with "
                                f"{y.shape[0]} labels do not fit the learner's {width} features")
             ranking = learner.rank(X, rng)
-            if spec is not None:
-                values = K.round_measures(ranking, as_labels(y), spec,  # type: ignore[union-attr]
-                                          kernels.discounts(y.shape[0])).tolist()
-                for col, value in zip(metric_cols, values):
-                    col.append(value)
-                no_relevant = values[-1] == 0.0
-            else:
-                for col, meas in zip(metric_cols, measures):
-                    col.append(meas(ranking, y))
-                no_relevant = not has_relevant(y)
+            values, no_relevant = round_measures(ranking, y)
             info = learner.update(X, reveal(learner, ranking, y, reveal_k))
-            if info.updated and nonfinite_round is None and not _finite(K, learner.weights):
+            if info.updated and nonfinite_round is None and not finite(learner.weights):
                 if not nan_allowed:
                     raise LtrError(
                         f"round {t} (qid {query.qid}): the learner's weights became NaN or infinite "
@@ -180,38 +161,27 @@ def run_online(
                 print(f"warning: {name or type(learner).__name__}: weights became NaN or infinite in round {t} "
                       f"(qid {query.qid}); numerics: authors-code keeps them, as the authors' code "
                       "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
-            col_t.append(t)
-            col_pass.append(pass_no)
-            col_qid.append(query.qid)
-            col_m.append(query.m)
-            col_mistake.append(info.mistake)
-            col_updated.append(info.updated)
-            col_none.append(no_relevant)
-            col_loss.append(info.ranking_loss)
-            if bar is not None:
-                bar.update(1)
-            if checkpointer is not None and checkpointer.due(t):
-                checkpointer.save(RunState(checkpointer.run_id, t, cols, LearnerState.of(learner),
-                                           rng.bit_generator.state,
-                                           previous_wall + time.perf_counter() - start,
-                                           nonfinite_round, data_identity or {}))
+            log.append(t, pass_no, query.qid, query.m, values, info.mistake, info.updated, no_relevant,
+                       info.ranking_loss)
+            for observer in observers:
+                observer.after_round(t, snapshot)
     finally:
-        if bar is not None:
-            bar.close()
+        for observer in observers:
+            observer.close()
     wall = previous_wall + time.perf_counter() - start
-    frame = pd.DataFrame(cols)
-    frame = frame.astype({"t": "int64", "pass": "int32", "qid": "string", "m": "int32",
-                          "mistake": "bool", "updated": "bool", "no_relevant": "bool",
-                          "ranking_loss": "float64"})
-    for meas in measures:
-        frame[meas.name] = frame[meas.name].astype("float64")
-    return OnlineResult(frame, wall, nonfinite_round, np.array(learner.weights, copy=True))
+    return OnlineResult(log.frame(), wall, nonfinite_round, np.array(learner.weights, copy=True))
 
 
-def _finite(K: Any, w: np.ndarray) -> bool:
-    if K is not None and w.dtype == np.float64:
-        return K.all_finite(w)
-    return bool(np.all(np.isfinite(w)))
+def _finiteness_check():
+    """``finite(w) -> bool``: the compiled check for float64 weights, numpy otherwise."""
+    K = kernels.load() if kernels.ENABLED else None
+
+    def finite(w: np.ndarray) -> bool:
+        if K is not None and w.dtype == np.float64:
+            return K.all_finite(w)
+        return bool(np.all(np.isfinite(w)))
+
+    return finite
 
 
 def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
