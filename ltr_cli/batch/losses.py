@@ -86,6 +86,31 @@ def position_weights(n: int, kind: str = "bmrm", k: int = 10) -> np.ndarray:
     return c
 
 
+def assignment_structural_hinge(
+    X: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, ideal: np.ndarray,
+    rows: int,
+) -> tuple[float, np.ndarray]:
+    """The structural hinge of a position-based measure ``M(pi) = sum_p a_p b_{pi(p)}``
+    (normalised so the ideal ranking scores 1), for one query:
+
+    ``max_pi 1 - M(pi) + <c, f_pi - f_ideal>`` over the assignments of documents to the
+    first ``rows`` positions, by linear assignment (Le & Smola; ranking-losses supplement
+    s.1.4: NDCG and NERU differ only in ``a`` and ``b``).
+
+    Shapes: ``X`` (n, d), ``w`` (d,), ``a`` and ``c`` (n,) position weights (zero beyond the
+    cut-off), ``b`` (n,) per-document utilities, ``ideal`` (n,) the ideal order. Returns the
+    loss and its subgradient in w, ``X^T (sum_p c_p (e_{pi(p)} - e_{ideal(p)}))``.
+    """
+    f = X @ w
+    cost = np.outer(a[:rows], b) - np.outer(c[:rows], f)
+    _, pi = linear_sum_assignment(cost)  # pi[p] = document at position p (p < rows)
+    loss = 1.0 - float(a[:rows] @ b[pi]) + float(c[:rows] @ (f[pi] - f[ideal[:rows]]))
+    dldf = np.zeros(f.shape[0])
+    np.add.at(dldf, pi, c[:rows])
+    np.subtract.at(dldf, ideal[:rows], c[:rows])
+    return loss, X.T @ dldf
+
+
 def ndcg_structural_hinge(
     X: np.ndarray, y: np.ndarray, w: np.ndarray, k: int = 10, weights: str = "bmrm"
 ) -> tuple[float, np.ndarray] | None:
@@ -100,18 +125,9 @@ def ndcg_structural_hinge(
     dcg_star = float(gains[ideal] @ a)
     if dcg_star <= 0:
         return None
-    b = gains / dcg_star
     c = position_weights(n, weights, k)
-    f = X @ w
-    rows = n if weights == "cofirank" else min(k, n)
-    cost = np.outer(a[:rows], b) - np.outer(c[:rows], f)
-    _, cols = linear_sum_assignment(cost)
-    pi = cols  # pi[p] = document at position p (p < rows)
-    loss = 1.0 - float(a[:rows] @ b[pi]) + float(c[:rows] @ (f[pi] - f[ideal[:rows]]))
-    dldf = np.zeros(n)
-    np.add.at(dldf, pi, c[:rows])
-    np.subtract.at(dldf, ideal[:rows], c[:rows])
-    return loss, X.T @ dldf
+    return assignment_structural_hinge(X, w, a, gains / dcg_star, c, ideal,
+                                       n if weights == "cofirank" else min(k, n))
 
 
 def pairwise_hinge(X: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray] | None:
