@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 from pydantic import Field
 
 from ltr_cli.batch.boosting import AdaRankSpec, RankBoostSpec
+from ltr_cli.batch.neru import BMRMNERUSpec
 from ltr_cli.batch.permurank import PermuRankSpec
 from ltr_cli.batch.structural import BMRMNDCGSpec, BMRMSpec, RankSVMSpec, SVMmapSpec
 from ltr_cli.learners.ogd import ListNetSpec, OGDSpec, RandomSpec
@@ -28,6 +29,7 @@ CONFIGS: tuple[type[LearnerConfig], ...] = (
     SlamPerceptronSpec, MaxPairPerceptronSpec, OGDSpec, ListNetSpec, RTopKFSpec, RandomSpec,
     # batch (direct-optimisation paper, ranking-losses supplement)
     SVMmapSpec, RankSVMSpec, BMRMNDCGSpec, BMRMSpec, AdaRankSpec, RankBoostSpec, PermuRankSpec,
+    BMRMNERUSpec,
 )
 
 REGISTRY: dict[str, type[LearnerConfig]] = {cls.type_name(): cls for cls in CONFIGS}
