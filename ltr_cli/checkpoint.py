@@ -158,7 +158,7 @@ class Checkpointer:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
         with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+            np.savez(fh, allow_pickle=False, **arrays)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
@@ -207,7 +207,8 @@ class Checkpointer:
         if not isinstance(archive, np.lib.npyio.NpzFile):
             raise CheckpointInvalid("not a checkpoint archive")
         # members are stored, never compressed: what is read is bounded by the file's size
-        if any(info.compress_type != zipfile.ZIP_STORED for info in archive.zip.infolist()):
+        members = archive.zip.infolist() if archive.zip is not None else []
+        if any(info.compress_type != zipfile.ZIP_STORED for info in members):
             archive.close()
             raise CheckpointInvalid("it has compressed members (checkpoints are stored uncompressed)")
         return archive
@@ -261,7 +262,7 @@ class Checkpointer:
         if t and columns.get("t") != list(range(1, t + 1)):
             raise CheckpointInvalid("column 't' must count the rounds 1..t")
         wall = meta.get("wall_seconds")
-        if type(wall) not in (int, float) or not math.isfinite(wall) or wall < 0:
+        if not isinstance(wall, (int, float)) or isinstance(wall, bool) or not math.isfinite(wall) or wall < 0:
             raise CheckpointInvalid("wall_seconds must be a finite number >= 0")
         nonfinite = meta.get("nonfinite_round")
         if nonfinite is not None:
@@ -288,6 +289,8 @@ class Checkpointer:
         if lrng is not None and not isinstance(lrng, dict):
             raise CheckpointInvalid("learner.rng must be a generator state")
         tie = meta.get("tie_rng")
+        if not isinstance(tie, dict):
+            raise CheckpointInvalid("tie_rng is not a generator state")
         _set_rng(np.random.default_rng(), tie, "tie_rng")  # validate now, applied by the caller
         return RunState(self.run_id, t, columns, LearnerState(lmeta["class"], w, lt, lrng),
                         tie, float(wall), nonfinite, data)

@@ -413,9 +413,9 @@ def _type_hint(kind: str, value: Any) -> str:
 def _known_keys() -> list[str]:
     """Every key name any config model knows (for did-you-mean suggestions)."""
     names: set[str] = set()
-    seen: set[type] = set()
+    seen: set[type[BaseModel]] = set()
 
-    def visit(model: type) -> None:
+    def visit(model: type[BaseModel]) -> None:
         if model in seen:
             return
         seen.add(model)
@@ -428,7 +428,7 @@ def _known_keys() -> list[str]:
     return sorted(names)
 
 
-def _annotation_models(annotation: Any) -> list[type]:
+def _annotation_models(annotation: Any) -> list[type[BaseModel]]:
     """The pydantic models inside a field's annotation (unions, lists, dicts)."""
     import typing
 

@@ -79,8 +79,10 @@ def write_file(out_dir: Path, name: str, write: Callable[[Path], None], own_name
 def write_text(path: Path, text: str) -> Path:
     """``--out FILE``: ``text`` to ``path`` inside its own folder, atomically."""
     path = Path(path)
-    return write_file(path.parent, path.name, lambda tmp: tmp.write_text(text, encoding="utf-8"),
-                      own_name=False)
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    return write_file(path.parent, path.name, write, own_name=False)
 
 
 def run_path(out_root: Path, experiment: str, run_id: str) -> Path:

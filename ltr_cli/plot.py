@@ -12,7 +12,9 @@ folder. Labels are drawn as plain text (a ``$`` never starts matplotlib's math m
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,12 +31,15 @@ def _plain(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+def _savefig(fig: Any, ext: str, path: Path) -> None:
+    fig.savefig(path, format=ext, dpi=150)
+
+
+def _save(fig: Any, out_dir: Path, stem: str) -> list[Path]:
     """The figure as ``<stem>.png`` and ``<stem>.pdf`` inside ``out_dir``."""
     written = []
     for ext in _EXTS:  # not with_suffix: names may contain '.'
-        written.append(write_file(out_dir, f"{stem}.{ext}",
-                                  lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=150)))
+        written.append(write_file(out_dir, f"{stem}.{ext}", partial(_savefig, fig, ext)))
     return written
 
 

@@ -22,10 +22,8 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     for (experiment, learner, _), seeds in sorted(group_seeds(runs).items()):
         first = seeds[0].summary
         for metric in first.get("metrics", {}):
-            last10 = [_metric(r, metric, "last10_mean_of_time_average") for r in seeds]
-            final = [_metric(r, metric, "final_time_average") for r in seeds]
-            last10 = [v for v in last10 if v is not None]
-            final = [v for v in final if v is not None]
+            last10 = [v for r in seeds if (v := _metric(r, metric, "last10_mean_of_time_average")) is not None]
+            final = [v for r in seeds if (v := _metric(r, metric, "final_time_average")) is not None]
             mean = float(np.mean(last10)) if last10 else None
             paper = paper_value(str(first.get("dataset", "")), str(first.get("role", "")), metric)
             rows.append({

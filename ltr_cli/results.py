@@ -140,7 +140,7 @@ def group_seeds(runs: list[Run]) -> dict[tuple[str, str, str], list[Run]]:
             paths = [str(m.path) for m in members if m.summary.get("seed") in dup]
             raise ResultsError(
                 f"runs {', '.join(paths)} are the same learner {learner!r} with the same settings "
-                f"and seed {sorted(dup)[0]}; keep one of them"
+                f"and seed {sorted(dup, key=str)[0]}; keep one of them"
             )
     return groups
 

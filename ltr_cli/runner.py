@@ -39,10 +39,12 @@ def _versions() -> dict[str, str]:
     import pandas
     import pyarrow
 
+    blas: dict[str, Any] = {}
     try:
-        blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
+        config: Any = np.show_config(mode="dicts")
+        blas = dict(config.get("Build Dependencies", {}).get("blas", {}))
     except Exception:  # the layout of numpy's build info is not a stable API
-        blas = {}
+        pass
     return {
         "ltr_cli": __version__,
         "python": platform.python_version(),

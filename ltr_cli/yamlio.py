@@ -26,7 +26,7 @@ identically with this loader and with PyYAML's ``safe_load``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -62,10 +62,10 @@ class _Refused(yaml.MarkedYAMLError):
 class _Core12Resolver(yaml.resolver.BaseResolver):
     """Implicit tags of the YAML 1.2 core schema."""
 
-    yaml_implicit_resolvers: dict = {}
+    yaml_implicit_resolvers: dict[Any, Any] = {}
 
 
-def _add_core12(cls: type) -> None:
+def _add_core12(cls: type[yaml.resolver.BaseResolver]) -> None:
     cls.add_implicit_resolver(_TAG + "bool", _BOOL, list("tTfF"))
     cls.add_implicit_resolver(_TAG + "int", re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z"),
                               list("-+0123456789"))
@@ -85,7 +85,7 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
     """YAML 1.2 core schema, safe constructors only, no aliases, no duplicate keys, at
     most 64 levels deep."""
 
-    yaml_constructors: dict = {}
+    yaml_constructors: ClassVar[dict[Any, Any]] = {}
     _depth = 0
 
     def __init__(self, stream: str):
@@ -96,7 +96,7 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
         yaml.constructor.SafeConstructor.__init__(self)
         _Core12Resolver.__init__(self)
 
-    def compose_node(self, parent, index):  # type: ignore[override]
+    def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise _Refused(
@@ -111,7 +111,7 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
         finally:
             self._depth -= 1
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+    def construct_mapping(self, node, deep=False):
         if not isinstance(node, MappingNode):
             raise ConstructorError(None, None, f"expected a mapping node, but found {node.id}",
                                    node.start_mark)
@@ -133,7 +133,7 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
             mapping[key] = self.construct_object(value_node, deep=deep)
         return mapping
 
-    def construct_yaml_int(self, node):  # type: ignore[override]
+    def construct_yaml_int(self, node):
         value = str(self.construct_scalar(node))
         if len(value) > MAX_INT_DIGITS:
             raise ConstructorError(None, None, f"an integer of {len(value)} characters is longer than "
@@ -146,7 +146,7 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
             return int(value[2:], 16)
         raise ConstructorError(None, None, f"{value!r} is not a YAML 1.2 integer", node.start_mark)
 
-    def construct_yaml_float(self, node):  # type: ignore[override]
+    def construct_yaml_float(self, node):
         value = str(self.construct_scalar(node))
         if _INF.match(value):
             return float("-inf") if value.startswith("-") else float("inf")
@@ -156,7 +156,7 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
             return float(value)
         raise ConstructorError(None, None, f"{value!r} is not a YAML 1.2 number", node.start_mark)
 
-    def construct_yaml_bool(self, node):  # type: ignore[override]
+    def construct_yaml_bool(self, node):
         value = str(self.construct_scalar(node))
         if _BOOL.match(value):
             return value.lower() == "true"
@@ -164,25 +164,33 @@ class StrictLoader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
                                node.start_mark)
 
 
+# the loader's own constructor table (what add_constructor fills): the core tags, and an
+# error for every other tag
 for _name in ("null", "bool", "int", "float", "str", "seq", "map"):
-    StrictLoader.add_constructor(_TAG + _name, getattr(StrictLoader, f"construct_yaml_{_name}"))
-StrictLoader.add_constructor(None, yaml.constructor.SafeConstructor.construct_undefined)
+    StrictLoader.yaml_constructors[_TAG + _name] = getattr(StrictLoader, f"construct_yaml_{_name}")
+StrictLoader.yaml_constructors[None] = StrictLoader.construct_undefined
 
 
 def parse_yaml(text: str) -> Any:
     """The value of a YAML document under the rules above; :class:`YamlProblem` if refused."""
+    loader = None
     try:
-        return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - safe constructors only
+        loader = StrictLoader(text)  # what yaml.load does, with this loader
+        return loader.get_single_data()
     except RecursionError:
         raise YamlProblem(None, "not valid YAML (nested too deeply)") from None
     except _Refused as exc:
-        raise YamlProblem(exc.problem_mark.line + 1, exc.problem) from None
+        mark = exc.problem_mark
+        raise YamlProblem(mark.line + 1 if mark else None, exc.problem or "refused") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "unknown problem"
         raise YamlProblem(mark.line + 1 if mark else None, f"not valid YAML ({problem})") from None
     except yaml.YAMLError as exc:
         raise YamlProblem(None, f"not valid YAML ({exc})") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 MAX_INT_DIGITS = 100  # integers in configs are counts and seeds; Python refuses > 4300 digits

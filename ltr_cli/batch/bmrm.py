@@ -51,7 +51,7 @@ def bmrm(
     for it in range(1, max_iter + 1):
         Am = np.vstack(A)  # cuts x dim
         Q = (Am @ Am.T) / lam
-        start = None if alpha is None else np.append(alpha, 0.0)
+        start: np.ndarray | None = None if alpha is None else np.append(alpha, 0.0)
         # the dual need only be solved to a fraction of the stopping tolerance: an inexact
         # QP under-states the lower bound, which can only delay the stop, never fake it
         alpha, lower = solve_dual_qp(Q, np.asarray(B), "simplex", start=start, abs_tol=eps / 10)

@@ -85,14 +85,14 @@ def fit_rankboost(train: Queries, rounds: int = 300) -> StumpModel:
             i = int(np.argmax(np.abs(r)))
             if abs(r[i]) > abs(best[0]) + 1e-15:
                 best = (float(r[i]), f, float((xs[cuts[i]] + xs[cuts[i] + 1]) / 2))
-        r, f, theta = best
-        if f < 0 or abs(r) >= 1 - 1e-12:
+        r_best, f, theta = best
+        if f < 0 or abs(r_best) >= 1 - 1e-12:
             if f >= 0:  # a perfect stump: take it with a capped weight and stop
                 model.features.append(f)
                 model.thresholds.append(theta)
-                model.alphas.append(float(np.sign(r) * 10.0))
+                model.alphas.append(float(np.sign(r_best) * 10.0))
             break
-        alpha = 0.5 * np.log((1 + r) / (1 - r))
+        alpha = 0.5 * np.log((1 + r_best) / (1 - r_best))
         h = (X[:, f] > theta).astype(np.float64)
         D = D * np.exp(alpha * (h[lo] - h[hi]))
         D /= D.sum()
@@ -105,6 +105,11 @@ def fit_rankboost(train: Queries, rounds: int = 300) -> StumpModel:
 
 # --- config ------------------------------------------------------------------------------
 
+def _rounds(*values: float) -> dict[str, list[float]]:
+    """A default grid of round counts (kept as written: the run id hashes it)."""
+    return {"rounds": list(values)}
+
+
 class AdaRankSpec(BatchLearnerConfig):
     """AdaRank with single features as weak rankers (AdaRank.MAP / AdaRank.NDCG)."""
 
@@ -112,7 +117,7 @@ class AdaRankSpec(BatchLearnerConfig):
     summary: ClassVar[str] = "batch (cv:): AdaRank.MAP / AdaRank.NDCG with single-feature weak rankers"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
     measure: str = Field("map", description="map or ndcg@K")
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"rounds": [100, 500]})
+    grid: dict[str, list[float]] = Field(default_factory=lambda: _rounds(100, 500))
     tol: float | None = Field(0.002, ge=0, description="stop when the training measure gains <= tol (null: all rounds)")
     relevance_threshold: float = 0.0
 
@@ -132,7 +137,7 @@ class RankBoostSpec(BatchLearnerConfig):
     type: Literal["rankboost"]
     summary: ClassVar[str] = "batch (cv:): RankBoost with threshold stumps (RB-c)"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"rounds": [100, 300]})
+    grid: dict[str, list[float]] = Field(default_factory=lambda: _rounds(100, 300))
 
     def paper_role(self) -> str:
         return "RankBoost"  # its row in the paper's tables

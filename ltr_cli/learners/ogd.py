@@ -192,9 +192,9 @@ class OGDSpec(_GradientConfig):
         return self.surrogate
 
     def surrogate_params(self) -> dict[str, Any]:
-        return {"ranksvm": {"delta": self.delta}, "ordinal": {"cost": self.cost},
-                "preference": {"cost": self.cost}, "smoothdcg": {"epsilon": self.epsilon}}.get(
-            self.surrogate, {})
+        params: dict[str, dict[str, Any]] = {"ranksvm": {"delta": self.delta}, "ordinal": {"cost": self.cost},
+                "preference": {"cost": self.cost}, "smoothdcg": {"epsilon": self.epsilon}}
+        return params.get(self.surrogate, {})
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:

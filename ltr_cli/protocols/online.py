@@ -135,7 +135,7 @@ def run_online(
     def snapshot() -> RunState:
         assert checkpointer is not None
         return RunState(checkpointer.run_id, t, log.columns, LearnerState.of(learner),
-                        rng.bit_generator.state, previous_wall + time.perf_counter() - start,
+                        dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
                         nonfinite_round, data_identity or {})
 
     try:
