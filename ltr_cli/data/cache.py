@@ -52,7 +52,9 @@ import numpy as np
 import xxhash
 
 from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
-from ltr_cli.data.svmlight import LIMIT_OPTIONS, Query, ReaderOptions, SVMLightReader
+from ltr_cli.data.options import LIMIT_OPTIONS, ReaderOptions
+from ltr_cli.data.query import Query
+from ltr_cli.data.svmlight import SVMLightReader
 from ltr_cli.errors import LtrError
 
 FORMAT_VERSION = 2

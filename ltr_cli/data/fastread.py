@@ -16,23 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from ltr_cli.data.svmlight import (
-    _BOM,
-    _DECOMPRESS_ERRORS,
-    MAX_LABEL,
+from ltr_cli.data.options import MAX_LABEL, ReaderOptions
+from ltr_cli.data.textio import (
+    BOM,
+    DECOMPRESS_ERRORS,
     InputTooLarge,
+    detect_qid_source,
     find_group_file,
     open_binary,
     read_group_sizes,
 )
 from ltr_cli.errors import DataFormatError
 
-if TYPE_CHECKING:
-    from ltr_cli.data.svmlight import SVMLightReader
+
+class DataFile(Protocol):
+    """What the fast path reads: a file and its options (an ``SVMLightReader``)."""
+
+    path: Path
+    options: ReaderOptions
 
 
 class Irregular(Exception):
@@ -85,7 +91,7 @@ def _has_long_line(data: bytes, a: int, b: int, limit: int) -> bool:
     return False
 
 
-def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
+def _spans(reader: DataFile, block_bytes: int) -> Iterator[tuple[bytes, int, int]]:
     """``(data, start, end)``: ``data[start:end]`` is a run of whole lines (the file's last
     line may lack its newline); the BOM is skipped. Blocks are not copied: a line split
     by a block boundary is joined into a small separate span."""
@@ -99,8 +105,8 @@ def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, 
                 start = 0
                 if first:
                     first = False
-                    if data.startswith(_BOM):
-                        start = len(_BOM)
+                    if data.startswith(BOM):
+                        start = len(BOM)
                 if not data:
                     if carry:
                         yield carry, 0, len(carry)
@@ -128,14 +134,14 @@ def _spans(reader: "SVMLightReader", block_bytes: int) -> Iterator[tuple[bytes, 
                     carry = data[start:]
                 if len(carry) > max_line:
                     raise Irregular(None)
-    except (*_DECOMPRESS_ERRORS, InputTooLarge):
+    except (*DECOMPRESS_ERRORS, InputTooLarge):
         raise Irregular(None) from None
 
 
 class _Grouper:
     """Turns scanned rows into queries: qid changes (token/comment) or group sizes."""
 
-    def __init__(self, reader: "SVMLightReader", mode: int, groups: list[int] | None):
+    def __init__(self, reader: DataFile, mode: int, groups: list[int] | None):
         self.reader = reader
         self.mode = mode
         self.groups = groups
@@ -286,7 +292,7 @@ _POOL = None
 
 
 def fast_query_rows(
-    reader: "SVMLightReader",
+    reader: DataFile,
     dtype: type = np.float64,
     block_bytes: int = 16 << 20,
     piece_bytes: int | None = None,
@@ -321,7 +327,7 @@ def fast_query_rows(
                     line += data.count(b"\n", begin, finish)
                     continue
                 try:
-                    source = reader._qid_source(*first)
+                    source = detect_qid_source(opts, reader.path, *first)
                 except DataFormatError:
                     raise Irregular(None) from None
                 groups = None

@@ -269,30 +269,6 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
 
 
 @njit(cache=_CACHE, nogil=True)
-def line_cuts(buf, max_lines, max_bytes):
-    """Offsets that cut ``buf`` (whole lines) into pieces of at most ``max_lines`` newlines
-    and, where a line allows, about ``max_bytes`` bytes; with the newline count before each
-    piece. Returns (cuts (n + 1,), lines_before (n,))."""
-    n = buf.shape[0]
-    cuts = [0]
-    before = [0]
-    lines = 0
-    in_piece = 0
-    start = 0
-    for i in range(n):
-        if buf[i] == 10:
-            lines += 1
-            in_piece += 1
-            if (in_piece >= max_lines or i + 1 - start >= max_bytes) and i + 1 < n:
-                cuts.append(i + 1)
-                before.append(lines)
-                start = i + 1
-                in_piece = 0
-    cuts.append(n)
-    return np.array(cuts, dtype=np.int64), np.array(before, dtype=np.int64)
-
-
-@njit(cache=_CACHE, nogil=True)
 def query_starts(buf, qid_start, qid_end, rows, prev):
     """Rows (within one block) where the qid differs from the row before; row 0 is compared
     with ``prev`` (the previous block's last qid bytes; empty: always a start)."""

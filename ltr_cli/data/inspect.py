@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
+from ltr_cli.data.options import ReaderOptions
+from ltr_cli.data.svmlight import SVMLightReader
 from ltr_cli.errors import LtrError
 
 

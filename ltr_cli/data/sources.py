@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.config import DatasetSpec, FilesData, RegistryData, SeparableData, ShapedData
 from ltr_cli.data.cache import CacheInvalid
 from ltr_cli.data.identity import check_unchanged, file_identity, require_regular
+from ltr_cli.data.options import ReaderOptions
+from ltr_cli.data.query import Query
 from ltr_cli.data.registry import get_dataset, resolve_files
-from ltr_cli.data.svmlight import Query, ReaderOptions, SVMLightReader, find_group_file
+from ltr_cli.data.svmlight import SVMLightReader
 from ltr_cli.data.synthetic import (
     SeparableSpec,
     ShapeSpec,
@@ -28,6 +29,7 @@ from ltr_cli.data.synthetic import (
     separable_ranker,
     shaped_queries,
 )
+from ltr_cli.data.textio import find_group_file
 from ltr_cli.errors import DatasetNotFoundError, LtrError
 
 
@@ -155,10 +157,15 @@ class QuerySource:
         return {"generator": self.generator_params, "sha256": digest}
 
 
-def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> QuerySource:
+def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySource:
     """Build the query source of a dataset spec (checks that files exist); file data is
-    cached in ``cache_dir`` when given."""
-    if isinstance(spec, SeparableData):
+    cached in ``cache_dir`` when given.
+
+    ``spec`` is a validated :data:`ltr_cli.config.DatasetSpec`, told apart by its ``kind``
+    discriminator (``separable``, ``shaped``, ``registry``, ``files``): the data layer
+    does not import the config layer above it."""
+    kind = getattr(spec, "kind", None)
+    if kind == "separable":
         features = spec.features or (10 if spec.variant == "authors" else 20)
         sep = SeparableSpec(spec.variant, spec.queries, spec.docs, features, spec.margin,
                             spec.seed if spec.seed is not None else seed)
@@ -166,7 +173,7 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
                            generator=lambda: separable_queries(sep),
                            generator_params={"kind": "separable", **sep.__dict__},
                            n_queries=spec.queries, ranker=separable_ranker(sep))
-    if isinstance(spec, ShapedData):
+    if kind == "shaped":
         info = get_dataset(spec.like)
         shape = ShapeSpec(spec.queries, spec.docs_per_query,
                           seed=spec.seed if spec.seed is not None else seed)
@@ -174,7 +181,7 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
                            generator=lambda: shaped_queries(info, shape),
                            generator_params={"kind": "shaped", "like": info.name, **shape.__dict__},
                            n_queries=spec.queries)
-    if isinstance(spec, RegistryData):
+    if kind == "registry":
         info = get_dataset(spec.name)
         files = resolve_files(info, spec.root, spec.split, spec.folds)
         for p in files:
@@ -184,7 +191,7 @@ def open_source(spec: DatasetSpec, seed: int, cache_dir: Path | None = None) -> 
                              null_value=spec.null_value, split_qids=spec.split_qids, **spec.limits())
         return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts,
                            storage=spec.storage, cache_dir=cache_dir)
-    if isinstance(spec, FilesData):
+    if kind == "files":
         for p in list(spec.files) + list(spec.group_files or []):
             if not p.exists():
                 raise DatasetNotFoundError(f"dataset: {p} does not exist")

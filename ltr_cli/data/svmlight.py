@@ -26,128 +26,55 @@ before they are allocated; 1024 by default) and ``max_decompression_ratio`` (a c
 file may expand to at most this many times its size, 200 by default: a gz bomb fails).
 Each query is converted with one vectorised call; a slow per-token pass runs only to name
 the exact problem when that call fails, so every error says ``file:line: what``.
+
+Layers: :mod:`ltr_cli.data.options` (:class:`ReaderOptions`, bounds), :mod:`ltr_cli.data.query`
+(:class:`Query`) and :mod:`ltr_cli.data.textio` (opening, decompression bound, BOM, bounded
+lines, group files, qid source) are shared with the compiled fast path
+(:mod:`ltr_cli.data.fastread`), which this reader tries first; the fast path imports
+nothing from this module. ``Query``, ``ReaderOptions``, ``LIMIT_OPTIONS``, ``find_group_file`` and
+``iter_lines`` stay importable from here.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import math
-import os
 import re
-import stat
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any
 
 import numpy as np
 
+from ltr_cli.data.fastread import Irregular, fast_query_rows
+from ltr_cli.data.options import (
+    LIMIT_OPTIONS,
+    MAX_LABEL,
+    QidSource,
+    ReaderOptions,
+)
+from ltr_cli.data.query import Query
+from ltr_cli.data.textio import (
+    detect_qid_source,
+    find_group_file,
+    iter_lines,
+    read_group_sizes,
+    show,
+)
 from ltr_cli.errors import DataFormatError
 
-QidSource = Literal["auto", "token", "comment", "group"]
-SplitQids = Literal["error", "new-query"]
+__all__ = ["LIMIT_OPTIONS", "Query", "ReaderOptions", "SVMLightReader", "SparseQuery",
+           "find_group_file", "iter_lines"]
 
 _TWO_COLONS = re.compile(rb":[^\s:]*:")
-_MAGIC = {b"\x1f\x8b": "gz", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
-_BOM = b"\xef\xbb\xbf"
 
 
-MAX_LABEL = 1000.0  # 2^1000 - 1 is finite, and so is a sum of millions of such gains
-DEFAULT_MAX_LINE_BYTES = 1 << 20
-DEFAULT_MAX_QUERY_MB = 1024.0
-DEFAULT_MAX_DECOMPRESSION_RATIO = 200.0
-LIMIT_OPTIONS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")  # not part of what is read
-
-
-class InputTooLarge(Exception):
-    """Decompressed output beyond its bound (converted to a DataFormatError with a line)."""
-
-
-class _Bounded:
-    """A decompressing stream that refuses to produce more than ``limit`` bytes."""
-
-    def __init__(self, fh: Any, limit: int, ratio: float):
-        self.fh, self.limit, self.ratio, self.count = fh, limit, ratio, 0
-
-    def _counted(self, data: bytes) -> bytes:
-        self.count += len(data)
-        if self.count > self.limit:
-            raise InputTooLarge(
-                f"the compressed file expands to more than {self.ratio:g} times its size (a "
-                "decompression bomb?); if it is genuine, raise dataset.max_decompression_ratio")
-        return data
-
-    def read(self, n: int = -1) -> bytes:
-        return self._counted(self.fh.read(n))
-
-    def readline(self, n: int = -1) -> bytes:
-        return self._counted(self.fh.readline(n))
-
-    def close(self) -> None:
-        self.fh.close()
-
-    def __enter__(self) -> "_Bounded":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def query_too_large(path: str, line: int, qid: str, options: "ReaderOptions") -> DataFormatError:
+def query_too_large(path: str, line: int, qid: str, options: ReaderOptions) -> DataFormatError:
     return DataFormatError(
         path, line,
         f"query {qid} has more than {options.max_query_rows} documents: at {options.n_features} "
         f"features its dense rows exceed dataset.max_query_mb ({options.max_query_mb:g} MB); "
         "check the declared feature count, or raise the limit")
-
-
-@dataclass(frozen=True)
-class ReaderOptions:
-    """How to read one file. ``n_features=None`` is only allowed for sparse scans."""
-
-    n_features: int | None = None
-    index_base: int = 1
-    qid_source: QidSource = "auto"
-    group_file: Path | None = None
-    null_value: float | None = None
-    split_qids: SplitQids = "error"
-    engine: Literal["auto", "reference"] = "auto"  # reference: never use the compiled scanner
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    max_query_mb: float = DEFAULT_MAX_QUERY_MB
-    max_decompression_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO
-
-    @property
-    def max_query_rows(self) -> int:
-        """Documents one query may have at this width (dense float64 rows within
-        ``max_query_mb``)."""
-        return int(self.max_query_mb * (1 << 20)) // (8 * (self.n_features or 1))
-
-    def __post_init__(self) -> None:
-        if self.index_base not in (0, 1):
-            raise ValueError("index_base must be 0 or 1")
-        if self.n_features is not None and self.n_features <= 0:
-            raise ValueError("n_features must be positive")
-
-
-@dataclass(frozen=True)
-class Query:
-    """One query: ``X`` (m, d) float64, ``y`` (m,) float64 labels, in file order.
-
-    ``qid`` is a string (a ``qid:`` token, a comment or the 1-based group number);
-    ``line`` is the 1-based line number of its first document.
-    """
-
-    qid: str
-    X: np.ndarray
-    y: np.ndarray
-    line: int = 0
-
-    @property
-    def m(self) -> int:
-        return int(self.y.shape[0])
 
 
 @dataclass
@@ -171,100 +98,6 @@ class SparseQuery:
         rows = np.repeat(np.arange(self.m), np.diff(self.indptr))
         X[rows, self.indices] = self.values
         return X
-
-
-def open_binary(path: Path, max_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO) -> BinaryIO:
-    """Open a possibly compressed file for binary reading (format from magic bytes); a
-    compressed file's output is bounded by ``max_ratio`` times its size (+1 MiB)."""
-    try:
-        mode = os.stat(path).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError
-        if not stat.S_ISREG(mode):  # a device, FIFO or socket: opening a FIFO would block
-            raise DataFormatError(str(path), None, "not a regular file (device, FIFO or socket); "
-                                  "give a regular data file")
-        with open(path, "rb") as fh:
-            head = fh.read(6)
-    except FileNotFoundError:
-        raise DataFormatError(str(path), None, "file not found") from None
-    except IsADirectoryError:
-        raise DataFormatError(str(path), None, "is a directory, expected a data file") from None
-    except OSError as exc:
-        raise DataFormatError(str(path), None, f"cannot open: {exc.strerror}") from None
-    for magic, kind in _MAGIC.items():
-        if head.startswith(magic):
-            opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind]
-            limit = int(max_ratio * Path(path).stat().st_size) + (1 << 20)
-            return _Bounded(opener(path, "rb"), limit, max_ratio)  # type: ignore[return-value]
-    return open(path, "rb")
-
-
-_DECOMPRESS_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError)
-
-
-def iter_lines(path: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-               max_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_number, raw_line)`` (1-based), turning decompression failures
-    into a :class:`DataFormatError` at the last line read; a line longer than
-    ``max_line_bytes`` (newline excluded) is an error at that line, read no further."""
-    lineno = 0
-    with open_binary(path, max_ratio) as fh:
-        while True:
-            try:
-                raw = fh.readline(max_line_bytes + 1)
-            except _DECOMPRESS_ERRORS as exc:
-                raise DataFormatError(
-                    str(path), lineno + 1,
-                    f"compressed stream is truncated or corrupt ({type(exc).__name__}: {exc})",
-                ) from None
-            except InputTooLarge as exc:
-                raise DataFormatError(str(path), lineno + 1, str(exc)) from None
-            if not raw:
-                return
-            lineno += 1
-            if len(raw) - raw.endswith(b"\n") > max_line_bytes:
-                raise DataFormatError(
-                    str(path), lineno,
-                    f"line longer than {max_line_bytes} bytes (binary data, or no line breaks?); "
-                    "if it is genuine, raise dataset.max_line_bytes")
-            if lineno == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]
-            yield lineno, raw
-
-
-def _show(token: bytes, limit: int = 40) -> str:
-    text = token.decode("latin-1")
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def find_group_file(path: Path) -> Path | None:
-    """``<file>.query`` or ``<file>.group`` next to a data file, if present."""
-    for suffix in (".query", ".group"):
-        candidate = path.with_name(path.name + suffix)
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def read_group_sizes(path: Path) -> list[int]:
-    """Read a group file: one positive document count per line (blank lines ignored)."""
-    sizes: list[int] = []
-    for lineno, raw in iter_lines(path):
-        text = raw.strip()
-        if not text:
-            continue
-        try:
-            n = int(text)
-        except ValueError:
-            raise DataFormatError(
-                str(path), lineno, f"group size {_show(text)} is not an integer"
-            ) from None
-        if n <= 0:
-            raise DataFormatError(str(path), lineno, f"group size {n} must be positive")
-        sizes.append(n)
-    if not sizes:
-        raise DataFormatError(str(path), None, "group file has no group sizes")
-    return sizes
 
 
 @dataclass
@@ -339,8 +172,6 @@ class SVMLightReader:
         :class:`SparseQuery` objects for the rest (the same queries either way)."""
         done = 0
         if self.options.engine == "auto" and self.options.n_features is not None:
-            from ltr_cli.data.fastread import Irregular, fast_query_rows
-
             try:
                 for rows in fast_query_rows(self, dtype):
                     yield rows
@@ -359,19 +190,6 @@ class SVMLightReader:
         return sum(1 for _ in self._grouped_lines())
 
     # -- line splitting and grouping -------------------------------------------------
-    def _qid_source(self, first_body: list[bytes], first_comment: bytes) -> QidSource:
-        opts = self.options
-        if opts.qid_source != "auto":
-            return opts.qid_source
-        if len(first_body) > 1 and first_body[1].startswith(b"qid:"):
-            return "token"
-        if opts.group_file is not None or find_group_file(self.path) is not None:
-            return "group"
-        comment = first_comment.strip()
-        if comment and comment.split()[0].lstrip(b"-").isdigit():
-            return "comment"
-        return "token"  # fails on the first line with a message naming what is missing
-
     def _grouped_lines(self) -> Iterator[_Pending]:
         opts = self.options
         path = str(self.path)
@@ -396,7 +214,7 @@ class SVMLightReader:
                 continue  # blank or comment-only line
             any_line = True
             if source is None:
-                source = self._qid_source(parts, comment)
+                source = detect_qid_source(opts, self.path, parts, comment)
                 if source == "group":
                     group_path = opts.group_file or find_group_file(self.path)
                     if group_path is None:
@@ -514,20 +332,20 @@ class SVMLightReader:
                 key, sep, value = token.partition(b":")
                 if not sep or not key or not value or b":" in value:
                     raise DataFormatError(
-                        path, ln.lineno, f"bad feature token {_show(token)}; expected idx:value"
+                        path, ln.lineno, f"bad feature token {show(token)}; expected idx:value"
                     )
                 try:
                     index = float(key)  # integrality is checked with the fast path's rule
                 except ValueError:
                     raise DataFormatError(
                         path, ln.lineno,
-                        f"bad feature index {_show(key)} in {_show(token)}; expected an integer",
+                        f"bad feature index {show(key)} in {show(token)}; expected an integer",
                     ) from None
                 if value == b"NULL":
                     if self.options.null_value is None:
                         raise DataFormatError(
                             path, ln.lineno,
-                            f"NULL value in {_show(token)} (a LETOR 'Feature_null' file); set "
+                            f"NULL value in {show(token)} (a LETOR 'Feature_null' file); set "
                             "null_value to a number to fill it, or use the Feature_min files",
                         )
                     number = float(self.options.null_value)
@@ -537,7 +355,7 @@ class SVMLightReader:
                     except ValueError:
                         raise DataFormatError(
                             path, ln.lineno,
-                            f"bad feature value {_show(value)} in {_show(token)}; expected a number",
+                            f"bad feature value {show(value)} in {show(token)}; expected a number",
                         ) from None
                 idx_out.append(index)
                 val_out.append(number)
@@ -611,11 +429,11 @@ def _parse_label(path: str, lineno: int, token: bytes) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise DataFormatError(path, lineno, f"bad label {_show(token)}; expected a number") from None
+        raise DataFormatError(path, lineno, f"bad label {show(token)}; expected a number") from None
     if not math.isfinite(value):
-        raise DataFormatError(path, lineno, f"label {_show(token)} is not a finite number")
+        raise DataFormatError(path, lineno, f"label {show(token)} is not a finite number")
     if value > MAX_LABEL:
-        raise DataFormatError(path, lineno, f"label {_show(token)} is too large for the gain 2^r - 1 "
+        raise DataFormatError(path, lineno, f"label {show(token)} is too large for the gain 2^r - 1 "
                               f"(labels up to {MAX_LABEL:g} keep gains and their sums finite); "
                               "rescale the labels")
     return value

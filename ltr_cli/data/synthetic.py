@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ltr_cli.data.query import Query
 from ltr_cli.data.registry import DatasetInfo
-from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
 
 AUTHORS_RELEVANCE = np.array([4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], float)
