@@ -7,16 +7,21 @@ need them, so ``ltr --help`` and ``ltr list`` start quickly. Every user-caused e
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import warnings
+from collections.abc import Callable, Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, get_args
 
 import typer
 
+from ltr_cli.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
+from ltr_cli.data.options import QidSource
 from ltr_cli.errors import LtrError
+from ltr_cli.sweep_tasks import EXECUTORS
 
 app = typer.Typer(
     name="ltr",
@@ -29,37 +34,25 @@ data_app = typer.Typer(help="Inspect and convert SVMlight/LETOR data files.", no
 app.add_typer(data_app, name="data")
 
 
-class QidOpt(str, Enum):
-    auto = "auto"
-    token = "token"
-    comment = "comment"
-    group = "group"
+def _choices(name: str, values: Iterable[str]) -> Any:
+    """A CLI choice type whose values are a domain table's names (never restated here)."""
+    return Enum(name, {v: v for v in values}, type=str)
 
 
-class ConventionOpt(str, Enum):
-    paper = "paper"
-    letor3 = "letor3"
-    letor4 = "letor4"
-    mslr = "mslr"
+if TYPE_CHECKING:  # to a type checker, a choice is its string value
+    QidOpt = ConventionOpt = TiesOpt = NoRelevantOpt = BandOpt = ExecutorOpt = str
+else:
+    QidOpt = _choices("QidOpt", get_args(QidSource))
+    ConventionOpt = _choices("ConventionOpt", CONVENTION_NAMES)
+    TiesOpt = _choices("TiesOpt", TIE_POLICIES)
+    NoRelevantOpt = _choices("NoRelevantOpt", NO_RELEVANT_POLICIES)
+    BandOpt = _choices("BandOpt", ("minmax", "std", "none"))
+    ExecutorOpt = _choices("ExecutorOpt", EXECUTORS)
 
 
-class TiesOpt(str, Enum):
-    input_order = "input-order"
-    reverse_input = "reverse-input"
-    random = "random"
-    pessimistic = "pessimistic"
-
-
-class BandOpt(str, Enum):
-    minmax = "minmax"
-    std = "std"
-    none = "none"
-
-
-class NoRelevantOpt(str, Enum):
-    zero = "zero"
-    one = "one"
-    skip = "skip"
+def _value(choice: Any) -> Any:
+    """The string a choice stands for (None stays None)."""
+    return choice.value if isinstance(choice, Enum) else choice
 
 
 def _io_error(exc: OSError) -> LtrError:
@@ -74,9 +67,39 @@ def _one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
-def _fail(exc: LtrError) -> None:
+# click's UsageError (typer may vendor its own click): bad option values, unknown options,
+# missing arguments
+_USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def _refuse(exc: LtrError) -> typer.Exit:
+    """Show a refusal as one line on stderr; the exit (status 1) to raise."""
     typer.echo(f"ltr: error: {_one_line(str(exc))}", err=True)
-    raise typer.Exit(1)
+    return typer.Exit(1)
+
+
+def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The error boundary of every command: an LtrError, or an OS error on a user's
+    path, is one line on stderr and status 1, never a traceback."""
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except LtrError as exc:
+            raise _refuse(exc) from None
+        except OSError as exc:
+            raise _refuse(_io_error(exc)) from None
+
+    return command
+
+
+def command(group: typer.Typer, name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command of ``group`` behind the error boundary."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        group.command(name)(_guarded(fn))
+        return fn
+
+    return register
 
 
 # --- reader options shared by the data commands --------------------------------------------
@@ -102,7 +125,7 @@ def _reader_options(dataset, features, index_base, qid, group, null_value, split
     if index_base is not None:
         base = index_base
     if qid is not None:
-        source = qid.value
+        source = _value(qid)
     if group is not None:
         source = "group" if qid is None else source
     return ReaderOptions(n_features=n, index_base=base, qid_source=source,  # type: ignore[arg-type]
@@ -111,7 +134,7 @@ def _reader_options(dataset, features, index_base, qid, group, null_value, split
 
 # --- run / plot / list ------------------------------------------------------------------------
 
-@app.command()
+@command(app)
 def run(
     config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key: --set protocol.passes=2 (repeatable)")] = None,
@@ -121,25 +144,20 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
-    try:
-        from ltr_cli.config import load_config
-        from ltr_cli.runner import run_experiment
+    from ltr_cli.config import load_config
+    from ltr_cli.runner import run_experiment
 
-        spec = load_config(config, set_ or [])
-        if spec.sweep:
-            raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
-                           "(or remove the sweep block)")
-        if learner:
-            unknown = [name for name in learner if name not in spec.learners]
-            if unknown:
-                raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
-                               f"{', '.join(spec.learners)}")
-        outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv,
-                                  resume=resume)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    spec = load_config(config, set_ or [])
+    if spec.sweep:
+        raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
+                       "(or remove the sweep block)")
+    if learner:
+        unknown = [name for name in learner if name not in spec.learners]
+        if unknown:
+            raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
+                           f"{', '.join(spec.learners)}")
+    outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv,
+                              resume=resume)
     for o in outcomes:
         metrics = o.summary["metrics"]
         if quiet:
@@ -154,46 +172,36 @@ def run(
                        f"time-averaged {' '.join(parts)} -> {o.path}")
 
 
-@app.command()
+@command(app)
 def plot(
     results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
     metric: Annotated[Optional[list[str]], typer.Option("--metric", help="metric column(s) to plot (default: all)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
     theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
-    band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt.minmax,
+    band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt("minmax"),
     select_by: Annotated[Optional[str], typer.Option("--select-by", help="draw only each learner's best settings by this metric")] = None,
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the curve to average")] = 10,
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
-    try:
-        from ltr_cli.plot import check_outputs, output_names, plot_runs, plot_theory
-        from ltr_cli.results import find_runs, read_run
+    from ltr_cli.plot import check_outputs, output_names, plot_runs, plot_theory
+    from ltr_cli.results import find_runs, read_run
 
-        dirs = find_runs(results)
-        if not dirs:
-            raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
-        runs = [read_run(d) for d in dirs]
-        if select_by:
-            from ltr_cli.selection import select
+    dirs = find_runs(results)
+    if not dirs:
+        raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
+    runs = [read_run(d) for d in dirs]
+    if select_by:
+        from ltr_cli.selection import select
 
-            runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
-        target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
-        check_outputs(target, output_names(runs, metric, theory))  # before anything is written
-        written = plot_runs(runs, metric, target, max_rounds, band.value)
-        if theory:
-            written += plot_theory(runs, target)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+        runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
+    target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
+    check_outputs(target, output_names(runs, metric, theory))  # before anything is written
+    written = plot_runs(runs, metric, target, max_rounds, _value(band))
+    if theory:
+        written += plot_theory(runs, target)
     for p in written:
         typer.echo(str(p))
-
-
-class ExecutorOpt(str, Enum):
-    local = "local"
-    dask = "dask"
 
 
 def _point_label(point: dict, learner: str) -> str:
@@ -205,12 +213,12 @@ def _point_label(point: dict, learner: str) -> str:
     return f" [{', '.join(shown)}]" if shown else ""
 
 
-@app.command()
+@command(app)
 def sweep(
     config: Annotated[Path, typer.Argument(help="experiment config with a sweep: block")],
     set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key before expanding")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output)")] = None,
-    executor: Annotated[ExecutorOpt, typer.Option("--executor", help="local processes or Dask")] = ExecutorOpt.local,
+    executor: Annotated[ExecutorOpt, typer.Option("--executor", help="where the runs are computed: " + ", ".join(EXECUTORS))] = ExecutorOpt("local"),
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel runs (processes, or Dask workers of a LocalCluster); capped at the number of runs and 4 per CPU")] = 1,
     scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")] = None,
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.1, help="seconds to wait for --scheduler to answer")] = 10.0,
@@ -225,40 +233,35 @@ def sweep(
         if not quiet:
             typer.echo(f"ltr: note: {message}", err=True)
 
-    try:
-        from ltr_cli.sweep import effective_jobs, execute, plan, status
-        from ltr_cli.sweep_dask import check_scheduler_address
+    from ltr_cli.sweep import effective_jobs, execute, plan, status
+    from ltr_cli.sweep_dask import check_scheduler_address
 
-        if scheduler is not None and not show_status:
-            if executor == ExecutorOpt.local:
-                raise LtrError("--scheduler needs --executor dask")
-            check_scheduler_address(scheduler)
-        sweep_plan = plan(config, set_ or [])
-        sweep_plan.check_limit(max_grid)  # from the axis lengths, before expanding anything
-        if not show_status:
-            note(f"sweep: {sweep_plan.describe()}")
-        tasks = sweep_plan.tasks()
-        root = out or Path(tasks[0].config.get("output", "results"))
-        if show_status:
-            rows = status(tasks, root)
-            counts = {s: sum(r["status"] == s for r in rows) for s in ("done", "failed", "running", "pending")}
-            for r in rows:
-                extra = f" (checkpoint at round {r['checkpoint_round']})" if "checkpoint_round" in r else ""
-                error = f": {r['error']}" if r.get("error") else ""
-                typer.echo(f"{r['status']:8s} {r['run']}{_point_label(r['point'], r['learner'])}{extra}{error}")
-            typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
-            return
-        if not (executor == ExecutorOpt.dask and scheduler):
-            used = effective_jobs(jobs, len(tasks))
-            if used < jobs:
-                why = "the number of runs" if used == len(tasks) else "4 per CPU"
-                note(f"--jobs {jobs} capped at {used} ({why})")
-            jobs = used
-        results = execute(tasks, root, executor.value, jobs, scheduler, connect_timeout)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    if scheduler is not None and not show_status:
+        if _value(executor) != "dask":
+            raise LtrError("--scheduler needs --executor dask")
+        check_scheduler_address(scheduler)
+    sweep_plan = plan(config, set_ or [])
+    sweep_plan.check_limit(max_grid)  # from the axis lengths, before expanding anything
+    if not show_status:
+        note(f"sweep: {sweep_plan.describe()}")
+    tasks = sweep_plan.tasks()
+    root = out or Path(tasks[0].config.get("output", "results"))
+    if show_status:
+        rows = status(tasks, root)
+        counts = {s: sum(r["status"] == s for r in rows) for s in ("done", "failed", "running", "pending")}
+        for r in rows:
+            extra = f" (checkpoint at round {r['checkpoint_round']})" if "checkpoint_round" in r else ""
+            error = f": {r['error']}" if r.get("error") else ""
+            typer.echo(f"{r['status']:8s} {r['run']}{_point_label(r['point'], r['learner'])}{extra}{error}")
+        typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
+        return
+    if not (_value(executor) == "dask" and scheduler):
+        used = effective_jobs(jobs, len(tasks))
+        if used < jobs:
+            why = "the number of runs" if used == len(tasks) else "4 per CPU"
+            note(f"--jobs {jobs} capped at {used} ({why})")
+        jobs = used
+    results = execute(tasks, root, _value(executor), jobs, scheduler, connect_timeout)
     failed = [r for r in results if r["status"] != "done"]
     typer.echo(f"sweep: {len(results) - len(failed)} of {len(results)} runs done -> {root}")
     for r in failed:
@@ -272,7 +275,7 @@ class ReportFormat(str, Enum):
     csv = "csv"
 
 
-@app.command()
+@command(app)
 def report(
     results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
     fmt: Annotated[ReportFormat, typer.Option("--format", help="markdown table or CSV")] = ReportFormat.markdown,
@@ -282,47 +285,42 @@ def report(
 ) -> None:
     """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
     with --select-by, each learner's best hyper-parameters (mean and spread over seeds)."""
-    try:
-        from ltr_cli.report import (
-            BATCH_COLUMNS,
-            SELECTION_COLUMNS,
-            batch_rows,
-            report_rows,
-            selection_rows,
-            to_csv,
-            to_markdown,
-        )
-        from ltr_cli.results import find_runs, read_run
-        from ltr_cli.selection import select
+    from ltr_cli.report import (
+        BATCH_COLUMNS,
+        SELECTION_COLUMNS,
+        batch_rows,
+        report_rows,
+        selection_rows,
+        to_csv,
+        to_markdown,
+    )
+    from ltr_cli.results import find_runs, read_run
+    from ltr_cli.selection import select
 
-        dirs = find_runs(results)
-        if not dirs:
-            raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
-        runs = [read_run(d) for d in dirs]
-        batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
-        online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
-        render = to_csv if fmt == ReportFormat.csv else to_markdown
-        parts = []
-        if select_by:
-            parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
-                                SELECTION_COLUMNS))
-        elif online:
-            parts.append(render(report_rows(online)))
-        if batch:
-            parts.append(render(batch_rows(batch), BATCH_COLUMNS))
-        text = "\n".join(parts)
-        if out is not None:
-            from ltr_cli.outputs import write_text
+    dirs = find_runs(results)
+    if not dirs:
+        raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
+    runs = [read_run(d) for d in dirs]
+    batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
+    online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
+    render = to_csv if fmt == ReportFormat.csv else to_markdown
+    parts = []
+    if select_by:
+        parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
+                            SELECTION_COLUMNS))
+    elif online:
+        parts.append(render(report_rows(online)))
+    if batch:
+        parts.append(render(batch_rows(batch), BATCH_COLUMNS))
+    text = "\n".join(parts)
+    if out is not None:
+        from ltr_cli.outputs import write_text
 
-            write_text(out, text)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+        write_text(out, text)
     typer.echo(text, nl=False)
 
 
-@app.command()
+@command(app)
 def bench(
     queries: Annotated[int, typer.Option("--queries", min=5, help="queries per generated file")] = 200,
     rounds: Annotated[int, typer.Option("--rounds", min=10, help="rounds per learner for the per-round cost")] = 2000,
@@ -338,7 +336,7 @@ def bench(
     typer.echo(main_json(result) if as_json else format_table(result), nl=as_json)
 
 
-@app.command("list")
+@command(app, "list")
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
@@ -354,7 +352,7 @@ def list_(
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",
                       "shaped": "queries shaped like a registry dataset (like: NAME)"},
         "metrics": METRIC_HELP,
-        "conventions": ["paper", "letor3", "letor4", "mslr"],
+        "conventions": list(CONVENTION_NAMES),
     }
     if as_json:
         typer.echo(json.dumps(data, indent=2))
@@ -370,7 +368,7 @@ def list_(
 
 # --- data -------------------------------------------------------------------------------------
 
-@data_app.command("inspect")
+@command(data_app, "inspect")
 def data_inspect(
     file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file (gz/bz2/xz ok)")],
     dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
@@ -378,14 +376,9 @@ def data_inspect(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Count queries, documents, features and labels; report all-zero queries and problems."""
-    try:
-        from ltr_cli.data.inspect import inspect_file
+    from ltr_cli.data.inspect import inspect_file
 
-        report = inspect_file(file, _reader_options(dataset, features, index_base, qid, group, null_value))
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    report = inspect_file(file, _reader_options(dataset, features, index_base, qid, group, null_value))
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -398,7 +391,7 @@ def data_inspect(
             typer.echo(f"{key}: {value}")
 
 
-@data_app.command("cache")
+@command(data_app, "cache")
 def data_cache(
     files: Annotated[list[Path], typer.Argument(help="SVMlight/LETOR files to cache")],
     cache_dir: Annotated[Path, typer.Option("--cache-dir", help="cache directory (ltr run's default: <output>/.cache)")] = Path("results/.cache"),
@@ -408,31 +401,26 @@ def data_cache(
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
 ) -> None:
     """Build (or validate) the binary cache that ``ltr run`` memory-maps, e.g. before a sweep."""
-    try:
-        from ltr_cli.data.cache import CacheInvalid, open_cached
+    from ltr_cli.data.cache import CacheInvalid, open_cached
 
-        if storage not in ("float64", "float32"):
-            raise LtrError(f"--storage must be float64 or float32, not {storage!r}")
-        options = _reader_options(dataset, features, index_base, qid, group, null_value)
-        if options.n_features is None:
-            raise LtrError("caching needs the feature count: pass --dataset NAME or --features N")
-        for file in files:
-            cached = open_cached(file, options, cache_dir, storage)
-            if verify:
-                try:
-                    cached.verify()
-                except CacheInvalid as exc:
-                    raise LtrError(f"{cached.directory}: {exc}; delete it and run ltr data cache again") from None
-            typer.echo(json.dumps({"file": str(file), "cache": str(cached.directory), "queries": cached.n_queries,
-                                   "documents": cached.n_documents, "storage": storage,
-                                   "verified": "all bytes" if verify else "sizes, small arrays, sampled X"}))
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    if storage not in ("float64", "float32"):
+        raise LtrError(f"--storage must be float64 or float32, not {storage!r}")
+    options = _reader_options(dataset, features, index_base, qid, group, null_value)
+    if options.n_features is None:
+        raise LtrError("caching needs the feature count: pass --dataset NAME or --features N")
+    for file in files:
+        cached = open_cached(file, options, cache_dir, storage)
+        if verify:
+            try:
+                cached.verify()
+            except CacheInvalid as exc:
+                raise LtrError(f"{cached.directory}: {exc}; delete it and run ltr data cache again") from None
+        typer.echo(json.dumps({"file": str(file), "cache": str(cached.directory), "queries": cached.n_queries,
+                               "documents": cached.n_documents, "storage": storage,
+                               "verified": "all bytes" if verify else "sizes, small arrays, sampled X"}))
 
 
-@data_app.command("convert")
+@command(data_app, "convert")
 def data_convert(
     file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file")],
     out: Annotated[Path, typer.Argument(help="output .parquet or .npz (qid, label, dense features)")],
@@ -440,18 +428,13 @@ def data_convert(
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
 ) -> None:
     """Convert a file to Parquet or NPZ with columns qid, label, f1..fd."""
-    try:
-        from ltr_cli.data.inspect import convert_file
+    from ltr_cli.data.inspect import convert_file
 
-        info = convert_file(file, out, _reader_options(dataset, features, index_base, qid, group, null_value))
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    info = convert_file(file, out, _reader_options(dataset, features, index_base, qid, group, null_value))
     typer.echo(json.dumps(info))
 
 
-@data_app.command("synth")
+@command(data_app, "synth")
 def data_synth(
     out: Annotated[Path, typer.Argument(help="output SVMlight file (.gz to compress)")],
     like: Annotated[Optional[str], typer.Option("--like", help="registry dataset to imitate (width, docs/query, labels, sparsity)")] = None,
@@ -462,34 +445,29 @@ def data_synth(
     qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
 ) -> None:
     """Write generated data as an SVMlight file (for tests, benchmarks, trying the tool)."""
-    try:
-        from ltr_cli.data.registry import get_dataset
-        from ltr_cli.data.synthetic import (SeparableSpec, ShapeSpec, separable_queries,
-                                            shaped_queries, write_svmlight)
+    from ltr_cli.data.registry import get_dataset
+    from ltr_cli.data.synthetic import (SeparableSpec, ShapeSpec, separable_queries,
+                                        shaped_queries, write_svmlight)
 
-        if (like is None) == (separable is None):
-            raise LtrError("give exactly one of --like NAME or --separable authors|paper")
-        style = qid.value if qid is not None and qid.value != "auto" else None
-        if like is not None:
-            info = get_dataset(like)
-            queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))
-            style, sparse, width = style or info.qid_source, info.sparse, info.n_features
-        else:
-            if separable not in ("authors", "paper"):
-                raise LtrError(f"--separable must be 'authors' or 'paper', not {separable!r}")
-            spec = SeparableSpec(separable, queries, features=10 if separable == "authors" else 20, seed=seed)
-            queries_it = separable_queries(spec)
-            style, sparse, width = style or "token", False, spec.features
-        n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    if (like is None) == (separable is None):
+        raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+    style = _value(qid) if qid is not None and _value(qid) != "auto" else None
+    if like is not None:
+        info = get_dataset(like)
+        queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))
+        style, sparse, width = style or info.qid_source, info.sparse, info.n_features
+    else:
+        if separable not in ("authors", "paper"):
+            raise LtrError(f"--separable must be 'authors' or 'paper', not {separable!r}")
+        spec = SeparableSpec(separable, queries, features=10 if separable == "authors" else 20, seed=seed)
+        queries_it = separable_queries(spec)
+        style, sparse, width = style or "token", False, spec.features
+    n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
     typer.echo(json.dumps({"out": str(out), "queries": queries, "documents": n, "features": width,
                            "qid": style}))
 
 
-@app.command("score")
+@command(app, "score")
 def score(
     model: Annotated[Path, typer.Argument(help="a run directory, batch or online (or its models.json)")],
     data_file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file to score")],
@@ -499,66 +477,61 @@ def score(
 ) -> None:
     """Write one score per line for every document of a file (LETOR evaluation tools' format),
     from the model a batch run selected per fold or the final weights of an online run."""
+    from ltr_cli.models import model_from_dict
+    from ltr_cli.data.svmlight import SVMLightReader
+
+    import numpy as np
+
+    from ltr_cli.results import read_run_text
+
+    path = model / "models.json" if model.is_dir() else model
     try:
-        from ltr_cli.models import model_from_dict
-        from ltr_cli.data.svmlight import SVMLightReader
+        models = json.loads(read_run_text(path))
+    except (ValueError, RecursionError) as exc:
+        raise LtrError(f"{path}: not a saved model file ({type(exc).__name__}); give a run "
+                       "directory written by ltr run") from None
+    if not isinstance(models, dict):
+        raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
+    key = fold if fold is not None else next(iter(models), None)
+    if key not in models:
+        raise LtrError(f"{path}: no model for fold {fold!r}; it has "
+                       + (f"folds {', '.join(map(str, models))}" if models else "no models"))
+    data = models[key]
+    try:
+        scorer = model_from_dict(data)
+        n_features = int(data["features"])
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
+                       "written by ltr run") from None
+    if not scorer.finite():
+        raise LtrError(f"{path}: fold {key!r} has NaN or infinite weights, so its scores would be "
+                       "meaningless (an authors'-numerics run that overflowed: its summary.json "
+                       "gives the round in nonfinite_round)")
+    opts = _reader_options(None, n_features, None, qid, group, null_value)
+    lines = []
+    for q in SVMLightReader(data_file, opts):
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = scorer.scores(q.X)
+        if not np.isfinite(scores).all():
+            raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
+                           "(NaN or infinite); the weights are too large for these features")
+        lines.extend(f"{s:.10g}" for s in scores)
+    text = "\n".join(lines) + "\n"
+    if out is not None:
+        from ltr_cli.outputs import write_text
 
-        import numpy as np
-
-        from ltr_cli.results import read_run_text
-
-        path = model / "models.json" if model.is_dir() else model
-        try:
-            models = json.loads(read_run_text(path))
-        except (ValueError, RecursionError) as exc:
-            raise LtrError(f"{path}: not a saved model file ({type(exc).__name__}); give a run "
-                           "directory written by ltr run") from None
-        if not isinstance(models, dict):
-            raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
-        key = fold if fold is not None else next(iter(models), None)
-        if key not in models:
-            raise LtrError(f"{path}: no model for fold {fold!r}; it has "
-                           + (f"folds {', '.join(map(str, models))}" if models else "no models"))
-        data = models[key]
-        try:
-            scorer = model_from_dict(data)
-            n_features = int(data["features"])
-        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
-            raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
-                           "written by ltr run") from None
-        if not scorer.finite():
-            raise LtrError(f"{path}: fold {key!r} has NaN or infinite weights, so its scores would be "
-                           "meaningless (an authors'-numerics run that overflowed: its summary.json "
-                           "gives the round in nonfinite_round)")
-        opts = _reader_options(None, n_features, None, qid, group, null_value)
-        lines = []
-        for q in SVMLightReader(data_file, opts):
-            with np.errstate(over="ignore", invalid="ignore"):
-                scores = scorer.scores(q.X)
-            if not np.isfinite(scores).all():
-                raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
-                               "(NaN or infinite); the weights are too large for these features")
-            lines.extend(f"{s:.10g}" for s in scores)
-        text = "\n".join(lines) + "\n"
-        if out is not None:
-            from ltr_cli.outputs import write_text
-
-            write_text(out, text)
-        else:
-            typer.echo(text, nl=False)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+        write_text(out, text)
+    else:
+        typer.echo(text, nl=False)
 
 
 # --- eval -------------------------------------------------------------------------------------
 
-@app.command("eval")
+@command(app, "eval")
 def eval_(
     data_file: Annotated[Path, typer.Argument(help="labelled SVMlight/LETOR file")],
     score_file: Annotated[Path, typer.Argument(help="one score per line, in data-file order")],
-    convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt.paper,
+    convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt("paper"),
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
     threshold: Annotated[float, typer.Option("--relevance-threshold", help="paper preset: relevant = label > this")] = 0.0,
@@ -569,21 +542,15 @@ def eval_(
     group: GroupOpt = None,
 ) -> None:
     """Evaluate scores: NDCG@k, MAP and P@k per query and averaged (LETOR script presets)."""
-    try:
-        from ltr_cli.evaluation import evaluate_file, format_tables, nan_to_none
+    from ltr_cli.evaluation import evaluate_file, format_tables, nan_to_none
 
-        opts = _reader_options(dataset, None, index_base, qid, group, None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = evaluate_file(data_file, score_file, opts, convention.value,
-                                   ties.value if ties else None,
-                                   no_relevant.value if no_relevant else None, threshold, seed)
-        for w in caught:
-            typer.echo(f"ltr: warning: {w.message}", err=True)
-    except LtrError as exc:
-        _fail(exc)
-    except OSError as exc:
-        _fail(_io_error(exc))
+    opts = _reader_options(dataset, None, index_base, qid, group, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = evaluate_file(data_file, score_file, opts, _value(convention), _value(ties),
+                               _value(no_relevant), threshold, seed)
+    for w in caught:
+        typer.echo(f"ltr: warning: {w.message}", err=True)
     if as_json:
         if not per_query:
             result = {k: v for k, v in result.items() if k != "per_query"}
@@ -604,11 +571,6 @@ def _refuse_unencodable(argv: list[str]) -> None:
                            "directory, or give another path") from None
 
 
-# click's UsageError (typer may vendor its own click): bad option values, unknown options,
-# missing arguments
-_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-
-
 def main() -> None:
     try:
         _refuse_unencodable(sys.argv)
@@ -622,7 +584,7 @@ def main() -> None:
         typer.echo("ltr: interrupted", err=True)
         sys.exit(130)
     except LtrError as exc:  # errors raised outside a command body
-        typer.echo(f"ltr: error: {_one_line(str(exc))}", err=True)
+        _refuse(exc)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 

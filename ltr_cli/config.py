@@ -16,16 +16,25 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, field_validator, model_validator
 
+from ltr_cli.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
 from ltr_cli.errors import ConfigError
 from ltr_cli.learner_registry import BATCH_TYPES, LEARNER_TYPES, LearnerSpec, partial_feedback_types
 from ltr_cli.metrics import Measure, parse_cutoff
 from ltr_cli.names import NAME_HELP, check_name
 from ltr_cli.schema import LaxPath, Name, OnlineLearnerConfig, Strict, not_bool
 from ltr_cli.yamlio import StrictLoader, YamlProblem, parse_yaml
+
+
+# choices derived from the convention table (to a type checker, plain strings)
+if TYPE_CHECKING:
+    NoRelevant = ConventionName = str
+else:
+    NoRelevant = Literal[NO_RELEVANT_POLICIES]
+    ConventionName = Literal[CONVENTION_NAMES]
 
 
 # --- datasets --------------------------------------------------------------------------
@@ -186,7 +195,7 @@ class MetricsSpec(Strict):
     names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1)
     # online runs use the paper's Eq. 1/2; the LETOR/MSLR script presets are for `ltr eval`
     convention: Literal["paper"] = "paper"
-    no_relevant: Literal["zero", "one", "skip"] = "zero"
+    no_relevant: NoRelevant = "zero"
     ties: Literal["input-order", "reverse-input", "random"] = "input-order"
     relevance_threshold: float = 0.0
     eru_d: float = 0.0
@@ -213,7 +222,7 @@ class CVSpec(Strict):
     evaluate on test (the LETOR protocol)."""
 
     select_by: str = Field("map", description="vali metric: map, ndcg@K or p@K")
-    convention: Literal["paper", "letor3", "letor4", "mslr"] = "letor3"
+    convention: ConventionName = "letor3"
     splits: dict[str, str] = Field(default_factory=lambda: {"train": "train", "vali": "vali", "test": "test"})
 
     @field_validator("select_by")
@@ -510,8 +519,9 @@ def _read_config_text(path: Path) -> str:
     return raw.decode("utf-8")
 
 
-def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentSpec:
-    """Read, override and validate a YAML config file."""
+def read_config_mapping(path: Path) -> dict[str, Any]:
+    """A config file's raw mapping (before overrides and validation); ConfigError naming
+    the file if it cannot be read, is empty, or is not a YAML mapping."""
     p = Path(path)
     try:
         text = _read_config_text(p)
@@ -522,8 +532,14 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Experim
     data = _load_yaml(text, str(p))
     if data is None:
         raise ConfigError(str(p), None, "the config file is empty")
+    if not isinstance(data, dict):
+        raise ConfigError(str(p), None, "the config must be a YAML mapping of keys to values")
+    return data
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentSpec:
+    """Read, override and validate a YAML config file."""
+    data = read_config_mapping(Path(path))
     if overrides:
-        if not isinstance(data, dict):
-            raise ConfigError(str(p), None, "the config must be a YAML mapping of keys to values")
-        data = apply_overrides(data, overrides, str(p))
-    return parse_config(data, str(p))
+        data = apply_overrides(data, overrides, str(path))
+    return parse_config(data, str(path))

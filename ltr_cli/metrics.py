@@ -28,15 +28,10 @@ see ``tests/test_kernels.py``).
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 import numpy as np
 
-TiePolicy = Literal["input-order", "reverse-input", "random", "pessimistic"]
-NoRelevantPolicy = Literal["zero", "one", "skip"]
-
-TIE_POLICIES: tuple[str, ...] = ("input-order", "reverse-input", "random", "pessimistic")
-NO_RELEVANT_POLICIES: tuple[str, ...] = ("zero", "one", "skip")
+from ltr_cli.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
 
 _NO_RELEVANT_VALUE = {"zero": 0.0, "one": 1.0, "skip": float("nan")}
 

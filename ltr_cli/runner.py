@@ -16,7 +16,8 @@ import numpy as np
 
 from ltr_cli import __version__
 from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer, RunState
-from ltr_cli.config import ExperimentSpec
+from ltr_cli.config import ExperimentSpec, RegistryData
+from ltr_cli.conventions import CONVENTIONS
 from ltr_cli.data.identity import same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_rounds
 from ltr_cli.protocols.online import run_online, summarize
@@ -60,16 +61,15 @@ def _versions() -> dict[str, str]:
 
 
 def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
+    """The online run's metric conventions: the convention object's description, with the
+    run's own policies."""
     m = spec.metrics
     return {
-        "convention": m.convention,
-        "gain": "2^r - 1",
-        "discount": "1/log2(i+1)",
+        **CONVENTIONS[m.convention].describe(),
         "ndcg_cutoff": "min(k, m); ideal DCG over all m labels sorted descending",
         "no_relevant": m.no_relevant,
         "ties": m.ties,
         "ap_relevant": f"label > {m.relevance_threshold:g}",
-        "precision": "relevant in top min(k, m), divided by k",
         "eru": {"d": m.eru_d, "alpha": m.eru_alpha},
         "time_average": "cumulative mean over rounds (NaN rows skipped)",
         "fidelity": spec.fidelity,
@@ -190,35 +190,51 @@ def _run_batch_learner(
     argv: list[str] | None, resume: bool,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
-    from ltr_cli.protocols.batch import data_identity, run_cv
+    from ltr_cli.cv_folds import folds_identity, open_folds
+    from ltr_cli.protocols.batch import run_cv
 
+    cv, dataset = spec.cv, spec.dataset
+    assert cv is not None and isinstance(dataset, RegistryData)
     run_id = run_name(spec, name)
     run_dir = run_path(out_root, spec.experiment, run_id)
-    identity = data_identity(spec)
+    folds = open_folds(spec, cache_dir(spec, out_root))
+    identity = folds_identity(folds)
     if resume and is_complete(run_dir):
-        _refuse_other_data(run_dir, identity, f"the {spec.dataset.name} files")  # type: ignore[union-attr]
+        _refuse_other_data(run_dir, identity, f"the {dataset.name} files")
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
+
+    def log(line: str) -> None:
+        if not quiet:
+            print(f"[{spec.experiment}] {name} {line}", file=sys.stderr)
+
     with owning(run_dir):
-        table, summary, models = run_cv(spec, name, lspec, quiet, identity)
-        summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
-                   "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
-                   "label": lspec.default_label(), "role": lspec.paper_role(),
-                   "dataset": spec.dataset.name, **summary}  # type: ignore[union-attr]
-        resolved = spec.resolved()
-        resolved["learners"] = {name: resolved["learners"][name]}
-        manifest = {
-            "run_id": run_id, "experiment": spec.experiment, "learner": name,
-            "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
-            "command": argv or sys.argv,
-            "dataset": {"name": spec.dataset.name,  # type: ignore[union-attr]
-                        "root": str(spec.dataset.root), "fingerprint": identity},  # type: ignore[union-attr]
-            "conventions": {"evaluation": spec.cv.convention, "selection": f"vali {spec.cv.select_by}",  # type: ignore[union-attr]
+        table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], log)
+        return _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
+            "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity},
+            "conventions": {**CONVENTIONS[cv.convention].describe(), "evaluation": cv.convention,
+                            "selection": f"vali {cv.select_by}",
                             "ties": "stable: descending score, then document order"},
             "learner_conventions": {**lspec.describe(), **lspec.model_dump(mode="json")},
-            "timings": {"wall_seconds": summary["wall_seconds"]},
-        }
-        path = write_run(run_dir, resolved, table, summary, manifest,
-                         extra={"models.json": json.dumps(models, indent=1)})
+        }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
+
+
+def _record(
+    spec: ExperimentSpec, name: str, lspec: Any, run_id: str, run_dir: Path, table: Any,
+    summary: dict[str, Any], manifest: dict[str, Any], timings: dict[str, Any], models: dict[str, Any],
+    argv: list[str] | None,
+) -> RunOutcome:
+    """The one write path of a run: summary, manifest, resolved config, the table
+    (``rounds.parquet``) and ``models.json``, written atomically into ``run_dir``."""
+    summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
+               "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
+               "label": lspec.default_label(), "role": lspec.paper_role(), **summary}
+    resolved = spec.resolved()
+    resolved["learners"] = {name: resolved["learners"][name]}
+    manifest = {"run_id": run_id, "experiment": spec.experiment, "learner": name,
+                "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
+                "command": argv or sys.argv, **manifest, "timings": timings}
+    path = write_run(run_dir, resolved, table, summary, manifest,
+                     extra={"models.json": json.dumps(models, indent=1)})
     return RunOutcome(name, path, summary)
 
 
@@ -306,39 +322,22 @@ def _run_locked(
                         protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
                         checkpointer=checkpointer if protocol.checkpoint_every else None,
                         resume=state, name=name, data_identity=source.identity())
-    summary = summarize(result, measures)
-    summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
-               "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
-               "label": lspec.default_label(), "role": lspec.paper_role(),
-               "dataset": source.name, **summary}
+    summary = {"dataset": source.name, **summarize(result, measures)}
     if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
         summary["dropped_last_queries"] = stream_stats.dropped_last
     if constants is not None:
         stream, generated = constants
         summary["theory"] = theory_block(lspec, stream, generated)
-    resolved = spec.resolved()
-    resolved["learners"] = {name: resolved["learners"][name]}
-    manifest = {
-        "run_id": run_id,
-        "experiment": spec.experiment,
-        "learner": name,
-        "learner_label": lspec.default_label(),
-        "seed": spec.seed,
-        "versions": _versions(),
-        "command": argv or sys.argv,
-        "dataset": {"description": source.description, "n_features": source.n_features,
-                    "fingerprint": source.identity()},
-        "conventions": _conventions(spec),
-        "learner_conventions": {**lspec.describe(),
-                                **learner.resolved_settings()},
-        "protocol": protocol.model_dump(mode="json"),
-        "timings": {"wall_seconds": summary["wall_seconds"],
-                    "rounds_per_second": summary["rounds_per_second"]},
-    }
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.rounds)}}
-    path = write_run(run_dir, resolved, result.rounds, summary, manifest,
-                     extra={"models.json": json.dumps(models, indent=1)})
+    outcome = _record(spec, name, lspec, run_id, run_dir, result.rounds, summary, {
+        "dataset": {"description": source.description, "n_features": source.n_features,
+                    "fingerprint": source.identity()},
+        "conventions": _conventions(spec),
+        "learner_conventions": {**lspec.describe(), **learner.resolved_settings()},
+        "protocol": protocol.model_dump(mode="json"),
+    }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"]},
+        models, argv)
     checkpointer.remove()
-    return RunOutcome(name, path, summary)
+    return outcome

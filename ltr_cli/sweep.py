@@ -28,15 +28,15 @@ import itertools
 import json
 import math
 import os
-import signal
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ltr_cli.config import ExperimentSpec, _load_yaml, _read_config_text, apply_overrides, parse_config
+from ltr_cli.config import ExperimentSpec, apply_overrides, parse_config, read_config_mapping
 from ltr_cli.errors import ConfigError, LtrError
+from ltr_cli.sweep_tasks import EXECUTORS, ExecutorOptions, Task, one_line
+
 
 #: Grid points a sweep may have without ``--max-grid``.
 MAX_GRID = 10_000
@@ -45,26 +45,6 @@ JOBS_PER_CPU = 4
 #: Seconds to wait for a ``--scheduler`` to answer (``--connect-timeout``).
 CONNECT_TIMEOUT = 10.0
 
-#: TEST HOOK, never set outside the test suite: a comma-separated list of run ids or
-#: learner names. The process that starts computing a matching run dies at once - by
-#: SIGKILL, or by ``os._exit(3)`` when ``LTR_TEST_KILL_HOW=exit`` - to simulate a worker
-#: dying. Unset (always, in normal use) it does nothing.
-TEST_KILL_ENV = "LTR_TEST_KILL_RUN"
-
-
-@dataclass(frozen=True)
-class Task:
-    """One run of a sweep: a validated config (single seed, no sweep) and one learner."""
-
-    config: dict[str, Any]
-    learner: str
-    point: dict[str, Any]
-    experiment: str
-    run_id: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.experiment}/{self.run_id}"
 
 
 @dataclass
@@ -126,15 +106,7 @@ class SweepPlan:
 def plan(path: str | Path, overrides: list[str] | None = None) -> SweepPlan:
     """Read and validate a sweep config; its grid size is known, nothing is expanded."""
     source = str(path)
-    try:
-        text = _read_config_text(Path(path))
-    except FileNotFoundError:
-        raise ConfigError(source, None, "config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, None, f"cannot read config ({exc})") from None
-    raw = _load_yaml(text, source)
-    if not isinstance(raw, dict):
-        raise ConfigError(source, None, "the config must be a YAML mapping of keys to values")
+    raw = read_config_mapping(Path(path))
     if overrides:
         raw = apply_overrides(raw, overrides, source)
     base = parse_config(raw, source)  # validates the sweep block and the base config
@@ -157,77 +129,9 @@ def _validate_point(data: dict[str, Any], source: str, label: str) -> Experiment
         raise ConfigError(source, exc.key, f"{str(exc).split(': ', 2)[-1]} (at sweep point {label})") from None
 
 
-def _one_line(text: str, limit: int = 1000) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def effective_jobs(requested: int, n_tasks: int) -> int:
     """``--jobs`` capped at the number of runs and at 4 processes per CPU."""
     return max(1, min(requested, n_tasks, JOBS_PER_CPU * (os.cpu_count() or 1)))
-
-
-# --- one task ---------------------------------------------------------------------------------
-
-def _failed_path(task: Task, out_root: str | Path) -> Path:
-    return Path(out_root) / task.experiment / f".{task.run_id}.failed.json"
-
-
-def record_failure(task: Task, out_root: str | Path, message: str, start: float | None = None) -> None:
-    """Write ``.<run-id>.failed.json`` atomically (best effort: a results folder this
-    process cannot write, e.g. a Dask client without the cluster's filesystem, is skipped)."""
-    failed = _failed_path(task, out_root)
-    try:
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        tmp = failed.with_name(failed.name + f".tmp-{os.getpid()}")
-        tmp.write_text(json.dumps({"run": task.key, "point": task.point, "error": message,
-                                   "time": start if start is not None else time.time()},
-                                  indent=2, default=str))
-        os.replace(tmp, failed)
-    except OSError:
-        pass
-
-
-def _test_kill_hook(task: Task) -> None:
-    """See :data:`TEST_KILL_ENV` (a test hook; does nothing unless that variable is set)."""
-    wanted = os.environ.get(TEST_KILL_ENV)
-    if not wanted:
-        return
-    names = {w.strip() for w in wanted.split(",") if w.strip()}
-    if task.run_id in names or task.learner in names or task.key in names:
-        if os.environ.get("LTR_TEST_KILL_HOW") == "exit":
-            os._exit(3)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def run_task(task: Task, out_root: str) -> dict[str, Any]:
-    """Execute one task (resuming it if possible); never raises for a failing run."""
-    from ltr_cli.runner import run_experiment
-
-    _test_kill_hook(task)
-    start = time.time()
-    try:
-        spec = parse_config(task.config, f"sweep task {task.key}")
-        (outcome,) = run_experiment(spec, out=Path(out_root), quiet=True, learners=[task.learner],
-                                    resume=True)
-    except Exception as exc:  # recorded, so one bad run cannot stop the sweep
-        message = _one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
-        record_failure(task, out_root, message, start)
-        return {"run": task.key, "status": "failed", "error": message}
-    _failed_path(task, out_root).unlink(missing_ok=True)
-    return {"run": task.key, "status": "done", "path": str(outcome.path)}
-
-
-def _lost(task: Task, out_root: str | Path, message: str) -> dict[str, Any]:
-    """The result of a task whose worker died: done if it had finished writing the run
-    (it died after that), else a recorded failure."""
-    from ltr_cli.results import is_complete
-
-    run_dir = Path(out_root) / task.experiment / task.run_id
-    if is_complete(run_dir):
-        return {"run": task.key, "status": "done", "path": str(run_dir)}
-    record_failure(task, out_root, message)
-    return {"run": task.key, "status": "failed", "error": message}
 
 
 def execute(
@@ -238,18 +142,14 @@ def execute(
     scheduler: str | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> list[dict[str, Any]]:
-    """Run tasks inline (jobs 1), in local worker processes, or on Dask; results in task
-    order. A run that fails or whose worker dies is a ``failed`` result, never an exception."""
-    out = str(out_root)
-    if executor == "dask":
-        from ltr_cli.sweep_dask import run_dask
+    """Run tasks on the named executor (:data:`EXECUTORS`); results in task order. A run
+    that fails or whose worker dies is a ``failed`` result, never an exception."""
+    import importlib
 
-        return run_dask(tasks, out, jobs, scheduler, connect_timeout)
-    if jobs <= 1:
-        return [run_task(t, out) for t in tasks]
-    from ltr_cli.sweep_local import run_local_pool
-
-    return run_local_pool(tasks, out, jobs)
+    if executor not in EXECUTORS:
+        raise LtrError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
+    module = importlib.import_module(EXECUTORS[executor])
+    return module.run(tasks, str(out_root), ExecutorOptions(jobs, scheduler, connect_timeout))
 
 
 # --- status -----------------------------------------------------------------------------------
@@ -270,7 +170,7 @@ def _failure_message(path: Path) -> str:
         error = record.get("error") if isinstance(record, dict) else None
         if error is None:
             raise ValueError
-        return _one_line(str(error))
+        return one_line(str(error))
     except (OSError, ValueError, RecursionError):
         return "(unreadable failure record)"
 

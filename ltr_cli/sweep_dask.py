@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ltr_cli.errors import LtrError
-from ltr_cli.sweep import Task, _lost, _one_line, run_task
+from ltr_cli.sweep_tasks import ExecutorOptions, Task, _lost, one_line, run_task
 
 _ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[^/:]*)/?")
 _SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
@@ -62,10 +62,10 @@ def _dask_failure(exc: BaseException) -> str:
         last = getattr(exc, "last_worker", None)
         where = getattr(last, "address", None) or ""
         attempts = f"{tries + 1} attempt{'s' if tries else ''}" if isinstance(tries, int) else "retries"
-        return _one_line(f"the Dask worker computing this run died ({attempts}"
+        return one_line(f"the Dask worker computing this run died ({attempts}"
                          f"{', last on ' + where if where else ''}; out of memory or killed?); re-run "
                          "the sweep to retry it (it resumes from its last checkpoint)")
-    return _one_line(f"{type(exc).__name__}: {exc}")
+    return one_line(f"{type(exc).__name__}: {exc}")
 
 
 def _gather(client: Any, tasks: list[Task], out: str, where: str) -> list[dict[str, Any]]:
@@ -94,7 +94,7 @@ def _gather(client: Any, tasks: list[Task], out: str, where: str) -> list[dict[s
     except LtrError:
         raise
     except (Exception, CancelledError) as exc:
-        raise LtrError(f"{where}: lost the connection while the sweep was running ({_one_line(str(exc), 200)}); "
+        raise LtrError(f"{where}: lost the connection while the sweep was running ({one_line(str(exc), 200)}); "
                        "finished runs are kept: re-run the sweep to do the rest") from None
     return [r for r in results if r is not None]
 
@@ -112,7 +112,7 @@ def run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
             try:
                 client = Client(address, timeout=connect_timeout)
             except Exception as exc:
-                raise LtrError(f"{where}: cannot connect to a Dask scheduler there ({_one_line(str(exc), 200)}); "
+                raise LtrError(f"{where}: cannot connect to a Dask scheduler there ({one_line(str(exc), 200)}); "
                                "check that the scheduler is running, that the host and port are right "
                                "and that this machine can reach it (firewall, VPN), or raise "
                                "--connect-timeout") from None
@@ -128,9 +128,14 @@ def run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
                 cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                        dashboard_address=None)
         except Exception as exc:
-            raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({_one_line(str(exc), 200)}); "
+            raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({one_line(str(exc), 200)}); "
                            "try --executor local") from None
         with cluster, Client(cluster) as client:
             return _gather(client, tasks, out, where)
 
 
+
+
+def run(tasks: list[Task], out: str, options: ExecutorOptions) -> list[dict[str, Any]]:
+    """The ``dask`` executor."""
+    return run_dask(tasks, out, options.jobs, options.scheduler, options.connect_timeout)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ltr_cli.errors import LtrError
-from ltr_cli.sweep import Task, _lost, run_task
+from ltr_cli.sweep_tasks import ExecutorOptions, Task, _lost, run_task
 
 def _worker_loop(conn: Any) -> None:
     """A local worker: run the tasks the parent sends until it sends None or goes away."""
@@ -156,3 +156,10 @@ def run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any
 
 # --- Dask -------------------------------------------------------------------------------------
 
+
+
+def run(tasks: list[Task], out: str, options: ExecutorOptions) -> list[dict[str, Any]]:
+    """The ``local`` executor: inline for one job, else a pool of worker processes."""
+    if options.jobs <= 1:
+        return [run_task(t, out) for t in tasks]
+    return run_local_pool(tasks, out, options.jobs)

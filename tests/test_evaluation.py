@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ltr_cli.cli import app
-from ltr_cli.evaluation import CONVENTIONS, evaluate_query, letor_discounts
+from ltr_cli.conventions import CONVENTIONS, evaluate_query, letor_discounts
 
 runner = CliRunner()
 L2 = math.log2

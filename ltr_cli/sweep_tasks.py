@@ -1,0 +1,125 @@
+"""The task layer of ``ltr sweep``: one task is one run of one grid point, and
+:func:`run_task` computes it (resuming it if it can) without ever raising for a failing
+run. Executors (:mod:`ltr_cli.sweep_local`, :mod:`ltr_cli.sweep_dask`) build on this
+module and nothing above it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ltr_cli.errors import LtrError
+
+#: TEST HOOK, never set outside the test suite: a comma-separated list of run ids or
+#: learner names. The process that starts computing a matching run dies at once - by
+#: SIGKILL, or by ``os._exit(3)`` when ``LTR_TEST_KILL_HOW=exit`` - to simulate a worker
+#: dying. Unset (always, in normal use) it does nothing.
+TEST_KILL_ENV = "LTR_TEST_KILL_RUN"
+
+
+#: The executors: name -> the module that runs a sweep's tasks there. Each module has
+#: ``run(tasks, out_root, options) -> results`` (one result dict per task, in task order;
+#: a failed run or a dead worker is a ``failed`` result, never an exception). Adding an
+#: executor is one module and one line here (in this task layer, so the CLI lists them without importing any); ``--executor`` lists these names.
+EXECUTORS: dict[str, str] = {
+    "local": "ltr_cli.sweep_local",  # inline (one job) or local worker processes
+    "dask": "ltr_cli.sweep_dask",  # a Dask LocalCluster, or --scheduler ADDRESS
+}
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """How an executor runs a sweep: ``jobs`` parallel runs; for Dask, a scheduler address
+    (None: a local cluster) and how long to wait for it."""
+
+    jobs: int = 1
+    scheduler: str | None = None
+    connect_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of a sweep: a validated config (single seed, no sweep) and one learner."""
+
+    config: dict[str, Any]
+    learner: str
+    point: dict[str, Any]
+    experiment: str
+    run_id: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.experiment}/{self.run_id}"
+
+
+def one_line(text: str, limit: int = 1000) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failed_path(task: Task, out_root: str | Path) -> Path:
+    return Path(out_root) / task.experiment / f".{task.run_id}.failed.json"
+
+
+def record_failure(task: Task, out_root: str | Path, message: str, start: float | None = None) -> None:
+    """Write ``.<run-id>.failed.json`` atomically (best effort: a results folder this
+    process cannot write, e.g. a Dask client without the cluster's filesystem, is skipped)."""
+    failed = _failed_path(task, out_root)
+    try:
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        tmp = failed.with_name(failed.name + f".tmp-{os.getpid()}")
+        tmp.write_text(json.dumps({"run": task.key, "point": task.point, "error": message,
+                                   "time": start if start is not None else time.time()},
+                                  indent=2, default=str))
+        os.replace(tmp, failed)
+    except OSError:
+        pass
+
+
+def _test_kill_hook(task: Task) -> None:
+    """See :data:`TEST_KILL_ENV` (a test hook; does nothing unless that variable is set)."""
+    wanted = os.environ.get(TEST_KILL_ENV)
+    if not wanted:
+        return
+    names = {w.strip() for w in wanted.split(",") if w.strip()}
+    if task.run_id in names or task.learner in names or task.key in names:
+        if os.environ.get("LTR_TEST_KILL_HOW") == "exit":
+            os._exit(3)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_task(task: Task, out_root: str) -> dict[str, Any]:
+    """Execute one task (resuming it if possible); never raises for a failing run."""
+    from ltr_cli.config import parse_config
+    from ltr_cli.runner import run_experiment
+
+    _test_kill_hook(task)
+    start = time.time()
+    try:
+        spec = parse_config(task.config, f"sweep task {task.key}")
+        (outcome,) = run_experiment(spec, out=Path(out_root), quiet=True, learners=[task.learner],
+                                    resume=True)
+    except Exception as exc:  # recorded, so one bad run cannot stop the sweep
+        message = one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
+        record_failure(task, out_root, message, start)
+        return {"run": task.key, "status": "failed", "error": message}
+    _failed_path(task, out_root).unlink(missing_ok=True)
+    return {"run": task.key, "status": "done", "path": str(outcome.path)}
+
+
+def _lost(task: Task, out_root: str | Path, message: str) -> dict[str, Any]:
+    """The result of a task whose worker died: done if it had finished writing the run
+    (it died after that), else a recorded failure."""
+    from ltr_cli.results import is_complete
+
+    run_dir = Path(out_root) / task.experiment / task.run_id
+    if is_complete(run_dir):
+        return {"run": task.key, "status": "done", "path": str(run_dir)}
+    record_failure(task, out_root, message)
+    return {"run": task.key, "status": "failed", "error": message}
