@@ -21,7 +21,7 @@ Conventions (the ``paper`` preset: perceptron paper Eq. 1 and Eq. 2):
 
 Everything here is vectorised numpy on one query; nothing keeps state. These functions are
 the reference: the online protocol evaluates NDCG, AP and precision@k of every round with
-one compiled call (:func:`ltr_cli.kernels._jit.round_measures`, equal to these functions;
+one compiled call (:func:`ltr_cli.kernels.measures.round_measures`, equal to these functions;
 see ``tests/test_kernels.py``).
 """
 

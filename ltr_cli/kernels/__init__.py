@@ -5,7 +5,8 @@ learner or the protocol needs a kernel, so ``ltr --help`` and the batch commands
 for it. ``LTR_KERNELS=0`` in the environment switches every fast path off (the slow
 reference implementations then run; results agree to rounding, see ``tests/test_kernels.py``).
 
-Conventions shared by the kernels (:mod:`ltr_cli.kernels._jit`):
+Conventions shared by the kernels (modules :mod:`.core`, :mod:`.measures`, :mod:`.slam`,
+:mod:`.perceptron`, :mod:`.ogd`, :mod:`.rtopkf`; parameter slots and codes in :mod:`.codes`):
 
 * ``X`` (m, d) float32 or float64, never written; scores are accumulated in float64;
   ``w`` (d,) float64; labels (m,) float64; rankings int64.
@@ -19,7 +20,8 @@ Conventions shared by the kernels (:mod:`ltr_cli.kernels._jit`):
 from __future__ import annotations
 
 import os
-from types import ModuleType
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -27,17 +29,22 @@ ENABLED = os.environ.get("LTR_KERNELS", "1").strip().lower() not in ("0", "false
 
 # the kernels module once loaded (hot paths read it directly: ``kernels.module or
 # kernels.load()``), and the current discount table (see :func:`discounts`)
-module: ModuleType | None = None
+module: Any = None
 _DISCOUNTS = np.empty(0)
 
 
-def load() -> ModuleType:
-    """The compiled kernels module (imports numba on first use)."""
+def load() -> Any:
+    """Every compiled kernel in one namespace (imports numba on first use): the kernels of
+    :mod:`.core`, :mod:`.measures`, :mod:`.slam`, :mod:`.perceptron`, :mod:`.ogd` and
+    :mod:`.rtopkf`, each beside the reference it mirrors."""
     global module
     if module is None:
-        from ltr_cli.kernels import _jit
+        from ltr_cli.kernels import core, measures, ogd, perceptron, rtopkf, slam
 
-        module = _jit
+        names: dict[str, Any] = {}
+        for part in (core, measures, slam, perceptron, ogd, rtopkf):
+            names.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
+        module = SimpleNamespace(**names)
     return module
 
 

@@ -12,6 +12,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from ltr_cli import kernels
+from ltr_cli.kernels import codes
 from ltr_cli.learners.schedules import StepSchedule
 from ltr_cli.metrics import average_precision, ndcg_at_k, parse_cutoff, rank_from_scores
 
@@ -173,12 +174,23 @@ class LinearRanker(KernelScores):
             scores = X @ self.w
         return rank_from_scores(scores, self.ties, rng)
 
-    def _step_params(self) -> list[float]:
-        """[rule (0 constant, 1 inv-sqrt), eta, loss-scaled] of the step schedule."""
-        rule = {"constant": 0.0, "inv-sqrt": 1.0}.get(self.step.rule)
-        if rule is None:
+    def _put_step(self, P: np.ndarray, rule_slot: int, eta_slot: int, scaled_slot: int) -> None:
+        """The step schedule into its slots of a kernel parameter vector."""
+        if self.step.rule not in codes.STEP_RULES:
             raise ValueError(f"unknown step rule {self.step.rule!r}")
-        return [rule, float(self.step.eta), float(self.step.loss_scaled)]
+        P[rule_slot] = codes.STEP_RULES[self.step.rule]
+        P[eta_slot] = float(self.step.eta)
+        P[scaled_slot] = float(self.step.loss_scaled)
+
+
+def round_result(status: int, surrogate: float = float("nan"), ranking_loss: float = float("nan"),
+                 mistake_driven: bool = False) -> UpdateInfo:
+    """What a round kernel's status means for the protocol (one decoding for every
+    learner; ``NOT_FINITE`` is the caller's to handle before): a mistake-driven learner
+    reports its mistakes and ranking loss, the others only whether they moved."""
+    if status == codes.UNCHANGED:
+        return NO_MISTAKE if mistake_driven else UpdateInfo(False, False, surrogate)
+    return UpdateInfo(mistake_driven, status == codes.UPDATED, surrogate, ranking_loss)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels
+from ltr_cli.kernels import codes
+from ltr_cli.learners.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels, round_result
 from ltr_cli.learners.schedules import StepSchedule, StepSpec, reject_loss_scaled
 from ltr_cli.schema import OnlineLearnerConfig
 from ltr_cli.surrogates import SURROGATES
@@ -85,16 +86,15 @@ class OGDLearner(LinearRanker):
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
     def _update_fast(self, X: np.ndarray, y: np.ndarray) -> UpdateInfo:
-        """The same step in one compiled call (:func:`ltr_cli.kernels._jit.ogd_round`)."""
+        """The same step in one compiled call (:func:`ltr_cli.kernels.ogd.ogd_round`)."""
         out = np.empty(self.w.shape[0])  # float64 like w; cheaper than empty_like
         value, status = (kernels.module or kernels.load()).ogd_round(
             X, y, self._scores_fast(X), self.w, self.kernel_params(), self.t, out)
-        if status < 0:
+        if status == codes.NOT_FINITE:
             raise self._not_finite()
-        if status == 0:
-            return UpdateInfo(mistake=False, updated=False, surrogate=value)
-        self.w = out
-        return UpdateInfo(mistake=False, updated=True, surrogate=value)
+        if status == codes.UPDATED:
+            self.w = out
+        return round_result(status, value)
 
     def _not_finite(self) -> LtrError:
         return LtrError(f"round {self.t}: the {self.surrogate} gradient step is not finite (features or "
@@ -103,12 +103,17 @@ class OGDLearner(LinearRanker):
     def _make_params(self) -> np.ndarray:
         epsilon = float(self.params.get("epsilon", 0.01)) if self.surrogate == "smoothdcg" else 0.0
         radius = np.nan if self.radius is None else float(self.radius)
-        return np.array([_KERNEL_SURROGATES[self.surrogate], epsilon, radius, *self._step_params(),
-                         float(NUMERICS.index(self.numerics))], dtype=np.float64)
+        P = np.zeros(codes.OGD_SIZE)
+        P[codes.OGD_SURROGATE] = codes.SURROGATE_CODES[self.surrogate]
+        P[codes.OGD_EPSILON] = epsilon
+        P[codes.OGD_RADIUS] = radius
+        self._put_step(P, codes.OGD_STEP_RULE, codes.OGD_ETA, codes.OGD_LOSS_SCALED)
+        P[codes.OGD_NUMERICS] = float(NUMERICS.index(self.numerics))
+        return P
 
 
-# surrogates with a compiled OGD step (codes of ogd_round); the pairwise ones run in Python
-_KERNEL_SURROGATES = {"squared": 0.0, "listnet": 1.0, "kl": 2.0, "smoothdcg": 3.0}
+# surrogates with a compiled OGD step; the pairwise ones run in Python
+_KERNEL_SURROGATES = ("squared", "listnet", "kl", "smoothdcg")
 
 
 class RandomRanker:

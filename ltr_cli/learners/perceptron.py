@@ -20,7 +20,9 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli import kernels
-from ltr_cli.learners.base import NO_MISTAKE, Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels
+from ltr_cli.kernels import codes
+from ltr_cli.learners.base import (Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels,
+                                   round_result)
 from ltr_cli.learners.base import parse_measure
 from ltr_cli.learners.schedules import StepSchedule, StepSpec
 from ltr_cli.schema import OnlineLearnerConfig
@@ -53,19 +55,16 @@ class _MistakeDriven(LinearRanker):
             raise ValueError(f"{type(self).__name__} needs full-label feedback")
         if not (self.use_kernels and kernels.ENABLED):
             return self._update_reference(X, ranking, y)
-        # the same update in one compiled call (ltr_cli.kernels._jit.perceptron_round)
+        # the same update in one compiled call (ltr_cli.kernels.perceptron.perceptron_round)
         y = as_labels(y)
         w = self.w
         out = np.empty(w.shape[0])  # float64 like w; cheaper than empty_like
         loss, value, status = (kernels.module or kernels.load()).perceptron_round(
             X, y, ranking, self._scores_fast(X), w, self.kernel_params(), self.t,
             kernels.discounts(y.shape[0]), out)
-        if status == 0:
-            return NO_MISTAKE
-        if status == 1:
-            return UpdateInfo(True, False, value, loss)
-        self.w = out
-        return UpdateInfo(True, True, value, loss)
+        if status == codes.UPDATED:
+            self.w = out
+        return round_result(status, value, loss, mistake_driven=True)
 
     def _update_reference(self, X: np.ndarray, ranking: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The slow reference update (numpy and the functions of ltr_cli.surrogates)."""
@@ -78,26 +77,28 @@ class _MistakeDriven(LinearRanker):
         self.w = self.w - self.step(self.t, loss) * (X.T @ grad_s)
         return UpdateInfo(mistake=True, updated=True, surrogate=value, ranking_loss=loss)
 
-    def _surrogate_params(self) -> list[float]:
-        """[surrogate (0 SLAM, 1 max-pair), weight measure, its cut-off, weight mode, margin,
-        delta]: entries 0 and 4..8 of the kernel parameters."""
+    def _put_surrogate(self, P: np.ndarray) -> None:
+        """The surrogate's slots: ``PC_SURROGATE``, the weights (``PC_WEIGHTS_*``), margin
+        and delta."""
         raise NotImplementedError
 
     def _make_params(self) -> np.ndarray:
         m = self.mistake
-        surrogate, *rest = self._surrogate_params()
-        return np.array([surrogate, 1.0 if m.kind == "ap" else 0.0, -1.0 if m.k is None else float(m.k),
-                         float(m.threshold), *rest, *self._step_params(),
-                         float(MAXIMISER_TIES.index(self.maximiser_ties))], dtype=np.float64)
+        P = np.zeros(codes.PC_SIZE)
+        P[codes.PC_MISTAKE_AP] = 1.0 if m.kind == "ap" else 0.0
+        P[codes.PC_MISTAKE_K] = -1.0 if m.k is None else float(m.k)
+        P[codes.PC_THRESHOLD] = float(m.threshold)
+        self._put_surrogate(P)
+        self._put_step(P, codes.PC_STEP_RULE, codes.PC_ETA, codes.PC_LOSS_SCALED)
+        P[codes.PC_MAXIMISER_TIES] = float(MAXIMISER_TIES.index(self.maximiser_ties))
+        return P
 
 
-_MARGINS = {"constant": 0.0, "label-difference": 1.0}
-
-
-def _margin_code(margin: str) -> float:
-    if margin not in _MARGINS:
+def _put_margin(P: np.ndarray, margin: str, delta: float) -> None:
+    if margin not in codes.MARGINS:
         raise ValueError(f"unknown SLAM margin {margin!r}")
-    return _MARGINS[margin]
+    P[codes.PC_MARGIN] = codes.MARGINS[margin]
+    P[codes.PC_DELTA] = float(delta)
 
 
 class SlamPerceptron(_MistakeDriven):
@@ -135,11 +136,13 @@ class SlamPerceptron(_MistakeDriven):
         order_by = scores if self.score_ordered else None
         return slam_weights(labels, order_by, m.kind, m.k, self.level_average, m.threshold)
 
-    def _surrogate_params(self) -> list[float]:
+    def _put_surrogate(self, P: np.ndarray) -> None:
         m = self.measure
-        mode = 0.0 if self.score_ordered else (2.0 if self.level_average else 1.0)
-        return [0.0, 1.0 if m.kind == "ap" else 0.0, -1.0 if m.k is None else float(m.k), mode,
-                _margin_code(self.margin), float(self.delta)]
+        P[codes.PC_SURROGATE] = 0.0  # SLAM
+        P[codes.PC_WEIGHTS_AP] = 1.0 if m.kind == "ap" else 0.0
+        P[codes.PC_WEIGHTS_K] = -1.0 if m.k is None else float(m.k)
+        P[codes.PC_WEIGHT_MODE] = 0.0 if self.score_ordered else (2.0 if self.level_average else 1.0)
+        _put_margin(P, self.margin, self.delta)
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         v = self.weight_vector(labels, scores)
@@ -167,8 +170,10 @@ class MaxPairPerceptron(_MistakeDriven):
         self.margin = margin
         self.delta = delta
 
-    def _surrogate_params(self) -> list[float]:
-        return [1.0, 0.0, -1.0, 1.0, _margin_code(self.margin), float(self.delta)]
+    def _put_surrogate(self, P: np.ndarray) -> None:
+        P[codes.PC_SURROGATE] = 1.0  # max-pair
+        P[codes.PC_WEIGHTS_AP], P[codes.PC_WEIGHTS_K], P[codes.PC_WEIGHT_MODE] = 0.0, -1.0, 1.0  # unused
+        _put_margin(P, self.margin, self.delta)
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         if self.mistake.kind == "ap":

@@ -29,7 +29,8 @@ from pydantic import Field, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import NO_UPDATE, Feedback, KernelScores, UpdateInfo
+from ltr_cli.kernels import codes
+from ltr_cli.learners.base import NO_UPDATE, Feedback, KernelScores, UpdateInfo, round_result
 from ltr_cli.learners.ogd import NUMERICS_HELP, project_to_ball
 from ltr_cli.metrics import rank_from_scores
 from ltr_cli.schema import OnlineLearnerConfig
@@ -146,7 +147,7 @@ class RTopKF(KernelScores):
         return UpdateInfo(mistake=False, updated=True)
 
     def _update_fast(self, X: np.ndarray, ranking: np.ndarray, top: np.ndarray, eta: float) -> UpdateInfo:
-        """The same step in one compiled call (:func:`ltr_cli.kernels._jit.rtopkf_round`);
+        """The same step in one compiled call (:func:`ltr_cli.kernels.rtopkf.rtopkf_round`);
         ``top`` the labels of the first shown documents."""
         if top.dtype != np.float64:
             top = np.asarray(top, dtype=np.float64)
@@ -154,26 +155,25 @@ class RTopKF(KernelScores):
         status = (kernels.module or kernels.load()).rtopkf_round(
             X, self._scores_fast(X), ranking, top, self._exploit, self.w, self._gamma, eta,
             self.kernel_params(), out)
-        if status < 0:
+        if status == codes.NOT_FINITE:
             raise self._not_finite()
-        if status == 0:
-            return NO_UPDATE
-        self.w = out
-        return _UPDATED
+        if status == codes.UPDATED:
+            self.w = out
+        return round_result(status)
 
     def _not_finite(self) -> LtrError:
         return LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
 
     def _make_params(self) -> np.ndarray:
-        codes = {"squared": 0.0, "kl": 1.0, "smoothdcg": 2.0, "ranksvm": 3.0}
-        fidelity = 1.0 if self.fidelity == "authors-code" else 0.0
-        radius = np.nan if self.radius is None else float(self.radius)
-        return np.array([codes[self.surrogate], fidelity, float(self.epsilon), radius, float(self.miss_scale),
-                         1.0 if self.numerics == "authors-code" else 0.0,
-                         1.0 if self.direction == "descend-gain" else 0.0], dtype=np.float64)
-
-
-_UPDATED = UpdateInfo(mistake=False, updated=True)
+        P = np.zeros(codes.RT_SIZE)
+        P[codes.RT_SURROGATE] = codes.SURROGATE_CODES[self.surrogate]
+        P[codes.RT_FIDELITY] = 1.0 if self.fidelity == "authors-code" else 0.0
+        P[codes.RT_EPSILON] = float(self.epsilon)
+        P[codes.RT_RADIUS] = np.nan if self.radius is None else float(self.radius)
+        P[codes.RT_MISS_SCALE] = float(self.miss_scale)
+        P[codes.RT_NUMERICS] = 1.0 if self.numerics == "authors-code" else 0.0
+        P[codes.RT_DESCEND] = 1.0 if self.direction == "descend-gain" else 0.0
+        return P
 
 
 # --- config ------------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Parameter slots, enumeration codes and status codes shared by the kernels and the
+Python side (numba-free: the learners import it without loading numba; the kernels read
+these module constants as compile-time constants).
+
+A learner's fixed configuration reaches its round kernel as a float64 vector ``P``;
+``P[SLOT]`` below names each entry. Enumerations are small integers stored as floats.
+"""
+
+from __future__ import annotations
+
+# --- enumerations ----------------------------------------------------------------------
+
+# surrogates with a compiled step: one numbering for OGD and RTop-kF
+SURROGATE_CODES = {"squared": 0, "listnet": 1, "kl": 2, "smoothdcg": 3, "ranksvm": 4}
+SQUARED, LISTNET, KL, SMOOTHDCG, RANKSVM = 0, 1, 2, 3, 4
+STEP_RULES = {"constant": 0, "inv-sqrt": 1}
+MARGINS = {"constant": 0, "label-difference": 1}
+# round_measures rows: (kind, cut-off, threshold, no-relevant value)
+MEASURE_NDCG, MEASURE_AP, MEASURE_PRECISION = 0, 1, 2
+
+# --- status of a round kernel (one convention for every learner) ----------------------------
+NOT_FINITE = -1  # the step is not finite (the caller decides: error, or the authors' NaN)
+UNCHANGED = 0  # no mistake / nothing to learn: w unchanged
+UPDATED = 1  # ``out`` holds the new weights
+ZERO_STEP = 2  # a mistake whose subgradient is zero: w unchanged
+
+# --- perceptron_round: P slots ----------------------------------------------------------------
+PC_SURROGATE = 0  # 0 SLAM, 1 max-pair (Alg. 3)
+PC_MISTAKE_AP = 1  # mistake measure: 0 NDCG, 1 AP
+PC_MISTAKE_K = 2  # its cut-off (< 0: whole list)
+PC_THRESHOLD = 3  # relevance threshold
+PC_WEIGHTS_AP = 4  # SLAM weights: 0 NDCG, 1 AP
+PC_WEIGHTS_K = 5  # their cut-off
+PC_WEIGHT_MODE = 6  # 0 score order (paper), 1 input order, 2 level mean (authors' code)
+PC_MARGIN = 7  # MARGINS
+PC_DELTA = 8
+PC_STEP_RULE, PC_ETA, PC_LOSS_SCALED = 9, 10, 11
+PC_MAXIMISER_TIES = 12  # 0 first-index, 1 authors-code
+PC_SIZE = 13
+
+# --- ogd_round: P slots ------------------------------------------------------------------------
+OGD_SURROGATE = 0  # SURROGATE_CODES
+OGD_EPSILON = 1  # SmoothDCG smoothing
+OGD_RADIUS = 2  # projection radius (NaN: none)
+OGD_STEP_RULE, OGD_ETA, OGD_LOSS_SCALED = 3, 4, 5
+OGD_NUMERICS = 6  # 0 stable, 1 authors-code
+OGD_SIZE = 7
+
+# --- rtopkf_round: P slots ---------------------------------------------------------------------
+RT_SURROGATE = 0  # SURROGATE_CODES
+RT_FIDELITY = 1  # 0 exact, 1 authors-code denominators
+RT_EPSILON = 2
+RT_RADIUS = 3  # NaN: none
+RT_MISS_SCALE = 4
+RT_NUMERICS = 5  # 0 stable, 1 authors-code
+RT_DESCEND = 6  # SmoothDCG: 1 descend-gain, 0 ascend-gain
+RT_SIZE = 7

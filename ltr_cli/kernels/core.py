@@ -1,0 +1,304 @@
+"""Core primitives: scores ``X w`` and ``X^T g`` (BLAS where numba's matmul applies, loops otherwise), the stable descending sort and ranking of scores under the input-order / reverse-input tie rules, the finiteness check, and numpy's pairwise summation reproduced (references: ``numpy`` itself, :func:`ltr_cli.metrics.rank_from_scores`).
+
+Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ltr_cli.kernels._numba import _CACHE, njit, overload, types
+
+
+# --- scores and rankings -------------------------------------------------------------------
+
+@njit(cache=_CACHE, fastmath={"reassoc", "contract"})
+def _scores_loop_into(X, w, s):
+    """``s[:m] = X @ w`` accumulated in float64 (for float32 X); the reduction is
+    vectorised and uses fused multiply-adds (like BLAS), so its rounding differs from a
+    sequential sum."""
+    m, d = X.shape
+    for i in range(m):
+        acc = 0.0
+        for j in range(d):
+            acc += X[i, j] * w[j]
+        s[i] = acc
+
+
+@njit(cache=_CACHE)
+def _scores_loop(X, w):
+    s = np.empty(X.shape[0])
+    _scores_loop_into(X, w, s)
+    return s
+
+
+@njit(cache=_CACHE, fastmath={"contract"})
+def _rmatvec_loop(X, g):
+    """``X.T @ g`` in float64, skipping documents with g = 0 (for float32 X), with fused
+    multiply-adds like BLAS. (So for two equal rows ``c X[i] - c X[k]`` may leave a
+    last-bit residue instead of cancelling: numpy's BLAS does that for some shapes, not
+    others.)"""
+    m, d = X.shape
+    acc = np.zeros(d)
+    for i in range(m):
+        gi = g[i]
+        if gi != 0.0:
+            for j in range(d):
+                acc[j] += gi * X[i, j]
+    return acc
+
+
+def _blas_ok(X):
+    return X.dtype == types.float64 and X.layout in "CF"
+
+
+# X @ w and X.T @ g: float64 contiguous X goes to BLAS (numba's np.dot calls the same
+# dgemv as numpy's ``@``, so float64 results equal the reference's bit for bit); other X
+# (float32 from the cache) is read by the loops above, accumulating in float64 with no copy.
+def _matvec(X, w):
+    raise NotImplementedError  # compiled through the overload below
+
+
+def _rmatvec(X, g):
+    raise NotImplementedError
+
+
+@overload(_matvec)
+def _matvec_impl(X, w):
+    if _blas_ok(X):
+        return lambda X, w: np.dot(X, w)
+    return lambda X, w: _scores_loop(X, w)
+
+
+def _matvec_into(X, w, s):
+    raise NotImplementedError
+
+
+@overload(_matvec_into)
+def _matvec_into_impl(X, w, s):
+    if _blas_ok(X):
+        def blas(X, w, s):
+            s[:X.shape[0]] = np.dot(X, w)
+        return blas
+    return lambda X, w, s: _scores_loop_into(X, w, s)
+
+
+@overload(_rmatvec)
+def _rmatvec_impl(X, g):
+    if _blas_ok(X):
+        return lambda X, g: np.dot(g, X)
+    return lambda X, g: _rmatvec_loop(X, g)
+
+
+@njit(cache=_CACHE, fastmath={"contract"})
+def _rmatvec_loop_into(X, g, acc):
+    """:func:`_rmatvec_loop` into ``acc`` (d,)."""
+    m, d = X.shape
+    acc[:] = 0.0
+    for i in range(m):
+        gi = g[i]
+        if gi != 0.0:
+            for j in range(d):
+                acc[j] += gi * X[i, j]
+
+
+def _rmatvec_into(X, g, acc):
+    raise NotImplementedError
+
+
+@overload(_rmatvec_into)
+def _rmatvec_into_impl(X, g, acc):
+    if _blas_ok(X):
+        def blas(X, g, acc):
+            acc[:] = np.dot(g, X)
+        return blas
+    return lambda X, g, acc: _rmatvec_loop_into(X, g, acc)
+
+
+@njit(cache=_CACHE)
+def _dot(a, b):
+    """``a @ b`` of two float64 vectors, by BLAS ddot like numpy."""
+    return np.dot(a, b)
+
+
+@njit(cache=_CACHE)
+def scores(X, w):
+    """``X @ w`` (m,) as the learners compute it."""
+    return _matvec(X, w)
+
+
+@njit(cache=_CACHE)
+def scores_into(X, w, s):
+    """``s[:m] = X @ w`` (s a buffer of at least m entries)."""
+    _matvec_into(X, w, s)
+
+
+@njit(cache=_CACHE)
+def _sorted_desc(s, reverse):
+    """``np.argsort(-s, kind="stable")`` or, with ``reverse``, ``np.argsort(s,
+    kind="stable")[::-1]``; see :func:`_sort_into`."""
+    out = np.empty(s.shape[0], dtype=np.int64)
+    _sort_into(s, reverse, out)
+    return out
+
+
+@njit(cache=_CACHE)
+def _sort_into(s, reverse, out):
+    """``out[:] = np.argsort(-s, kind="stable")`` (ties in index order) or, with ``reverse``,
+    ``np.argsort(s, kind="stable")[::-1]`` (ties in reverse index order).
+
+    A bucket sort: documents go to m equal-width buckets of [min s, max s] (descending; the
+    bucket index is monotone in s, so buckets are ordered), in index order (reverse: in
+    reverse index order), then each bucket is sorted stably - by insertion when small, by
+    merge sort otherwise. About O(m) for the spread-out scores of a linear model, and it
+    avoids the mispredicted branches of a comparison sort. Non-finite or all-equal scores
+    use numpy's merge sort directly.
+    """
+    m = s.shape[0]
+    hi = -np.inf
+    lo = np.inf
+    nan = False
+    for i in range(m):
+        x = s[i]
+        if x > hi:
+            hi = x
+        if x < lo:
+            lo = x
+        nan |= x != x
+    span = hi - lo
+    scale = (m - 1) / span if span > 0.0 else 0.0
+    # NaN, infinite scores, all equal, or a span so small that (m - 1) / span overflows
+    if nan or m < 2 or not (np.isfinite(span) and span > 0.0 and np.isfinite(scale)):
+        if reverse:
+            out[:] = np.argsort(s, kind="mergesort")[::-1]
+        else:
+            out[:] = np.argsort(-s, kind="mergesort")
+        return
+    scratch = np.empty(3 * m + 1, dtype=np.int64)  # bucket (m), start (m + 1), fill (m)
+    bucket = scratch[:m]
+    start = scratch[m:2 * m + 1]
+    start[:] = 0
+    for i in range(m):
+        q = max(0, min(int((hi - s[i]) * scale), m - 1))
+        bucket[i] = q
+        start[q + 1] += 1
+    for q in range(m):
+        start[q + 1] += start[q]
+    fill = scratch[2 * m + 1:]
+    fill[:] = start[:m]
+    for r in range(m):
+        i = m - 1 - r if reverse else r
+        q = bucket[i]
+        out[fill[q]] = i
+        fill[q] += 1
+    for q in range(m):
+        a, b = start[q], start[q + 1]
+        if b - a <= 16:
+            for p in range(a + 1, b):
+                x = out[p]
+                v = s[x]
+                r = p
+                while r > a and s[out[r - 1]] < v:
+                    out[r] = out[r - 1]
+                    r -= 1
+                out[r] = x
+        else:  # a crowded bucket (heavy tails): stable merge sort of the segment
+            seg = out[a:b].copy()
+            keys = np.empty(b - a)
+            for p in range(b - a):
+                keys[p] = -s[seg[p]]
+            out[a:b] = seg[np.argsort(keys, kind="mergesort")]
+
+
+@njit(cache=_CACHE)
+def score_rank(X, w, reverse, s, ranking):
+    """Scores ``s[:m] = X @ w`` and ``ranking`` (m,) under the ``input-order`` tie policy
+    (stable sort of -s; reference :func:`ltr_cli.metrics.rank_from_scores`) or, with
+    ``reverse``, under ``reverse-input`` (stable ascending sort, reversed). Writes into the
+    caller's arrays: returning new arrays to Python costs as much as the sort."""
+    _matvec_into(X, w, s)
+    _sort_into(s[:X.shape[0]], reverse, ranking)
+
+
+@njit(cache=_CACHE)
+def all_finite(w):
+    for j in range(w.shape[0]):
+        if not np.isfinite(w[j]):
+            return False
+    return True
+
+
+# --- numpy's summation, reproduced -----------------------------------------------------------
+
+@njit(cache=_CACHE)
+def _pairwise_leaf(a, lo, n):
+    """numpy's pairwise sum of at most 128 values: 8 accumulators, then the rest."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=_CACHE)
+def _pairwise_sum(a, lo, n):
+    """``a[lo:lo + n].sum()`` exactly as numpy computes it: blocks of at most 128 values
+    summed by :func:`_pairwise_leaf`, longer runs split in two (n/2 rounded down to a
+    multiple of 8) and the halves added. numpy recurses; this walks the same tree with an
+    explicit stack (numba's on-disk cache does not support recursive functions)."""
+    if n <= 128:
+        return _pairwise_leaf(a, lo, n)
+    node_lo = np.empty(128, dtype=np.int64)
+    node_n = np.empty(128, dtype=np.int64)
+    node_state = np.empty(128, dtype=np.int64)
+    values = np.empty(128)
+    top = 0
+    nv = 0
+    node_lo[0], node_n[0], node_state[0] = lo, n, 0
+    while top >= 0:
+        cur_lo, cur_n = node_lo[top], node_n[top]
+        if cur_n <= 128:
+            values[nv] = _pairwise_leaf(a, cur_lo, cur_n)
+            nv += 1
+            top -= 1
+            continue
+        half = cur_n // 2
+        half -= half % 8
+        state = node_state[top]
+        if state == 0:
+            node_state[top] = 1
+            top += 1
+            node_lo[top], node_n[top], node_state[top] = cur_lo, half, 0
+        elif state == 1:
+            node_state[top] = 2
+            top += 1
+            node_lo[top], node_n[top], node_state[top] = cur_lo + half, cur_n - half, 0
+        else:
+            nv -= 1
+            values[nv - 1] = values[nv - 1] + values[nv]
+            top -= 1
+    return values[0]
+
+
+@njit(cache=_CACHE)
+def pairwise_sum(a):
+    return _pairwise_sum(a, 0, a.shape[0])

@@ -1,0 +1,285 @@
+"""SLAM surrogates (reference: :mod:`ltr_cli.surrogates.slam`): relevance levels, hinge terms, the NDCG and AP weight vectors, the surrogate's value and subgradient, and the max-pair surrogate of Alg. 3.
+
+Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ltr_cli.kernels._numba import _CACHE, njit
+from ltr_cli.kernels.core import _dot, _pairwise_sum, _sorted_desc
+from ltr_cli.kernels.measures import _gain
+
+
+# --- SLAM (reference: ltr_cli.surrogates.slam) -------------------------------------------------
+
+@njit(cache=_CACHE)
+def _levels(y):
+    """The distinct labels: their number L, values (L,) ascending, sizes (L,), and each
+    document's level index (m,). Integer labels in [-64, 64) are counted in a table;
+    other labels go through np.unique."""
+    m = y.shape[0]
+    return _levels_into(y, np.empty(128, dtype=np.int64), np.empty(m, dtype=np.int64), np.empty(m),
+                        np.empty(m, dtype=np.int64))
+
+
+@njit(cache=_CACHE)
+def _levels_into(y, table, lev, values_buf, sizes_buf):
+    """:func:`_levels` written into scratch: ``table`` (128,) int64, ``lev`` (m,) int64,
+    ``values_buf`` (m,) float64 and ``sizes_buf`` (m,) int64 (values and sizes are
+    returned as their first L entries)."""
+    m = y.shape[0]
+    table[:] = 0
+    small = True
+    for i in range(m):
+        v = y[i]
+        if v >= -64.0 and v < 64.0 and v == math.floor(v):
+            slot = int(v) + 64
+            lev[i] = slot
+            table[slot] += 1
+        else:
+            small = False
+            break
+    if not small:
+        unique = np.unique(y)
+        L = unique.shape[0]
+        found = np.searchsorted(unique, y)
+        values = values_buf[:L]
+        sizes = sizes_buf[:L]
+        values[:] = unique
+        sizes[:] = 0
+        for i in range(m):
+            lev[i] = found[i]
+            sizes[found[i]] += 1
+        return L, values, sizes, lev
+    L = 0
+    for q in range(128):
+        if table[q]:
+            L += 1
+    values = values_buf[:L]
+    sizes = sizes_buf[:L]
+    L = 0
+    for q in range(128):
+        if table[q]:
+            values[L] = q - 64.0
+            sizes[L] = table[q]
+            table[q] = L
+            L += 1
+    for i in range(m):
+        lev[i] = table[lev[i]]
+    return L, values, sizes, lev
+
+
+@njit(cache=_CACHE)
+def _terms(s, y, lev, L, margin, delta, ties):
+    """Hinge terms c (m,) and maximisers k (m,) of Eq. 14 given the label levels."""
+    m = s.shape[0]
+    return _terms_into(s, y, lev, L, margin, delta, ties, np.empty(L), np.empty(L, dtype=np.int64),
+                       np.empty(m), np.empty(m, dtype=np.int64))
+
+
+@njit(cache=_CACHE)
+def _terms_into(s, y, lev, L, margin, delta, ties, best_a, best_k, c, k):
+    """:func:`_terms` written into scratch: ``best_a`` (>= L,) float64, ``best_k`` (>= L,)
+    int64, and the results ``c`` (m,) and ``k`` (m,), which it returns. ``ties`` 0 =
+    first-index (smallest index among equal maxima), 1 = authors-code (the higher level,
+    then the larger index)."""
+    m = s.shape[0]
+    constant = margin == 0
+    authors = ties == 1
+    # per level the best candidate: largest a, then smallest index (authors-code: largest;
+    # NaN only if all are NaN)
+    best_a[:L] = -np.inf
+    best_k[:L] = -1
+    for i in range(m):
+        a = s[i] if constant else s[i] - delta * y[i]
+        q = lev[i]
+        cur = best_a[q]
+        if best_k[q] < 0 or a > cur or (cur != cur and a == a) or (authors & (a == cur)):
+            best_a[q] = a
+            best_k[q] = i
+    # in place: best_*[q] becomes the best over the levels below q (a running maximum); a
+    # tie goes to the smaller index, or (authors-code) to the higher level
+    run_a, run_k = -np.inf, -1
+    for q in range(L):
+        ca, cand = best_a[q], best_k[q]
+        best_a[q], best_k[q] = run_a, run_k
+        if ca > run_a or (ca == run_a and (authors or cand < run_k)):
+            run_a, run_k = ca, cand
+    for i in range(m):  # no branch on the level: without a lower document best_a is -inf
+        q = lev[i]
+        k[i] = best_k[q]
+        b = delta - s[i] if constant else delta * y[i] - s[i]
+        x = b + best_a[q]
+        c[i] = x if (x > 0.0) | ((x != x) & (best_k[q] >= 0)) else 0.0  # a select, not branches
+    return c, k
+
+
+@njit(cache=_CACHE)
+def slam_terms(s, y, margin, delta, ties=0):
+    """Hinge terms c (m,) and maximisers k (m,) of Eq. 14 (reference ``slam_terms``):
+    ``margin`` 0 = constant, 1 = label-difference; ``ties`` 0 = first-index, 1 =
+    authors-code; k = -1 where no label is lower."""
+    L, values, sizes, lev = _levels(y)
+    return _terms(s, y, lev, L, margin, delta, ties)
+
+
+@njit(cache=_CACHE)
+def _ap_weights(y, threshold):
+    return _ap_weights_into(y, threshold, np.empty(y.shape[0]))
+
+
+@njit(cache=_CACHE)
+def _ap_weights_into(y, threshold, v):
+    """v^AP into ``v`` (m,): 1 / (number relevant) on relevant documents, else 0."""
+    m = y.shape[0]
+    v[:] = 0.0
+    r = 0
+    for i in range(m):
+        r += y[i] > threshold
+    if r:
+        inv = 1.0 / r
+        for i in range(m):
+            v[i] = inv if y[i] > threshold else 0.0
+    return v
+
+
+@njit(cache=_CACHE)
+def _ndcg_weights(s, levels, k, mode, disc):
+    """v^NDCG(@k) given the label levels (L, values, sizes, lev); ``mode`` as in
+    :func:`slam_weights`. The ideal ordering puts level blocks in descending order; the
+    reference's per-position contributions ``G(R) D(p)`` (summed pairwise for Z) depend
+    only on the block, the within-level order decides which document gets which."""
+    m = levels[3].shape[0]
+    return _ndcg_weights_into(s, levels, k, mode, disc, np.empty(m), np.empty(levels[0] + 1, dtype=np.int64),
+                              np.empty(m), np.empty(levels[0]))
+
+
+@njit(cache=_CACHE)
+def _ndcg_weights_into(s, levels, k, mode, disc, v, start, contrib, means):
+    """:func:`_ndcg_weights` written into scratch: the result ``v`` (m,), ``start``
+    (>= L + 1,) int64, ``contrib`` (m,) and ``means`` (>= L,); returns v."""
+    L, values, sizes, lev = levels
+    m = lev.shape[0]
+    n = m if k < 0 else min(k, m)
+    at = 0
+    for q in range(L - 1, -1, -1):
+        start[q] = at
+        at += sizes[q]
+    # in position order; the level blocks tile [0, m), so the loop below writes [0, n)
+    contrib[n:] = 0.0
+    for q in range(L):
+        gain = _gain(values[q])
+        for p in range(start[q], min(start[q] + sizes[q], n)):
+            contrib[p] = gain * disc[p]
+    z = _pairwise_sum(contrib, 0, m)
+    if z <= 0.0:
+        v[:] = 0.0
+        return v
+    if mode == 2:  # level means: a level's documents hold its block in index order, and
+        # np.bincount sums them in index order, i.e. in block order
+        for q in range(L):
+            acc = 0.0
+            for p in range(start[q], start[q] + sizes[q]):
+                acc += contrib[p] / z
+            means[q] = acc / sizes[q]
+        for i in range(m):
+            v[i] = means[lev[i]]
+        return v
+    fill = start[:L].copy()
+    if mode == 0:  # documents of a level in score order
+        by = _sorted_desc(s, False)
+        for p in range(m):
+            i = by[p]
+            q = lev[i]
+            v[i] = contrib[fill[q]] / z
+            fill[q] += 1
+    else:  # in index order
+        for i in range(m):
+            q = lev[i]
+            v[i] = contrib[fill[q]] / z
+            fill[q] += 1
+    return v
+
+
+@njit(cache=_CACHE)
+def slam_weights(y, s, kind, k, mode, threshold, disc):
+    """SLAM weight vector (reference ``slam_weights``): ``kind`` 0 = NDCG (k < 0: all m
+    positions), 1 = AP; ``mode`` 0 = documents of a level in score order (``paper``), 1 =
+    input order (``paper-fixed``), 2 = input order, then level means (``level-averaged``)."""
+    if kind == 1:
+        return _ap_weights(y, threshold)
+    return _ndcg_weights(s, _levels(y), k, mode, disc)
+
+
+@njit(cache=_CACHE)
+def _slam_grad(c, k, v):
+    """SLAM value ``v @ c`` and subgradient (reference ``slam_value_and_grad``):
+    ``np.subtract.at(g, active, v[active])`` then ``np.add.at(g, k[active], v[active])``;
+    an inactive document adds 0.0 (exact) instead of branching."""
+    return _slam_grad_into(c, k, v, np.empty(c.shape[0]))
+
+
+@njit(cache=_CACHE)
+def _slam_grad_into(c, k, v, g):
+    """:func:`_slam_grad` with the subgradient written into ``g`` (m,)."""
+    m = c.shape[0]
+    # "&", not "and": a select instead of a branch that about half the documents mispredict
+    for i in range(m):  # g starts at 0.0: 0.0 - x, as the reference's subtract.at
+        g[i] = 0.0 - (v[i] if (c[i] > 0.0) & (v[i] > 0.0) else 0.0)
+    for i in range(m):
+        g[max(k[i], 0)] += v[i] if (c[i] > 0.0) & (v[i] > 0.0) else 0.0
+    return _dot(v, c), g
+
+
+@njit(cache=_CACHE)
+def slam_value_and_grad(s, y, v, margin, delta, ties=0):
+    """Reference ``slam_value_and_grad`` (margin 0 = constant, 1 = label-difference; ties
+    as :func:`slam_terms`)."""
+    levels = _levels(y)
+    c, k = _terms(s, y, levels[3], levels[0], margin, delta, ties)
+    return _slam_grad(c, k, v)
+
+
+@njit(cache=_CACHE)
+def _argmax_first(c):
+    """np.argmax: the first maximum (the first NaN, if any); -1 when empty."""
+    if c.shape[0] == 0:
+        return -1
+    best = 0
+    for i in range(1, c.shape[0]):
+        if c[best] != c[best]:
+            break
+        if c[i] > c[best] or c[i] != c[i]:
+            best = i
+    return best
+
+
+@njit(cache=_CACHE)
+def _argmax_authors(c, y):
+    """The authors' choice of Alg. 3's violating document: the largest term, ties to the
+    highest label, then the largest index (a NaN term, if any, as :func:`_argmax_first`)."""
+    best = _argmax_first(c)
+    if best < 0 or c[best] != c[best]:
+        return best
+    for i in range(best + 1, c.shape[0]):
+        if c[i] == c[best] and y[i] >= y[best]:
+            best = i
+    return best
+
+
+@njit(cache=_CACHE)
+def max_pair_value_and_grad(s, y, margin, delta, ties=0):
+    """Reference ``max_pair_value_and_grad`` (ties 0 = first-index, 1 = authors-code)."""
+    levels = _levels(y)
+    c, k = _terms(s, y, levels[3], levels[0], margin, delta, ties)
+    g = np.zeros(s.shape[0])
+    i = _argmax_authors(c, y) if ties == 1 else _argmax_first(c)
+    if i < 0 or c[i] <= 0.0:
+        return 0.0, g
+    g[i] -= 1.0
+    g[k[i]] += 1.0
+    return c[i], g
