@@ -20,6 +20,7 @@ import typer
 
 from ltr_cli.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
 from ltr_cli.data.options import QidSource
+from ltr_cli.data.registry import reader_options
 from ltr_cli.errors import LtrError
 from ltr_cli.sweep_tasks import EXECUTORS
 
@@ -112,26 +113,6 @@ GroupOpt = Annotated[Optional[Path], typer.Option("--group", help="group file (o
 NullOpt = Annotated[Optional[float], typer.Option("--null-value", help="number to fill LETOR NULL values with (default: error)")]
 
 
-def _reader_options(dataset, features, index_base, qid, group, null_value, split="error"):
-    from ltr_cli.data.registry import get_dataset
-    from ltr_cli.data.svmlight import ReaderOptions
-
-    n, base, source = None, 1, "auto"
-    if dataset:
-        info = get_dataset(dataset)
-        n, base, source = info.n_features, info.index_base, info.qid_source
-    if features is not None:
-        n = features
-    if index_base is not None:
-        base = index_base
-    if qid is not None:
-        source = _value(qid)
-    if group is not None:
-        source = "group" if qid is None else source
-    return ReaderOptions(n_features=n, index_base=base, qid_source=source,  # type: ignore[arg-type]
-                         group_file=group, null_value=null_value, split_qids=split)
-
-
 # --- run / plot / list ------------------------------------------------------------------------
 
 @command(app)
@@ -204,15 +185,6 @@ def plot(
         typer.echo(str(p))
 
 
-def _point_label(point: dict, learner: str) -> str:
-    """`` [step.eta=0.1, seed=1]``: the grid settings of one run (its own learner's keys
-    without their ``learners.<name>.`` prefix, and keys outside ``learners``)."""
-    own = f"learners.{learner}."
-    shown = [f"{k.removeprefix(own)}={v}" for k, v in point.items()
-             if k.startswith(own) or not k.startswith("learners.")]
-    return f" [{', '.join(shown)}]" if shown else ""
-
-
 @command(app)
 def sweep(
     config: Annotated[Path, typer.Argument(help="experiment config with a sweep: block")],
@@ -233,7 +205,7 @@ def sweep(
         if not quiet:
             typer.echo(f"ltr: note: {message}", err=True)
 
-    from ltr_cli.sweep import effective_jobs, execute, plan, status
+    from ltr_cli.sweep import effective_jobs, execute, plan, point_label, status
     from ltr_cli.sweep_dask import check_scheduler_address
 
     if scheduler is not None and not show_status:
@@ -252,7 +224,7 @@ def sweep(
         for r in rows:
             extra = f" (checkpoint at round {r['checkpoint_round']})" if "checkpoint_round" in r else ""
             error = f": {r['error']}" if r.get("error") else ""
-            typer.echo(f"{r['status']:8s} {r['run']}{_point_label(r['point'], r['learner'])}{extra}{error}")
+            typer.echo(f"{r['status']:8s} {r['run']}{point_label(r['point'], r['learner'])}{extra}{error}")
         typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
         return
     if not (_value(executor) == "dask" and scheduler):
@@ -285,34 +257,13 @@ def report(
 ) -> None:
     """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
     with --select-by, each learner's best hyper-parameters (mean and spread over seeds)."""
-    from ltr_cli.report import (
-        BATCH_COLUMNS,
-        SELECTION_COLUMNS,
-        batch_rows,
-        report_rows,
-        selection_rows,
-        to_csv,
-        to_markdown,
-    )
+    from ltr_cli.report import render_report
     from ltr_cli.results import find_runs, read_run
-    from ltr_cli.selection import select
 
     dirs = find_runs(results)
     if not dirs:
         raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
-    runs = [read_run(d) for d in dirs]
-    batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
-    online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
-    render = to_csv if fmt == ReportFormat.csv else to_markdown
-    parts = []
-    if select_by:
-        parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
-                            SELECTION_COLUMNS))
-    elif online:
-        parts.append(render(report_rows(online)))
-    if batch:
-        parts.append(render(batch_rows(batch), BATCH_COLUMNS))
-    text = "\n".join(parts)
+    text = render_report([read_run(d) for d in dirs], _value(fmt), select_by, window)
     if out is not None:
         from ltr_cli.outputs import write_text
 
@@ -378,7 +329,7 @@ def data_inspect(
     """Count queries, documents, features and labels; report all-zero queries and problems."""
     from ltr_cli.data.inspect import inspect_file
 
-    report = inspect_file(file, _reader_options(dataset, features, index_base, qid, group, null_value))
+    report = inspect_file(file, reader_options(dataset, features, index_base, _value(qid), group, null_value))
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
@@ -405,7 +356,7 @@ def data_cache(
 
     if storage not in ("float64", "float32"):
         raise LtrError(f"--storage must be float64 or float32, not {storage!r}")
-    options = _reader_options(dataset, features, index_base, qid, group, null_value)
+    options = reader_options(dataset, features, index_base, _value(qid), group, null_value)
     if options.n_features is None:
         raise LtrError("caching needs the feature count: pass --dataset NAME or --features N")
     for file in files:
@@ -430,7 +381,7 @@ def data_convert(
     """Convert a file to Parquet or NPZ with columns qid, label, f1..fd."""
     from ltr_cli.data.inspect import convert_file
 
-    info = convert_file(file, out, _reader_options(dataset, features, index_base, qid, group, null_value))
+    info = convert_file(file, out, reader_options(dataset, features, index_base, _value(qid), group, null_value))
     typer.echo(json.dumps(info))
 
 
@@ -445,26 +396,10 @@ def data_synth(
     qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
 ) -> None:
     """Write generated data as an SVMlight file (for tests, benchmarks, trying the tool)."""
-    from ltr_cli.data.registry import get_dataset
-    from ltr_cli.data.synthetic import (SeparableSpec, ShapeSpec, separable_queries,
-                                        shaped_queries, write_svmlight)
+    from ltr_cli.data.synthetic import synthesize
 
-    if (like is None) == (separable is None):
-        raise LtrError("give exactly one of --like NAME or --separable authors|paper")
     style = _value(qid) if qid is not None and _value(qid) != "auto" else None
-    if like is not None:
-        info = get_dataset(like)
-        queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))
-        style, sparse, width = style or info.qid_source, info.sparse, info.n_features
-    else:
-        if separable not in ("authors", "paper"):
-            raise LtrError(f"--separable must be 'authors' or 'paper', not {separable!r}")
-        spec = SeparableSpec(separable, queries, features=10 if separable == "authors" else 20, seed=seed)
-        queries_it = separable_queries(spec)
-        style, sparse, width = style or "token", False, spec.features
-    n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
-    typer.echo(json.dumps({"out": str(out), "queries": queries, "documents": n, "features": width,
-                           "qid": style}))
+    typer.echo(json.dumps(synthesize(out, like, separable, queries, docs_per_query, seed, style)))
 
 
 @command(app, "score")
@@ -477,45 +412,10 @@ def score(
 ) -> None:
     """Write one score per line for every document of a file (LETOR evaluation tools' format),
     from the model a batch run selected per fold or the final weights of an online run."""
-    from ltr_cli.models import model_from_dict
-    from ltr_cli.data.svmlight import SVMLightReader
+    from ltr_cli.scoring import load_model, score_lines
 
-    import numpy as np
-
-    from ltr_cli.results import read_run_text
-
-    path = model / "models.json" if model.is_dir() else model
-    try:
-        models = json.loads(read_run_text(path))
-    except (ValueError, RecursionError) as exc:
-        raise LtrError(f"{path}: not a saved model file ({type(exc).__name__}); give a run "
-                       "directory written by ltr run") from None
-    if not isinstance(models, dict):
-        raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
-    key = fold if fold is not None else next(iter(models), None)
-    if key not in models:
-        raise LtrError(f"{path}: no model for fold {fold!r}; it has "
-                       + (f"folds {', '.join(map(str, models))}" if models else "no models"))
-    data = models[key]
-    try:
-        scorer = model_from_dict(data)
-        n_features = int(data["features"])
-    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
-        raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
-                       "written by ltr run") from None
-    if not scorer.finite():
-        raise LtrError(f"{path}: fold {key!r} has NaN or infinite weights, so its scores would be "
-                       "meaningless (an authors'-numerics run that overflowed: its summary.json "
-                       "gives the round in nonfinite_round)")
-    opts = _reader_options(None, n_features, None, qid, group, null_value)
-    lines = []
-    for q in SVMLightReader(data_file, opts):
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = scorer.scores(q.X)
-        if not np.isfinite(scores).all():
-            raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
-                           "(NaN or infinite); the weights are too large for these features")
-        lines.extend(f"{s:.10g}" for s in scores)
+    scorer, n_features = load_model(model, fold)
+    lines = score_lines(scorer, data_file, reader_options(None, n_features, None, _value(qid), group, null_value))
     text = "\n".join(lines) + "\n"
     if out is not None:
         from ltr_cli.outputs import write_text
@@ -544,7 +444,7 @@ def eval_(
     """Evaluate scores: NDCG@k, MAP and P@k per query and averaged (LETOR script presets)."""
     from ltr_cli.evaluation import evaluate_file, format_tables, nan_to_none
 
-    opts = _reader_options(dataset, None, index_base, qid, group, None)
+    opts = reader_options(dataset, None, index_base, _value(qid), group, None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = evaluate_file(data_file, score_file, opts, _value(convention), _value(ties),

@@ -153,3 +153,23 @@ def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
     for r in rows:
         writer.writerow({c: ("" if r[c] is None else r[c]) for c in cols})
     return buf.getvalue()
+
+
+def render_report(runs: list[Run], fmt: str, select_by: str | None = None, window: int = 10) -> str:
+    """``ltr report``: the online table (or, with ``select_by``, each learner's best
+    settings by that metric over the last ``window`` rounds) and the batch table, as
+    ``markdown`` or ``csv``."""
+    from ltr_cli.selection import select
+
+    batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
+    online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
+    render = to_csv if fmt == "csv" else to_markdown
+    parts = []
+    if select_by:
+        parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
+                            SELECTION_COLUMNS))
+    elif online:
+        parts.append(render(report_rows(online)))
+    if batch:
+        parts.append(render(batch_rows(batch), BATCH_COLUMNS))
+    return "\n".join(parts)

@@ -210,3 +210,12 @@ def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
         rows.append(row)
     return rows
 
+
+
+def point_label(point: dict[str, Any], learner: str) -> str:
+    """`` [step.eta=0.1, seed=1]``: the grid settings of one run (its own learner's keys
+    without their ``learners.<name>.`` prefix, and keys outside ``learners``)."""
+    own = f"learners.{learner}."
+    shown = [f"{k.removeprefix(own)}={v}" for k, v in point.items()
+             if k.startswith(own) or not k.startswith("learners.")]
+    return f" [{', '.join(shown)}]" if shown else ""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast, get_args
 
+from ltr_cli.data.options import QidSource, ReaderOptions, SplitQids
 from ltr_cli.errors import DatasetNotFoundError
 
 
@@ -192,3 +194,27 @@ def resolve_files(info: DatasetInfo, root: Path, split: str, folds: list[int] | 
                 f"(see datasets/README.md; set dataset.root to the directory you unpacked)"
             )
     return paths
+
+
+def reader_options(dataset: str | None, features: int | None, index_base: int | None, qid: str | None,
+                   group: Path | None, null_value: float | None, split: str = "error") -> ReaderOptions:
+    """Reader options from the data commands' flags: a registry dataset's width, index
+    base and qid source, each overridden by its own flag (``qid`` a qid source or None;
+    a group file implies qid source ``group``)."""
+    n: int | None = None
+    base, source = 1, "auto"
+    if dataset:
+        info = get_dataset(dataset)
+        n, base, source = info.n_features, info.index_base, info.qid_source
+    if features is not None:
+        n = features
+    if index_base is not None:
+        base = index_base
+    if qid is not None:
+        source = qid
+    if group is not None:
+        source = "group" if qid is None else source
+    if source not in get_args(QidSource) or split not in get_args(SplitQids):
+        raise ValueError(f"unknown qid source {source!r} or split rule {split!r}")
+    return ReaderOptions(n_features=n, index_base=base, qid_source=cast(QidSource, source),
+                         group_file=group, null_value=null_value, split_qids=cast(SplitQids, split))

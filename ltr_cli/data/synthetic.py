@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ltr_cli.data.query import Query
-from ltr_cli.data.registry import DatasetInfo
+from ltr_cli.data.registry import DatasetInfo, get_dataset
 from ltr_cli.errors import LtrError
 
 AUTHORS_RELEVANCE = np.array([4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], float)
@@ -194,3 +194,23 @@ def write_svmlight(
         group_path = path.with_name(path.name + ".query")
         group_path.write_text("".join(f"{n}\n" for n in sizes))
     return n_docs
+
+
+def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
+               docs_per_query: float | None, seed: int, qid_style: str | None) -> dict[str, object]:
+    """``ltr data synth``: write generated queries (shaped like a registry dataset, or the
+    perceptron paper's separable set) to ``out``; what was written."""
+    if (like is None) == (separable is None):
+        raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+    if like is not None:
+        info = get_dataset(like)
+        queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))
+        style, sparse, width = qid_style or info.qid_source, info.sparse, info.n_features
+    else:
+        if separable not in ("authors", "paper"):
+            raise LtrError(f"--separable must be 'authors' or 'paper', not {separable!r}")
+        spec = SeparableSpec(separable, queries, features=10 if separable == "authors" else 20, seed=seed)
+        queries_it = separable_queries(spec)
+        style, sparse, width = qid_style or "token", False, spec.features
+    n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
+    return {"out": str(out), "queries": queries, "documents": n, "features": width, "qid": style}
