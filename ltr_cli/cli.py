@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, get_args
 
 import typer
 
@@ -41,7 +41,12 @@ def _choices(name: str, values: Iterable[str]) -> Any:
 
 
 if TYPE_CHECKING:  # to a type checker, a choice is its string value
-    QidOpt = ConventionOpt = TiesOpt = NoRelevantOpt = BandOpt = ExecutorOpt = str
+    QidOpt: TypeAlias = str
+    ConventionOpt: TypeAlias = str
+    TiesOpt: TypeAlias = str
+    NoRelevantOpt: TypeAlias = str
+    BandOpt: TypeAlias = str
+    ExecutorOpt: TypeAlias = str
 else:
     QidOpt = _choices("QidOpt", get_args(QidSource))
     ConventionOpt = _choices("ConventionOpt", CONVENTION_NAMES)

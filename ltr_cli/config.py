@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
@@ -32,7 +32,8 @@ from ltr_cli.yamlio import StrictLoader, YamlProblem, parse_yaml
 
 # choices derived from the convention table (to a type checker, plain strings)
 if TYPE_CHECKING:
-    NoRelevant = ConventionName = str
+    NoRelevant: TypeAlias = str
+    ConventionName: TypeAlias = str
 else:
     NoRelevant = Literal[NO_RELEVANT_POLICIES]
     ConventionName = Literal[CONVENTION_NAMES]
@@ -222,17 +223,16 @@ class CVSpec(Strict):
     """Batch k-fold protocol: for each fold fit on train, choose hyper-parameters on vali,
     evaluate on test (the LETOR protocol)."""
 
-    select_by: str = Field("map", description="vali metric: map, ndcg@K or p@K")
+    select_by: str = Field("map", description="vali metric: map, or any metric name (ndcg@K, p@K, neru@K...)")
     convention: ConventionName = "letor3"
     splits: dict[str, str] = Field(default_factory=lambda: {"train": "train", "vali": "vali", "test": "test"})
 
     @field_validator("select_by")
     @classmethod
     def _select(cls, v: str) -> str:
-        kind, at, k = v.partition("@")
-        if kind == "map" and not at or kind in ("ndcg", "p") and parse_cutoff(k) is not None:
-            return v
-        raise ValueError("expected map, ndcg@K or p@K (K a positive integer in ASCII digits)")
+        if v != "map":
+            Measure(v)  # one parser of metric names (ValueError names the known ones)
+        return v
 
 class CacheSpec(Strict):
     enabled: bool = Field(True, description="keep a binary cache of parsed data files")
@@ -275,8 +275,8 @@ class ExperimentSpec(Strict):
 
     @model_validator(mode="after")
     def _batch_or_online(self) -> "ExperimentSpec":
-        batch = [n for n, l in self.learners.items() if l.kind == "batch"]
-        online = [n for n, l in self.learners.items() if l.kind != "batch"]
+        batch = [n for n, spec in self.learners.items() if spec.kind == "batch"]
+        online = [n for n, spec in self.learners.items() if spec.kind != "batch"]
         if self.cv is not None and online:
             raise ValueError(f"learners {online} are online learners; a cv: (batch) experiment takes "
                              f"{', '.join(BATCH_TYPES)}")

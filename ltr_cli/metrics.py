@@ -233,7 +233,9 @@ def parse_cutoff(text: str) -> int | None:
 def is_metric_name(name: object) -> bool:
     """``name`` is a valid metric name (``ndcg@10``, ``ap``, ...)."""
     try:
-        Measure(name)  # type: ignore[arg-type]
+        if not isinstance(name, str):
+            return False
+        Measure(name)
     except (ValueError, TypeError):
         return False
     return True
@@ -302,7 +304,7 @@ class Measure:
         if self.kind == "ap":
             return average_precision(ranking, labels, self.threshold, self.no_relevant)
         if self.kind == "p":
-            return precision_at_k(ranking, labels, self.k, self.threshold)  # type: ignore[arg-type]
+            return precision_at_k(ranking, labels, self.k or ranking.shape[0], self.threshold)
         if self.kind == "eru":
             return eru(ranking, labels, self.eru_d, self.eru_alpha, self.k)
         return neru(ranking, labels, self.eru_d, self.eru_alpha, self.k, self.no_relevant)

@@ -18,6 +18,7 @@ from ltr_cli import __version__
 from ltr_cli.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config import ExperimentSpec, RegistryData
 from ltr_cli.conventions import CONVENTIONS
+from ltr_cli.metrics import Measure
 from ltr_cli.data.identity import same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_rounds
 from ltr_cli.protocols.online import run_online, summarize
@@ -208,7 +209,10 @@ def _run_batch_learner(
             print(f"[{spec.experiment}] {name} {line}", file=sys.stderr)
 
     with owning(run_dir):
-        table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], log)
+        m = spec.metrics
+        measure = None if cv.select_by == "map" else Measure(
+            cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
+        table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], log, measure)
         return _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
             "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity},
             "conventions": {**CONVENTIONS[cv.convention].describe(), "evaluation": cv.convention,

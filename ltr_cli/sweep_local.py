@@ -131,8 +131,8 @@ def run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any
                         result = w.conn.recv()
                 except (EOFError, OSError):
                     result = None
-                if result is not None:
-                    results[w.index] = result  # type: ignore[index]
+                if result is not None and w.index is not None:
+                    results[w.index] = result
                     w.index = None
                     if w.process.sentinel in ready:  # it has ended since: replace it
                         bury(w)

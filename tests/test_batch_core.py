@@ -30,8 +30,8 @@ def test_qp_matches_slsqp():
         Q, b = G @ G.T, rng.normal(size=n)
         for cons, cap in (("simplex", 1.0), ("capped", 0.7)):
             a, obj = solve_dual_qp(Q, b, cons, cap)
-            fun = (lambda x: 1 - x.sum()) if cons == "simplex" else (lambda x: cap - x.sum())
-            ref = minimize(lambda x: -(b @ x - 0.5 * x @ Q @ x), np.full(n, 0.5 / n),
+            fun = (lambda x: 1 - x.sum()) if cons == "simplex" else (lambda x, cap=cap: cap - x.sum())
+            ref = minimize(lambda x, b=b, Q=Q: -(b @ x - 0.5 * x @ Q @ x), np.full(n, 0.5 / n),
                            bounds=[(0, None)] * n, method="SLSQP", options={"ftol": 1e-14, "maxiter": 500},
                            constraints=[{"type": "eq" if cons == "simplex" else "ineq", "fun": fun}])
             assert obj >= -ref.fun - 1e-9

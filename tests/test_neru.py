@@ -82,7 +82,7 @@ def test_cv_run_through_the_cli(tmp_path: Path):
     config = tmp_path / "neru.yaml"
     config.write_text(f"""experiment: neru
 dataset: {{kind: registry, name: letor3-ohsumed, root: {root}, folds: [1, 2]}}
-cv: {{select_by: map}}
+cv: {{select_by: neru@5}}
 learners:
   neru: {{type: bmrm-neru, grid: {{C: [0.1, 10]}}, k: 5}}
 """)
@@ -91,5 +91,8 @@ learners:
     (run_dir,) = [Path(p) for p in res.stdout.split()]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["folds"] == [1, 2] and 0 < summary["metrics"]["ndcg@10"] <= 1
+    assert summary["selected_by"] == "vali neru@5"
+    tried = [t["vali"] for fold in summary["grid"] for t in fold["tried"]]
+    assert len(tried) == 4 and all(0 < v <= 1 for v in tried)  # NERU@5 of each fit on vali
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["learner_conventions"]["measure"] == "NERU@5 (d=0, alpha=5)"

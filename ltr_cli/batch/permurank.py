@@ -58,7 +58,8 @@ def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 
     cuts_q: list[int] = []
     seen: set[tuple[int, bytes, bytes]] = set()
     it = 0
-    for it in range(1, rounds + 1):
+    while it < rounds:
+        it += 1
         changed = False
         for q, (X, y) in enumerate(train):
             f = X @ w

@@ -48,8 +48,10 @@ def solve_dual_qp(
     below ``abs_tol``, or else ``tol`` relative to the objective.
     """
     n = b.shape[0]
-    groups = ([np.flatnonzero(blocks == blk) for blk in np.unique(blocks)]  # type: ignore[arg-type]
-              if constraint == "blocks" else [])
+    groups = []
+    if constraint == "blocks":
+        assert blocks is not None, "constraint 'blocks' needs the block ids"
+        groups = [np.flatnonzero(blocks == blk) for blk in np.unique(blocks)]
 
     def proj(v: np.ndarray) -> np.ndarray:
         if constraint == "simplex":

@@ -83,7 +83,9 @@ def cache_key(path: Path, options: ReaderOptions, dtype: str) -> str:
 
 
 def _digest(data: bytes | memoryview | np.ndarray) -> str:
-    return xxhash.xxh3_128_hexdigest(data if isinstance(data, bytes) else memoryview(data).cast("B"))
+    if isinstance(data, np.ndarray):
+        data = data.data
+    return xxhash.xxh3_128_hexdigest(data if isinstance(data, bytes) else data.cast("B"))
 
 
 def _block_digests(path: Path, size: int) -> np.ndarray:
@@ -124,7 +126,7 @@ class CachedFile:
         for i in range(n):
             b = first + i
             if not self._checked[b]:
-                if xxhash.xxh3_64_intdigest(raw[i * BLOCK:(i + 1) * BLOCK]) != int(self.blocks[b]):
+                if xxhash.xxh3_64_intdigest(raw[i * BLOCK:(i + 1) * BLOCK].data) != int(self.blocks[b]):
                     raise CacheInvalid(f"X.bin block {b} (bytes {b * BLOCK}-{(b + 1) * BLOCK - 1}) "
                                        "does not match its checksum")
                 self._checked[b] = True
@@ -264,7 +266,8 @@ def _build(path: Path, options: ReaderOptions, dtype: str, key: str, tmp: Path) 
             lines.append(q.line)
     for name, p in sources:
         check_unchanged(p, before[name])
-    d = int(options.n_features)  # type: ignore[arg-type]
+    assert options.n_features is not None  # a dense cache needs the width (checked by the caller)
+    d = int(options.n_features)
     files = {"offsets.bin": np.asarray(offsets, dtype=np.int64).tobytes(),
              "lines.bin": np.asarray(lines, dtype=np.int64).tobytes(),
              "qids.json": json.dumps(qids).encode(),

@@ -246,7 +246,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
     max_abs = float(np.finfo(dtype).max)
     slow_cap = 4 * n_lines + 1024
     while True:
-        X = np.zeros((n_lines, d), dtype=dtype)
+        X: np.ndarray = np.zeros((n_lines, d), dtype=dtype)
         label = np.empty(n_lines)
         ints = np.empty((5, n_lines), dtype=np.int64)  # lineno, qid start, qid end, tokens, last col
         slow = np.empty((4, slow_cap), dtype=np.int64)
@@ -363,6 +363,7 @@ def fast_query_rows(
                 while len(pending) > SCAN_THREADS + 1:
                     line = yield from grouper.add(pending.popleft().result(), line)
         while pending:
+            assert grouper is not None  # pieces are submitted only once the grouper exists
             line = yield from grouper.add(pending.popleft().result(), line)
     finally:
         for fut in pending:

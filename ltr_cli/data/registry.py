@@ -29,7 +29,7 @@ class DatasetInfo:
     n_features: int
     index_base: int
     labels: str
-    qid_source: str
+    qid_source: QidSource
     folds: tuple[int, ...]
     files: dict[str, str]
     obtain: str

@@ -153,7 +153,8 @@ class QuerySource:
                 else:
                     ids.extend(self._file_identity(p) for p in self._watched(unit))
             return {"files": ids}
-        digest = hashlib.sha256(repr(sorted(self.generator_params.items())).encode()).hexdigest()
+        params = self.generator_params or {}
+        digest = hashlib.sha256(repr(sorted(params.items())).encode()).hexdigest()
         return {"generator": self.generator_params, "sha256": digest}
 
 
@@ -187,7 +188,7 @@ def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySou
         for p in files:
             require_regular(p)
         opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
-                             qid_source=info.qid_source,  # type: ignore[arg-type]
+                             qid_source=info.qid_source,
                              null_value=spec.null_value, split_qids=spec.split_qids, **spec.limits())
         return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts,
                            storage=spec.storage, cache_dir=cache_dir)

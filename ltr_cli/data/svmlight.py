@@ -147,7 +147,7 @@ class SVMLightReader:
                 f"dataset.max_query_mb ({self.options.max_query_mb:g}); check the feature count")
         for item in self._fast_or_reference(dtype):
             if isinstance(item, SparseQuery):
-                X = item.dense(n).astype(dtype, copy=False)
+                X: np.ndarray = item.dense(n).astype(dtype, copy=False)
                 if X.dtype != np.float64 and not np.isfinite(X).all():
                     raise DataFormatError(
                         str(self.path), item.line,

@@ -18,7 +18,8 @@ import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, cast
 
 from ltr_cli.data.options import (
     DEFAULT_MAX_DECOMPRESSION_RATIO,
@@ -86,9 +87,10 @@ def open_binary(path: Path, max_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO) 
         raise DataFormatError(str(path), None, f"cannot open: {exc.strerror}") from None
     for magic, kind in MAGIC.items():
         if head.startswith(magic):
-            opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}[kind]
+            openers: dict[str, Callable[..., Any]] = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}
+            opener = openers[kind]
             limit = int(max_ratio * Path(path).stat().st_size) + (1 << 20)
-            return _Bounded(opener(path, "rb"), limit, max_ratio)  # type: ignore[return-value]
+            return cast(BinaryIO, _Bounded(opener(path, "rb"), limit, max_ratio))
     return open(path, "rb")
 
 

@@ -90,6 +90,8 @@ class KernelScores:
     """
 
     use_kernels = True
+    w: np.ndarray  # the learner's weights and tie policy (set by the learner)
+    ties: str
     _seen: tuple[np.ndarray, np.ndarray] | None = None
     _sbuf: np.ndarray = np.empty(0)
     _params: np.ndarray | None = None
@@ -109,13 +111,13 @@ class KernelScores:
         implement (random) rank the same scores in Python."""
         m = X.shape[0]
         buf = self._score_buffer(m)
-        w = self.w  # type: ignore[attr-defined]
+        w = self.w
         ranking = np.empty(m, dtype=np.int64)
-        reverse = _KERNEL_TIES.get(self.ties)  # type: ignore[attr-defined]
+        reverse = _KERNEL_TIES.get(self.ties)
         (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
         self._seen = (X, w)
         if reverse is None:
-            return rank_from_scores(buf[:m], self.ties, rng)  # type: ignore[attr-defined]
+            return rank_from_scores(buf[:m], self.ties, rng)
         return ranking
 
     def _scores_fast(self, X: np.ndarray) -> np.ndarray:
@@ -123,7 +125,7 @@ class KernelScores:
         those ``rank`` computed when X and w are the same objects, else computed now (by
         the same kernel)."""
         seen = self._seen
-        w = self.w  # type: ignore[attr-defined]
+        w = self.w
         if seen is not None and seen[0] is X and seen[1] is w:
             return self._sbuf
         buf = self._score_buffer(X.shape[0])

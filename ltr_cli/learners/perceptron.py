@@ -14,7 +14,7 @@ Alg. 3 step). A query without relevant documents has RML 0, so it never causes a
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -28,6 +28,8 @@ from ltr_cli.learners.schedules import StepSchedule, StepSpec
 from ltr_cli.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.slam import (
     MAXIMISER_TIES,
+    Margin,
+    MaximiserTies,
     max_pair_value_and_grad,
     slam_value_and_grad,
     slam_weights,
@@ -148,8 +150,8 @@ class SlamPerceptron(_MistakeDriven):
         v = self.weight_vector(labels, scores)
         if self.measure.kind == "ap":
             labels = (labels > self.measure.threshold).astype(np.float64)
-        return slam_value_and_grad(scores, labels, v, self.margin, self.delta,  # type: ignore[arg-type]
-                                   self.maximiser_ties)  # type: ignore[arg-type]
+        return slam_value_and_grad(scores, labels, v, cast(Margin, self.margin), self.delta,
+                                   cast(MaximiserTies, self.maximiser_ties))
 
 
 class MaxPairPerceptron(_MistakeDriven):
@@ -178,8 +180,8 @@ class MaxPairPerceptron(_MistakeDriven):
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         if self.mistake.kind == "ap":
             labels = (labels > self.mistake.threshold).astype(np.float64)
-        return max_pair_value_and_grad(scores, labels, self.margin, self.delta,  # type: ignore[arg-type]
-                                       self.maximiser_ties)  # type: ignore[arg-type]
+        return max_pair_value_and_grad(scores, labels, cast(Margin, self.margin), self.delta,
+                                       cast(MaximiserTies, self.maximiser_ties))
 
 
 # --- config ------------------------------------------------------------------------------

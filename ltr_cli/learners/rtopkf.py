@@ -98,7 +98,8 @@ class RTopKF(KernelScores):
     def rates(self, t: int) -> tuple[float, float]:
         """(eta_t, gamma_t) for round t (1-based)."""
         if self.schedule == "paper":
-            T = float(self.horizon)  # type: ignore[arg-type]
+            assert self.horizon is not None  # checked when the learner is built
+            T = float(self.horizon)
             eta, gamma = self.eta_scale * T ** (-2 / 3), self.gamma_scale * T ** (-1 / 3)
         else:
             eta, gamma = self.eta_scale * t ** (-2 / 3), self.gamma_scale * t ** (-1 / 3)

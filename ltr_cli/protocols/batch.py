@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 from ltr_cli.conventions import Convention, average_metrics, evaluate_query
+from ltr_cli.batch.common import rank
 from ltr_cli.cv_folds import Fold, split_queries
+from ltr_cli.metrics import Measure
 from ltr_cli.schema import BatchLearnerConfig
 
 TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")
@@ -27,18 +29,30 @@ def evaluate(model: Any, queries: list, conv: Convention) -> dict[str, float | N
     return average_metrics(per_query, conv)
 
 
+def _vali_score(model: Any, queries: list, conv: Convention, key: str, measure: Measure | None) -> float:
+    """The selection score on vali: the convention's value of ``key`` when it reports one,
+    else the mean of ``measure`` (e.g. NERU) over the queries, ranked by descending score
+    with ties in document order."""
+    value = evaluate(model, queries, conv).get(key)
+    if value is not None or measure is None:
+        return float("nan") if value is None else value
+    values = [measure(rank(model.scores(X)), y) for X, y in queries]
+    return float(np.nanmean(values)) if values else float("nan")
+
+
 def _select_key(select_by: str) -> str:
     return "ap" if select_by == "map" else select_by
 
 
 def run_cv(
     folds: list[Fold], estimator: BatchLearnerConfig, select_by: str, conv: Convention,
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None, measure: Measure | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """One estimator through every fold: each grid point is fitted on train and scored
     by ``select_by`` on vali; the first best is evaluated on test. Returns the per-fold
     table, the summary and the selected model of each fold (``models.json``). ``log``
-    receives one line per fit."""
+    receives one line per fit; ``measure`` computes ``select_by`` when the convention
+    does not report it (NERU, ERU, NDCG over the whole list)."""
     key = _select_key(select_by)
     rows = []
     grids = []
@@ -49,7 +63,7 @@ def run_cv(
         tried = []
         for params in estimator.grid_points():
             model = estimator.fit(train, params)
-            score = evaluate(model, vali, conv)[key]
+            score = _vali_score(model, vali, conv, key, measure)
             tried.append({"params": params, "vali": score, "model": model})
             if log is not None:
                 log(f"fold {fold.number} {params}: vali {select_by} {score:.4f}")

@@ -133,5 +133,5 @@ def estimate_score_gradient(
         q = np.exp(shifted) / np.exp(shifted).sum()
         gain_grad = -q[j] * q
         gain_grad[j] += q[j]
-        return sign * (float(exp2_gain(r)) / p) * gain_grad / epsilon
+        return sign * (float(exp2_gain(np.asarray(r, dtype=np.float64))) / p) * gain_grad / epsilon
     raise ValueError(f"no top-k estimator for surrogate {surrogate!r}; expected {', '.join(FEEDBACK_K)}")
