@@ -100,3 +100,15 @@ def test_lower_layers_do_not_import_upper_ones():
             assert not [t for t in targets if t.startswith(upper)], module
     for leaf in ("ltr_cli.schema", "ltr_cli.round_log", "ltr_cli.errors", "ltr_cli.names"):
         assert graph[leaf] <= {"ltr_cli.names", "ltr_cli.errors"}, leaf
+
+
+def test_reading_a_config_loads_no_heavy_numerics():
+    """The learner registry imports every learner module: none may load scipy or numba at
+    import time (they load when a batch fit or a kernel first runs)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, ltr_cli.config, ltr_cli.cli; "
+            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

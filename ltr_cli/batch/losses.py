@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ltr_cli.metrics import exp2_gain
 from ltr_cli.surrogates.pairwise import ranksvm_value_and_grad
@@ -101,6 +100,8 @@ def assignment_structural_hinge(
     cut-off), ``b`` (n,) per-document utilities, ``ideal`` (n,) the ideal order. Returns the
     loss and its subgradient in w, ``X^T (sum_p c_p (e_{pi(p)} - e_{ideal(p)}))``.
     """
+    from scipy.optimize import linear_sum_assignment  # scipy loads only when a batch fit runs
+
     f = X @ w
     cost = np.outer(a[:rows], b) - np.outer(c[:rows], f)
     _, pi = linear_sum_assignment(cost)  # pi[p] = document at position p (p < rows)
