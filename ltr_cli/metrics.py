@@ -308,3 +308,13 @@ class Measure:
         if self.kind == "eru":
             return eru(ranking, labels, self.eru_d, self.eru_alpha, self.k)
         return neru(ranking, labels, self.eru_d, self.eru_alpha, self.k, self.no_relevant)
+
+
+def time_average(values: np.ndarray) -> np.ndarray:
+    """Cumulative mean at every round, ignoring NaN (NaN until the first defined value)."""
+    v = np.asarray(values, dtype=np.float64)
+    defined = ~np.isnan(v)
+    sums = np.cumsum(np.where(defined, v, 0.0))
+    counts = np.cumsum(defined)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)

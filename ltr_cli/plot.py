@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.metrics import time_average
 from ltr_cli.outputs import output_path, write_file
-from ltr_cli.protocols.online import time_average
 from ltr_cli.results import Run, group_seeds
 
 _NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.errors import ResultsError
-from ltr_cli.protocols.online import time_average
+from ltr_cli.metrics import time_average
 from ltr_cli.results import Run, group_seeds
 
 

@@ -173,7 +173,7 @@ def test_float32_storage_leaves_curves_unchanged(tmp_path):
     """The perceptron paper's learners on MSLR-shaped files, features stored as float32
     vs float64: time-averaged NDCG@10 and AP curves agree to 1e-6."""
     from ltr_cli.config import parse_config
-    from ltr_cli.protocols.online import time_average
+    from ltr_cli.metrics import time_average
     from ltr_cli.runner import run_experiment
 
     path = tmp_path / "train.txt"

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ltr_cli.cli import app
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
-from ltr_cli.protocols.online import time_average
+from ltr_cli.metrics import time_average
 from tests.conftest import REPO
 
 runner = CliRunner()

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ltr_cli.cli import app
-from ltr_cli.protocols.online import time_average
+from ltr_cli.metrics import time_average
 from ltr_cli.results import find_runs, read_run
 from ltr_cli.sweep import expand
 

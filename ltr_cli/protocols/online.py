@@ -29,7 +29,7 @@ from ltr_cli.checkpoint import Checkpointer, LearnerState, RunState
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import Feedback, OnlineLearner
-from ltr_cli.metrics import Measure
+from ltr_cli.metrics import Measure, time_average
 from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.round_log import RoundLog
@@ -41,16 +41,6 @@ class OnlineResult:
     wall_seconds: float
     nonfinite_round: int | None = None  # authors' numerics: the round the weights left the reals
     weights: np.ndarray | None = None  # the learner's final weights (d,)
-
-
-def time_average(values: np.ndarray) -> np.ndarray:
-    """Cumulative mean at every round, ignoring NaN (NaN until the first defined value)."""
-    v = np.asarray(values, dtype=np.float64)
-    defined = ~np.isnan(v)
-    sums = np.cumsum(np.where(defined, v, 0.0))
-    counts = np.cumsum(defined)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def feedback_size(learner: OnlineLearner, mode: str = "auto") -> int | None:
