@@ -7,11 +7,10 @@ need them, so ``ltr --help`` and ``ltr list`` start quickly. Every user-caused e
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, get_args
@@ -21,6 +20,7 @@ import typer
 from ltr_cli.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
 from ltr_cli.data.options import QidSource
 from ltr_cli.data.registry import reader_options
+from ltr_cli.cli_boundary import USAGE_ERROR, command, one_line, refuse
 from ltr_cli.errors import LtrError
 from ltr_cli.sweep_tasks import EXECUTORS
 
@@ -31,6 +31,22 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+def _show_version(value: bool) -> None:
+    if value:
+        from ltr_cli import __version__
+
+        typer.echo(f"ltr {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
+                                          help="print the version and exit")] = False,
+) -> None:
+    """Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores."""
+
+
 data_app = typer.Typer(help="Inspect and convert SVMlight/LETOR data files.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 
@@ -59,53 +75,6 @@ else:
 def _value(choice: Any) -> Any:
     """The string a choice stands for (None stays None)."""
     return choice.value if isinstance(choice, Enum) else choice
-
-
-def _io_error(exc: OSError) -> LtrError:
-    """An operating-system error on a user-given path, as one line."""
-    where = exc.filename or "output"
-    return LtrError(f"{where}: {exc.strerror or exc} (check the path and its parent folder)")
-
-
-def _one_line(text: str) -> str:
-    """``text`` with control characters (a newline in a folder name, a terminal escape in a
-    crafted file) shown escaped, so an error is always one line."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-
-
-# click's UsageError (typer may vendor its own click): bad option values, unknown options,
-# missing arguments
-_USAGE_ERROR: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-
-
-def _refuse(exc: LtrError) -> typer.Exit:
-    """Show a refusal as one line on stderr; the exit (status 1) to raise."""
-    typer.echo(f"ltr: error: {_one_line(str(exc))}", err=True)
-    return typer.Exit(1)
-
-
-def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The error boundary of every command: an LtrError, or an OS error on a user's
-    path, is one line on stderr and status 1, never a traceback."""
-    @functools.wraps(fn)
-    def command(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except LtrError as exc:
-            raise _refuse(exc) from None
-        except OSError as exc:
-            raise _refuse(_io_error(exc)) from None
-
-    return command
-
-
-def command(group: typer.Typer, name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a command of ``group`` behind the error boundary."""
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        group.command(name)(_guarded(fn))
-        return fn
-
-    return register
 
 
 # --- reader options shared by the data commands --------------------------------------------
@@ -480,16 +449,16 @@ def main() -> None:
     try:
         _refuse_unencodable(sys.argv)
         code = app(standalone_mode=False)
-    except _USAGE_ERROR as exc:  # one line and status 1, like every other refusal
+    except USAGE_ERROR as exc:  # one line and status 1, like every other refusal
         command = exc.ctx.command_path.split(" ", 1) if exc.ctx is not None else []
         hint = f"ltr {command[1]} --help" if len(command) > 1 else "ltr --help"
-        typer.echo(f"ltr: error: {_one_line(exc.format_message())} (see '{hint}')", err=True)
+        typer.echo(f"ltr: error: {one_line(exc.format_message())} (see '{hint}')", err=True)
         sys.exit(1)
     except (typer.Abort, KeyboardInterrupt):  # Ctrl-C
         typer.echo("ltr: interrupted", err=True)
         sys.exit(130)
     except LtrError as exc:  # errors raised outside a command body
-        _refuse(exc)
+        refuse(exc)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 

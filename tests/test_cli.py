@@ -355,3 +355,11 @@ def test_every_command_is_registered():
     names = set(get_command(app).commands)  # type: ignore[attr-defined]
     assert {"run", "plot", "report", "list", "bench", "sweep", "data", "eval", "score"} <= names, names
     assert not any(name.startswith("-") or name.startswith("point") for name in names)
+
+
+def test_version_is_printed():
+    from ltr_cli import __version__
+    from ltr_cli.cli import app
+
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.strip() == f"ltr {__version__}"
