@@ -64,5 +64,8 @@ def split_queries(source: QuerySource) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def load_queries(spec: ExperimentSpec, split: str, fold: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
     """The queries of one split (``train``, ``vali``, ``test``) of one fold, uncached."""
-    (chosen,) = [f for f in open_folds(spec) if f.number == fold]
+    ds = spec.dataset
+    assert isinstance(ds, RegistryData)
+    one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
+    (chosen,) = open_folds(one)
     return split_queries(getattr(chosen, split))

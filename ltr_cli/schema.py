@@ -137,4 +137,4 @@ def grid_values(grid: dict[str, list[Any]], allowed: tuple[str, ...], spec: str)
 
 
 __all__ = ["BatchLearnerConfig", "Label", "LaxPath", "LearnerConfig", "Name", "OnlineLearnerConfig",
-           "Strict", "check_name", "grid_values", "not_bool"]
+           "Strict", "grid_values", "not_bool"]

@@ -118,16 +118,24 @@ def ndcg_structural_hinge(
     """``max_pi 1 - NDCG@k(pi) + <c, f_pi - f_pi*>`` by linear assignment; None without a
     relevant document. Documents in ideal order: label descending, ties by index."""
     yv = np.asarray(y, dtype=np.float64)
-    n = yv.shape[0]
-    ideal = np.argsort(-yv, kind="stable")
-    a = 1.0 / np.log2(np.arange(n) + 2.0)
+    return position_measure_hinge(X, yv, w, 1.0 / np.log2(np.arange(yv.shape[0]) + 2.0), exp2_gain(yv), k,
+                                  weights)
+
+
+def position_measure_hinge(
+    X: np.ndarray, y: np.ndarray, w: np.ndarray, a: np.ndarray, utility: np.ndarray, k: int, weights: str,
+) -> tuple[float, np.ndarray] | None:
+    """The structural hinge of the measure ``sum_{p<k} a_p utility_{pi(p)}``, normalised by
+    its value on the ideal order (label descending, ties by index): NDCG@k with DCG's
+    discounts and gains, NERU@k with ERU's. ``a`` (n,) is zeroed beyond k in place; score
+    weights c as :func:`position_weights`. None when the ideal value is 0."""
+    n = y.shape[0]
+    ideal = np.argsort(-y, kind="stable")
     a[np.arange(n) >= k] = 0.0
-    gains = exp2_gain(yv)
-    dcg_star = float(gains[ideal] @ a)
-    if dcg_star <= 0:
+    best = float(utility[ideal] @ a)
+    if best <= 0.0:
         return None
-    c = position_weights(n, weights, k)
-    return assignment_structural_hinge(X, w, a, gains / dcg_star, c, ideal,
+    return assignment_structural_hinge(X, w, a, utility / best, position_weights(n, weights, k), ideal,
                                        n if weights == "cofirank" else min(k, n))
 
 

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from ltr_cli.batch.bmrm import bmrm
 from ltr_cli.batch.common import Queries
-from ltr_cli.batch.losses import assignment_structural_hinge, mean_risk, position_weights
+from ltr_cli.batch.losses import mean_risk, position_measure_hinge
 from ltr_cli.metrics import eru_weights
 from ltr_cli.models import LinearModel
 from ltr_cli.schema import BatchLearnerConfig
@@ -36,17 +36,8 @@ def neru_structural_hinge(
     """One query's NERU structural hinge and its subgradient in w; None when no label
     exceeds the neutral vote ``d``. ``X`` (n, dims), ``y`` (n,), ``w`` (dims,)."""
     yv = np.asarray(y, dtype=np.float64)
-    n = yv.shape[0]
-    ideal = np.argsort(-yv, kind="stable")
-    a = eru_weights(n, alpha)
-    a[np.arange(n) >= k] = 0.0
-    utility = np.maximum(yv - d, 0.0)
-    best = float(utility[ideal] @ a)
-    if best <= 0.0:
-        return None
-    c = position_weights(n, weights, k)
-    return assignment_structural_hinge(X, w, a, utility / best, c, ideal,
-                                       n if weights == "cofirank" else min(k, n))
+    return position_measure_hinge(X, yv, w, eru_weights(yv.shape[0], alpha), np.maximum(yv - d, 0.0), k,
+                                  weights)
 
 
 def fit_bmrm_neru(train: Queries, C: float, d: float = 0.0, alpha: float = 5.0, k: int = 10,
