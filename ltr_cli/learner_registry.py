@@ -18,7 +18,8 @@ from pydantic import Field
 from ltr_cli.batch.boosting import AdaRankSpec, RankBoostSpec
 from ltr_cli.batch.neru import BMRMNERUSpec
 from ltr_cli.batch.permurank import PermuRankSpec
-from ltr_cli.batch.structural import BMRMNDCGSpec, BMRMSpec, RankSVMSpec, SVMmapSpec
+from ltr_cli.batch.ranksvm import RankSVMSpec
+from ltr_cli.batch.structural import BMRMNDCGSpec, BMRMSpec, SVMmapSpec
 from ltr_cli.learners.ogd import ListNetSpec, OGDSpec, RandomSpec
 from ltr_cli.learners.perceptron import MaxPairPerceptronSpec, SlamPerceptronSpec
 from ltr_cli.learners.rtopkf import RTopKFSpec

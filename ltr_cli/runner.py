@@ -191,8 +191,10 @@ def _run_batch_learner(
     argv: list[str] | None, resume: bool,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
+    from ltr_cli.cv_checkpoint import FoldCheckpoint
     from ltr_cli.cv_folds import folds_identity, open_folds
     from ltr_cli.protocols.batch import run_cv
+    from ltr_cli.protocols.cv_progress import CVHooks
 
     cv, dataset = spec.cv, spec.dataset
     assert cv is not None and isinstance(dataset, RegistryData)
@@ -205,21 +207,30 @@ def _run_batch_learner(
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
 
     def log(line: str) -> None:
-        if not quiet:
-            print(f"[{spec.experiment}] {name} {line}", file=sys.stderr)
+        print(f"[{spec.experiment}] {name} {line}", file=sys.stderr)
 
     with owning(run_dir):
         m = spec.metrics
         measure = None if cv.select_by == "map" else Measure(
             cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
-        table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], log, measure)
-        return _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
+        checkpoint = FoldCheckpoint(run_dir, identity)
+        if resume:
+            checkpoint.load()
+        elif checkpoint.exists():
+            log(f"starting over: the fold checkpoint {checkpoint.path} of an interrupted run is replaced "
+                "(--resume continues it instead)")
+        hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
+        table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks, measure,
+                                        checkpoint)
+        outcome = _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
             "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity},
             "conventions": {**CONVENTIONS[cv.convention].describe(), "evaluation": cv.convention,
                             "selection": f"vali {cv.select_by}",
                             "ties": "stable: descending score, then document order"},
             "learner_conventions": {**lspec.describe(), **lspec.model_dump(mode="json")},
         }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
+        checkpoint.remove()
+        return outcome
 
 
 def _record(

@@ -116,9 +116,13 @@ class BatchLearnerConfig(LearnerConfig):
         keys = list(self.grid)
         return [dict(zip(keys, vals)) for vals in itertools.product(*(self.grid[k] for k in keys))] or [{}]
 
-    def fit(self, train: list[tuple["np.ndarray", "np.ndarray"]], params: dict[str, Any]) -> Any:
+    def fit(self, train: list[tuple["np.ndarray", "np.ndarray"]], params: dict[str, Any],
+            context: Any = None) -> Any:
         """Fit one setting on the training queries ``[(X (m, d), y (m,)), ...]``; the
-        model has ``scores(X) -> (m,)`` and ``to_dict()``."""
+        model has ``scores(X) -> (m,)``, ``to_dict()`` and ``info`` (its ``convergence``
+        record, :class:`ltr_cli.batch.convergence.Convergence`, when the fit iterates to a
+        tolerance). ``context``: a :class:`ltr_cli.batch.convergence.FitContext` (warm
+        start, progress callback) or None."""
         raise NotImplementedError
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from ltr_cli.batch.boosting import fit_adarank, fit_rankboost
 from ltr_cli.batch.permurank import fit_permurank, highest_imperfect, lowest_perfect, permutation_features
-from ltr_cli.batch.structural import fit_bmrm_ndcg, fit_bmrm_surrogate, fit_ranksvm, fit_svmmap
+from ltr_cli.batch.ranksvm import fit_ranksvm
+from ltr_cli.batch.structural import fit_bmrm_ndcg, fit_bmrm_surrogate, fit_svmmap
 from ltr_cli.metrics import average_precision, ndcg_at_k
 from ltr_cli.batch.qp import solve_dual_qp
 
@@ -23,8 +24,35 @@ def test_adarank_worked_example():
     assert trace[1]["alpha"] == pytest.approx(0.969095, abs=1e-6)
     assert trace[2]["alpha"] == pytest.approx(1.130615, abs=1e-6)
     assert [t["mean"] for t in trace] == pytest.approx([0.75, 0.75, 0.75])
-    stopped = fit_adarank(ADA, "map", rounds=3, tol=0.002)
-    assert stopped.info["rounds"] == 2 and stopped.w.tolist() == pytest.approx([0.5 * np.log(7), 0.0])
+    assert model.info["selected_features"] == [0, 1, 0]
+    assert model.w.tolist() == pytest.approx([0.972955 + 1.130615, 0.969095], abs=1e-6)  # f_T, the last round
+    # RankLib's rule stops on a fall of more than tol, not on a flat mean: all three rounds run
+    flat = fit_adarank(ADA, "map", rounds=3, tol=0.002)
+    assert flat.info["selected_features"] == [0, 1, 0] and flat.w.tolist() == pytest.approx(model.w.tolist())
+
+
+def test_adarank_sets_aside_a_feature_that_changes_nothing():
+    """One query: every round picks the feature with the best single-feature AP, and adding
+    more of it changes no ranking, so the query weights never change. After five such
+    choices in a row the feature leaves the pool and the next feature gets its turn."""
+    q = [(np.array([[3.0, 0.0], [2.0, 3.0], [1.0, 2.0], [0.0, 1.0]]), np.array([1.0, 0.0, 1.0, 0.0]))]
+    model = fit_adarank(q, "map", rounds=8, tol=None)
+    chosen = model.info["selected_features"]
+    assert chosen[:5] == [0] * 5 and chosen[5] == 1
+    capped = fit_adarank(q, "map", rounds=8, tol=None, max_consecutive=2)
+    assert capped.info["selected_features"][:3] == [0, 0, 1]
+
+
+def test_adarank_stops_when_the_training_measure_falls():
+    rng = np.random.default_rng(3)
+    queries = [(rng.normal(size=(8, 6)), rng.integers(0, 2, size=8).astype(float)) for _ in range(12)]
+    full = fit_adarank(queries, "map", rounds=40, tol=None)
+    means = [t["mean"] for t in full.info["trace"]]
+    falls = [i for i in range(1, len(means)) if means[i] < means[i - 1] - 0.002]
+    assert falls, "the example needs a round whose training MAP falls"
+    stopped = fit_adarank(queries, "map", rounds=40, tol=0.002)
+    assert stopped.info["rounds"] == falls[0]  # the falling round is undone
+    assert stopped.info["selected_features"] == full.info["selected_features"][:falls[0]]
 
 
 def test_rankboost_worked_examples():

@@ -1,7 +1,8 @@
 """The boosting learners of the direct-optimisation paper's comparison:
 
 * AdaRank (Xu & Li 2007), the paper's update as rueycheng/AdaRank implements it: single
-  features as weak rankers, query weights ``P_q ~ exp(-E(f_t, q))`` from the combined model;
+  features as weak rankers, query weights ``P_q ~ exp(-E(f_t, q))`` from the combined model,
+  with RankLib's guard against re-choosing a feature that no longer changes anything;
   measure ``map`` (AP on labels > threshold) or ``ndcg@k`` (paper gains, a query without
   relevant documents scores 0 in the averages).
 * RankBoost (Freund et al. 2003), "RB-c": threshold stumps ``1[x_f > theta]`` at midpoints
@@ -16,36 +17,56 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli.batch.common import Queries, batch_measure, measure_fn, rank
+from ltr_cli.batch.convergence import FitContext
 from ltr_cli.models import LinearModel, StumpModel
 from ltr_cli.schema import BatchLearnerConfig
 
 
-def fit_adarank(train: Queries, measure: str = "map", rounds: int = 500, tol: float | None = 0.002,
-                threshold: float = 0.0, alpha_cap: float = 10.0) -> LinearModel:
-    """AdaRank; stops early when the mean training measure does not improve by more than
-    ``tol`` (None: run all rounds) and returns the best model seen."""
+def fit_adarank(train: Queries, measure: str = "map", rounds: int = 500, tol: float | None = None,
+                threshold: float = 0.0, alpha_cap: float = 10.0, max_consecutive: int = 5) -> LinearModel:
+    """AdaRank for ``rounds`` rounds; returns the combined model of the last round, as the
+    paper's Algorithm 1 outputs f_T (the number of rounds is the hyper-parameter the CV
+    grid tunes).
+
+    Two guards from RankLib's AdaRank: a feature chosen ``max_consecutive`` times in a row
+    without changing any query's measure (so the query weights, and with them the next
+    choice, stay the same) leaves the pool of weak rankers until a query's measure changes
+    again; and with ``tol`` set, training stops when the mean training measure falls by
+    more than ``tol`` from one round to the next, and that round is undone. None (the
+    default, the paper): all rounds. ``info["selected_features"]`` is the sequence of
+    chosen features, one per kept round."""
     E = measure_fn(measure, threshold)
     d = train[0][0].shape[1]
     m = len(train)
     Eh = np.array([[E(rank(X[:, k]), y) for X, y in train] for k in range(d)])  # (d, m)
     P = np.full(m, 1.0 / m)
     w = np.zeros(d)
-    best_w, best_mean = w.copy(), -np.inf
-    trace = []
-    for t in range(1, rounds + 1):
-        k = int(np.argmax(Eh @ P))
+    excluded = np.zeros(d, dtype=bool)
+    last_k, repeats, last_mean, last_Ef = -1, 0, -np.inf, np.full(m, np.nan)
+    trace: list[dict[str, Any]] = []
+    while len(trace) < rounds and not excluded.all():
+        k = int(np.argmax(np.where(excluded, -np.inf, Eh @ P)))
         num, den = float(P @ (1 + Eh[k])), float(P @ (1 - Eh[k]))
         alpha = alpha_cap if den <= 0 else min(alpha_cap, 0.5 * np.log(num / den))
-        w[k] += alpha
-        Ef = np.array([E(rank(X @ w), y) for X, y in train])
-        P = np.exp(-Ef) / np.exp(-Ef).sum()
+        Ef = np.array([E(rank(X @ (w + alpha * np.eye(1, d, k)[0])), y) for X, y in train])
         mean = float(Ef.mean())
-        trace.append({"round": t, "feature": k, "alpha": alpha, "mean": mean})
-        if mean > best_mean + (tol or 0.0) or (tol is None and mean >= best_mean):
-            best_w, best_mean = w.copy(), max(mean, best_mean)
-        elif tol is not None:
+        if tol is not None and mean < last_mean - tol:
             break
-    return LinearModel(best_w, {"rounds": len(trace), "train_measure": best_mean, "trace": trace})
+        w[k] += alpha
+        trace.append({"round": len(trace) + 1, "feature": k, "alpha": alpha, "mean": mean})
+        if k == last_k and np.array_equal(Ef, last_Ef):
+            repeats += 1
+            if repeats >= max_consecutive:
+                excluded[k] = True
+                repeats = 0
+        else:
+            repeats = 1
+            if not np.array_equal(Ef, last_Ef):
+                excluded[:] = False
+        last_k, last_mean, last_Ef = k, mean, Ef
+        P = np.exp(-Ef) / np.exp(-Ef).sum()
+    return LinearModel(w, {"rounds": len(trace), "train_measure": last_mean if trace else None,
+                           "selected_features": [r["feature"] for r in trace], "trace": trace})
 
 
 def _pairs(train: Queries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -118,7 +139,10 @@ class AdaRankSpec(BatchLearnerConfig):
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
     measure: str = Field("map", description="map or ndcg@K")
     grid: dict[str, list[float]] = Field(default_factory=lambda: _rounds(100, 500))
-    tol: float | None = Field(0.002, ge=0, description="stop when the training measure gains <= tol (null: all rounds)")
+    tol: float | None = Field(None, ge=0, description="stop when the training measure falls by more than tol "
+                              "(RankLib's 0.002); null: all rounds, as the paper")
+    max_consecutive: int = Field(5, gt=0, description="a feature chosen this many times in a row without changing "
+                                 "the training measure leaves the pool until it changes (RankLib's maxSelCount)")
     relevance_threshold: float = 0.0
 
     _m = field_validator("measure")(batch_measure)
@@ -126,9 +150,9 @@ class AdaRankSpec(BatchLearnerConfig):
     def paper_role(self) -> str:
         return "AdaRank"  # its row in the paper's tables
 
-    def fit(self, train: Queries, params: dict[str, Any]) -> LinearModel:
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
         return fit_adarank(train, self.measure, int(params.get("rounds", 500)), self.tol,
-                           self.relevance_threshold)
+                           self.relevance_threshold, max_consecutive=self.max_consecutive)
 
 
 class RankBoostSpec(BatchLearnerConfig):
@@ -142,5 +166,5 @@ class RankBoostSpec(BatchLearnerConfig):
     def paper_role(self) -> str:
         return "RankBoost"  # its row in the paper's tables
 
-    def fit(self, train: Queries, params: dict[str, Any]) -> StumpModel:
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> StumpModel:
         return fit_rankboost(train, int(params.get("rounds", 300)))

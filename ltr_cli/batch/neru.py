@@ -21,9 +21,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from ltr_cli.batch.bmrm import bmrm
+from ltr_cli.batch.bmrm import fit_bmrm
 from ltr_cli.batch.common import Queries
-from ltr_cli.batch.losses import mean_risk, position_measure_hinge
+from ltr_cli.batch.convergence import FitContext
+from ltr_cli.batch.losses import position_measure_hinge
+from ltr_cli.batch.structural import EPS_HELP, MAX_ITER_HELP
 from ltr_cli.metrics import eru_weights
 from ltr_cli.models import LinearModel
 from ltr_cli.schema import BatchLearnerConfig
@@ -41,11 +43,11 @@ def neru_structural_hinge(
 
 
 def fit_bmrm_neru(train: Queries, C: float, d: float = 0.0, alpha: float = 5.0, k: int = 10,
-                  weights: str = "bmrm", eps: float = 1e-4, max_iter: int = 1000) -> LinearModel:
+                  weights: str = "bmrm", eps: float = 1e-3, max_iter: int = 1000,
+                  context: FitContext | None = None) -> LinearModel:
     """BMRM with lambda = 1/C on the mean NERU structural hinge of the training queries."""
-    risk = mean_risk(train, lambda X, y, w: neru_structural_hinge(X, y, w, d, alpha, k, weights))
-    res = bmrm(risk, train[0][0].shape[1], 1.0 / C, eps, max_iter)
-    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
+    return fit_bmrm(train, lambda X, y, w: neru_structural_hinge(X, y, w, d, alpha, k, weights), C, eps,
+                    max_iter, context)
 
 
 class BMRMNERUSpec(BatchLearnerConfig):
@@ -58,11 +60,13 @@ class BMRMNERUSpec(BatchLearnerConfig):
     d: float = Field(0.0, description="neutral vote: labels at or below d have no utility")
     alpha: float = Field(5.0, gt=1, description="viewing half-life (the position of weight 1/2)")
     weights: Literal["bmrm", "cofirank"] = Field("bmrm", description="score weights c of the NDCG method")
-    eps: float = Field(1e-4, gt=0)
+    eps: float = Field(1e-3, gt=0, description=EPS_HELP)
+    max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "measure": f"NERU@{self.k} (d={self.d:g}, alpha={self.alpha:g})",
                 "score_weights": self.weights}
 
-    def fit(self, train: Queries, params: dict[str, Any]) -> LinearModel:
-        return fit_bmrm_neru(train, params["C"], self.d, self.alpha, self.k, self.weights, self.eps)
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
+        return fit_bmrm_neru(train, params["C"], self.d, self.alpha, self.k, self.weights, self.eps,
+                             self.max_iter, context)

@@ -2,7 +2,6 @@
 lambda = 1/C (the risk is the mean over queries of each query's loss):
 
 * SVMmap: the mean AP structural hinge;
-* Ranking SVM: the mean (per query summed) pairwise hinge;
 * BMRM with the NDCG structural loss (Le & Smola / CofiRank);
 * BMRM on the ranking-losses supplement's ordinal or preference loss.
 
@@ -17,35 +16,28 @@ from typing import Any, ClassVar, Literal, Union
 import numpy as np
 from pydantic import Field
 
-from ltr_cli.batch.bmrm import bmrm
+from ltr_cli.batch.bmrm import fit_bmrm
 from ltr_cli.batch.common import Queries
-from ltr_cli.batch.losses import ap_structural_hinge, mean_risk, ndcg_structural_hinge, pairwise_hinge
+from ltr_cli.batch.convergence import FitContext
+from ltr_cli.batch.losses import ap_structural_hinge, ndcg_structural_hinge
 from ltr_cli.models import LinearModel
 from ltr_cli.schema import BatchLearnerConfig
 from ltr_cli.surrogates import SURROGATES
 
 
-def fit_svmmap(train: Queries, C: float, threshold: float = 0.0, eps: float = 1e-4,
-               max_iter: int = 1000) -> LinearModel:
-    risk = mean_risk(train, lambda X, y, w: ap_structural_hinge(X, y, w, threshold))
-    res = bmrm(risk, train[0][0].shape[1], 1.0 / C, eps, max_iter)
-    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
+def fit_svmmap(train: Queries, C: float, threshold: float = 0.0, eps: float = 1e-3,
+               max_iter: int = 1000, context: FitContext | None = None) -> LinearModel:
+    return fit_bmrm(train, lambda X, y, w: ap_structural_hinge(X, y, w, threshold), C, eps, max_iter, context)
 
 
-def fit_ranksvm(train: Queries, C: float, eps: float = 1e-4, max_iter: int = 1000) -> LinearModel:
-    res = bmrm(mean_risk(train, pairwise_hinge), train[0][0].shape[1], 1.0 / C, eps, max_iter)
-    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
+def fit_bmrm_ndcg(train: Queries, C: float, k: int = 10, weights: str = "bmrm", eps: float = 1e-3,
+                  max_iter: int = 1000, context: FitContext | None = None) -> LinearModel:
+    return fit_bmrm(train, lambda X, y, w: ndcg_structural_hinge(X, y, w, k, weights), C, eps, max_iter,
+                     context)
 
 
-def fit_bmrm_ndcg(train: Queries, C: float, k: int = 10, weights: str = "bmrm", eps: float = 1e-4,
-                  max_iter: int = 1000) -> LinearModel:
-    risk = mean_risk(train, lambda X, y, w: ndcg_structural_hinge(X, y, w, k, weights))
-    res = bmrm(risk, train[0][0].shape[1], 1.0 / C, eps, max_iter)
-    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
-
-
-def fit_bmrm_surrogate(train: Queries, C: float, loss: str, cost: Any = "uniform", eps: float = 1e-4,
-                       max_iter: int = 1000) -> LinearModel:
+def fit_bmrm_surrogate(train: Queries, C: float, loss: str, cost: Any = "uniform", eps: float = 1e-3,
+                       max_iter: int = 1000, context: FitContext | None = None) -> LinearModel:
     """BMRM on a score-space surrogate of the ranking-losses supplement (``ordinal`` by its
     Algorithm 1, ``preference`` by its Algorithm 2), mean over queries, lambda = 1/C."""
     fn = SURROGATES[loss]
@@ -56,11 +48,14 @@ def fit_bmrm_surrogate(train: Queries, C: float, loss: str, cost: Any = "uniform
         value, grad_s = fn(X @ w, y, cost=cost)
         return value, X.T @ grad_s
 
-    res = bmrm(mean_risk(train, per_query), train[0][0].shape[1], 1.0 / C, eps, max_iter)
-    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective})
+    return fit_bmrm(train, per_query, C, eps, max_iter, context)
 
 
 # --- config ------------------------------------------------------------------------------
+
+EPS_HELP = "stop when the duality gap is at most eps x the objective (relative)"
+MAX_ITER_HELP = "iteration cap; a fit that reaches it without converging prints a warning"
+
 
 class SVMmapSpec(BatchLearnerConfig):
     """SVMmap: structural SVM on 1 - AP (BMRM, lambda = 1/C)."""
@@ -69,28 +64,14 @@ class SVMmapSpec(BatchLearnerConfig):
     summary: ClassVar[str] = "batch (cv:): SVMmap, structural SVM on 1 - AP (BMRM)"
     grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0, 100.0]})
     relevance_threshold: float = 0.0
-    eps: float = Field(1e-4, gt=0)
+    eps: float = Field(1e-3, gt=0, description=EPS_HELP)
+    max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
 
     def paper_role(self) -> str:
         return "SVMmap"  # its row in the paper's tables
 
-    def fit(self, train: Queries, params: dict[str, Any]) -> LinearModel:
-        return fit_svmmap(train, params["C"], self.relevance_threshold, self.eps)
-
-
-class RankSVMSpec(BatchLearnerConfig):
-    """Ranking SVM: pairwise hinge (BMRM, lambda = 1/C)."""
-
-    type: Literal["ranksvm"]
-    summary: ClassVar[str] = "batch (cv:): Ranking SVM, pairwise hinge (BMRM)"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.01, 0.1, 1.0, 10.0]})
-    eps: float = Field(1e-4, gt=0)
-
-    def paper_role(self) -> str:
-        return "RankSVM"  # its row in the paper's tables
-
-    def fit(self, train: Queries, params: dict[str, Any]) -> LinearModel:
-        return fit_ranksvm(train, params["C"], self.eps)
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
+        return fit_svmmap(train, params["C"], self.relevance_threshold, self.eps, self.max_iter, context)
 
 
 class BMRMNDCGSpec(BatchLearnerConfig):
@@ -101,10 +82,11 @@ class BMRMNDCGSpec(BatchLearnerConfig):
     grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     k: int = Field(10, gt=0)
     weights: Literal["bmrm", "cofirank"] = "bmrm"
-    eps: float = Field(1e-4, gt=0)
+    eps: float = Field(1e-3, gt=0, description=EPS_HELP)
+    max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
 
-    def fit(self, train: Queries, params: dict[str, Any]) -> LinearModel:
-        return fit_bmrm_ndcg(train, params["C"], self.k, self.weights, self.eps)
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
+        return fit_bmrm_ndcg(train, params["C"], self.k, self.weights, self.eps, self.max_iter, context)
 
 
 class BMRMSpec(BatchLearnerConfig):
@@ -115,7 +97,8 @@ class BMRMSpec(BatchLearnerConfig):
     loss: Literal["ordinal", "preference"]
     cost: Union[Literal["uniform", "difference"], list[list[float]]] = "uniform"
     grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
-    eps: float = Field(1e-4, gt=0)
+    eps: float = Field(1e-3, gt=0, description=EPS_HELP)
+    max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
 
-    def fit(self, train: Queries, params: dict[str, Any]) -> LinearModel:
-        return fit_bmrm_surrogate(train, params["C"], self.loss, self.cost, self.eps)
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
+        return fit_bmrm_surrogate(train, params["C"], self.loss, self.cost, self.eps, self.max_iter, context)

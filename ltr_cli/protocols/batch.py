@@ -8,17 +8,22 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ltr_cli.conventions import Convention, average_metrics, evaluate_query
 from ltr_cli.batch.common import rank
+from ltr_cli.batch.convergence import Convergence, FitContext
+from ltr_cli.conventions import Convention, average_metrics, evaluate_query
+from ltr_cli.cv_checkpoint import FoldCheckpoint
 from ltr_cli.cv_folds import Fold, split_queries
+from ltr_cli.protocols.cv_progress import CVHooks
 from ltr_cli.metrics import Measure
 from ltr_cli.schema import BatchLearnerConfig
+
+# what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
+MODEL_INFO = ("selected_features", "rounds")
 
 TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")
 
@@ -44,35 +49,68 @@ def _select_key(select_by: str) -> str:
     return "ap" if select_by == "map" else select_by
 
 
+def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select_by: str,
+              conv: Convention, measure: Measure | None, hooks: CVHooks) -> list[dict[str, Any]]:
+    """Every grid point fitted on ``train`` (each warm-started from the previous point's
+    linear weights) and scored on ``vali``."""
+    key = _select_key(select_by)
+    tried: list[dict[str, Any]] = []
+    warm = None
+    for params in estimator.grid_points():
+        hooks.start_fit(fold.number, params)
+        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress))
+        warm = model
+        score = _vali_score(model, vali, conv, key, measure)
+        record = model.info.get("convergence")
+        tried.append({"params": params, "vali": score, "model": model, "convergence": record})
+        hooks.end_fit(f"fold {fold.number} {params}: vali {select_by} {score:.4f}",
+                      Convergence(**record).warning() if record else None)
+    return tried
+
+
 def run_cv(
     folds: list[Fold], estimator: BatchLearnerConfig, select_by: str, conv: Convention,
-    log: Callable[[str], None] | None = None, measure: Measure | None = None,
+    hooks: CVHooks | None = None, measure: Measure | None = None,
+    checkpoint: FoldCheckpoint | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """One estimator through every fold: each grid point is fitted on train and scored
     by ``select_by`` on vali; the first best is evaluated on test. Returns the per-fold
-    table, the summary and the selected model of each fold (``models.json``). ``log``
-    receives one line per fit; ``measure`` computes ``select_by`` when the convention
-    does not report it (NERU, ERU, NDCG over the whole list)."""
+    table, the summary and the selected model of each fold (``models.json``, with every
+    fit's convergence record). ``hooks`` reports progress, one line per fit and a warning
+    per fit that stopped at its iteration cap; ``measure`` computes ``select_by`` when the
+    convention does not report it (NERU, ERU, NDCG over the whole list); ``checkpoint``
+    holds folds finished earlier (they are not fitted again) and receives each new one."""
+    hooks = hooks or CVHooks()
     key = _select_key(select_by)
-    rows = []
-    grids = []
+    done = checkpoint.folds if checkpoint is not None else {}
+    rows, grids = [], []
     models: dict[str, Any] = {}
     start = time.perf_counter()
     for fold in folds:
-        train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
-        tried = []
-        for params in estimator.grid_points():
-            model = estimator.fit(train, params)
-            score = _vali_score(model, vali, conv, key, measure)
-            tried.append({"params": params, "vali": score, "model": model})
-            if log is not None:
-                log(f"fold {fold.number} {params}: vali {select_by} {score:.4f}")
-        best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
-        metrics = evaluate(best["model"], test, conv)
-        rows.append({"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
-                     **{m: metrics.get(m) for m in TEST_METRICS}})
-        grids.append({"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"]} for r in tried]})
-        models[str(fold.number)] = {**best["model"].to_dict(), "params": best["params"]}
+        fold_key = str(fold.number)
+        if fold_key not in done:
+            train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
+            tried = _fit_grid(fold, train, vali, estimator, select_by, conv, measure, hooks)
+            best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
+            metrics = evaluate(best["model"], test, conv)
+            record = {
+                "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
+                        **{m: metrics.get(m) for m in TEST_METRICS}},
+                "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
+                                                         "convergence": r["convergence"]} for r in tried]},
+                "model": {**best["model"].to_dict(), "params": best["params"],
+                          **{k: v for k, v in best["model"].info.items() if k in MODEL_INFO},
+                          "fits": [{"params": r["params"], "convergence": r["convergence"]} for r in tried]},
+            }
+            if checkpoint is not None:
+                checkpoint.save(fold_key, record)
+        else:
+            record = done[fold_key]
+            hooks.skip_fold(fold.number, len(estimator.grid_points()))
+        rows.append(record["row"])
+        grids.append(record["grid"])
+        models[fold_key] = record["model"]
+    hooks.close()
     table = pd.DataFrame(rows)
     summary = {
         "protocol": "batch-cv",
@@ -82,6 +120,7 @@ def run_cv(
         "metrics": {m: float(np.mean([r[m] for r in rows if r[m] is not None])) for m in TEST_METRICS},
         "per_fold": rows,
         "grid": grids,
+        "fits_at_cap": sum(1 for g in grids for r in g["tried"] if (r.get("convergence") or {}).get("at_cap")),
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
     return table, summary, models

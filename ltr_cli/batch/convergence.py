@@ -1,0 +1,73 @@
+"""How a batch fit ended: the record every iterative solver returns and ``models.json``
+keeps for each fit (iterations, final gap, whether the iteration cap stopped it, time).
+
+``gap`` is each solver's certificate of sub-optimality, an upper bound on
+``objective - optimum``: BMRM's duality gap (best objective minus the cutting-plane
+lower bound), Newton's ``||grad||^2 / (2 lambda)`` for a lambda-strongly convex
+objective. A fit *converged* when ``gap <= tolerance * |objective|`` (relative, so one
+default works at every data scale).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from typing import Any
+
+
+@dataclass
+class Convergence:
+    solver: str
+    iterations: int
+    objective: float
+    gap: float
+    tolerance: float
+    converged: bool
+    at_cap: bool
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for key, kind in (("iterations", int), ("objective", float), ("gap", float), ("tolerance", float),
+                          ("converged", bool), ("at_cap", bool)):
+            out[key] = kind(out[key])
+        out["seconds"] = round(float(self.seconds), 4)
+        for key in ("objective", "gap"):  # standard JSON: no Infinity / NaN
+            if out[key] != out[key] or out[key] in (float("inf"), float("-inf")):
+                out[key] = None
+        return out
+
+    def warning(self) -> str | None:
+        """One line when the fit stopped at its iteration cap without converging."""
+        if self.converged or not self.at_cap:
+            return None
+        rel = float("inf") if self.gap is None or self.objective is None else \
+            self.gap / max(abs(self.objective), 1e-300)
+        return (f"{self.solver} stopped at its cap of {self.iterations} iterations before converging "
+                f"(relative gap {rel:.2g} > tolerance {self.tolerance:g}); raise max_iter or eps, or "
+                "normalise the features")
+
+
+def converged(gap: float, objective: float, tolerance: float) -> bool:
+    """The relative stopping rule shared by the batch solvers."""
+    return gap <= tolerance * abs(objective)
+
+
+@dataclass
+class FitContext:
+    """What the CV protocol hands a fit besides data and hyper-parameters: ``warm``, the
+    model of the previous grid point's fit on the same fold (a starting point: its weights
+    ``w``, PermuRank's working set; the optimum does not depend on it), and
+    ``progress(iteration, relative gap)``."""
+
+    warm: Any = None
+    progress: Callable[[int, float], None] | None = None
+
+
+def warm_weights(context: FitContext | None) -> Any:
+    """The previous fit's linear weights, or None."""
+    return None if context is None else getattr(context.warm, "w", None)
+
+
+def progress_of(context: FitContext | None) -> Callable[[int, float], None] | None:
+    return None if context is None else context.progress
