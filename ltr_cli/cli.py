@@ -251,12 +251,21 @@ def bench(
     rounds: Annotated[int, typer.Option("--rounds", min=10, help="rounds per learner for the per-round cost")] = 2000,
     e2e_queries: Annotated[int, typer.Option("--e2e-queries", min=1, help="queries per MSLR subset for the end-to-end run (2000 = MSLR-WEB10K's 30,000 rounds)")] = 100,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    batch: Annotated[bool, typer.Option("--batch", help="the batch solvers and ltr eval instead (RankSVM vs scikit-learn's pairwise LinearSVC, SVMmap, PermuRank, ltr eval vs pytrec_eval)")] = False,
+    eval_queries: Annotated[int, typer.Option("--eval-queries", min=1, help="--batch: queries of the ltr eval comparison (about 116 documents each)")] = 20000,
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end ``ltr run`` time (cold, cached) and peak
-    memory growth, as ratios measured side by side in one run."""
+    memory growth, as ratios measured side by side in one run; ``--batch``: the batch
+    solvers and ``ltr eval`` instead."""
     from ltr_cli.bench import format_table, main_json, run_bench
 
+    if batch:
+        from ltr_cli.bench_batch import format_batch_table, run_batch_bench
+
+        found = run_batch_bench(eval_queries=eval_queries)
+        typer.echo(main_json(found) if as_json else format_batch_table(found), nl=as_json)
+        return
     result = run_bench(queries, rounds, e2e_queries)
     typer.echo(main_json(result) if as_json else format_table(result), nl=as_json)
 
@@ -422,12 +431,10 @@ def eval_(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = evaluate_file(data_file, score_file, opts, _value(convention), _value(ties),
-                               _value(no_relevant), threshold, seed)
+                               _value(no_relevant), threshold, seed, per_query)
     for w in caught:
         typer.echo(f"ltr: warning: {w.message}", err=True)
     if as_json:
-        if not per_query:
-            result = {k: v for k, v in result.items() if k != "per_query"}
         typer.echo(json.dumps(nan_to_none(result), indent=2, allow_nan=False))
     else:
         typer.echo(format_tables(result, per_query), nl=False)

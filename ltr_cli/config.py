@@ -53,6 +53,9 @@ class _ReaderKnobs(Strict):
     split_qids: Literal["error", "new-query"] = "error"
     storage: Literal["float64", "float32"] = Field(
         "float64", description="dtype of the feature rows handed to learners (and kept in the cache)")
+    normalize: Literal["none", "query-level", "zscore"] = Field(
+        "none", description="feature normalisation: query-level (LETOR's QueryLevelNorm, per query) or "
+        "zscore (training-split mean and std; batch cv: runs only); saved with each model for ltr score")
     max_line_bytes: int = Field(1 << 20, gt=0, description="longest line accepted (bytes)")
     max_query_mb: float = Field(DEFAULT_MAX_QUERY_MB, gt=0,
                                 description="largest query accepted: documents x features x 8 bytes, in MB")
@@ -223,14 +226,16 @@ class CVSpec(Strict):
     """Batch k-fold protocol: for each fold fit on train, choose hyper-parameters on vali,
     evaluate on test (the LETOR protocol)."""
 
-    select_by: str = Field("map", description="vali metric: map, or any metric name (ndcg@K, p@K, neru@K...)")
-    convention: ConventionName = "letor3"
+    select_by: str = Field("map", description="vali metric: map (or ap), or any metric name (ndcg@K, p@K, neru@K...)")
+    convention: ConventionName | None = Field(
+        None, description="evaluation convention; default: the dataset's own (mslr-*: mslr, letor3-*: letor3, "
+        "letor4-*: letor4, other graded 0-4 sets: mslr)")
     splits: dict[str, str] = Field(default_factory=lambda: {"train": "train", "vali": "vali", "test": "test"})
 
     @field_validator("select_by")
     @classmethod
     def _select(cls, v: str) -> str:
-        if v != "map":
+        if v not in ("map", "ap"):
             Measure(v)  # one parser of metric names (ValueError names the known ones)
         return v
 
@@ -273,6 +278,19 @@ class ExperimentSpec(Strict):
                                      "the folder with --out)")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _dataset_convention(cls, data: Any) -> Any:
+        """A cv: block without ``convention`` evaluates by the dataset's own scripts."""
+        from ltr_cli.data.registry import DATASETS
+
+        if isinstance(data, dict) and isinstance(data.get("cv"), dict) and data["cv"].get("convention") is None:
+            ds = data.get("dataset")
+            name = ds.get("name") if isinstance(ds, dict) else None
+            if isinstance(name, str) and name in DATASETS:
+                data = {**data, "cv": {**data["cv"], "convention": DATASETS[name].convention}}
+        return data
+
     @model_validator(mode="after")
     def _batch_or_online(self) -> "ExperimentSpec":
         batch = [n for n, spec in self.learners.items() if spec.kind == "batch"]
@@ -284,6 +302,9 @@ class ExperimentSpec(Strict):
             raise ValueError(f"learners {batch} are batch learners: add a cv: block (k-fold protocol)")
         if self.cv is not None and not isinstance(self.dataset, RegistryData):
             raise ValueError("a cv: experiment needs a registry dataset (kind: registry) with its folds")
+        if self.cv is None and getattr(self.dataset, "normalize", "none") == "zscore":
+            raise ValueError("dataset.normalize: zscore is fitted on a training split, which only a cv: "
+                             "(batch) experiment has; use query-level for an online run")
         self._check_feedback()
         return self
 
@@ -346,6 +367,8 @@ class ExperimentSpec(Strict):
         data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results
         for limit in LIMIT_KEYS:  # bounds refuse input, they do not change results
             data.get("dataset", {}).pop(limit, None)
+        if data.get("dataset", {}).get("normalize") == "none":  # the ids of runs before the option
+            data["dataset"].pop("normalize")
         if not with_seed:
             data.pop("seed", None)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]

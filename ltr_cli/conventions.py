@@ -76,8 +76,24 @@ class Convention:
         """Gain of each label (m,)."""
         if self.gain_table is None:
             return exp2_gain(labels)
-        table = self.gain_table
-        return np.array([table.get(int(v), 0.0) for v in np.asarray(labels, dtype=np.float64).astype(np.int64)])
+        ints = np.asarray(labels, dtype=np.float64).astype(np.int64)
+        out = np.zeros(ints.shape[0])
+        for label, gain in self.gain_table.items():  # labels outside the table keep gain 0
+            out[ints == label] = gain
+        return out
+
+    def outside_gain_table(self, labels: np.ndarray) -> int:
+        """How many of ``labels`` the gain table does not list (they get gain 0 and are not
+        relevant, as in the official scripts); 0 for a convention without a table."""
+        if self.gain_table is None:
+            return 0
+        ints = np.asarray(labels, dtype=np.float64).astype(np.int64)  # int(): truncation, as gains()
+        return int((~np.isin(ints, np.fromiter(self.gain_table, dtype=np.int64))).sum())
+
+    def outside_gain_table_warning(self, count: int, where: str = "documents") -> str:
+        """The one warning line for ``count`` labels outside the gain table."""
+        return (f"{count} {where} have labels outside the {self.name} gain table; like the official script "
+                "they get gain 0 and count as not relevant")
 
     def discounts(self, n: int) -> np.ndarray:
         """Discounts of positions 1..n (n,)."""

@@ -11,13 +11,56 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli import kernels
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader, iter_lines
 from ltr_cli.errors import DataFormatError, LtrError
-from ltr_cli.conventions import CONVENTIONS, average_metrics, evaluate_query
+from ltr_cli.conventions import CONVENTIONS
+from ltr_cli.stacked_evaluation import evaluate_stacked
 
 
 def read_scores(path: Path) -> np.ndarray:
-    """One score per line (the LETOR tools' prediction format); blank lines not allowed."""
+    """One score per line (the LETOR tools' prediction format); blank lines not allowed.
+    The compiled scanner reads regular files; anything it does not accept is read again
+    by :func:`read_scores_reference`, which accepts it or names the line."""
+    if kernels.ENABLED:
+        fast = _read_scores_fast(Path(path))
+        if fast is not None:
+            return fast
+    return read_scores_reference(path)
+
+
+def _read_scores_fast(path: Path) -> np.ndarray | None:
+    from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_scores
+    from ltr_cli.data.options import DEFAULT_MAX_LINE_BYTES
+    from ltr_cli.data.textio import BOM, open_binary
+
+    try:
+        with open_binary(path) as fh:
+            data = fh.read()
+    except Exception:  # the reference reader reports it, with the line
+        return None
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lines = data.count(b"\n") + 1
+    out = np.empty(lines)
+    slow = np.empty((3, 1024), dtype=np.int64)
+    n, n_slow, status, _ = scan_scores(buf, out, slow, DEFAULT_MAX_LINE_BYTES)
+    if status == SLOW_FULL:
+        slow = np.empty((3, lines), dtype=np.int64)
+        n, n_slow, status, _ = scan_scores(buf, out, slow, DEFAULT_MAX_LINE_BYTES)
+    if status == IRREGULAR:
+        return None
+    for j in range(n_slow):
+        value = float(data[slow[1, j]:slow[2, j]])
+        if not math.isfinite(value):
+            return None
+        out[slow[0, j]] = value
+    return out[:n]
+
+
+def read_scores_reference(path: Path) -> np.ndarray:
+    """:func:`read_scores`, line by line in Python."""
     values: list[float] = []
     for lineno, raw in iter_lines(Path(path)):
         text = raw.strip()
@@ -47,57 +90,59 @@ def evaluate_file(
     no_relevant: str | None = None,
     threshold: float = 0.0,
     seed: int = 0,
+    per_query: bool = True,
 ) -> dict[str, Any]:
-    """Evaluate a score file against a labelled file; per-query values and averages."""
+    """Evaluate a score file against a labelled file: averages and (``per_query``) every
+    query's values. Lines of one qid anywhere in the file form one query, in file order;
+    queries are reported in numeric qid order where all qids are numeric."""
     conv = CONVENTIONS[convention]
     reader = SVMLightReader(data_path, ReaderOptions(
         n_features=None, index_base=options.index_base, qid_source=options.qid_source,
         group_file=options.group_file, null_value=0.0, split_qids="new-query"))  # features unused
-    labels: dict[str, list[np.ndarray]] = {}
-    rows: dict[str, list[np.ndarray]] = {}
+    segments: dict[str, list[tuple[int, int]]] = {}
+    label_parts = []
     start = 0
-    for q in reader.sparse_queries():
-        labels.setdefault(q.qid, []).append(q.y)
-        rows.setdefault(q.qid, []).append(np.arange(start, start + q.m))
-        start += q.m
+    for qid, y, _ in reader.labelled_queries():
+        segments.setdefault(qid, []).append((start, y.shape[0]))
+        label_parts.append(y)
+        start += y.shape[0]
+    labels = np.concatenate(label_parts) if label_parts else np.zeros(0)
     scores = read_scores(score_path)
     if scores.shape[0] != start:
         raise LtrError(
             f"{score_path}: has {scores.shape[0]} scores but {data_path} has {start} documents; "
             "the score file needs one line per document, in data-file order"
         )
-    rng = np.random.default_rng(seed)
-    per_query: dict[str, dict[str, float | None]] = {}
-    odd_labels = 0
-    for qid in sorted(labels, key=_qid_key):
-        y = np.concatenate(labels[qid])
-        s = scores[np.concatenate(rows[qid])]
-        if conv.letor_style:
-            bad = (y != np.floor(y)) | (y < 0)
-            if bad.any():
-                raise LtrError(
-                    f"{data_path}: qid {qid} has label {y[bad][0]:g}; the {conv.name} convention "
-                    "(official Perl script) reads non-negative integer labels only - use --convention paper"
-                )
-            odd_labels += int(sum(int(v) not in (conv.gain_table or {}) for v in y))
-        per_query[qid] = evaluate_query(s, y, conv, ties, no_relevant, threshold, rng)
-    if odd_labels:
-        warnings.warn(
-            f"{odd_labels} documents have labels outside the {conv.name} gain table; like the "
-            "official script they get gain 0 and count as not relevant",
-            stacklevel=2,
-        )
-    n = len(per_query)
-    average = average_metrics(list(per_query.values()), conv)
-    return {
+    qids = sorted(segments, key=_qid_key)
+    order = np.concatenate([np.arange(a, a + m) for qid in qids for a, m in segments[qid]]) if qids \
+        else np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum([sum(m for _, m in segments[qid]) for qid in qids], out=offsets[1:])
+    y, s = labels[order], scores[order]
+    if conv.letor_style:
+        bad = (y != np.floor(y)) | (y < 0)
+        if bad.any():
+            first = int(np.argmax(bad))
+            qid = qids[int(np.searchsorted(offsets, first, side="right")) - 1]
+            raise LtrError(
+                f"{data_path}: qid {qid} has label {y[first]:g}; the {conv.name} convention "
+                "(official Perl script) reads non-negative integer labels only - use --convention paper"
+            )
+        odd_labels = conv.outside_gain_table(y)
+        if odd_labels:
+            warnings.warn(conv.outside_gain_table_warning(odd_labels), stacklevel=2)
+    table = evaluate_stacked(s, y, offsets, conv, ties, no_relevant, threshold, np.random.default_rng(seed))
+    result: dict[str, Any] = {
         "convention": conv.name,
         "ties": ties or conv.ties,
         "no_relevant": no_relevant or (conv.no_relevant if not conv.letor_style else "zero (script)"),
-        "queries": n,
+        "queries": len(qids),
         "documents": start,
-        "per_query": per_query,
-        "average": average,
     }
+    if per_query:
+        result["per_query"] = {qid: table.row(q) for q, qid in enumerate(qids)}
+    result["average"] = table.average(conv) if qids else {}
+    return result
 
 
 def nan_to_none(obj: Any) -> Any:

@@ -258,6 +258,8 @@ class Measure:
     ):
         if not isinstance(name, str):
             raise ValueError(f"a metric name must be a string, not {name!r}")
+        if name == "map":  # the batch configs' spelling of AP
+            name = "ap"
         self.name = name
         kind, at, cut = name.partition("@")
         if kind not in ("ndcg", "ap", "p", "eru", "neru"):

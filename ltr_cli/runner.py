@@ -197,7 +197,7 @@ def _run_batch_learner(
     from ltr_cli.protocols.cv_progress import CVHooks
 
     cv, dataset = spec.cv, spec.dataset
-    assert cv is not None and isinstance(dataset, RegistryData)
+    assert cv is not None and cv.convention is not None and isinstance(dataset, RegistryData)
     run_id = run_name(spec, name)
     run_dir = run_path(out_root, spec.experiment, run_id)
     folds = open_folds(spec, cache_dir(spec, out_root))
@@ -211,7 +211,7 @@ def _run_batch_learner(
 
     with owning(run_dir):
         m = spec.metrics
-        measure = None if cv.select_by == "map" else Measure(
+        measure = None if cv.select_by in ("map", "ap") else Measure(
             cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
         checkpoint = FoldCheckpoint(run_dir, identity)
         if resume:
@@ -221,7 +221,7 @@ def _run_batch_learner(
                 "(--resume continues it instead)")
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
         table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks, measure,
-                                        checkpoint)
+                                        checkpoint, dataset.normalize)
         outcome = _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
             "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity},
             "conventions": {**CONVENTIONS[cv.convention].describe(), "evaluation": cv.convention,
@@ -345,7 +345,8 @@ def _run_locked(
         summary["theory"] = theory_block(lspec, stream, generated)
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
-                        "round": len(result.rounds)}}
+                        "round": len(result.rounds),
+                        **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
     outcome = _record(spec, name, lspec, run_id, run_dir, result.rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "fingerprint": source.identity()},

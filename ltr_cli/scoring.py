@@ -12,6 +12,7 @@ import numpy as np
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.svmlight import SVMLightReader
 from ltr_cli.errors import LtrError
+from ltr_cli.data.normalize import NormalizedModel, Normalizer
 from ltr_cli.models import model_from_dict
 from ltr_cli.results import read_run_text
 
@@ -33,8 +34,11 @@ def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
                        + (f"folds {', '.join(map(str, models))}" if models else "no models"))
     data = models[key]
     try:
-        scorer = model_from_dict(data)
+        scorer: Any = model_from_dict(data)
         n_features = int(data["features"])
+        normalizer = Normalizer.from_dict(data.get("normalize"), n_features)
+        if normalizer.kind != "none":
+            scorer = NormalizedModel(scorer, normalizer)
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
                        "written by ltr run") from None

@@ -117,7 +117,8 @@ def test_eru_and_neru():
 
 def test_measure_names():
     assert Measure("ndcg@10").k == 10 and Measure("ndcg").k is None
-    for bad in ("ndcg@0", "ndcg@x", "map", "p", "ap@5"):
+    assert Measure("map").name == "ap"  # the batch configs' spelling of AP is accepted too
+    for bad in ("ndcg@0", "ndcg@x", "map@5", "p", "ap@5"):
         with pytest.raises(ValueError):
             Measure(bad)
 

@@ -17,9 +17,9 @@ def rank(scores: np.ndarray) -> np.ndarray:
 
 
 def measure_fn(measure: str, threshold: float = 0.0):
-    """E(ranking, labels) in [0, 1] for ``map`` or ``ndcg@k`` / ``ndcg``."""
+    """E(ranking, labels) in [0, 1] for ``map`` (or ``ap``) or ``ndcg@k`` / ``ndcg``."""
     kind, at, cut = measure.partition("@")
-    if measure == "map":
+    if measure in ("map", "ap"):  # both spellings, as in the online configs
         return lambda r, y: average_precision(r, y, threshold, "zero")
     k = parse_cutoff(cut) if at else None
     if kind == "ndcg" and (not at or k is not None):

@@ -51,8 +51,7 @@ def highest_imperfect(f: np.ndarray, y: np.ndarray) -> np.ndarray | None:
 @dataclass
 class WorkingSet:
     """PermuRank's cuts: ``G`` (cuts, d) rows ``loss * (Phi(perfect) - Phi(imperfect))``,
-    their losses, query ids and dual weights. It does not depend on C, so the next grid
-    point starts from it (with the dual scaled into the new caps)."""
+    their losses, query ids, dual weights and idle ages."""
 
     G: np.ndarray
     loss: np.ndarray
@@ -76,16 +75,6 @@ class WorkingSet:
         self.G, self.loss, self.query = self.G[mask], self.loss[mask], self.query[mask]
         self.alpha, self.age = self.alpha[mask], self.age[mask]
 
-    def capped(self, C: float) -> WorkingSet:
-        """A copy whose dual weights sum to at most C within each query."""
-        alpha = self.alpha.copy()
-        for q in np.unique(self.query):
-            sel = self.query == q
-            total = alpha[sel].sum()
-            if total > C:
-                alpha[sel] *= C / total
-        return WorkingSet(self.G.copy(), self.loss.copy(), self.query.copy(), alpha, self.age.copy())
-
 
 def _slacks(ws: WorkingSet, w: np.ndarray, n_queries: int) -> np.ndarray:
     """Each query's slack: its largest ``max(0, loss - g.w)`` over its cuts."""
@@ -108,12 +97,19 @@ def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 
     start = time.perf_counter()
     E = measure_fn(measure, threshold)
     d = train[0][0].shape[1]
-    warm = None if context is None else context.warm
-    previous = getattr(warm, "info", {}).get("working_set") if warm is not None else None
-    ws = previous.capped(C) if isinstance(previous, WorkingSet) else WorkingSet.empty(d)
-    w = ws.G.T @ ws.alpha
+    # no warm start from the previous grid point: the cuts come from a heuristic oracle, so
+    # carried-over cuts made the answer depend on the grid's order (and, in a test, worse)
+    ws = WorkingSet.empty(d)
+    w = np.zeros(d)
     progress = progress_of(context)
     it, gap, objective = 0, np.inf, 0.0
+    def solve(objective: float) -> np.ndarray:
+        G = ws.G
+        ws.alpha, _ = solve_dual_qp(G @ G.T, ws.loss, "blocks", cap=C, blocks=ws.query, start=ws.alpha,
+                                    abs_tol=eps * max(objective, 1e-12) / 10, max_iter=5000)
+        ws.age = np.where(ws.alpha > 1e-12, 0, ws.age + 1)
+        return G.T @ ws.alpha
+
     while it < rounds:
         it += 1
         xi = _slacks(ws, w, len(train))
@@ -135,17 +131,12 @@ def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 
             progress(it, gap / max(objective, 1e-300))
         if converged(gap, objective, eps) or not ws.loss.shape[0]:
             break
-        G = ws.G
-        ws.alpha, _ = solve_dual_qp(G @ G.T, ws.loss, "blocks", cap=C, blocks=ws.query, start=ws.alpha,
-                                    abs_tol=eps * max(objective, 1e-12) / 10, max_iter=5000)
-        w = G.T @ ws.alpha
-        ws.age = np.where(ws.alpha > 1e-12, 0, ws.age + 1)
+        w = solve(objective)
         ws.keep(ws.age < max_age)
     done = converged(gap, objective, eps)
     conv = Convergence("PermuRank working sets", it, objective, float(gap), eps, done,
                        not done and it >= rounds, time.perf_counter() - start)
-    return LinearModel(w, {"rounds": it, "cuts": int(ws.loss.shape[0]), "convergence": conv.to_dict(),
-                           "working_set": ws})
+    return LinearModel(w, {"rounds": it, "cuts": int(ws.loss.shape[0]), "convergence": conv.to_dict()})
 
 
 # --- config ------------------------------------------------------------------------------

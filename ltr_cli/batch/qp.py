@@ -5,12 +5,16 @@
                                                   or  sum over each block <= C (blocks)
 
 solved by accelerated projected gradient (FISTA) with exact projections and a monotone
-restart. Q is positive semidefinite; the step is 1/L with L its largest eigenvalue.
+restart. Q is positive semidefinite; the step is 1/L with L its largest eigenvalue. The
+iteration runs compiled (:mod:`ltr_cli.kernels.qp`) unless ``LTR_KERNELS=0``; the numpy
+loop here is its reference.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ltr_cli import kernels
 
 
 def project_simplex(v: np.ndarray, z: float = 1.0) -> np.ndarray:
@@ -78,9 +82,19 @@ def solve_dual_qp(
         return best - float(g @ a)
 
     L = float(np.linalg.eigvalsh(Q).max()) if n else 0.0
-    x = proj(np.zeros(n) if start is None else np.asarray(start, dtype=np.float64))
     if L <= 1e-15:  # linear objective: a projected step of any size solves it
         L = 1.0
+    if kernels.ENABLED and n:
+        from ltr_cli.kernels import qp  # numba loads only when a cutting-plane fit runs
+
+        kind = ("simplex", "capped", "blocks").index(constraint)
+        ids = (np.unique(np.asarray(blocks), return_inverse=True)[1].astype(np.int64) if kind == 2
+               else np.zeros(n, np.int64))
+        x0 = np.zeros(n) if start is None else np.asarray(start, dtype=np.float64)
+        x = qp.fista(np.ascontiguousarray(Q, dtype=np.float64), np.asarray(b, dtype=np.float64), kind, float(cap),
+                     ids, int(ids.max()) + 1, x0, L, -1.0 if abs_tol is None else float(abs_tol), tol, max_iter)
+        return x, objective(x)
+    x = proj(np.zeros(n) if start is None else np.asarray(start, dtype=np.float64))
     y, t = x.copy(), 1.0
     for it in range(max_iter):
         x_new = proj(y + (b - Q @ y) / L)

@@ -238,9 +238,11 @@ class _Scanned:
     newlines: int
 
 
-def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dtype: type) -> _Scanned:
+def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dtype: type,
+                bound: int | None = None) -> _Scanned:
     """Scan one piece of whole lines (runs in a worker thread: the kernel releases the GIL).
-    Line numbers are relative to the piece (its first line is 1)."""
+    Line numbers are relative to the piece (its first line is 1). ``d`` columns are kept
+    (0: none); feature indices must be below ``bound`` (default ``d``)."""
     from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_block
 
     max_abs = float(np.finfo(dtype).max)
@@ -251,7 +253,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
         ints = np.empty((5, n_lines), dtype=np.int64)  # lineno, qid start, qid end, tokens, last col
         slow = np.empty((4, slow_cap), dtype=np.int64)
         rows, n_slow, status, end_line = scan_block(
-            buf, mode, base, d, X, label, ints[0], ints[1], ints[2], ints[3], ints[4],
+            buf, mode, base, d if bound is None else bound, X, label, ints[0], ints[1], ints[2], ints[3], ints[4],
             slow, 1, max_abs)
         if status != SLOW_FULL:
             break
@@ -270,7 +272,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
             label[r] = value
         elif abs(value) > max_abs:
             raise Irregular(int(ints[0, r]))  # beyond the storage dtype's range
-        else:
+        elif d:
             X[r, c] = value
     X = X[:rows]
     return _Scanned(buf, rows, X, label[:rows], ints[0, :rows], ints[1], ints[2], ints[3, :rows], ints[4, :rows],
@@ -297,6 +299,7 @@ def fast_query_rows(
     block_bytes: int = 16 << 20,
     piece_bytes: int | None = None,
     row_budget_bytes: int = 32 << 20,
+    labels_only: bool = False,
 ) -> Iterator[QueryRows]:
     """Queries of ``reader``'s file in order, parsed by the compiled scanner.
 
@@ -304,7 +307,9 @@ def fast_query_rows(
     about ``row_budget_bytes`` of dense rows and at most 4 MB) that worker threads scan
     while earlier pieces are grouped into queries; at most a few pieces are in flight, so memory does not grow with
     the file. Raises :class:`Irregular` where the reference parser must take over (the
-    caller has to skip the queries already yielded).
+    caller has to skip the queries already yielded). ``labels_only``: rows without
+    features (``X`` has no columns; features are still checked, against ``n_features``
+    when it is known).
     """
     from collections import deque
 
@@ -312,9 +317,12 @@ def fast_query_rows(
 
     opts = reader.options
     d = opts.n_features
-    if d is None:
+    bound = d
+    if labels_only:
+        d, bound = 0, d if d is not None else (1 << 31)
+    elif d is None:
         raise ValueError("the fast path needs n_features")
-    cap_rows = max(1, row_budget_bytes // (d * np.dtype(dtype).itemsize))
+    cap_rows = max(1, row_budget_bytes // (max(d, 1) * np.dtype(dtype).itemsize))
     grouper: _Grouper | None = None
     line = 1
     pool = _executor()
@@ -358,7 +366,7 @@ def fast_query_rows(
                         b = data.find(b"\n", b, finish) + 1
                     n_lines = 2 * cap_rows + 1
                 pending.append(pool.submit(_scan_piece, arr[a:b], n_lines, grouper.mode, opts.index_base, d,
-                                           dtype))
+                                           dtype, bound))
                 a = b
                 while len(pending) > SCAN_THREADS + 1:
                     line = yield from grouper.add(pending.popleft().result(), line)

@@ -152,7 +152,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
                slow, first_line, max_abs):
     """Parse every line of ``buf`` (uint8, whole lines) into the preallocated outputs.
 
-    ``X`` (rows, n_features) must be zero-filled; row r gets the r-th data line (blank and
+    ``X`` (rows, n_features) must be zero-filled, or have no columns (then features are
+    checked, indices against ``n_features``, but not kept); row r gets the r-th data line (blank and
     comment-only lines are skipped); ``ntok[r]`` counts its feature tokens (explicit zeros
     included) and ``lastcol[r]`` is its largest 0-based column (-1 if none). A value
     beyond ``max_abs`` (the storage dtype's largest finite number) is irregular. Returns ``(rows, n_slow, status, bad_line)``; status
@@ -241,7 +242,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
             else:
                 if abs(value) > max_abs:
                     return rows, n_slow, IRREGULAR, line
-                X[r, col] = value
+                if X.shape[1]:  # no columns: labels and qids only, features checked not kept
+                    X[r, col] = value
             while i < end and _is_space(buf[i]):
                 i += 1
         # comment
@@ -295,3 +297,44 @@ def query_starts(buf, qid_start, qid_end, rows, prev):
             out[n] = r
             n += 1
     return out[:n]
+
+
+@njit(cache=_CACHE, nogil=True)
+def scan_scores(buf, out, slow, max_line_bytes):
+    """One number per line (``ltr eval``'s score files): the first whitespace-separated
+    token of each line into ``out``. Returns ``(n, n_slow, status, line)``; any line the
+    reference reader might treat otherwise (blank, not a plain number, too long) is
+    :data:`IRREGULAR` at ``line``; numbers outside the exact fast path are listed in
+    ``slow`` (2, capacity: line index, start byte; end byte in row 1 of the next column)."""
+    end = buf.shape[0]
+    pow10 = _POW10
+    i = 0
+    n = 0
+    n_slow = 0
+    while i < end:
+        line_start = i
+        while i < end and _is_space(buf[i]):
+            i += 1
+        if i >= end or buf[i] == 10:
+            return n, n_slow, IRREGULAR, n + 1
+        start = i
+        value, i, status = _number(buf, i, end, pow10)
+        if status < 0 or (i < end and not (_is_space(buf[i]) or buf[i] == 10)):
+            return n, n_slow, IRREGULAR, n + 1
+        if status == 1:
+            if n_slow >= slow.shape[1]:
+                return n, n_slow, SLOW_FULL, n + 1
+            slow[0, n_slow] = n
+            slow[1, n_slow] = start
+            slow[2, n_slow] = i
+            n_slow += 1
+        if n >= out.shape[0]:
+            return n, n_slow, IRREGULAR, n + 1
+        out[n] = value
+        n += 1
+        while i < end and buf[i] != 10:
+            i += 1
+        if i - line_start > max_line_bytes:
+            return n, n_slow, IRREGULAR, n
+        i += 1
+    return n, n_slow, 0, n

@@ -40,6 +40,8 @@ class DatasetInfo:
     label_levels: tuple[float, ...] = (0, 1, 2, 3, 4)
     label_probs: tuple[float, ...] = (0.5, 0.3, 0.13, 0.05, 0.02)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # the evaluation convention of the dataset's own scripts (a name of ltr_cli.convention_table)
+    convention: str = "mslr"
 
     def path_for(self, root: Path, split: str, fold: int | None = None) -> Path:
         if split not in self.files:
@@ -120,7 +122,7 @@ DATASETS: dict[str, DatasetInfo] = {
             notes=("no qid: token; the qid is the trailing '# <qid>' comment", "qids are not sorted"),
         ),
         DatasetInfo(
-            name="letor3-ohsumed", title="LETOR 3.0 OHSUMED", n_features=45, index_base=1,
+            name="letor3-ohsumed", convention="letor3", title="LETOR 3.0 OHSUMED", n_features=45, index_base=1,
             labels="integer 0-2", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR3_FILES,
             obtain="Download OHSUMED from Microsoft Research's LETOR 3.0 page and unpack "
             "QueryLevelNorm so that Fold1/trainingset.txt lies under the root.",
@@ -129,7 +131,7 @@ DATASETS: dict[str, DatasetInfo] = {
             notes=("MAP treats labels 1 and 2 as relevant",),
         ),
         DatasetInfo(
-            name="letor3-td2003", title="LETOR 3.0 TD2003 (.gov)", n_features=64, index_base=1,
+            name="letor3-td2003", convention="letor3", title="LETOR 3.0 TD2003 (.gov)", n_features=64, index_base=1,
             labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR3_FILES,
             obtain="Download Gov/TD2003 from Microsoft Research's LETOR 3.0 page and unpack "
             "QueryLevelNorm so that Fold1/trainingset.txt lies under the root.",
@@ -137,14 +139,14 @@ DATASETS: dict[str, DatasetInfo] = {
             notes=("Feature_null variant has literal NULL values",),
         ),
         DatasetInfo(
-            name="letor3-td2004", title="LETOR 3.0 TD2004 (.gov)", n_features=64, index_base=1,
+            name="letor3-td2004", convention="letor3", title="LETOR 3.0 TD2004 (.gov)", n_features=64, index_base=1,
             labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR3_FILES,
             obtain="Download Gov/TD2004 from Microsoft Research's LETOR 3.0 page and unpack "
             "QueryLevelNorm so that Fold1/trainingset.txt lies under the root.",
             docs_per_query=990.0, queries=75, label_levels=(0, 1), label_probs=(0.988, 0.012),
         ),
         DatasetInfo(
-            name="letor4-mq2007", title="LETOR 4.0 MQ2007", n_features=46, index_base=1,
+            name="letor4-mq2007", convention="letor4", title="LETOR 4.0 MQ2007", n_features=46, index_base=1,
             labels="integer 0-2", qid_source="token", folds=(1, 2, 3, 4, 5), files=_MSLR_FILES,
             obtain="Download MQ2007.rar from Microsoft Research's LETOR 4.0 page and unpack it "
             "so that Fold1/train.txt lies under the root.",
@@ -152,7 +154,7 @@ DATASETS: dict[str, DatasetInfo] = {
             label_levels=(0, 1, 2), label_probs=(0.74, 0.19, 0.07),
         ),
         DatasetInfo(
-            name="letor4-mq2008", title="LETOR 4.0 MQ2008", n_features=46, index_base=1,
+            name="letor4-mq2008", convention="letor4", title="LETOR 4.0 MQ2008", n_features=46, index_base=1,
             labels="integer 0-2", qid_source="token", folds=(1, 2, 3, 4, 5), files=_MSLR_FILES,
             obtain="Download MQ2008.rar from Microsoft Research's LETOR 4.0 page and unpack it "
             "so that Fold1/train.txt lies under the root.",

@@ -18,6 +18,7 @@ import numpy as np
 
 from ltr_cli.data.cache import CacheInvalid
 from ltr_cli.data.identity import check_unchanged, file_identity, require_regular
+from ltr_cli.data.normalize import query_level
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.registry import get_dataset, resolve_files
@@ -49,6 +50,7 @@ class QuerySource:
     group_files: list[Path] | None = None  # one per file, for qid source "group"
     storage: str = "float64"  # dtype of X for file data
     cache_dir: Path | None = None  # binary cache of parsed files (None: parse every time)
+    normalize: str = "none"  # "query-level": each query's rows scaled to [0, 1] per feature
     _opened: dict[int, Any] = field(default_factory=dict, repr=False)  # unit -> open CachedFile
     _identities: dict[Path, dict[str, Any]] = field(default_factory=dict, repr=False)  # uncached reads
 
@@ -103,6 +105,8 @@ class QuerySource:
             stream = SVMLightReader(self.files[unit], self._options(unit)).dense_queries(np.dtype(self.storage).type)
         prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
         for q in stream:
+            if self.normalize == "query-level":
+                q = Query(qid=q.qid, X=query_level(q.X).astype(q.X.dtype, copy=False), y=q.y, line=q.line)
             yield Query(qid=prefix + q.qid, X=q.X, y=q.y, line=q.line) if prefix else q
         for p in watched:
             check_unchanged(p, self._identities[p]["stat"])
@@ -191,7 +195,7 @@ def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySou
                              qid_source=info.qid_source,
                              null_value=spec.null_value, split_qids=spec.split_qids, **spec.limits())
         return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts,
-                           storage=spec.storage, cache_dir=cache_dir)
+                           storage=spec.storage, cache_dir=cache_dir, normalize=spec.normalize)
     if kind == "files":
         for p in list(spec.files) + list(spec.group_files or []):
             if not p.exists():
@@ -202,7 +206,7 @@ def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySou
                              split_qids=spec.split_qids, **spec.limits())
         return QuerySource(spec.features, "files", list(spec.files), "files", opts,
                            group_files=list(spec.group_files) if spec.group_files else None,
-                           storage=spec.storage, cache_dir=cache_dir)
+                           storage=spec.storage, cache_dir=cache_dir, normalize=spec.normalize)
     raise TypeError(f"unsupported dataset spec {type(spec).__name__}")
 
 

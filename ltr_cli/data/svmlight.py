@@ -157,6 +157,23 @@ class SVMLightReader:
             else:
                 yield Query(qid=item.qid, X=item.X, y=item.y, line=item.line)
 
+    def labelled_queries(self) -> Iterator[tuple[str, np.ndarray, int]]:
+        """``(qid, labels, first line)`` per query in file order: the compiled scanner
+        checks every line as :meth:`sparse_queries` would but keeps no features (so no
+        width is needed), and the reference parse takes over at the first irregular line."""
+        done = 0
+        if self.options.engine == "auto":
+            try:
+                for rows in fast_query_rows(self, np.float64, labels_only=True):
+                    yield rows.qid, rows.y, rows.line
+                    done += 1
+                return
+            except Irregular:
+                pass
+        for i, sq in enumerate(self.sparse_queries()):
+            if i >= done:
+                yield sq.qid, sq.y, sq.line
+
     def summaries(self) -> Iterator[tuple[str, np.ndarray, int, int, int]]:
         """``(qid, labels, first line, feature tokens, largest 0-based column or -1)`` per
         query, for inspection (explicit zeros count as tokens)."""

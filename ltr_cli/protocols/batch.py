@@ -15,12 +15,14 @@ import pandas as pd
 
 from ltr_cli.batch.common import rank
 from ltr_cli.batch.convergence import Convergence, FitContext
-from ltr_cli.conventions import Convention, average_metrics, evaluate_query
+from ltr_cli.conventions import Convention
 from ltr_cli.cv_checkpoint import FoldCheckpoint
 from ltr_cli.cv_folds import Fold, split_queries
+from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
 from ltr_cli.metrics import Measure
 from ltr_cli.schema import BatchLearnerConfig
+from ltr_cli.stacked_evaluation import evaluate_lists
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
 MODEL_INFO = ("selected_features", "rounds")
@@ -30,8 +32,7 @@ TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@
 
 def evaluate(model: Any, queries: list, conv: Convention) -> dict[str, float | None]:
     """Mean test measures of ``model`` on ``[(X, y), ...]`` under a convention."""
-    per_query = [evaluate_query(model.scores(X), y, conv) for X, y in queries]
-    return average_metrics(per_query, conv)
+    return evaluate_lists([(model.scores(X), y) for X, y in queries], conv)
 
 
 def _vali_score(model: Any, queries: list, conv: Convention, key: str, measure: Measure | None) -> float:
@@ -46,7 +47,7 @@ def _vali_score(model: Any, queries: list, conv: Convention, key: str, measure: 
 
 
 def _select_key(select_by: str) -> str:
-    return "ap" if select_by == "map" else select_by
+    return "ap" if select_by in ("map", "ap") else select_by
 
 
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select_by: str,
@@ -71,7 +72,7 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
 def run_cv(
     folds: list[Fold], estimator: BatchLearnerConfig, select_by: str, conv: Convention,
     hooks: CVHooks | None = None, measure: Measure | None = None,
-    checkpoint: FoldCheckpoint | None = None,
+    checkpoint: FoldCheckpoint | None = None, normalize: str = "none",
 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """One estimator through every fold: each grid point is fitted on train and scored
     by ``select_by`` on vali; the first best is evaluated on test. Returns the per-fold
@@ -79,26 +80,35 @@ def run_cv(
     fit's convergence record). ``hooks`` reports progress, one line per fit and a warning
     per fit that stopped at its iteration cap; ``measure`` computes ``select_by`` when the
     convention does not report it (NERU, ERU, NDCG over the whole list); ``checkpoint``
-    holds folds finished earlier (they are not fitted again) and receives each new one."""
+    holds folds finished earlier (they are not fitted again) and receives each new one.
+    ``normalize``: ``zscore`` is fitted on each fold's train split and applied to all three
+    (``query-level`` rows arrive normalised); each fold's model records it for ``ltr score``."""
     hooks = hooks or CVHooks()
     key = _select_key(select_by)
     done = checkpoint.folds if checkpoint is not None else {}
     rows, grids = [], []
+    odd_labels = 0
     models: dict[str, Any] = {}
     start = time.perf_counter()
     for fold in folds:
         fold_key = str(fold.number)
         if fold_key not in done:
             train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
+            normalizer = Normalizer.fit(normalize, train)
+            if normalizer.kind == "zscore":
+                train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
             tried = _fit_grid(fold, train, vali, estimator, select_by, conv, measure, hooks)
             best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
             metrics = evaluate(best["model"], test, conv)
-            record = {
+            odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
+            record: dict[str, Any] = {
+                "odd_labels": odd,
                 "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
                         **{m: metrics.get(m) for m in TEST_METRICS}},
                 "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
                                                          "convergence": r["convergence"]} for r in tried]},
                 "model": {**best["model"].to_dict(), "params": best["params"],
+                          **({"normalize": normalizer.to_dict()} if normalizer.kind != "none" else {}),
                           **{k: v for k, v in best["model"].info.items() if k in MODEL_INFO},
                           "fits": [{"params": r["params"], "convergence": r["convergence"]} for r in tried]},
             }
@@ -107,10 +117,14 @@ def run_cv(
         else:
             record = done[fold_key]
             hooks.skip_fold(fold.number, len(estimator.grid_points()))
+        odd_labels += int(record.get("odd_labels", 0))
         rows.append(record["row"])
         grids.append(record["grid"])
         models[fold_key] = record["model"]
     hooks.close()
+    if odd_labels:
+        hooks.warn(conv.outside_gain_table_warning(odd_labels, "vali and test documents")
+                   + f" (cv.convention: {conv.name}; another convention may suit these labels)")
     table = pd.DataFrame(rows)
     summary = {
         "protocol": "batch-cv",
@@ -120,6 +134,7 @@ def run_cv(
         "metrics": {m: float(np.mean([r[m] for r in rows if r[m] is not None])) for m in TEST_METRICS},
         "per_fold": rows,
         "grid": grids,
+        "labels_outside_gain_table": odd_labels,
         "fits_at_cap": sum(1 for g in grids for r in g["tried"] if (r.get("convergence") or {}).get("at_cap")),
         "wall_seconds": round(time.perf_counter() - start, 3),
     }

@@ -24,6 +24,9 @@ class CVHooks:
 
             self._bar = tqdm(total=total, unit="fit", dynamic_ncols=True, leave=False)
 
+    def warn(self, line: str) -> None:
+        self._warn(line)
+
     def start_fit(self, fold: int | None, params: dict[str, Any]) -> None:
         self._what = f"fold {fold} " + " ".join(f"{k}={v:g}" for k, v in params.items())
         if self._bar is not None:

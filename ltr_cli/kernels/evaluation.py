@@ -1,0 +1,109 @@
+"""Every query's evaluation measures in one compiled call (reference:
+:func:`ltr_cli.conventions.evaluate_query`, one query at a time in numpy).
+
+Layout: documents stacked by query, query q owns ``offsets[q]:offsets[q+1]``; ``s`` (N,)
+scores, ``y`` (N,) labels, ``gain`` (N,) each document's gain and ``rel`` (N,) whether it
+is relevant, both computed beforehand by the convention (numpy), as are the discount
+tables ``disc`` (1/log2(i+1), paper) and ``letor_disc`` (LETOR's), so every gain and
+discount is the reference's very number.
+
+Output ``values`` (Q, 2P+1[+1]) in the reference's key order: ndcg@1..P, ap, p@1..P,
+[mean_ndcg]; ``defined`` marks the values the convention defines (False: the reference's
+None, a LETOR-3 cut-off beyond the list). NaN is the ``skip`` policy's "no value".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ltr_cli.kernels._numba import _CACHE, njit
+
+INPUT_ORDER = 0
+REVERSE_INPUT = 1
+PESSIMISTIC = 2
+
+
+@njit(cache=_CACHE)
+def _ranking(s, y, ties):
+    """Document indices by descending score under a deterministic tie policy."""
+    m = s.shape[0]
+    if ties == INPUT_ORDER:
+        return np.argsort(-s, kind="mergesort")
+    if ties == REVERSE_INPUT:
+        return np.argsort(s, kind="mergesort")[::-1].copy()
+    # pessimistic: score descending, then label ascending, then index
+    order = np.argsort(y, kind="mergesort")
+    by_score = np.argsort(-s[order], kind="mergesort")
+    out = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        out[i] = order[by_score[i]]
+    return out
+
+
+@njit(cache=_CACHE)
+def evaluate_queries(s, y, gain, rel, offsets, P, ties, letor, disc, letor_disc, no_rel_value, zero_value,
+                     beyond_omit, mean_ndcg):
+    Q = offsets.shape[0] - 1
+    cols = 2 * P + 1 + (1 if mean_ndcg else 0)
+    values = np.zeros((Q, cols))
+    defined = np.ones((Q, cols), dtype=np.bool_)
+    for q in range(Q):
+        a = offsets[q]
+        b = offsets[q + 1]
+        m = b - a
+        r = _ranking(s[a:b], y[a:b], ties)
+        g = gain[a:b]
+        rl = rel[a:b]
+        ideal_gain = -np.sort(-g)
+        if not letor:
+            for k in range(1, P + 1):
+                n = min(k, m)
+                ideal = 0.0
+                for i in range(n):
+                    ideal += ideal_gain[i] * disc[i]
+                if ideal <= 0.0:
+                    values[q, k - 1] = no_rel_value
+                else:
+                    dcg = 0.0
+                    for i in range(n):
+                        dcg += g[r[i]] * disc[i]
+                    values[q, k - 1] = dcg / ideal
+        else:
+            n_pos = max(m, P)
+            dcg = 0.0
+            ideal = 0.0
+            ndcg_sum = 0.0
+            for i in range(n_pos):
+                if i < m:
+                    dcg += g[r[i]] * letor_disc[i]
+                    ideal += ideal_gain[i] * letor_disc[i]
+                value = dcg / ideal if ideal > 0 else zero_value
+                if i < m:
+                    ndcg_sum += value
+                if i < P:
+                    if i < m:
+                        values[q, i] = value
+                    elif beyond_omit:
+                        defined[q, i] = False
+                    else:
+                        values[q, i] = 0.0
+            if mean_ndcg:
+                values[q, 2 * P + 1] = ndcg_sum / m if m else 0.0
+        hits = 0
+        total = 0.0
+        for i in range(m):
+            if rl[r[i]]:
+                hits += 1
+                total += hits / (i + 1)
+            if i < P:
+                values[q, P + 1 + i] = hits / (i + 1)
+        if hits:
+            values[q, P] = total / hits
+        else:
+            values[q, P] = zero_value if letor else no_rel_value
+        for k in range(m + 1, P + 1):
+            if letor and beyond_omit:
+                defined[q, P + k] = False
+            else:
+                values[q, P + k] = hits / k
+    return values, defined
