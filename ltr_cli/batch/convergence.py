@@ -44,8 +44,8 @@ class Convergence:
         rel = float("inf") if self.gap is None or self.objective is None else \
             self.gap / max(abs(self.objective), 1e-300)
         return (f"{self.solver} stopped at its cap of {self.iterations} iterations before converging "
-                f"(relative gap {rel:.2g} > tolerance {self.tolerance:g}); raise max_iter or eps, or "
-                "normalise the features")
+                f"(relative gap {rel:.2g} > tolerance {self.tolerance:g}); raise its cap (max_iter, or "
+                "rounds for PermuRank) or eps, or normalise the features (dataset.normalize)")
 
 
 def converged(gap: float, objective: float, tolerance: float) -> bool:

@@ -161,18 +161,8 @@ class SVMLightReader:
         """``(qid, labels, first line)`` per query in file order: the compiled scanner
         checks every line as :meth:`sparse_queries` would but keeps no features (so no
         width is needed), and the reference parse takes over at the first irregular line."""
-        done = 0
-        if self.options.engine == "auto":
-            try:
-                for rows in fast_query_rows(self, np.float64, labels_only=True):
-                    yield rows.qid, rows.y, rows.line
-                    done += 1
-                return
-            except Irregular:
-                pass
-        for i, sq in enumerate(self.sparse_queries()):
-            if i >= done:
-                yield sq.qid, sq.y, sq.line
+        for item in self._fast_or_reference(np.float64, labels_only=True):
+            yield item.qid, item.y, item.line
 
     def summaries(self) -> Iterator[tuple[str, np.ndarray, int, int, int]]:
         """``(qid, labels, first line, feature tokens, largest 0-based column or -1)`` per
@@ -184,13 +174,14 @@ class SVMLightReader:
             else:
                 yield item.qid, item.y, item.line, item.tokens, item.max_col
 
-    def _fast_or_reference(self, dtype: type) -> Iterator[Any]:
+    def _fast_or_reference(self, dtype: type, labels_only: bool = False) -> Iterator[Any]:
         """Fast-path ``QueryRows`` while the file is regular, then reference
-        :class:`SparseQuery` objects for the rest (the same queries either way)."""
+        :class:`SparseQuery` objects for the rest (the same queries either way).
+        ``labels_only``: fast rows keep no features (no width needed)."""
         done = 0
-        if self.options.engine == "auto" and self.options.n_features is not None:
+        if self.options.engine == "auto" and (labels_only or self.options.n_features is not None):
             try:
-                for rows in fast_query_rows(self, dtype):
+                for rows in fast_query_rows(self, dtype, labels_only=labels_only):
                     yield rows
                     done += 1
                 return

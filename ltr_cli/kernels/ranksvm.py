@@ -35,6 +35,15 @@ def _centred(s, a, b):
 
 
 @njit(cache=_CACHE)
+def _query(s, y, offsets, order, q):
+    """Query q's start, size, centred scores, score order, label levels and work arrays."""
+    a = offsets[q]
+    m = offsets[q + 1] - a
+    return (a, m, _centred(s, a, a + m), order[a:a + m], np.unique(y[a:a + m]), np.empty(m, dtype=np.int64),
+            np.empty(m, dtype=np.int64))
+
+
+@njit(cache=_CACHE)
 def _split_level(order, y, a, level, low, up):
     """Fill ``low`` (labels below ``level``) and ``up`` (labels equal to it) with the
     query's local indices in ascending score order; return their counts."""
@@ -110,14 +119,7 @@ def squared_hinge_hessvec(s, y, offsets, order, v):
     n = s.shape[0]
     out = np.zeros(n)
     for q in range(offsets.shape[0] - 1):
-        a = offsets[q]
-        b = offsets[q + 1]
-        m = b - a
-        c = _centred(s, a, b)
-        o = order[a:b]
-        levels = np.unique(y[a:b])
-        low = np.empty(m, dtype=np.int64)
-        up = np.empty(m, dtype=np.int64)
+        a, m, c, o, levels, low, up = _query(s, y, offsets, order, q)
         suf = np.empty(m + 1)
         for li in range(1, levels.shape[0]):
             nl, nu = _split_level(o, y, a, levels[li], low, up)
@@ -150,14 +152,7 @@ def squared_hinge_hess_diag(X, s, y, offsets, order):
     d = X.shape[1]
     out = np.zeros(d)
     for q in range(offsets.shape[0] - 1):
-        a = offsets[q]
-        b = offsets[q + 1]
-        m = b - a
-        c = _centred(s, a, b)
-        o = order[a:b]
-        levels = np.unique(y[a:b])
-        low = np.empty(m, dtype=np.int64)
-        up = np.empty(m, dtype=np.int64)
+        a, m, c, o, levels, low, up = _query(s, y, offsets, order, q)
         suf1 = np.empty((m + 1, d))
         suf2 = np.empty((m + 1, d))
         for li in range(1, levels.shape[0]):
