@@ -223,7 +223,8 @@ def _run_batch_learner(
         table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks, measure,
                                         checkpoint, dataset.normalize)
         outcome = _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
-            "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity},
+            "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity,
+                        "normalize": dataset.normalize},
             "conventions": {**CONVENTIONS[cv.convention].describe(), "evaluation": cv.convention,
                             "selection": f"vali {cv.select_by}",
                             "ties": "stable: descending score, then document order"},
@@ -349,6 +350,7 @@ def _run_locked(
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
     outcome = _record(spec, name, lspec, run_id, run_dir, result.rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
+                    "normalize": source.normalize,
                     "fingerprint": source.identity()},
         "conventions": _conventions(spec),
         "learner_conventions": {**lspec.describe(), **learner.resolved_settings()},

@@ -235,3 +235,31 @@ learners: {{a: {{type: adarank, measure: ap}}}}
     assert len(warning) == 1 and warning[0].startswith("ltr: warning: 3 vali and test documents")
     summary = json.loads((Path(res.stdout.split()[0]) / "summary.json").read_text())
     assert summary["labels_outside_gain_table"] == 3 and summary["convention"] == "letor3"
+
+
+def test_an_online_run_normalises_per_query_and_saves_it(tmp_path):
+    from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+    from ltr_cli.data.registry import get_dataset
+
+    data = tmp_path / "d.txt"
+    queries = list(shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(5, 8, seed=1)))
+    write_svmlight(data, iter(queries), qid_style="token")
+    cfg = tmp_path / "o.yaml"
+    cfg.write_text(f"""experiment: o
+dataset: {{kind: files, files: [{data}], features: 136, normalize: query-level}}
+learners: {{s: {{type: slam-perceptron}}}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 0, res.stderr
+    run = Path(res.stdout.split()[0])
+    models = json.loads((run / "models.json").read_text())
+    assert models["final"]["normalize"] == {"kind": "query-level"}
+    assert json.loads((run / "manifest.json").read_text())["dataset"]["normalize"] == "query-level"
+    out = tmp_path / "scores.txt"
+    assert runner.invoke(app, ["score", str(run), str(data), "--out", str(out)]).exit_code == 0
+    w = np.asarray(models["final"]["w"])
+    from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
+
+    written = list(SVMLightReader(data, ReaderOptions(n_features=136)))  # as the file holds them
+    np.testing.assert_allclose(np.loadtxt(out), np.concatenate([query_level(q.X) @ w for q in written]),
+                               rtol=1e-8, atol=1e-9)
