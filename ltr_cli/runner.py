@@ -220,8 +220,16 @@ def _run_batch_learner(
             log(f"starting over: the fold checkpoint {checkpoint.path} of an interrupted run is replaced "
                 "(--resume continues it instead)")
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
-        table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks, measure,
-                                        checkpoint, dataset.normalize)
+        try:
+            table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks,
+                                            measure, checkpoint, dataset.normalize)
+        except KeyboardInterrupt:
+            hooks.close()
+            saved = sorted(checkpoint.folds)
+            print(f"ltr: interrupted: {name}: " + (
+                f"fold(s) {', '.join(saved)} saved in {checkpoint.path}; continue with: "
+                f"{_resume_command(argv)}" if saved else "no fold had finished, nothing saved"), file=sys.stderr)
+            raise
         outcome = _record(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
             "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity,
                         "normalize": dataset.normalize},
@@ -232,6 +240,16 @@ def _run_batch_learner(
         }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
         checkpoint.remove()
         return outcome
+
+
+def _resume_command(argv: list[str] | None) -> str:
+    """The command line that continues this run: the same arguments with ``--resume``."""
+    import shlex
+
+    args = list(argv or sys.argv)[1:]
+    if "--resume" not in args:
+        args.append("--resume")
+    return " ".join(["ltr"] + [shlex.quote(a) for a in args])
 
 
 def _record(
