@@ -239,6 +239,13 @@ class CVSpec(Strict):
             Measure(v)  # one parser of metric names (ValueError names the known ones)
         return v
 
+class PlotSpec(Strict):
+    """How ``ltr plot`` draws this experiment's runs (not part of run ids)."""
+
+    max_rounds: int | None = Field(None, gt=0, description="x-range: the first N rounds (e.g. the paper figure's); "
+                                   "ltr plot --max-rounds overrides it")
+
+
 class CacheSpec(Strict):
     enabled: bool = Field(True, description="keep a binary cache of parsed data files")
     dir: LaxPath | None = Field(None, description="where (default: <output>/.cache)")
@@ -259,6 +266,7 @@ class ExperimentSpec(Strict):
     learners: dict[str, LearnerSpec] = Field(min_length=1)
     output: LaxPath = Path("results")
     cache: CacheSpec = CacheSpec()
+    plot: PlotSpec = PlotSpec()
     cv: CVSpec | None = Field(None, description="batch k-fold protocol (batch learners only)")
     sweep: dict[str, list[Any]] | None = Field(
         None, description="grid over config keys for `ltr sweep`, e.g. learners.slam.step.eta: [0.1, 1]")
@@ -361,6 +369,7 @@ class ExperimentSpec(Strict):
         data["learners"] = {learner: data["learners"][learner]}
         data.pop("output", None)
         data.pop("cache", None)  # where parsed files are kept does not change results
+        data.pop("plot", None)  # how runs are drawn does not change them
         data.pop("description", None)
         data.pop("seeds", None)
         data.pop("sweep", None)

@@ -1,7 +1,9 @@
 """``ltr plot``: time-averaged metric vs. iteration, one line per run (paper figure style).
 
 Legend entries read ``<learner label>:<METRIC>`` (e.g. ``SLAM:NDCG@10``), one figure per
-experiment and metric, written as PNG and PDF.
+experiment and metric, written as PNG and PDF (TrueType fonts). Colours, markers, limits
+and titles: :mod:`ltr_cli.plot_style`. The x-range is ``--max-rounds``, else the config's
+``plot.max_rounds`` (the paper figure's range), else every round.
 
 File names are made from the experiment name and the metric, both validated when the runs
 were read (:func:`ltr_cli.results.read_run`), and every file is written through
@@ -21,6 +23,7 @@ import numpy as np
 from ltr_cli.errors import ResultsError
 from ltr_cli.metrics import time_average
 from ltr_cli.outputs import output_path, write_file
+from ltr_cli.plot_style import LINESTYLES, TRUETYPE, converged_limits, mark_every, role_style, same_as, title
 from ltr_cli.results import Run, group_seeds
 
 _NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
@@ -32,7 +35,7 @@ def _plain(text: str) -> str:
 
 
 def _savefig(fig: Any, ext: str, path: Path) -> None:
-    fig.savefig(path, format=ext, dpi=150)
+    fig.savefig(path, format=ext, dpi=150, bbox_inches="tight")
 
 
 def _save(fig: Any, out_dir: Path, stem: str) -> list[Path]:
@@ -86,38 +89,69 @@ def plot_runs(
         raise ResultsError(f"{out_dir}: cannot create the plot folder ({exc.strerror})") from None
     written: list[Path] = []
     for experiment, metric, have in plan:
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        learners = _group_by_learner(have)
-        labels = [members[0].label for members in learners.values()]
-        for i, (_, seeds) in enumerate(sorted(learners.items(), key=lambda kv: kv[1][0].label)):
-            t, curves = seed_curves(seeds, metric, max_rounds)
-            mean = np.nanmean(curves, axis=0)
-            n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
-            label = seeds[0].label
-            if labels.count(label) > 1:  # same learner, other settings: say which
-                label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
-            marks = sorted({m for run in seeds for m in run.marks})
-            if marks:  # NaN weights, SmoothDCG direction: visible in the legend
-                label += f" ({'; '.join(marks)})"
-            ax.plot(t, mean, color=f"C{i}", lw=1.6, label=_plain(f"{label}:{metric.upper()}{n}"))
-            if len(seeds) > 1 and band != "none":
-                if band == "std":
-                    sd = np.nanstd(curves, axis=0)
-                    lo, hi = mean - sd, mean + sd
-                else:
-                    lo, hi = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
-                ax.fill_between(t, lo, hi, color=f"C{i}", alpha=0.2, lw=0)
-        ax.set_xlabel("Iteration")
-        ax.set_ylabel(f"Time averaged {metric.upper()}")
-        ax.set_title(_plain(experiment))
-        ax.grid(True, alpha=0.3)
-        ax.legend(loc="lower right", fontsize=8)
-        fig.tight_layout()
-        try:
-            written += _save(fig, out_dir, _stem(experiment, metric))
-        finally:
-            plt.close(fig)
+        with matplotlib.rc_context({"pdf.fonttype": TRUETYPE, "ps.fonttype": TRUETYPE}):
+            written += _draw(plt, experiment, metric, have, out_dir, max_rounds, band)
     return written
+
+
+def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path, max_rounds: int | None,
+          band: str) -> list[Path]:
+    """One figure: every learner's mean curve in its role's colour and marker (seeds as a
+    band), the legend outside the axes, y-limits from the converged part."""
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
+    learners = sorted(_group_by_learner(have).values(), key=lambda seeds: seeds[0].label)
+    labels = [seeds[0].label for seeds in learners]
+    means, names = [], []
+    for seeds in learners:
+        t, curves = seed_curves(seeds, metric, max_rounds or _config_rounds(seeds[0]))
+        means.append((t, curves))
+        label = seeds[0].label
+        if labels.count(label) > 1:  # same learner, other settings: say which
+            label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
+        marks = sorted({m for run in seeds for m in run.marks})
+        if marks:  # NaN weights, SmoothDCG direction: visible in the legend
+            label += f" ({'; '.join(marks)})"
+        names.append(label)
+    mean_curves = [np.nanmean(curves, axis=0) for _, curves in means]
+    twins = same_as(mean_curves, names)
+    seen: dict[str, int] = {}
+    for i, (seeds, (t, curves), mean, label, twin) in enumerate(zip(learners, means, mean_curves, names, twins)):
+        role = str(seeds[0].summary.get("role") or seeds[0].label)
+        color, marker = role_style(role)
+        style = LINESTYLES[seen.get(role, 0) % len(LINESTYLES)]
+        seen[role] = seen.get(role, 0) + 1
+        n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
+        note = f" (= {twin}, drawn on top)" if twin else ""
+        ax.plot(t, mean, color=color, ls=style, lw=1.6, marker=marker, ms=5,
+                markevery=mark_every(i, len(learners), len(t)),
+                label=_plain(f"{label}:{metric.upper()}{n}{note}"))
+        if len(seeds) > 1 and band != "none":
+            if band == "std":
+                sd = np.nanstd(curves, axis=0)
+                lo, hi = mean - sd, mean + sd
+            else:
+                lo, hi = np.nanmin(curves, axis=0), np.nanmax(curves, axis=0)
+            ax.fill_between(t, lo, hi, color=color, alpha=0.2, lw=0)
+    limits = converged_limits(mean_curves)
+    if limits is not None:
+        ax.set_ylim(*limits)
+    ax.set_xlabel("Iteration")
+    ax.set_ylabel(f"Time averaged {metric.upper()}")
+    ax.set_title(_plain(title(have, experiment)), fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.tight_layout()
+    try:
+        return _save(fig, out_dir, _stem(experiment, metric))
+    finally:
+        plt.close(fig)
+
+
+def _config_rounds(run: Run) -> int | None:
+    """The x-range a config asks for (``plot.max_rounds``, e.g. the paper figure's)."""
+    plot = run.config.get("plot") if isinstance(run.config, dict) else None
+    value = plot.get("max_rounds") if isinstance(plot, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 _EXTS = ("png", "pdf")
@@ -187,8 +221,8 @@ def plot_theory(runs: list[Run], out_dir: Path) -> list[Path]:
     written: list[Path] = []
     for experiment, group in by_experiment.items():
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        for i, run in enumerate(sorted(group, key=lambda r: r.label)):
-            color = f"C{i}"
+        for run in sorted(group, key=lambda r: r.label):
+            color = role_style(str(run.summary.get("role") or run.label))[0]
             loss = np.nan_to_num(run.rounds["ranking_loss"].to_numpy(dtype=np.float64))
             ax.plot(run.rounds["t"], np.cumsum(loss), color=color, lw=1.6,
                     label=_plain(f"{run.label}: cumulative ranking loss"))
