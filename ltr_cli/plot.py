@@ -98,7 +98,7 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path
           band: str) -> list[Path]:
     """One figure: every learner's mean curve in its role's colour and marker (seeds as a
     band), the legend outside the axes, y-limits from the converged part."""
-    fig, ax = plt.subplots(figsize=(8.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     learners = sorted(_group_by_learner(have).values(), key=lambda seeds: seeds[0].label)
     labels = [seeds[0].label for seeds in learners]
     means, names = [], []
@@ -139,8 +139,8 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path
     ax.set_ylabel(f"Time averaged {metric.upper()}")
     ax.set_title(_plain(title(have, experiment)), fontsize=10)
     ax.grid(True, alpha=0.3)
+    fig.tight_layout()  # before the legend: the axes keep their size, the saved canvas grows
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    fig.tight_layout()
     try:
         return _save(fig, out_dir, _stem(experiment, metric))
     finally:
