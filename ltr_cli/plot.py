@@ -25,6 +25,7 @@ from ltr_cli.metrics import time_average
 from ltr_cli.outputs import output_path, write_file
 from ltr_cli.plot_style import LINESTYLES, TRUETYPE, converged_limits, mark_every, role_style, same_as, title
 from ltr_cli.results import Run, group_seeds
+from ltr_cli.run_labels import differing_settings, with_settings
 
 _NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
 
@@ -100,14 +101,11 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path
     band), the legend outside the axes, y-limits from the converged part."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     learners = sorted(_group_by_learner(have).values(), key=lambda seeds: seeds[0].label)
-    labels = [seeds[0].label for seeds in learners]
+    names_by_group = _distinct_names(learners)
     means, names = [], []
-    for seeds in learners:
+    for seeds, label in zip(learners, names_by_group):
         t, curves = seed_curves(seeds, metric, max_rounds or _config_rounds(seeds[0]))
         means.append((t, curves))
-        label = seeds[0].label
-        if labels.count(label) > 1:  # same learner, other settings: say which
-            label += f" [{seeds[0].summary.get('config_id', seeds[0].path.name)}]"
         marks = sorted({m for run in seeds for m in run.marks})
         if marks:  # NaN weights, SmoothDCG direction: visible in the legend
             label += f" ({'; '.join(marks)})"
@@ -145,6 +143,20 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path
         return _save(fig, out_dir, _stem(experiment, metric))
     finally:
         plt.close(fig)
+
+
+def _distinct_names(groups: list[list[Run]]) -> list[str]:
+    """Each group's learner label; groups sharing a label also name the settings that
+    differ between them (``ListNet (step.eta=0.1)``)."""
+    labels = [g[0].label for g in groups]
+    names = list(labels)
+    for label in set(labels):
+        idx = [i for i, lab in enumerate(labels) if lab == label]
+        if len(idx) > 1:
+            for i, settings in zip(idx, differing_settings([groups[i][0].config for i in idx])):
+                names[i] = with_settings(label, settings) if settings else \
+                    f"{label} [{groups[i][0].path.name}]"  # same settings: the folders tell them apart
+    return names
 
 
 def _config_rounds(run: Run) -> int | None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ltr_cli.paper_numbers import paper_value
 from ltr_cli.results import Run, group_seeds
+from ltr_cli.run_labels import describe_settings, differing_settings
 
 
 def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
@@ -19,7 +20,9 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     the paper's number if any. Runs of one learner with different settings are separate
     rows."""
     rows = []
-    for (experiment, learner, _), seeds in sorted(group_seeds(runs).items()):
+    groups = sorted(group_seeds(runs).items())
+    settings = _settings_by_group([seeds for _, seeds in groups])
+    for ((experiment, learner, _), seeds), differ in zip(groups, settings):
         first = seeds[0].summary
         for metric in first.get("metrics", {}):
             last10 = [v for r in seeds if (v := _metric(r, metric, "last10_mean_of_time_average")) is not None]
@@ -31,6 +34,7 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "dataset": first.get("dataset", ""),
                 "learner": learner,
                 "label": seeds[0].label,
+                "settings": describe_settings(differ),
                 "metric": metric,
                 "rounds": first.get("rounds"),
                 "seeds": len(seeds),
@@ -42,8 +46,23 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "paper": paper,
                 "difference": None if paper is None or mean is None else mean - paper,
                 "notes": "; ".join(_notes(seeds)),
+                "runs": " ".join(sorted(r.path.name for r in seeds)),
             })
     return rows
+
+
+def _settings_by_group(groups: list[list[Run]]) -> list[dict[str, Any]]:
+    """For groups of one experiment sharing a learner label, the settings that differ
+    between them; {} for a label shown once."""
+    out: list[dict[str, Any]] = [{} for _ in groups]
+    by_label: dict[tuple[str, str], list[int]] = {}
+    for i, seeds in enumerate(groups):
+        by_label.setdefault((seeds[0].experiment, seeds[0].label), []).append(i)
+    for idx in by_label.values():
+        if len(idx) > 1:
+            for i, differ in zip(idx, differing_settings([groups[i][0].config for i in idx])):
+                out[i] = differ
+    return out
 
 
 # the top-k paper's plotting script adds these to two curves before drawing its figure
@@ -126,8 +145,8 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-COLUMNS = ["experiment", "dataset", "learner", "label", "metric", "rounds", "seeds", "last10",
-           "last10_std", "last10_min", "last10_max", "final", "paper", "difference", "notes"]
+COLUMNS = ["experiment", "dataset", "learner", "label", "settings", "metric", "rounds", "seeds", "last10",
+           "last10_std", "last10_min", "last10_max", "final", "paper", "difference", "notes", "runs"]
 
 
 def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
