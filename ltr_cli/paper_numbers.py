@@ -8,6 +8,8 @@ Yandex is described only as "overlapping", so it has no number here.
 
 from __future__ import annotations
 
+from typing import Any
+
 # (dataset, role, metric) -> value
 PERCEPTRON_PAPER: dict[tuple[str, str, str], float] = {
     ("mslr-web10k", "slam-ndcg", "ndcg@10"): 0.25,
@@ -53,3 +55,27 @@ def batch_paper_value(dataset: str, method: str, metric: str) -> float | None:
     is the paper's name for it, in any case (runs recorded before roles were the paper's
     names record it in lower case)."""
     return DIRECT_OPTIMISATION_PAPER.get((dataset, method.lower(), metric))
+
+
+# The setups behind those numbers (REPRODUCTION-NOTES.md, "Perceptron paper, Figures 2-3"):
+# what a run must match before its difference from the paper means anything.
+PERCEPTRON_SETUPS: dict[str, dict[str, Any]] = {
+    "mslr-web10k": {
+        "what": "one pass over Fold1..Fold5/train.txt in file order (T about 30,000)",
+        "files": 5, "rounds": 30_000, "passes": 1, "shuffle": False, "keep_probability": 1.0,
+        "no_relevant": "one", "ties": "reverse-input",
+    },
+    "yahoo-set1": {
+        "what": "4 passes over set1.train, each query kept with probability 0.8 (T about 63,800)",
+        "files": 1, "rounds": 63_800, "passes": 4, "shuffle": False, "keep_probability": 0.8,
+        "no_relevant": "one", "ties": "reverse-input",
+    },
+}
+ROUNDS_TOLERANCE = 0.1  # a run's rounds may differ from the paper's T by this share
+
+# The direct-optimisation paper's LETOR 3.0 protocol: the five folds of the QueryLevelNorm
+# files, evaluated by Eval-Score-3.0.pl
+DIRECT_OPTIMISATION_SETUP: dict[str, Any] = {
+    "what": "5-fold CV on LETOR 3.0's QueryLevelNorm files, evaluated as Eval-Score-3.0.pl",
+    "folds": 5, "convention": "letor3", "normalize": "none",
+}

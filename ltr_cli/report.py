@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.comparability import direct_optimisation_verdict, perceptron_verdict
 from ltr_cli.paper_numbers import paper_value
 from ltr_cli.results import Run, group_seeds
 from ltr_cli.run_labels import describe_settings, differing_settings
@@ -17,8 +18,9 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     """One row per (experiment, learner, metric): the paper's statistic (mean of the
     time-averaged curve over the last ten rounds) averaged over the learner's seeds, its
     spread (sample standard deviation, min, max over seeds), the final time average, and
-    the paper's number if any. Runs of one learner with different settings are separate
-    rows."""
+    the paper's number if any, with the verdict on whether the run's data and protocol
+    match the paper's setup; the difference is shown only for a comparable run. Runs of
+    one learner with different settings are separate rows, named by those settings."""
     rows = []
     groups = sorted(group_seeds(runs).items())
     settings = _settings_by_group([seeds for _, seeds in groups])
@@ -29,6 +31,8 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
             final = [v for r in seeds if (v := _metric(r, metric, "final_time_average")) is not None]
             mean = float(np.mean(last10)) if last10 else None
             paper = paper_value(str(first.get("dataset", "")), str(first.get("role", "")), metric)
+            verdict = perceptron_verdict(seeds) if paper is not None else None
+            comparable = verdict is not None and verdict.comparable
             rows.append({
                 "experiment": experiment,
                 "dataset": first.get("dataset", ""),
@@ -44,7 +48,8 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "last10_max": max(last10) if len(last10) > 1 else None,
                 "final": float(np.mean(final)) if final else None,
                 "paper": paper,
-                "difference": None if paper is None or mean is None else mean - paper,
+                "difference": None if not comparable or mean is None or paper is None else mean - paper,
+                "vs_paper": "" if verdict is None else verdict.text(),
                 "notes": "; ".join(_notes(seeds)),
                 "runs": " ".join(sorted(r.path.name for r in seeds)),
             })
@@ -110,7 +115,7 @@ SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings"
 
 
 BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "ndcg@1", "ndcg@3",
-                 "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3"]
+                 "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3", "vs_paper"]
 
 
 def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
@@ -129,6 +134,7 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
             **{k: m.get(k) for k in ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")},
             "paper_map": batch_paper_value(dataset, role, "map"),
             "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
+            "vs_paper": "" if (verdict := direct_optimisation_verdict(run)) is None else verdict.text(),
         })
     return rows
 
@@ -146,7 +152,7 @@ def _fmt(v: Any) -> str:
 
 
 COLUMNS = ["experiment", "dataset", "learner", "label", "settings", "metric", "rounds", "seeds", "last10",
-           "last10_std", "last10_min", "last10_max", "final", "paper", "difference", "notes", "runs"]
+           "last10_std", "last10_min", "last10_max", "final", "paper", "difference", "vs_paper", "notes", "runs"]
 
 
 def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:

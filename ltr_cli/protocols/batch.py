@@ -87,7 +87,7 @@ def run_cv(
     key = _select_key(select_by)
     done = checkpoint.folds if checkpoint is not None else {}
     rows, grids = [], []
-    odd_labels = 0
+    odd_labels = test_queries = test_documents = 0
     models: dict[str, Any] = {}
     start = time.perf_counter()
     for fold in folds:
@@ -103,6 +103,7 @@ def run_cv(
             odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
             record: dict[str, Any] = {
                 "odd_labels": odd,
+                "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
                 "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
                         **{m: metrics.get(m) for m in TEST_METRICS}},
                 "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
@@ -118,6 +119,8 @@ def run_cv(
             record = done[fold_key]
             hooks.skip_fold(fold.number, len(estimator.grid_points()))
         odd_labels += int(record.get("odd_labels", 0))
+        test_queries += int(record.get("test_queries", 0))
+        test_documents += int(record.get("test_documents", 0))
         rows.append(record["row"])
         grids.append(record["grid"])
         models[fold_key] = record["model"]
@@ -135,6 +138,8 @@ def run_cv(
         "per_fold": rows,
         "grid": grids,
         "labels_outside_gain_table": odd_labels,
+        # every query is a test query of exactly one fold: the dataset's size
+        "test_queries": test_queries, "test_documents": test_documents,
         "fits_at_cap": sum(1 for g in grids for r in g["tried"] if (r.get("convergence") or {}).get("at_cap")),
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
