@@ -97,6 +97,7 @@ def run(
     learner: Annotated[Optional[list[str]], typer.Option("--learner", help="run only this learner of the config (repeatable)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
     from ltr_cli.config import load_config
@@ -111,9 +112,10 @@ def run(
         if unknown:
             raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
                            f"{', '.join(spec.learners)}")
-    outcomes = run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv,
-                              resume=resume)
-    for o in outcomes:
+    if resume and fresh:
+        raise LtrError("--resume continues interrupted runs and --fresh starts them over: give one of them")
+
+    def done(o: Any) -> None:  # each run's line as soon as it is written
         metrics = o.summary["metrics"]
         if quiet:
             typer.echo(str(o.path))
@@ -125,6 +127,9 @@ def run(
                      if vals["final_time_average"] is not None]
             typer.echo(f"{o.learner}: {o.summary['rounds']} rounds, {o.summary['updates']} updates, "
                        f"time-averaged {' '.join(parts)} -> {o.path}")
+
+    run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv, resume=resume, fresh=fresh,
+                   on_done=done)
 
 
 @command(app)

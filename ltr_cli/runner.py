@@ -6,7 +6,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,15 +84,25 @@ def run_experiment(
     learners: list[str] | None = None,
     argv: list[str] | None = None,
     resume: bool = False,
+    fresh: bool = False,
+    on_done: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
     """Run every learner of ``spec`` (or the named ones), once per seed; one run dir each.
 
     ``resume``: skip runs whose directory is complete and continue killed runs from their
-    checkpoint (runs without one start from the beginning)."""
+    checkpoint (runs without one start from the beginning). Without it, a checkpoint an
+    interrupted run left is never discarded silently: the run stops with a one-line error
+    that says how to continue it, unless ``fresh`` (start over). ``on_done`` receives each
+    run as soon as it is written (so an interruption keeps the lines of finished runs)."""
     out_root = Path(out) if out is not None else spec.output
+    done = on_done or (lambda outcome: None)
     if spec.cv is not None:
-        return [_run_batch_learner(spec, name, lspec, out_root, quiet, argv, resume)
-                for name, lspec in spec.learners.items() if not learners or name in learners]
+        batch = []
+        for name, lspec in spec.learners.items():
+            if not learners or name in learners:
+                batch.append(_run_batch_learner(spec, name, lspec, out_root, quiet, argv, resume, fresh))
+                done(batch[-1])
+        return batch
     repeated = spec.seeds is not None
     outcomes = []
     for seed in spec.seed_list():
@@ -106,8 +116,9 @@ def run_experiment(
             if learners and name not in learners:
                 continue
             outcome = _run_learner(one, name, lspec, source, constants, out_root, quiet,
-                                   argv, repeated, resume)
+                                   argv, repeated, resume, fresh)
             outcomes.append(outcome)
+            done(outcome)
     return outcomes
 
 
@@ -188,7 +199,7 @@ def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
 
 def _run_batch_learner(
     spec: ExperimentSpec, name: str, lspec: Any, out_root: Path, quiet: bool,
-    argv: list[str] | None, resume: bool,
+    argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
     from ltr_cli.cv_checkpoint import FoldCheckpoint
@@ -217,8 +228,7 @@ def _run_batch_learner(
         if resume:
             checkpoint.load()
         elif checkpoint.exists():
-            log(f"starting over: the fold checkpoint {checkpoint.path} of an interrupted run is replaced "
-                "(--resume continues it instead)")
+            _keep_checkpoint(checkpoint.path, f"{name} (its finished folds)", argv, fresh)
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
         try:
             table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks,
@@ -240,6 +250,16 @@ def _run_batch_learner(
         }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
         checkpoint.remove()
         return outcome
+
+
+def _keep_checkpoint(path: Path, what: str, argv: list[str] | None, fresh: bool) -> None:
+    """A checkpoint that ``ltr run`` without ``--resume`` finds: deleted with ``--fresh``,
+    else kept with a one-line error saying how to continue or start over."""
+    if fresh:
+        path.unlink(missing_ok=True)
+        return
+    raise LtrError(f"{path}: an interrupted run of {what} left this checkpoint; continue it with: "
+                   f"{_resume_command(argv)}, or start over with --fresh")
 
 
 def _resume_command(argv: list[str] | None) -> str:
@@ -300,6 +320,7 @@ def _run_learner(
     argv: list[str] | None,
     repeated: bool,
     resume: bool,
+    fresh: bool = False,
 ) -> RunOutcome:
     measures = spec.metrics.measures()
     run_id = run_name(spec, name, repeated)
@@ -311,7 +332,7 @@ def _run_learner(
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
     with owning(run_dir):
         return _run_locked(spec, name, lspec, source, constants, quiet, argv, resume,
-                           run_id, run_dir, measures)
+                           run_id, run_dir, measures, fresh)
 
 
 def _run_locked(
@@ -326,10 +347,13 @@ def _run_locked(
     run_id: str,
     run_dir: Path,
     measures: list[Any],
+    fresh: bool = False,
 ) -> RunOutcome:
     protocol = spec.protocol
     checkpointer = Checkpointer(run_dir.parent / f".{run_id}.checkpoint", run_id,
                                 protocol.checkpoint_every)
+    if not resume and checkpointer.path.exists():
+        _keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
     state = _load_checkpoint(checkpointer, measures, source) if resume else None
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
@@ -352,10 +376,16 @@ def _run_locked(
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
         print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
-    result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
-                        protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
-                        checkpointer=checkpointer if protocol.checkpoint_every else None,
-                        resume=state, name=name, data_identity=source.identity())
+    try:
+        result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
+                            protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
+                            checkpointer=checkpointer if protocol.checkpoint_every else None,
+                            resume=state, name=name, data_identity=source.identity())
+    except KeyboardInterrupt:
+        saved = (f"its last checkpoint is kept in {checkpointer.path}; continue with: {_resume_command(argv)}"
+                 if checkpointer.path.exists() else "it had no checkpoint yet and will start over")
+        print(f"ltr: interrupted: {name} (seed {spec.seed}): {saved}", file=sys.stderr)
+        raise
     summary = {"dataset": source.name, **summarize(result, measures)}
     if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
         summary["dropped_last_queries"] = stream_stats.dropped_last

@@ -137,6 +137,9 @@ def test_interrupted_cv_resumes_after_its_last_finished_fold(tmp_path, monkeypat
     assert len(checkpoints) == 1 and set(json.loads(checkpoints[0].read_text())["folds"]) == {"1", "2"}
     assert not [p for p in (out / "scale").iterdir() if not p.name.startswith(".")]  # no half-written run
 
+    plain = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])  # neither --resume nor --fresh
+    assert plain.exit_code == 1 and "start over with --fresh" in plain.stderr and checkpoints[0].exists()
+
     calls.clear()
     monkeypatch.setattr(batch, "_fit_grid", lambda fold, *a, **k: (calls.append(fold.number),
                                                                     real_fit_grid(fold, *a, **k))[1])

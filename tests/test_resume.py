@@ -148,3 +148,66 @@ def test_stale_temporaries_of_a_killed_write_are_removed(tmp_path):
     (run.parent / f".{run.name}.checkpoint.tmp-999").write_bytes(b"partial")
     assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
     assert sorted(p.name for p in run.parent.iterdir()) == [run.name]
+
+
+def test_an_interrupted_run_keeps_its_checkpoint_until_told_what_to_do(tmp_path, monkeypatch):
+    """Ctrl-C: the finished learner's line is printed, the interrupted one says what is kept
+    and how to continue. Without --resume the checkpoint is neither resumed nor discarded
+    silently: one line says how to continue or start over (--fresh)."""
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli import app
+    from ltr_cli.protocols import online
+
+    runner = CliRunner()
+    cfg = write_config(tmp_path, queries=600)
+    out = tmp_path / "out"
+    reference = tmp_path / "ref"
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(reference), "-q"]).exit_code == 0
+
+    real_run_online = online.run_online
+    calls = []
+
+    def interrupted_second_learner(*args, **kwargs):
+        calls.append(kwargs.get("name"))
+        if kwargs.get("name") != "topk":
+            return real_run_online(*args, **kwargs)
+        return _interrupt_after_checkpoint(real_run_online, args, kwargs)
+
+    monkeypatch.setattr("ltr_cli.runner.run_online", interrupted_second_learner)
+    argv = ["ltr", "run", str(cfg), "--out", str(out)]
+    monkeypatch.setattr("sys.argv", argv)
+    res = runner.invoke(app, argv[1:])
+    assert res.exit_code != 0
+    assert res.stdout.startswith("slam: ")  # the finished learner's line was not lost
+    assert calls == ["slam", "topk"] and "its last checkpoint is kept in" in res.stderr
+    assert f"continue with: ltr run {cfg} --out {out} --resume" in res.stderr
+    (checkpoint,) = (out / "resume").glob(".topk-*.checkpoint")
+
+    monkeypatch.setattr("ltr_cli.runner.run_online", real_run_online)
+    again = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
+    assert again.exit_code == 1 and checkpoint.exists()
+    line = again.stderr.strip()
+    assert len(line.splitlines()) == 1 and "start over with --fresh" in line and "--resume" in line
+    both = runner.invoke(app, ["run", str(cfg), "--out", str(out), "--resume", "--fresh"])
+    assert both.exit_code == 1 and "give one of them" in both.stderr
+    fresh = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--fresh"])
+    assert fresh.exit_code == 0, fresh.stderr
+    assert not checkpoint.exists()
+    for learner in ("slam", "topk"):
+        assert (run_dir(out, learner) / "rounds.parquet").read_bytes() == \
+            (run_dir(reference, learner) / "rounds.parquet").read_bytes()
+
+
+def _interrupt_after_checkpoint(run_online, args, kwargs):
+    """Run until the first checkpoint is on disk, then raise KeyboardInterrupt (as Ctrl-C
+    would) from the checkpointer's save."""
+    checkpointer = kwargs["checkpointer"]
+    real_save = checkpointer.save
+
+    def save_then_stop(state):
+        real_save(state)
+        raise KeyboardInterrupt
+
+    checkpointer.save = save_then_stop
+    return run_online(*args, **kwargs)
