@@ -303,11 +303,14 @@ def format_table(result: dict[str, Any]) -> str:
     for label, row in result["parse"].items():
         if not isinstance(row, dict):  # scanner_load_s, repeats
             continue
-        lines.append(f"  {label:24s} {row['ours_mb_per_s']:7.1f}  {row.get('sklearn_mb_per_s', float('nan')):7.1f}"
-                     f"  {row.get('speedup_vs_sklearn', float('nan')):6.2f}x   {row['cached_reload_s']:.3f} s vs "
+        theirs = (f"{row['sklearn_mb_per_s']:7.1f}  {row['speedup_vs_sklearn']:6.2f}x" if "sklearn_mb_per_s" in row
+                  else "    n/a      n/a ")  # scikit-learn not installed: said below
+        lines.append(f"  {label:24s} {row['ours_mb_per_s']:7.1f}  {theirs}   {row['cached_reload_s']:.3f} s vs "
                      f"{row['cold_parse_s']:.3f} s = {row['cached_speedup']:.1f}x")
     lines.append(f"  (best of {result['parse']['repeats']} runs each; one-time load of the compiled scanner "
                  f"per process: {result['parse']['scanner_load_s']} s)")
+    if any(isinstance(r, dict) and "sklearn" in r for r in result["parse"].values()):
+        lines.append("  sklearn: not installed (pip install -e '.[bench]'), so no speed-up is measured")
     pr = result["per_round"]
     lines.append(f"per round (us, best of {pr['repeats']})  floor (2 float32 matvecs) = {pr['floor_us_per_round']}")
     for name, row in pr["learners"].items():

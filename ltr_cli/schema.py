@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -99,12 +99,16 @@ class OnlineLearnerConfig(LearnerConfig):
         raise NotImplementedError
 
 
+# a batch learner's grid: hyper-parameter -> values; integers stay integers (rounds: 50, not 50.0)
+Grid = dict[str, list[Union[int, float]]]
+
+
 class BatchLearnerConfig(LearnerConfig):
     """A batch learner of the k-fold protocol: one fit per grid point."""
 
     kind: ClassVar[Literal["online", "batch"]] = "batch"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("C",)  # the keys a grid may have
-    grid: dict[str, list[float]]
+    grid: Grid
 
     @field_validator("grid")
     @classmethod
@@ -140,5 +144,5 @@ def grid_values(grid: dict[str, list[Any]], allowed: tuple[str, ...], spec: str)
     return grid
 
 
-__all__ = ["BatchLearnerConfig", "Label", "LaxPath", "LearnerConfig", "Name", "OnlineLearnerConfig",
+__all__ = ["BatchLearnerConfig", "Grid", "Label", "LaxPath", "LearnerConfig", "Name", "OnlineLearnerConfig",
            "Strict", "grid_values", "not_bool"]

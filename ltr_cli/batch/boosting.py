@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from ltr_cli.batch.common import Queries, batch_measure, measure_fn, rank
 from ltr_cli.batch.convergence import FitContext
 from ltr_cli.models import LinearModel, StumpModel
-from ltr_cli.schema import BatchLearnerConfig
+from ltr_cli.schema import BatchLearnerConfig, Grid
 
 
 def fit_adarank(train: Queries, measure: str = "map", rounds: int = 500, tol: float | None = None,
@@ -126,7 +126,7 @@ def fit_rankboost(train: Queries, rounds: int = 300) -> StumpModel:
 
 # --- config ------------------------------------------------------------------------------
 
-def _rounds(*values: float) -> dict[str, list[float]]:
+def _rounds(*values: int) -> Grid:
     """A default grid of round counts (kept as written: the run id hashes it)."""
     return {"rounds": list(values)}
 
@@ -138,7 +138,7 @@ class AdaRankSpec(BatchLearnerConfig):
     summary: ClassVar[str] = "batch (cv:): AdaRank.MAP / AdaRank.NDCG with single-feature weak rankers"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
     measure: str = Field("map", description="map or ndcg@K")
-    grid: dict[str, list[float]] = Field(default_factory=lambda: _rounds(100, 500))
+    grid: Grid = Field(default_factory=lambda: _rounds(100, 500))
     tol: float | None = Field(None, ge=0, description="stop when the training measure falls by more than tol "
                               "(RankLib's 0.002); null: all rounds, as the paper")
     max_consecutive: int = Field(5, gt=0, description="a feature chosen this many times in a row without changing "
@@ -161,7 +161,7 @@ class RankBoostSpec(BatchLearnerConfig):
     type: Literal["rankboost"]
     summary: ClassVar[str] = "batch (cv:): RankBoost with threshold stumps (RB-c)"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
-    grid: dict[str, list[float]] = Field(default_factory=lambda: _rounds(100, 300))
+    grid: Grid = Field(default_factory=lambda: _rounds(100, 300))
 
     def paper_role(self) -> str:
         return "RankBoost"  # its row in the paper's tables

@@ -28,7 +28,7 @@ from ltr_cli.batch.losses import position_measure_hinge
 from ltr_cli.batch.structural import EPS_HELP, MAX_ITER_HELP
 from ltr_cli.metrics import eru_weights
 from ltr_cli.models import LinearModel
-from ltr_cli.schema import BatchLearnerConfig
+from ltr_cli.schema import BatchLearnerConfig, Grid
 
 
 def neru_structural_hinge(
@@ -55,7 +55,7 @@ class BMRMNERUSpec(BatchLearnerConfig):
 
     type: Literal["bmrm-neru"]
     summary: ClassVar[str] = "batch (cv:): BMRM on the NERU structural loss (supplement s.1.4)"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     k: int = Field(10, gt=0, description="cut-off: NERU@k")
     d: float = Field(0.0, description="neutral vote: labels at or below d have no utility")
     alpha: float = Field(5.0, gt=1, description="viewing half-life (the position of weight 1/2)")

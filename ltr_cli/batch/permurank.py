@@ -18,7 +18,7 @@ from ltr_cli.batch.common import Queries, batch_measure, measure_fn
 from ltr_cli.batch.convergence import Convergence, FitContext, converged, progress_of
 from ltr_cli.batch.qp import solve_dual_qp
 from ltr_cli.models import LinearModel
-from ltr_cli.schema import BatchLearnerConfig
+from ltr_cli.schema import BatchLearnerConfig, Grid
 
 
 def permutation_features(X: np.ndarray, perm: np.ndarray) -> np.ndarray:
@@ -147,7 +147,7 @@ class PermuRankSpec(BatchLearnerConfig):
     type: Literal["permurank"]
     summary: ClassVar[str] = "batch (cv:): PermuRank.MAP (reconstructed working-set method)"
     measure: str = "map"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     rounds: int = Field(30, gt=0, description="cap on working-set rounds; a fit that reaches it warns")
     relevance_threshold: float = 0.0
     eps: float = Field(1e-3, gt=0, description="stop when new cuts add at most eps x the objective")

@@ -37,7 +37,7 @@ from ltr_cli.batch.common import Queries
 from ltr_cli.batch.convergence import Convergence, FitContext, converged, progress_of, warm_weights
 from ltr_cli.batch.losses import pairwise_hinge
 from ltr_cli.models import LinearModel
-from ltr_cli.schema import BatchLearnerConfig
+from ltr_cli.schema import BatchLearnerConfig, Grid
 
 # --- reference: every pair enumerated ------------------------------------------------------
 
@@ -231,7 +231,7 @@ class RankSVMSpec(BatchLearnerConfig):
 
     type: Literal["ranksvm"]
     summary: ClassVar[str] = "batch (cv:): Ranking SVM, pairwise (squared) hinge (Newton / BMRM)"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.01, 0.1, 1.0, 10.0]})
+    grid: Grid = Field(default_factory=lambda: {"C": [0.01, 0.1, 1.0, 10.0]})
     loss: Literal["squared-hinge", "hinge"] = Field(
         "squared-hinge", description="squared-hinge (L2-loss RankSVM, Newton) or hinge (SVMlight's, BMRM)")
     eps: float | None = Field(None, gt=0, description="relative tolerance; default 1e-6 (Newton), 1e-3 (BMRM)")

@@ -21,7 +21,7 @@ from ltr_cli.batch.common import Queries
 from ltr_cli.batch.convergence import FitContext
 from ltr_cli.batch.losses import ap_structural_hinge, ndcg_structural_hinge
 from ltr_cli.models import LinearModel
-from ltr_cli.schema import BatchLearnerConfig
+from ltr_cli.schema import BatchLearnerConfig, Grid
 from ltr_cli.surrogates import SURROGATES
 
 
@@ -62,7 +62,7 @@ class SVMmapSpec(BatchLearnerConfig):
 
     type: Literal["svmmap"]
     summary: ClassVar[str] = "batch (cv:): SVMmap, structural SVM on 1 - AP (BMRM)"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0, 100.0]})
+    grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0, 100.0]})
     relevance_threshold: float = 0.0
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
@@ -79,7 +79,7 @@ class BMRMNDCGSpec(BatchLearnerConfig):
 
     type: Literal["bmrm-ndcg"]
     summary: ClassVar[str] = "batch (cv:): BMRM on the NDCG structural loss (linear assignment)"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     k: int = Field(10, gt=0)
     weights: Literal["bmrm", "cofirank"] = "bmrm"
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
@@ -96,7 +96,7 @@ class BMRMSpec(BatchLearnerConfig):
     summary: ClassVar[str] = "batch (cv:): BMRM on the supplement's ordinal or preference loss"
     loss: Literal["ordinal", "preference"]
     cost: Union[Literal["uniform", "difference"], list[list[float]]] = "uniform"
-    grid: dict[str, list[float]] = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
+    grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
 
