@@ -24,7 +24,7 @@ from ltr_cli.batch.common import Queries
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries
 
-SHAPES = {"MSLR-shaped": ("mslr-web10k", None), "LETOR-shaped (TD2003)": ("letor3-td2003", None)}
+SHAPES = {"MSLR-shaped": "mslr-web10k", "LETOR-shaped (TD2003)": "letor3-td2003"}
 
 
 def shaped(name: str, queries: int, seed: int = 0, docs: float | None = None) -> Queries:
@@ -94,8 +94,8 @@ def run_batch_bench(queries: int = 40, letor_queries: int = 10, eval_queries: in
     from ltr_cli.bench_eval import bench_eval
 
     out: dict[str, Any] = {"ranksvm": {}, "fits": {}}
-    for label, (name, docs) in SHAPES.items():
-        qs = shaped(name, queries if name.startswith("mslr") else letor_queries, docs=docs)
+    for label, name in SHAPES.items():
+        qs = shaped(name, queries if name.startswith("mslr") else letor_queries)
         out["ranksvm"][label] = {"queries": len(qs), "documents": sum(y.shape[0] for _, y in qs),
                                  **bench_ranksvm(qs)}
         out["fits"][label] = {learner: bench_fit(learner, qs) for learner in ("svmmap", "permurank")}

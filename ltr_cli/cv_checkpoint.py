@@ -22,6 +22,34 @@ FORMAT = "ltr-cv-folds/1"
 PARTS = ("row", "grid", "model")
 
 
+def _number_or_none(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v)
+
+
+def _record_problem(key: str, record: dict[str, Any]) -> str | None:
+    """What is wrong with one restored fold, or None: its row must hold numbers (or null)
+    for the fold's measures, its model must rebuild, its grid must list what it tried."""
+    from ltr_cli.models import model_from_dict
+
+    row, grid, model = record["row"], record["grid"], record["model"]
+    if str(row.get("fold")) != key or str(grid.get("fold")) != key:
+        return "its rows belong to another fold"
+    if not isinstance(row.get("chosen"), str) or not all(
+            _number_or_none(v) for k, v in row.items() if k not in ("fold", "chosen")):
+        return "a table value is not a number"
+    if not isinstance(grid.get("tried"), list):
+        return "no grid"
+    for name in ("odd_labels", "test_queries", "test_documents"):
+        value = record.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"{name} is not a count"
+    try:
+        model_from_dict(model)
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        return f"its model: {exc}"
+    return None
+
+
 class FoldCheckpoint:
     """The finished folds of one batch run (``run_dir``), on the data ``identity``."""
 
@@ -51,6 +79,11 @@ class FoldCheckpoint:
         if not same_content(data.get("data"), self.identity):
             raise LtrError(f"{self.path}: these folds were computed on other data than is now on disk; "
                            "delete the checkpoint to run every fold again on the new data")
+        for key, record in data["folds"].items():
+            problem = _record_problem(key, record)
+            if problem:
+                raise LtrError(f"{self.path}: fold {key!r} of this checkpoint is not one this tool wrote "
+                               f"({problem}); delete it to run every fold again")
         self.folds = dict(data["folds"])
         return self.folds
 

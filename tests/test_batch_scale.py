@@ -270,3 +270,25 @@ learners: {{s: {{type: slam-perceptron}}}}
     written = list(SVMLightReader(data, ReaderOptions(n_features=136)))  # as the file holds them
     np.testing.assert_allclose(np.loadtxt(out), np.concatenate([query_level(q.X) @ w for q in written]),
                                rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("tamper", [lambda r: r["row"].update(ap="0.9; import os"),
+                                    lambda r: r["model"].update(w="evil"),
+                                    lambda r: r["row"].update(fold=7)])
+def test_a_crafted_fold_checkpoint_on_the_right_data_is_refused(tmp_path, tamper):
+    from ltr_cli.cv_checkpoint import FoldCheckpoint
+    from ltr_cli.cv_folds import folds_identity, open_folds
+    from ltr_cli.runner import run_name
+
+    make_letor(tmp_path / "OHSUMED", queries=4, docs=8)
+    cfg = _config(tmp_path, "r: {type: ranksvm, grid: {C: [1]}}")
+    spec = load_config(cfg)
+    folder = tmp_path / "out" / "scale"
+    checkpoint = FoldCheckpoint(folder / run_name(spec, "r"), folds_identity(open_folds(spec)))
+    record = {"row": {"fold": 1, "chosen": "{}", "ap": 0.5}, "grid": {"fold": 1, "tried": []},
+              "model": {"kind": "linear", "features": 45, "w": [0.0] * 45}}
+    tamper(record)
+    checkpoint.save("1", record)
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--resume"])
+    assert res.exit_code == 1 and "not one this tool wrote" in res.stderr and "delete it" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr

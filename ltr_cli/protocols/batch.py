@@ -53,7 +53,7 @@ def _select_key(select_by: str) -> str:
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select_by: str,
               conv: Convention, measure: Measure | None, hooks: CVHooks) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's
-    linear weights) and scored on ``vali``."""
+    model) and scored on ``vali``."""
     key = _select_key(select_by)
     tried: list[dict[str, Any]] = []
     warm = None
@@ -67,6 +67,35 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
         hooks.end_fit(f"fold {fold.number} {params}: vali {select_by} {score:.4f}",
                       Convergence(**record).warning() if record else None)
     return tried
+
+
+def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select_by: str, conv: Convention,
+              measure: Measure | None, hooks: CVHooks, normalize: str) -> dict[str, Any]:
+    """One fold: normalise, fit the grid, keep the first best on vali, evaluate it on test.
+    Returns the fold's record (table row, grid tried, selected model, counts), as the fold
+    checkpoint keeps it."""
+    key = _select_key(select_by)
+    train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
+    normalizer = Normalizer.fit(normalize, train)
+    if normalizer.kind == "zscore":
+        train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
+    tried = _fit_grid(fold, train, vali, estimator, select_by, conv, measure, hooks)
+    best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
+    metrics = evaluate(best["model"], test, conv)
+    odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
+    record: dict[str, Any] = {
+        "odd_labels": odd,
+        "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
+        "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
+                **{m: metrics.get(m) for m in TEST_METRICS}},
+        "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
+                                                 "convergence": r["convergence"]} for r in tried]},
+        "model": {**best["model"].to_dict(), "params": best["params"],
+                  **({"normalize": normalizer.to_dict()} if normalizer.kind != "none" else {}),
+                  **{k: v for k, v in best["model"].info.items() if k in MODEL_INFO},
+                  "fits": [{"params": r["params"], "convergence": r["convergence"]} for r in tried]},
+    }
+    return record
 
 
 def run_cv(
@@ -84,7 +113,6 @@ def run_cv(
     ``normalize``: ``zscore`` is fitted on each fold's train split and applied to all three
     (``query-level`` rows arrive normalised); each fold's model records it for ``ltr score``."""
     hooks = hooks or CVHooks()
-    key = _select_key(select_by)
     done = checkpoint.folds if checkpoint is not None else {}
     rows, grids = [], []
     odd_labels = test_queries = test_documents = 0
@@ -93,26 +121,7 @@ def run_cv(
     for fold in folds:
         fold_key = str(fold.number)
         if fold_key not in done:
-            train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
-            normalizer = Normalizer.fit(normalize, train)
-            if normalizer.kind == "zscore":
-                train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
-            tried = _fit_grid(fold, train, vali, estimator, select_by, conv, measure, hooks)
-            best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
-            metrics = evaluate(best["model"], test, conv)
-            odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
-            record: dict[str, Any] = {
-                "odd_labels": odd,
-                "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
-                "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
-                        **{m: metrics.get(m) for m in TEST_METRICS}},
-                "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
-                                                         "convergence": r["convergence"]} for r in tried]},
-                "model": {**best["model"].to_dict(), "params": best["params"],
-                          **({"normalize": normalizer.to_dict()} if normalizer.kind != "none" else {}),
-                          **{k: v for k, v in best["model"].info.items() if k in MODEL_INFO},
-                          "fits": [{"params": r["params"], "convergence": r["convergence"]} for r in tried]},
-            }
+            record = _fit_fold(fold, estimator, select_by, conv, measure, hooks, normalize)
             if checkpoint is not None:
                 checkpoint.save(fold_key, record)
         else:
