@@ -10,17 +10,18 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, get_args
+from typing import Annotated, Any, Optional
 
 import typer
 
-from ltr_cli.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
-from ltr_cli.data.options import QidSource
-from ltr_cli.data.registry import reader_options
 from ltr_cli.cli_boundary import USAGE_ERROR, command, one_line, refuse
+from ltr_cli.cli_data import data_app
+from ltr_cli.convention_table import CONVENTION_NAMES
+from ltr_cli.cli_options import (BandOpt, BaseOpt, ConventionOpt, DatasetOpt, ExecutorOpt, GroupOpt, NoRelevantOpt,
+                                 NullOpt, QidSourceOpt, TiesOpt, _value)
+from ltr_cli.data.registry import reader_options
 from ltr_cli.errors import LtrError
 from ltr_cli.sweep_tasks import EXECUTORS
 
@@ -47,44 +48,7 @@ def _options(
     """Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores."""
 
 
-data_app = typer.Typer(help="Inspect and convert SVMlight/LETOR data files.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
-
-
-def _choices(name: str, values: Iterable[str]) -> Any:
-    """A CLI choice type whose values are a domain table's names (never restated here)."""
-    return Enum(name, {v: v for v in values}, type=str)
-
-
-if TYPE_CHECKING:  # to a type checker, a choice is its string value
-    QidOpt: TypeAlias = str
-    ConventionOpt: TypeAlias = str
-    TiesOpt: TypeAlias = str
-    NoRelevantOpt: TypeAlias = str
-    BandOpt: TypeAlias = str
-    ExecutorOpt: TypeAlias = str
-else:
-    QidOpt = _choices("QidOpt", get_args(QidSource))
-    ConventionOpt = _choices("ConventionOpt", CONVENTION_NAMES)
-    TiesOpt = _choices("TiesOpt", TIE_POLICIES)
-    NoRelevantOpt = _choices("NoRelevantOpt", NO_RELEVANT_POLICIES)
-    BandOpt = _choices("BandOpt", ("minmax", "std", "none"))
-    ExecutorOpt = _choices("ExecutorOpt", EXECUTORS)
-
-
-def _value(choice: Any) -> Any:
-    """The string a choice stands for (None stays None)."""
-    return choice.value if isinstance(choice, Enum) else choice
-
-
-# --- reader options shared by the data commands --------------------------------------------
-
-DatasetOpt = Annotated[Optional[str], typer.Option("--dataset", help="registry dataset whose width, index base and qid source to use (see 'ltr list')")]
-FeaturesOpt = Annotated[Optional[int], typer.Option("--features", min=1, help="feature count (overrides --dataset)")]
-BaseOpt = Annotated[Optional[int], typer.Option("--index-base", min=0, max=1, help="feature index base (default 1)")]
-QidSourceOpt = Annotated[Optional[QidOpt], typer.Option("--qid", help="where qids come from (default: the dataset's, else auto)")]
-GroupOpt = Annotated[Optional[Path], typer.Option("--group", help="group file (one document count per line)")]
-NullOpt = Annotated[Optional[float], typer.Option("--null-value", help="number to fill LETOR NULL values with (default: error)")]
 
 
 # --- run / plot / list ------------------------------------------------------------------------
@@ -132,6 +96,10 @@ def run(
                    on_done=done)
 
 
+LATEST_HELP = "keep only each learner's newest configuration (runs of older settings are left out)"
+CONFIG_HELP = "keep only the runs this config (every point of its sweep) writes"
+
+
 @command(app)
 def plot(
     results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
@@ -142,15 +110,13 @@ def plot(
     band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt("minmax"),
     select_by: Annotated[Optional[str], typer.Option("--select-by", help="draw only each learner's best settings by this metric")] = None,
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the curve to average")] = 10,
+    latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
     from ltr_cli.plot import check_outputs, output_names, plot_runs, plot_theory
-    from ltr_cli.results import find_runs, read_run
 
-    dirs = find_runs(results)
-    if not dirs:
-        raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
-    runs = [read_run(d) for d in dirs]
+    runs = _chosen_runs(results, latest, config)
     if select_by:
         from ltr_cli.selection import select
 
@@ -233,21 +199,56 @@ def report(
     out: Annotated[Optional[Path], typer.Option("--out", help="also write the table to this file")] = None,
     select_by: Annotated[Optional[str], typer.Option("--select-by", help="pick each learner's best settings by this metric (e.g. ndcg@10)")] = None,
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the time-averaged curve to average")] = 10,
+    latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    html: Annotated[bool, typer.Option("--html", help="write one self-contained HTML report (figures, tables with verdicts and spreads, config, conventions, data fingerprints, versions) to --out, default RESULTS/report.html")] = False,
 ) -> None:
     """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
     with --select-by, each learner's best hyper-parameters (mean and spread over seeds)."""
+    from ltr_cli.outputs import write_text
+    from ltr_cli.run_filter import mixed_configurations
+
+    runs = _chosen_runs(results, latest, config, say=not html)
+    if html:
+        from ltr_cli.report_html import render_html
+
+        if select_by:
+            from ltr_cli.selection import select
+
+            runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
+        target = out or (results[0] if results[0].is_dir() else results[0].parent) / "report.html"
+        write_text(target, render_html(runs, mixed_configurations(runs), command=["ltr", *sys.argv[1:]]))
+        typer.echo(str(target))
+        return
     from ltr_cli.report import render_report
-    from ltr_cli.results import find_runs, read_run
 
-    dirs = find_runs(results)
-    if not dirs:
-        raise LtrError(f"no finished runs under {', '.join(map(str, results))} (run 'ltr run CONFIG' first)")
-    text = render_report([read_run(d) for d in dirs], _value(fmt), select_by, window)
+    text = render_report(runs, _value(fmt), select_by, window)
     if out is not None:
-        from ltr_cli.outputs import write_text
-
         write_text(out, text)
     typer.echo(text, nl=False)
+
+
+def _chosen_runs(results: list[Path], latest: bool, config: Path | None, say: bool = True) -> list[Any]:
+    """The finished runs under ``results`` that plot and report show, after ``--latest`` /
+    ``--config``; a note on stderr when several configurations of a learner remain."""
+    from ltr_cli.results import find_runs, read_run
+    from ltr_cli.run_filter import mixed_configurations, newest_configurations, runs_named_by
+
+    where = ", ".join(map(str, results))
+    dirs = find_runs(results)
+    if not dirs:
+        raise LtrError(f"no finished runs under {where} (run 'ltr run CONFIG' first)")
+    runs = [read_run(d) for d in dirs]
+    if config is not None:
+        runs = runs_named_by(runs, config)
+        if not runs:
+            raise LtrError(f"no run under {where} was written by {config} (run 'ltr run {config}' first)")
+    if latest:
+        runs = newest_configurations(runs)
+    if say:
+        for note in mixed_configurations(runs):
+            typer.echo(f"ltr: note: {note}", err=True)
+    return runs
 
 
 @command(app)
@@ -303,91 +304,6 @@ def list_(
                 typer.echo(f"  {k:18s} {v}")
         else:
             typer.echo("  " + ", ".join(items))
-
-
-# --- data -------------------------------------------------------------------------------------
-
-@command(data_app, "inspect")
-def data_inspect(
-    file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file (gz/bz2/xz ok)")],
-    dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
-    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
-) -> None:
-    """Count queries, documents, features and labels; report all-zero queries and problems."""
-    from ltr_cli.data.inspect import inspect_file
-
-    report = inspect_file(file, reader_options(dataset, features, index_base, _value(qid), group, null_value))
-    if as_json:
-        typer.echo(json.dumps(report, indent=2))
-        return
-    for key, value in report.items():
-        if key == "problems":
-            typer.echo("problems:" + ("" if value else " none"))
-            for p in value:
-                typer.echo(f"  - {p}")
-        else:
-            typer.echo(f"{key}: {value}")
-
-
-@command(data_app, "cache")
-def data_cache(
-    files: Annotated[list[Path], typer.Argument(help="SVMlight/LETOR files to cache")],
-    cache_dir: Annotated[Path, typer.Option("--cache-dir", help="cache directory (ltr run's default: <output>/.cache)")] = Path("results/.cache"),
-    storage: Annotated[str, typer.Option("--storage", help="float64 | float32 (the config's dataset.storage)")] = "float64",
-    verify: Annotated[bool, typer.Option("--verify", help="also hash every byte of the cache against its checksums")] = False,
-    dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
-    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
-) -> None:
-    """Build (or validate) the binary cache that ``ltr run`` memory-maps, e.g. before a sweep."""
-    from ltr_cli.data.cache import CacheInvalid, open_cached
-
-    if storage not in ("float64", "float32"):
-        raise LtrError(f"--storage must be float64 or float32, not {storage!r}")
-    options = reader_options(dataset, features, index_base, _value(qid), group, null_value)
-    if options.n_features is None:
-        raise LtrError("caching needs the feature count: pass --dataset NAME or --features N")
-    for file in files:
-        cached = open_cached(file, options, cache_dir, storage)
-        if verify:
-            try:
-                cached.verify()
-            except CacheInvalid as exc:
-                raise LtrError(f"{cached.directory}: {exc}; delete it and run ltr data cache again") from None
-        typer.echo(json.dumps({"file": str(file), "cache": str(cached.directory), "queries": cached.n_queries,
-                               "documents": cached.n_documents, "storage": storage,
-                               "verified": "all bytes" if verify else "sizes, small arrays, sampled X"}))
-
-
-@command(data_app, "convert")
-def data_convert(
-    file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file")],
-    out: Annotated[Path, typer.Argument(help="output .parquet or .npz (qid, label, dense features)")],
-    dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
-    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
-) -> None:
-    """Convert a file to Parquet or NPZ with columns qid, label, f1..fd."""
-    from ltr_cli.data.inspect import convert_file
-
-    info = convert_file(file, out, reader_options(dataset, features, index_base, _value(qid), group, null_value))
-    typer.echo(json.dumps(info))
-
-
-@command(data_app, "synth")
-def data_synth(
-    out: Annotated[Path, typer.Argument(help="output SVMlight file (.gz to compress)")],
-    like: Annotated[Optional[str], typer.Option("--like", help="registry dataset to imitate (width, docs/query, labels, sparsity)")] = None,
-    separable: Annotated[Optional[str], typer.Option("--separable", help="the perceptron paper's separable set: authors | paper")] = None,
-    queries: Annotated[int, typer.Option("--queries", min=1, help="number of queries")] = 100,
-    docs_per_query: Annotated[Optional[float], typer.Option("--docs-per-query", min=1, help="mean documents per query (shaped data)")] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="generator seed")] = 0,
-    qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
-) -> None:
-    """Write generated data as an SVMlight file (for tests, benchmarks, trying the tool)."""
-    from ltr_cli.data.synthetic import synthesize
-
-    style = _value(qid) if qid is not None and _value(qid) != "auto" else None
-    typer.echo(json.dumps(synthesize(out, like, separable, queries, docs_per_query, seed, style)))
 
 
 @command(app, "score")

@@ -91,14 +91,42 @@ def plot_runs(
     written: list[Path] = []
     for experiment, metric, have in plan:
         with matplotlib.rc_context({"pdf.fonttype": TRUETYPE, "ps.fonttype": TRUETYPE}):
-            written += _draw(plt, experiment, metric, have, out_dir, max_rounds, band)
+            fig = _draw(plt, experiment, metric, have, max_rounds, band)
+            try:
+                written += _save(fig, out_dir, _stem(experiment, metric))
+            finally:
+                plt.close(fig)
     return written
 
 
-def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path, max_rounds: int | None,
-          band: str) -> list[Path]:
-    """One figure: every learner's mean curve in its role's colour and marker (seeds as a
-    band), the legend outside the axes, y-limits from the converged part."""
+def figure_pngs(runs: list[Run], max_rounds: int | None = None, band: str = "minmax",
+                dpi: int = 110) -> list[tuple[str, str, bytes]]:
+    """The figures of :func:`plot_runs` as PNG bytes, in memory (for ``ltr report --html``):
+    ``(experiment, metric, png)`` per figure; [] when no run has a curve."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not any("t" in r.rounds.columns for r in runs):
+        return []
+    out = []
+    for experiment, metric, have in _curve_plan(runs, None):
+        fig = _draw(plt, experiment, metric, have, max_rounds, band)
+        try:
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        finally:
+            plt.close(fig)
+        out.append((experiment, metric, buf.getvalue()))
+    return out
+
+
+def _draw(plt: Any, experiment: str, metric: str, have: list[Run], max_rounds: int | None, band: str) -> Any:
+    """One figure (returned open): every learner's mean curve in its role's colour and
+    marker (seeds as a band), the legend outside the axes, y-limits from the converged part."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     learners = sorted(_group_by_learner(have).values(), key=lambda seeds: seeds[0].label)
     names_by_group = _distinct_names(learners)
@@ -139,10 +167,7 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], out_dir: Path
     ax.grid(True, alpha=0.3)
     fig.tight_layout()  # before the legend: the axes keep their size, the saved canvas grows
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    try:
-        return _save(fig, out_dir, _stem(experiment, metric))
-    finally:
-        plt.close(fig)
+    return fig
 
 
 def _distinct_names(groups: list[list[Run]]) -> list[str]:

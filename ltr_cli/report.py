@@ -114,13 +114,14 @@ SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings"
                      "tied", "seeds", "score", "score_std", "score_min", "score_max"]
 
 
-BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "ndcg@1", "ndcg@3",
-                 "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3", "vs_paper"]
+BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "map_std", "ndcg@1", "ndcg@3",
+                 "ndcg@3_std", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3", "vs_paper"]
 
 
 def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """Batch (k-fold) runs: test metrics averaged over folds, with the direct-optimisation
-    paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them."""
+    """Batch (k-fold) runs: test metrics averaged over folds, the spread of the headline
+    metrics over folds (sample standard deviation of the per-fold test values), and the
+    direct-optimisation paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them."""
     from ltr_cli.paper_numbers import batch_paper_value
 
     rows = []
@@ -131,12 +132,22 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         rows.append({
             "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
             "label": run.label, "folds": len(s.get("folds", [])), "map": m.get("ap"),
+            "map_std": _fold_std(run, "ap"), "ndcg@3_std": _fold_std(run, "ndcg@3"),
             **{k: m.get(k) for k in ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")},
             "paper_map": batch_paper_value(dataset, role, "map"),
             "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
             "vs_paper": "" if (verdict := direct_optimisation_verdict(run)) is None else verdict.text(),
         })
     return rows
+
+
+def _fold_std(run: Run, metric: str) -> float | None:
+    """Sample standard deviation of a test metric over a batch run's folds (None for one fold)."""
+    if metric not in run.rounds.columns:
+        return None
+    values = run.rounds[metric].to_numpy(dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(np.std(values, ddof=1)) if values.size > 1 else None
 
 
 def _metric(run: Run, metric: str, key: str) -> float | None:

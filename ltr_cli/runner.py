@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
@@ -286,7 +287,8 @@ def _record(
     resolved["learners"] = {name: resolved["learners"][name]}
     manifest = {"run_id": run_id, "experiment": spec.experiment, "learner": name,
                 "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
-                "command": argv or sys.argv, **manifest, "timings": timings}
+                "command": argv or sys.argv, **manifest, "timings": timings,
+                "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     path = write_run(run_dir, resolved, table, summary, manifest,
                      extra={"models.json": json.dumps(models, indent=1)})
     return RunOutcome(name, path, summary)
@@ -403,7 +405,8 @@ def _run_locked(
         "conventions": _conventions(spec),
         "learner_conventions": {**lspec.describe(), **learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
-    }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"]},
+    }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
+        "kernel_load_seconds": summary["kernel_load_seconds"]},
         models, argv)
     checkpointer.remove()
     return outcome
