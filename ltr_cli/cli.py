@@ -25,12 +25,29 @@ from ltr_cli.data.registry import reader_options
 from ltr_cli.errors import LtrError
 from ltr_cli.sweep_tasks import EXECUTORS
 
+def _usage_like_click() -> None:
+    """Usage lines in click's style (``ltr run [OPTIONS] CONFIG``): recent Typer releases
+    write a required argument as ``{CONFIG}``, which reads like a template placeholder."""
+    from typer.core import TyperArgument
+
+    def usage_name(self: Any) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    hook = "_usage_display_name"  # absent in older Typer releases, which need no fix
+    if hasattr(TyperArgument, hook):
+        setattr(TyperArgument, hook, usage_name)
+
+
+_usage_like_click()
+
 app = typer.Typer(
     name="ltr",
     help="Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no "<bool>" beside flags
 )
 def _show_version(value: bool) -> None:
     if value:
@@ -55,10 +72,10 @@ app.add_typer(data_app, name="data")
 
 @command(app)
 def run(
-    config: Annotated[Path, typer.Argument(help="experiment config (YAML)")],
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key: --set protocol.passes=2 (repeatable)")] = None,
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="experiment config (YAML)")],
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="override a config key: --set protocol.passes=2 (repeatable)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output, 'results')")] = None,
-    learner: Annotated[Optional[list[str]], typer.Option("--learner", help="run only this learner of the config (repeatable)")] = None,
+    learner: Annotated[Optional[list[str]], typer.Option("--learner", metavar="NAME", help="run only this learner of the config (repeatable)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
@@ -102,8 +119,8 @@ CONFIG_HELP = "keep only the runs this config (every point of its sweep) writes"
 
 @command(app)
 def plot(
-    results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
-    metric: Annotated[Optional[list[str]], typer.Option("--metric", help="metric column(s) to plot (default: all)")] = None,
+    results: Annotated[list[Path], typer.Argument(metavar="RESULTS", help="run directories or folders containing them")],
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", metavar="METRIC", help="metric column(s) to plot (default: all)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
     theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
@@ -132,8 +149,8 @@ def plot(
 
 @command(app)
 def sweep(
-    config: Annotated[Path, typer.Argument(help="experiment config with a sweep: block")],
-    set_: Annotated[Optional[list[str]], typer.Option("--set", help="override a config key before expanding")] = None,
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="experiment config with a sweep: block")],
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="override a config key before expanding")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output)")] = None,
     executor: Annotated[ExecutorOpt, typer.Option("--executor", help="where the runs are computed: " + ", ".join(EXECUTORS))] = ExecutorOpt("local"),
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="parallel runs (processes, or Dask workers of a LocalCluster); capped at the number of runs and 4 per CPU")] = 1,
@@ -194,7 +211,7 @@ class ReportFormat(str, Enum):
 
 @command(app)
 def report(
-    results: Annotated[list[Path], typer.Argument(help="run directories or folders containing them")],
+    results: Annotated[list[Path], typer.Argument(metavar="RESULTS", help="run directories or folders containing them")],
     fmt: Annotated[ReportFormat, typer.Option("--format", help="markdown table or CSV")] = ReportFormat.markdown,
     out: Annotated[Optional[Path], typer.Option("--out", help="also write the table to this file")] = None,
     select_by: Annotated[Optional[str], typer.Option("--select-by", help="pick each learner's best settings by this metric (e.g. ndcg@10)")] = None,
@@ -261,9 +278,9 @@ def bench(
     eval_queries: Annotated[int, typer.Option("--eval-queries", min=1, help="--batch: queries of the ltr eval comparison (about 116 documents each)")] = 20000,
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
-    (vs two matrix-vector passes), end-to-end ``ltr run`` time (cold, cached) and peak
-    memory growth, as ratios measured side by side in one run; ``--batch``: the batch
-    solvers and ``ltr eval`` instead."""
+    (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
+    memory growth, as ratios measured side by side in one run; --batch: the batch
+    solvers and 'ltr eval' instead."""
     from ltr_cli.bench import format_table, main_json, run_bench
 
     if batch:
@@ -308,8 +325,8 @@ def list_(
 
 @command(app, "score")
 def score(
-    model: Annotated[Path, typer.Argument(help="a run directory, batch or online (or its models.json)")],
-    data_file: Annotated[Path, typer.Argument(help="SVMlight/LETOR file to score")],
+    model: Annotated[Path, typer.Argument(metavar="RUN_DIR", help="a run directory, batch or online (or its models.json)")],
+    data_file: Annotated[Path, typer.Argument(metavar="DATA_FILE", help="SVMlight/LETOR file to score")],
     fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first); an online run has one, 'final'")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="write the scores here (default: stdout)")] = None,
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
@@ -333,8 +350,8 @@ def score(
 
 @command(app, "eval")
 def eval_(
-    data_file: Annotated[Path, typer.Argument(help="labelled SVMlight/LETOR file")],
-    score_file: Annotated[Path, typer.Argument(help="one score per line, in data-file order")],
+    data_file: Annotated[Path, typer.Argument(metavar="DATA_FILE", help="labelled SVMlight/LETOR file")],
+    score_file: Annotated[Path, typer.Argument(metavar="SCORE_FILE", help="one score per line, in data-file order")],
     convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt("paper"),
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,

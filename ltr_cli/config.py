@@ -16,18 +16,20 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from ltr_cli.config_datasets import LIMIT_KEYS, DatasetSpec, RegistryData
 from ltr_cli.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
 from ltr_cli.config_errors import format_validation
 from ltr_cli.errors import ConfigError
 from ltr_cli.learner_registry import BATCH_TYPES, LearnerSpec, partial_feedback_types
 from ltr_cli.metrics import Measure, parse_cutoff
 from ltr_cli.names import NAME_HELP, check_name
-from ltr_cli.schema import LaxPath, Name, OnlineLearnerConfig, Strict, not_bool
+from ltr_cli.schema import LaxPath, Name, OnlineLearnerConfig, Strict
 from ltr_cli.yamlio import StrictLoader, YamlProblem, parse_yaml
+from ltr_cli.pathnames import tried
 
 
 # choices derived from the convention table (to a type checker, plain strings)
@@ -39,131 +41,8 @@ else:
     ConventionName = Literal[CONVENTION_NAMES]
 
 
-# --- datasets --------------------------------------------------------------------------
-
-# input bounds (reader options of the same names): they decide whether a file is read, not
-# what is read, so they are left out of run ids
-DEFAULT_MAX_QUERY_MB = 1024.0
-MAX_GENERATED_MB = 4096.0
-LIMIT_KEYS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")
-
-
-class _ReaderKnobs(Strict):
-    null_value: float | None = Field(None, description="fill for LETOR NULL values; null = error")
-    split_qids: Literal["error", "new-query"] = "error"
-    storage: Literal["float64", "float32"] = Field(
-        "float64", description="dtype of the feature rows handed to learners (and kept in the cache)")
-    normalize: Literal["none", "query-level", "zscore"] = Field(
-        "none", description="feature normalisation: query-level (LETOR's QueryLevelNorm, per query) or "
-        "zscore (training-split mean and std; batch cv: runs only); saved with each model for ltr score")
-    max_line_bytes: int = Field(1 << 20, gt=0, description="longest line accepted (bytes)")
-    max_query_mb: float = Field(DEFAULT_MAX_QUERY_MB, gt=0,
-                                description="largest query accepted: documents x features x 8 bytes, in MB")
-    max_decompression_ratio: float = Field(
-        200.0, gt=1, description="a compressed file may expand to at most this many times its size")
-
-    def limits(self) -> dict[str, Any]:
-        """The input bounds, as reader options."""
-        return {key: getattr(self, key) for key in LIMIT_KEYS}
-
-
-def _within_budget(docs: float, features: int, key: str) -> None:
-    """A generated query's dense rows must fit the per-query memory budget."""
-    mb = docs * features * 8 / (1 << 20)
-    if mb > DEFAULT_MAX_QUERY_MB:
-        raise ValueError(f"{key} {docs:g} x {features} features is {mb:,.0f} MB per query, over the "
-                         f"{DEFAULT_MAX_QUERY_MB:g} MB a query may take; use fewer documents")
-
-
-def _known_dataset(value: str) -> str:
-    """Validator: ``value`` names a registry dataset."""
-    from ltr_cli.data.registry import DATASETS
-
-    if value not in DATASETS:
-        raise ValueError(f"unknown dataset {value!r}; known: {', '.join(sorted(DATASETS))}")
-    return value
-
-
-class SeparableData(Strict):
-    """The perceptron paper's margin-separable set (generated, no download)."""
-
-    kind: Literal["separable"]
-    variant: Literal["authors", "paper"] = "authors"
-    queries: int = Field(1000, gt=0)
-    docs: int = Field(20, gt=1)
-    features: int | None = Field(None, gt=0, description="default 10 (authors) / 20 (paper)")
-    margin: float = Field(1.0, gt=0)
-    seed: int | None = Field(None, ge=0, description="data seed; default: the experiment seed")
-
-    @model_validator(mode="after")
-    def _fits(self) -> "SeparableData":
-        features = self.features or 20
-        _within_budget(self.docs, features, "docs")
-        # the stream is generated once and kept for the theory's constants
-        total = self.queries * self.docs * features * 8 / (1 << 20)
-        if total > MAX_GENERATED_MB:
-            raise ValueError(f"queries {self.queries} x docs {self.docs} x {features} features is "
-                             f"{total:,.0f} MB, over the {MAX_GENERATED_MB:g} MB a separable stream may "
-                             "take (it is kept in memory); use fewer queries")
-        return self
-
-
-class ShapedData(Strict):
-    """Generated queries shaped like a registry dataset (width, docs/query, labels)."""
-
-    kind: Literal["shaped"]
-    like: str
-    queries: int = Field(200, gt=0)
-    docs_per_query: float | None = Field(None, gt=0)
-    seed: int | None = Field(None, ge=0)
-
-    _known = field_validator("like")(_known_dataset)
-
-    @model_validator(mode="after")
-    def _fits(self) -> "ShapedData":
-        from ltr_cli.data.registry import DATASETS
-
-        if self.docs_per_query is not None and self.like in DATASETS:  # Poisson spread: allow 2x
-            _within_budget(2 * self.docs_per_query, DATASETS[self.like].n_features, "docs_per_query")
-        return self
-
-
-class RegistryData(_ReaderKnobs):
-    """A downloaded benchmark from the registry (``ltr list`` shows the names)."""
-
-    kind: Literal["registry"]
-    name: str
-    root: LaxPath
-    split: str = "train"
-    folds: list[int] | None = None
-
-    _known = field_validator("name")(_known_dataset)
-
-
-class FilesData(_ReaderKnobs):
-    """Explicit SVMlight files with their width, index base and qid source."""
-
-    kind: Literal["files"]
-    files: list[LaxPath] = Field(min_length=1)
-    features: int = Field(gt=0)
-    index_base: Annotated[Literal[0, 1], BeforeValidator(not_bool)] = 1
-    qid: Literal["auto", "token", "comment", "group"] = "auto"
-    group_files: list[LaxPath] | None = Field(
-        None, description="one group file per data file (default: <file>.query/.group next to it)")
-
-    @field_validator("group_files")
-    @classmethod
-    def _one_per_file(cls, v: list[Path] | None, info: Any) -> list[Path] | None:
-        files = info.data.get("files")
-        if v is not None and files is not None and len(v) != len(files):
-            raise ValueError(f"give one group file per data file ({len(files)}), not {len(v)}")
-        return v
-
-
-DatasetSpec = Annotated[
-    Union[SeparableData, ShapedData, RegistryData, FilesData], Field(discriminator="kind")
-]
-
+# the dataset specs live in ltr_cli.config_datasets (RegistryData is imported from here by
+# the modules that read a config)
 
 # --- protocol and metrics ----------------------------------------------------------------
 
@@ -222,6 +101,9 @@ class MetricsSpec(Strict):
         ]
 
 
+CV_SPLITS = {"train": "train", "vali": "vali", "test": "test"}  # role -> the split it reads by default
+
+
 class CVSpec(Strict):
     """Batch k-fold protocol: for each fold fit on train, choose hyper-parameters on vali,
     evaluate on test (the LETOR protocol)."""
@@ -230,7 +112,18 @@ class CVSpec(Strict):
     convention: ConventionName | None = Field(
         None, description="evaluation convention; default: the dataset's own (mslr-*: mslr, letor3-*: letor3, "
         "letor4-*: letor4, other graded 0-4 sets: mslr)")
-    splits: dict[str, str] = Field(default_factory=lambda: {"train": "train", "vali": "vali", "test": "test"})
+    splits: dict[str, str] = Field(
+        default_factory=lambda: dict(CV_SPLITS),
+        description="the dataset split each role reads: train, vali, test (default: the role's name; "
+        "vali: valid for datasets that call it so, e.g. Yahoo)")
+
+    @field_validator("splits")
+    @classmethod
+    def _roles(cls, v: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(v) - set(CV_SPLITS))
+        if unknown:
+            raise ValueError(f"unknown role {unknown[0]!r}; the roles are {', '.join(CV_SPLITS)}")
+        return {**CV_SPLITS, **v}
 
     @field_validator("select_by")
     @classmethod
@@ -289,14 +182,22 @@ class ExperimentSpec(Strict):
     @model_validator(mode="before")
     @classmethod
     def _dataset_convention(cls, data: Any) -> Any:
-        """A cv: block without ``convention`` evaluates by the dataset's own scripts."""
+        """A cv: block without ``convention`` evaluates by the dataset's own scripts; its
+        vali role reads the dataset's ``valid`` split where it has no ``vali`` (Yahoo)."""
         from ltr_cli.data.registry import DATASETS
 
-        if isinstance(data, dict) and isinstance(data.get("cv"), dict) and data["cv"].get("convention") is None:
+        if isinstance(data, dict) and isinstance(data.get("cv"), dict):
             ds = data.get("dataset")
             name = ds.get("name") if isinstance(ds, dict) else None
-            if isinstance(name, str) and name in DATASETS:
-                data = {**data, "cv": {**data["cv"], "convention": DATASETS[name].convention}}
+            info = DATASETS.get(name) if isinstance(name, str) else None
+            cv = data["cv"]
+            if info is not None and cv.get("convention") is None:
+                cv = {**cv, "convention": info.convention}
+            splits = cv.get("splits")
+            if info is not None and "vali" not in info.files and "valid" in info.files and (
+                    splits is None or isinstance(splits, dict) and "vali" not in splits):
+                cv = {**cv, "splits": {**(splits or {}), "vali": "valid"}}  # Yahoo's name for it
+            data = {**data, "cv": cv}
         return data
 
     @model_validator(mode="after")
@@ -378,6 +279,9 @@ class ExperimentSpec(Strict):
             data.get("dataset", {}).pop(limit, None)
         if data.get("dataset", {}).get("normalize") == "none":  # the ids of runs before the option
             data["dataset"].pop("normalize")
+        for later in ("name", "qid", "index_base"):  # optional keys added later: unset, ids stay
+            if later in data.get("dataset", {}) and data["dataset"][later] is None:
+                data["dataset"].pop(later)
         if not with_seed:
             data.pop("seed", None)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
@@ -462,7 +366,7 @@ def read_config_mapping(path: Path) -> dict[str, Any]:
     try:
         text = _read_config_text(p)
     except FileNotFoundError:
-        raise ConfigError(str(p), None, "config file not found") from None
+        raise ConfigError(str(p), None, f"config file not found (tried {tried(p)})") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(p), None, f"cannot read config ({exc})") from None
     data = _load_yaml(text, str(p))

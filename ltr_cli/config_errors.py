@@ -73,10 +73,36 @@ def _did_you_mean(key: str, top_level: bool, root: type[BaseModel]) -> str:
     return f"; did you mean {close[0]!r}?" if close else " (check the spelling; see the README's config reference)"
 
 
+def _merge_union_branches(errors: list[Any]) -> list[Any]:
+    """pydantic reports a value that fits no member of a union (``int | float``) once per
+    member, each with the member's tag appended to the key (``grid.C.0.int``,
+    ``grid.C.0.float``): one error at the key the user wrote instead."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for e in errors:
+        loc = tuple(e["loc"])
+        if loc and isinstance(loc[-1], str) and e["type"] not in ("extra_forbidden", "missing"):
+            groups.setdefault((loc[:-1], repr(e.get("input"))), []).append(e)
+    merged, done = [], set()
+    for e in errors:
+        loc = tuple(e["loc"])
+        key = (loc[:-1], repr(e.get("input")))
+        branches = groups.get(key, [])
+        if len(branches) < 2:
+            merged.append(e)
+        elif key not in done:
+            done.add(key)
+            tags = {b["loc"][-1] for b in branches}
+            msg = ("Input should be a number" if tags <= {"int", "float"}
+                   else " or ".join(dict.fromkeys(b["msg"] for b in branches)))
+            merged.append({**e, "loc": loc[:-1], "msg": msg, "type": "float_parsing" if tags <= {"int", "float"}
+                           else e["type"]})
+    return merged
+
+
 def format_validation(source: str, exc: ValidationError, root: type[BaseModel]) -> ConfigError:
     """The first problem of a failed validation of ``root`` as one :class:`ConfigError`
     naming the key (an unknown key first, with a did-you-mean), the value and a hint."""
-    errors = exc.errors(include_url=False)
+    errors = _merge_union_branches(exc.errors(include_url=False))
     # an unknown key is usually the cause of the rest (a misspelt required key is also
     # "missing"): report it first
     errors.sort(key=lambda e: e["type"] != "extra_forbidden")

@@ -122,6 +122,11 @@ class RunLock:
         while True:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            except FileNotFoundError:  # a failed run just removed the (empty) folder: make it again
+                if time.monotonic() >= deadline:
+                    raise LockUnavailable(f"{self.path.parent}: the folder keeps disappearing") from None
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                continue
             except OSError as exc:
                 raise LockUnavailable(f"{self.path.name}: cannot open the lock file ({exc.strerror or exc})") from None
             try:

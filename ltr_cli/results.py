@@ -39,6 +39,7 @@ from ltr_cli.errors import ResultsError
 from ltr_cli.metrics import is_metric_name
 from ltr_cli.names import check_label, check_name
 from ltr_cli.yamlio import YamlProblem, dump_yaml, parse_yaml
+from ltr_cli.pathnames import tried
 
 RUN_FILES = ("config.yaml", "rounds.parquet", "summary.json", "manifest.json")
 
@@ -155,7 +156,7 @@ def find_runs(paths: list[Path]) -> list[Path]:
     for p in paths:
         p = Path(p)
         if not p.exists():
-            raise ResultsError(f"{p}: no such results directory (run 'ltr run CONFIG' first)")
+            raise ResultsError(f"{p}: no such results directory (tried {tried(p)}; run 'ltr run CONFIG' first)")
         if (p / "manifest.json").is_file():
             candidates = [p]
         else:

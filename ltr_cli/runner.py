@@ -133,7 +133,10 @@ def cache_dir(spec: ExperimentSpec, out_root: Path) -> Path | None:
 @contextmanager
 def owning(run_dir: Path) -> Iterator[None]:
     """Hold the run's lock (so no other worker writes ``run_dir``) and clear what a killed
-    earlier attempt left behind; one-line error if a live process holds the lock."""
+    earlier attempt left behind; one-line error if a live process holds the lock. An
+    experiment folder created here is removed again if the run leaves it empty (a failed
+    run leaves no trace)."""
+    new_folder = not run_dir.parent.exists()
     lock = RunLock(run_dir.parent / f".{run_dir.name}.lock")
     try:
         lock.acquire()
@@ -147,6 +150,11 @@ def owning(run_dir: Path) -> Iterator[None]:
         yield
     finally:
         lock.release()
+        if new_folder:
+            try:
+                run_dir.parent.rmdir()  # only if empty
+            except OSError:
+                pass
 
 
 def _refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:

@@ -108,12 +108,13 @@ class BatchLearnerConfig(LearnerConfig):
 
     kind: ClassVar[Literal["online", "batch"]] = "batch"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("C",)  # the keys a grid may have
+    integer_parameters: ClassVar[tuple[str, ...]] = ()  # of those, the ones counted in whole numbers
     grid: Grid
 
     @field_validator("grid")
     @classmethod
     def _grid(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        return grid_values(grid, cls.hyper_parameters, cls.type_name())
+        return grid_values(grid, cls.hyper_parameters, cls.type_name(), cls.integer_parameters)
 
     def grid_points(self) -> list[dict[str, Any]]:
         """Every hyper-parameter setting of the grid, in the grid's key order."""
@@ -130,9 +131,10 @@ class BatchLearnerConfig(LearnerConfig):
         raise NotImplementedError
 
 
-def grid_values(grid: dict[str, list[Any]], allowed: tuple[str, ...], spec: str) -> dict[str, list[Any]]:
+def grid_values(grid: dict[str, list[Any]], allowed: tuple[str, ...], spec: str,
+                integers: tuple[str, ...] = ()) -> dict[str, list[Any]]:
     """Validator body: a batch grid names only the learner's hyper-parameters, each with
-    at least one positive number."""
+    at least one positive number (a whole number for ``integers``)."""
     for key, values in grid.items():
         if key not in allowed:
             raise ValueError(f"{spec} has no hyper-parameter {key!r}; it has {', '.join(allowed)}")
@@ -141,6 +143,9 @@ def grid_values(grid: dict[str, list[Any]], allowed: tuple[str, ...], spec: str)
         for v in values:
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
                 raise ValueError(f"grid {key!r}: values must be positive numbers (got {v!r})")
+            if key in integers and not isinstance(v, int):
+                raise ValueError(f"grid {key!r}: values must be whole numbers, written without a "
+                                 f"decimal point (got {v!r})")
     return grid
 
 

@@ -29,9 +29,14 @@ def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
     if not isinstance(models, dict):
         raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
     key = fold if fold is not None else next(iter(models), None)
+    unnumbered = list(models) in (["None"], ["final"])  # a dataset without folds, an online run
+    if key not in models and unnumbered and fold in ("1", "only"):
+        key = next(iter(models))  # its one model is fold 1 of 1
     if key not in models:
-        raise LtrError(f"{path}: no model for fold {fold!r}; it has "
-                       + (f"folds {', '.join(map(str, models))}" if models else "no models"))
+        has = ("one model (" + ("an online run's final weights" if "final" in models else "its dataset has "
+                                "no folds") + "): omit --fold") if unnumbered else \
+            (f"folds {', '.join(map(str, models))}" if models else "no models")
+        raise LtrError(f"{path}: no model for fold {fold!r}; it has {has}")
     data = models[key]
     try:
         scorer: Any = model_from_dict(data)

@@ -36,3 +36,30 @@ def write(tmp_path):
         return p
 
     return _write
+
+
+# --- the suite leaves the working tree as it found it ------------------------------------------
+
+_BEFORE: set[str] = set()
+
+
+def _working_tree() -> set[str]:
+    """Top-level entries of the checkout and of its results/ folder (hidden names aside)."""
+    entries = {p.name for p in REPO.iterdir() if not p.name.startswith(".")}
+    results = REPO / "results"
+    if results.is_dir():
+        entries |= {f"results/{p.name}" for p in results.iterdir() if not p.name.startswith(".")}
+    return entries
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _BEFORE.update(_working_tree())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a test wrote into the checkout (e.g. results/<experiment>/ of a run
+    without --out): tests write under tmp_path only."""
+    left = sorted(_working_tree() - _BEFORE)
+    if left:
+        print(f"\nERROR: the tests left files in the working tree: {', '.join(left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

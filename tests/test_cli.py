@@ -177,8 +177,8 @@ def test_data_errors(write, tmp_path):
     res = runner.invoke(app, ["data", "inspect", str(bad)])
     assert res.exit_code == 1 and "bad.txt:2:" in res.stderr
     good = write("good.txt", "1 qid:1 1:1\n")
-    res = runner.invoke(app, ["data", "convert", str(good), str(tmp_path / "x.csv"), "--features", "1"])
-    assert res.exit_code == 1 and ".parquet or .npz" in res.stderr
+    res = runner.invoke(app, ["data", "convert", str(good), str(tmp_path / "x.txt"), "--features", "1"])
+    assert res.exit_code == 1 and ".parquet, .csv or .npz" in res.stderr
     res = runner.invoke(app, ["data", "convert", str(good), str(tmp_path / "x.npz")])
     assert res.exit_code == 1 and "--features" in res.stderr
 
@@ -188,7 +188,9 @@ def test_python_dash_m_and_console_script():
     assert out.returncode == 0 and "slam-perceptron" in out.stdout
     out = subprocess.run([sys.executable, "-m", "ltr_cli", "run", "missing.yaml"],
                          capture_output=True, text=True)
-    assert out.returncode == 1 and out.stderr.strip() == "ltr: error: missing.yaml: config file not found"
+    here = Path.cwd()
+    assert out.returncode == 1 and out.stderr.strip() == (
+        f"ltr: error: missing.yaml: config file not found (tried {here / 'missing.yaml'}, resolved from {here})")
 
 
 def test_data_synth_then_inspect(tmp_path):

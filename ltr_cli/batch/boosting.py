@@ -137,6 +137,7 @@ class AdaRankSpec(BatchLearnerConfig):
     type: Literal["adarank"]
     summary: ClassVar[str] = "batch (cv:): AdaRank.MAP / AdaRank.NDCG with single-feature weak rankers"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
+    integer_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
     measure: str = Field("map", description="map or ndcg@K")
     grid: Grid = Field(default_factory=lambda: _rounds(100, 500))
     tol: float | None = Field(None, ge=0, description="stop when the training measure falls by more than tol "
@@ -161,6 +162,7 @@ class RankBoostSpec(BatchLearnerConfig):
     type: Literal["rankboost"]
     summary: ClassVar[str] = "batch (cv:): RankBoost with threshold stumps (RB-c)"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
+    integer_parameters: ClassVar[tuple[str, ...]] = ("rounds",)
     grid: Grid = Field(default_factory=lambda: _rounds(100, 300))
 
     def paper_role(self) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 import xxhash
 
 from ltr_cli.errors import LtrError
+from ltr_cli.pathnames import tried
 
 _CHUNK = 1 << 24
 DIGEST = "xxh3_128"
@@ -40,7 +41,7 @@ def require_regular(path: Path, what: str = "data file") -> os.stat_result:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise LtrError(f"{path}: no such {what}") from None
+        raise LtrError(f"{path}: no such {what} (tried {tried(path)})") from None
     if not stat_mod.S_ISREG(st.st_mode):
         kind = "a directory" if stat_mod.S_ISDIR(st.st_mode) else "not a regular file (device, FIFO or socket)"
         raise LtrError(f"{path}: the {what} is {kind}; give a regular file")

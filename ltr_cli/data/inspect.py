@@ -71,23 +71,24 @@ def _label_key(v: float) -> str:
 
 
 def convert_file(path: Path, out: Path, options: ReaderOptions) -> dict[str, Any]:
-    """Write (qid, label, f1..fd) as Parquet or NPZ; return counts. Atomic (temp + rename).
+    """Write (qid, label, f1..fd) as Parquet, CSV (with a header row) or NPZ; return
+    counts. Atomic (temp + rename).
 
-    Parquet is written in row groups while streaming (memory: one batch of documents);
-    NPZ needs the whole table in memory.
+    Parquet and CSV are written in batches while streaming (memory: one batch of
+    documents); NPZ needs the whole table in memory.
     """
     if options.n_features is None:
         raise LtrError("convert needs the feature count: pass --features N or --dataset NAME")
     suffix = out.suffix.lower()
-    if suffix not in (".parquet", ".npz"):
-        raise LtrError(f"{out}: output must end in .parquet or .npz")
+    if suffix not in (".parquet", ".csv", ".npz"):
+        raise LtrError(f"{out}: output must end in .parquet, .csv or .npz")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         if suffix == ".npz":
             counts = _write_npz(SVMLightReader(path, options), tmp)
         else:
-            counts = _write_parquet(SVMLightReader(path, options), tmp, options.index_base)
+            counts = _write_table(SVMLightReader(path, options), tmp, options.index_base, suffix[1:])
         tmp.replace(out)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -107,8 +108,10 @@ def _write_npz(reader: SVMLightReader, tmp: Path) -> dict[str, int]:
     return {"queries": len(Xs), "documents": int(X.shape[0]), "features": int(X.shape[1])}
 
 
-def _write_parquet(reader: SVMLightReader, tmp: Path, base: int, batch_rows: int = 65536) -> dict[str, int]:
+def _write_table(reader: SVMLightReader, tmp: Path, base: int, fmt: str, batch_rows: int = 65536) -> dict[str, int]:
+    """Stream the file into a Parquet or CSV table writer, one batch of rows at a time."""
     import pyarrow as pa
+    import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
     d = reader.options.n_features
@@ -118,7 +121,8 @@ def _write_parquet(reader: SVMLightReader, tmp: Path, base: int, batch_rows: int
     n_queries = n_docs = 0
     batch: list = []
     rows = 0
-    with pq.ParquetWriter(tmp, schema) as writer:
+    opened = pq.ParquetWriter(tmp, schema) if fmt == "parquet" else pcsv.CSVWriter(tmp, schema)
+    with opened as writer:
         def flush() -> None:
             X = np.vstack([q.X for q in batch])
             cols = [pa.array(np.concatenate([np.full(q.m, q.qid, dtype=object) for q in batch]), pa.string()),

@@ -14,6 +14,7 @@ from typing import cast, get_args
 
 from ltr_cli.data.options import QidSource, ReaderOptions, SplitQids
 from ltr_cli.errors import DatasetNotFoundError
+from ltr_cli.pathnames import tried
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def resolve_files(info: DatasetInfo, root: Path, split: str, folds: list[int] | 
     for p in paths:
         if not p.is_file():
             raise DatasetNotFoundError(
-                f"{info.name}: expected {p} but it does not exist. {info.obtain} "
+                f"{info.name}: expected {p} but it does not exist (tried {tried(p)}). {info.obtain} "
                 f"(see datasets/README.md; set dataset.root to the directory you unpacked)"
             )
     return paths

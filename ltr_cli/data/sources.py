@@ -32,6 +32,7 @@ from ltr_cli.data.synthetic import (
 )
 from ltr_cli.data.textio import find_group_file
 from ltr_cli.errors import DatasetNotFoundError, LtrError
+from ltr_cli.pathnames import tried
 
 
 @dataclass
@@ -191,20 +192,22 @@ def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySou
         files = resolve_files(info, spec.root, spec.split, spec.folds)
         for p in files:
             require_regular(p)
-        opts = ReaderOptions(n_features=info.n_features, index_base=info.index_base,
-                             qid_source=info.qid_source,
+        opts = ReaderOptions(n_features=info.n_features,
+                             index_base=info.index_base if spec.index_base is None else spec.index_base,
+                             qid_source=info.qid_source if spec.qid is None else spec.qid,
                              null_value=spec.null_value, split_qids=spec.split_qids, **spec.limits())
         return QuerySource(info.n_features, f"{info.name} {spec.split}", files, info.name, opts,
                            storage=spec.storage, cache_dir=cache_dir, normalize=spec.normalize)
     if kind == "files":
         for p in list(spec.files) + list(spec.group_files or []):
             if not p.exists():
-                raise DatasetNotFoundError(f"dataset: {p} does not exist")
+                raise DatasetNotFoundError(f"dataset: {p} does not exist (tried {tried(p)})")
             require_regular(p)
         opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
                              qid_source=spec.qid, null_value=spec.null_value,
                              split_qids=spec.split_qids, **spec.limits())
-        return QuerySource(spec.features, "files", list(spec.files), "files", opts,
+        name = spec.name or "files"
+        return QuerySource(spec.features, f"{name} files" if spec.name else "files", list(spec.files), name, opts,
                            group_files=list(spec.group_files) if spec.group_files else None,
                            storage=spec.storage, cache_dir=cache_dir, normalize=spec.normalize)
     raise TypeError(f"unsupported dataset spec {type(spec).__name__}")

@@ -28,6 +28,7 @@ from ltr_cli.data.options import (
     ReaderOptions,
 )
 from ltr_cli.errors import DataFormatError
+from ltr_cli.pathnames import tried
 
 MAGIC = {b"\x1f\x8b": "gz", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 BOM = b"\xef\xbb\xbf"
@@ -80,7 +81,7 @@ def open_binary(path: Path, max_ratio: float = DEFAULT_MAX_DECOMPRESSION_RATIO) 
         with open(path, "rb") as fh:
             head = fh.read(6)
     except FileNotFoundError:
-        raise DataFormatError(str(path), None, "file not found") from None
+        raise DataFormatError(str(path), None, f"file not found (tried {tried(path)})") from None
     except IsADirectoryError:
         raise DataFormatError(str(path), None, "is a directory, expected a data file") from None
     except OSError as exc:
