@@ -133,7 +133,7 @@ def plot(
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
     from ltr_cli.plot import check_outputs, output_names, plot_runs, plot_theory
 
-    runs = _chosen_runs(results, latest, config)
+    runs = _chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
     if select_by:
         from ltr_cli.selection import select
 

@@ -130,6 +130,8 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], max_rounds: i
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     learners = sorted(_group_by_learner(have).values(), key=lambda seeds: seeds[0].label)
     names_by_group = _distinct_names(learners)
+    order = sorted(range(len(learners)), key=lambda i: _natural(names_by_group[i]))  # eta=0.001 before 0.01
+    learners, names_by_group = [learners[i] for i in order], [names_by_group[i] for i in order]
     means, names = [], []
     for seeds, label in zip(learners, names_by_group):
         t, curves = seed_curves(seeds, metric, max_rounds or _config_rounds(seeds[0]))
@@ -168,6 +170,20 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], max_rounds: i
     fig.tight_layout()  # before the legend: the axes keep their size, the saved canvas grows
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return fig
+
+
+def _natural(name: str) -> list[Any]:
+    """Sort key reading the numbers in a name as numbers (``eta=0.001`` < ``eta=0.01`` <
+    ``eta=1``)."""
+    import re
+
+    key: list[Any] = []
+    for part in re.split(r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)", name):
+        try:
+            key.append((0, float(part), ""))
+        except ValueError:
+            key.append((1, 0.0, part))
+    return key
 
 
 def _distinct_names(groups: list[list[Run]]) -> list[str]:

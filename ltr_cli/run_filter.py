@@ -53,14 +53,15 @@ def configurations(runs: list[Run]) -> dict[tuple[str, str], list[str]]:
 
 
 def mixed_configurations(runs: list[Run]) -> list[str]:
-    """One sentence per learner with runs of several configurations ([] when none)."""
-    notes = []
+    """One sentence per experiment in which some learner has runs of several
+    configurations ([] when none)."""
+    several: dict[str, list[str]] = {}
     for (experiment, learner), ids in sorted(configurations(runs).items()):
         if len(ids) > 1:
-            notes.append(f"{experiment}: {len(ids)} configurations of {learner} are shown, each named by "
-                         "the settings that differ; --latest keeps only the newest, --config FILE only "
-                         "the runs that config (or its sweep) writes")
-    return notes
+            several.setdefault(experiment, []).append(f"{len(ids)} of {learner}")
+    return [f"{experiment}: several configurations are shown ({', '.join(counts)}), each named by the "
+            "settings that differ; --latest keeps only each learner's newest, --config FILE only the "
+            "runs that config (or its sweep) writes" for experiment, counts in several.items()]
 
 
 def newest_configurations(runs: list[Run]) -> list[Run]:

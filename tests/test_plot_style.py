@@ -104,3 +104,12 @@ def test_runs_of_one_learner_are_named_by_the_settings_that_differ(tmp_path, mon
     rows = [r for r in csv.DictReader(io.StringIO(rep.stdout)) if r["label"] == "ListNet" and r["metric"] == "ndcg@10"]
     assert sorted(r["settings"] for r in rows) == ["step.eta=0.5", "step.eta=1"]
     assert all(r["runs"].startswith("listnet-") and (folder / r["runs"]).is_dir() for r in rows)
+
+
+def test_legend_entries_are_ordered_by_the_numbers_in_their_settings():
+    from ltr_cli.plot import _natural
+
+    names = ["SLAM (step.eta=1)", "ListNet (step.eta=0.01)", "ListNet (step.eta=1e-05)", "ListNet (step.eta=0.1)",
+             "ListNet (step.eta=0.001)", "Alg3"]
+    assert sorted(names, key=_natural) == ["Alg3", "ListNet (step.eta=1e-05)", "ListNet (step.eta=0.001)",
+                                           "ListNet (step.eta=0.01)", "ListNet (step.eta=0.1)", "SLAM (step.eta=1)"]

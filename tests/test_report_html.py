@@ -135,7 +135,7 @@ def test_runs_of_several_configurations_are_named_and_can_be_narrowed(tmp_path):
                               "--set", "learners.listnet.step.eta=0.5"])
     assert res.exit_code == 0, res.stderr
     res = runner.invoke(app, ["report", str(folder), "--format", "csv"])
-    assert "2 configurations of listnet" in res.stderr and "--latest" in res.stderr
+    assert "several configurations are shown (2 of listnet)" in res.stderr and "--latest" in res.stderr
     listnet = [line for line in res.stdout.splitlines() if ",listnet," in line and ",ndcg@10," in line]
     assert len(listnet) == 2
 
