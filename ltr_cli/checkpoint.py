@@ -7,27 +7,38 @@ identity of the data the run read. The learner object itself is not stored: it i
 from the config and its state is restored into it. The query stream is rebuilt from its
 seed and the consumed rounds are skipped, which replays the stream's own draws exactly.
 
-**Format** (no pickle anywhere): an uncompressed ``.npz`` archive read with
-``allow_pickle=False``. Member ``state.json`` is a uint8 array holding UTF-8 JSON::
+**Format 3** (no pickle anywhere): an append-only file. It starts with the 8 bytes
+``LTRCKPT3``; each save appends one *record*: the payload's length (8 bytes, little
+endian), its SHA-256 (32 bytes), and the payload, an uncompressed ``.npz`` archive read
+with ``allow_pickle=False``. Member ``state.json`` is a uint8 array holding UTF-8 JSON::
 
-    {"format": 2, "run_id": str, "t": int, "wall_seconds": float,
+    {"format": 3, "run_id": str, "from": int, "t": int, "wall_seconds": float,
      "nonfinite_round": int | null, "data": {...data identity...},
      "tie_rng": <numpy bit_generator.state dict>,
      "learner": {"class": str, "t": int | null, "rng": <bit_generator.state> | null},
      "columns": [column names in order]}
 
-and the arrays are ``col.<name>`` (one per recorded column, length ``t``: int64, float64,
-bool, or fixed-width unicode for ``qid``) and ``learner.w`` (float64, ``(n_features,)``).
-Every field is validated on load; anything that does not check out raises
-:class:`CheckpointInvalid`, which the runner reports in one line.
+and the arrays are ``col.<name>``: the rows of rounds ``from + 1 .. t`` only (int64,
+float64, bool, or fixed-width unicode for ``qid``), and ``learner.w`` (float64,
+``(n_features,)``). A save therefore writes the rounds since the previous save and the
+learner's state, whatever the run's length: O(1) per save in the rounds already done.
+The state is the last record's; the round log is every record's rows, in order, and each
+record must start where the previous one ended. Every field is validated on load;
+anything that does not check out raises :class:`CheckpointInvalid`, which the runner
+reports in one line.
 
-Files are written to a temporary name and renamed, so a kill leaves either the previous
-checkpoint or the new one, never half of one. They live beside the run directory as
-``.<run-id>.checkpoint`` and are deleted when the run completes.
+A kill while a record is being appended leaves an incomplete last record (its length
+runs past the end of the file), which is ignored: the previous record is the state, and
+the next save overwrites the torn bytes. A complete record whose digest does not match is
+damage, and refused. The first save of a run writes a new file under a temporary name and
+renames it. Files live beside the run directory as ``.<run-id>.checkpoint`` and are
+deleted when the run completes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import math
 import os
@@ -40,7 +51,10 @@ import numpy as np
 
 from ltr_cli.round_log import column_kinds, column_names
 
-FORMAT = 2
+FORMAT = 3
+MAGIC = b"LTRCKPT3"
+_LENGTH = 8  # bytes of a record's payload length
+_DIGEST = 32  # bytes of its SHA-256
 _FIXED = set(column_names([]))  # the columns every log has; the others are measures
 MAX_STATE_JSON = 1 << 20  # bytes of state.json read at most (it holds no arrays)
 
@@ -127,41 +141,67 @@ def _int(value: Any, what: str, minimum: int = 0) -> int:
 
 
 class Checkpointer:
-    """Saves a :class:`RunState` every ``every`` rounds to ``path`` (atomically)."""
+    """Saves a :class:`RunState` every ``every`` rounds to ``path``: the first save writes
+    a new file (atomically), later saves append the rounds since the previous one."""
 
     def __init__(self, path: Path, run_id: str, every: int):
         self.path = Path(path)
         self.run_id = run_id
         self.every = every
+        self._end: int | None = None  # where the next record goes (None: write a new file)
+        self._rows = 0  # rounds already in the file
 
     def due(self, t: int) -> bool:
         return self.every > 0 and t % self.every == 0
 
+    # --- writing ----------------------------------------------------------------------
+
     def save(self, state: RunState) -> None:
+        payload = self._payload(state, self._rows)
+        record = len(payload).to_bytes(_LENGTH, "little") + hashlib.sha256(payload).digest() + payload
+        if self._end is None or not self.path.is_file():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
+            with open(tmp, "wb") as fh:
+                fh.write(MAGIC + record)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+            self._end = len(MAGIC) + len(record)
+        else:
+            with open(self.path, "r+b") as fh:
+                fh.seek(self._end)
+                fh.write(record)
+                fh.truncate()  # a torn record a kill left behind, if longer
+                fh.flush()
+                os.fsync(fh.fileno())
+            self._end += len(record)
+        self._rows = state.t
+
+    def _payload(self, state: RunState, start: int) -> bytes:
+        """The record of ``state``: the rows after round ``start`` and the full state."""
         arrays: dict[str, np.ndarray] = {}
         kinds = column_kinds([n for n in state.columns if n not in _FIXED])
         for name, values in state.columns.items():
+            new = values[start:state.t]
             if name == "qid":
-                arrays[f"col.{name}"] = np.array(values, dtype=str) if values else np.zeros(0, "U1")
+                arrays[f"col.{name}"] = np.array(new, dtype=str) if new else np.zeros(0, "U1")
             else:
-                kind = kinds[name]
-                dtype = {"i": np.int64, "b": np.bool_, "f": np.float64}[kind]
-                arrays[f"col.{name}"] = np.asarray(values, dtype=dtype)
+                dtype = {"i": np.int64, "b": np.bool_, "f": np.float64}[kinds[name]]
+                arrays[f"col.{name}"] = np.asarray(new, dtype=dtype)
         if state.learner.w is not None:
             arrays["learner.w"] = state.learner.w
-        meta = {"format": FORMAT, "run_id": state.run_id, "t": state.t,
+        meta = {"format": FORMAT, "run_id": state.run_id, "from": start, "t": state.t,
                 "wall_seconds": state.wall_seconds, "nonfinite_round": state.nonfinite_round,
                 "data": state.data, "tie_rng": state.tie_rng_state,
                 "learner": {"class": state.learner.cls, "t": state.learner.t, "rng": state.learner.rng},
                 "columns": list(state.columns)}
         arrays["state.json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + f".tmp-{os.getpid()}")
-        with open(tmp, "wb") as fh:
-            np.savez(fh, allow_pickle=False, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **arrays)
+        return buf.getvalue()
+
+    # --- reading ----------------------------------------------------------------------
 
     @staticmethod
     def _member(archive: Any, key: str) -> np.ndarray:
@@ -195,18 +235,47 @@ class Checkpointer:
         if meta.get("run_id") != self.run_id:
             raise CheckpointInvalid(f"it belongs to run {meta.get('run_id')!r}")
         _int(meta.get("t"), "t")
+        _int(meta.get("from"), "from")
+        if meta["from"] > meta["t"]:
+            raise CheckpointInvalid("a record ends before it starts")
         return meta
 
-    def _open(self) -> Any:
+    def _records(self) -> tuple[list[bytes], int]:
+        """The complete records' payloads (digests checked) and the offset after the last
+        one; an incomplete last record (a kill during a save) is left out."""
         if not self.path.is_file():
             raise CheckpointInvalid("it is not a regular file")
+        with open(self.path, "rb") as fh:
+            if fh.read(len(MAGIC)) != MAGIC:
+                raise CheckpointInvalid("not a checkpoint file (unknown format or damaged start)")
+            size = os.fstat(fh.fileno()).st_size
+            payloads: list[bytes] = []
+            end = len(MAGIC)
+            while True:
+                head = fh.read(_LENGTH + _DIGEST)
+                if len(head) < _LENGTH + _DIGEST:
+                    break  # the end, or a torn record header
+                length = int.from_bytes(head[:_LENGTH], "little")
+                if length > size - end - len(head):
+                    break  # a torn record: its payload was not written in full
+                payload = fh.read(length)
+                if hashlib.sha256(payload).digest() != head[_LENGTH:]:
+                    raise CheckpointInvalid(f"record {len(payloads) + 1} is damaged (its digest does not match)")
+                payloads.append(payload)
+                end += len(head) + length
+        if not payloads:
+            raise CheckpointInvalid("it holds no complete record")
+        return payloads, end
+
+    @staticmethod
+    def _open(payload: bytes) -> Any:
         try:
-            archive = np.load(self.path, allow_pickle=False)
+            archive = np.load(io.BytesIO(payload), allow_pickle=False)
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise CheckpointInvalid(f"not a checkpoint archive ({type(exc).__name__})") from None
+            raise CheckpointInvalid(f"a record is not an archive ({type(exc).__name__})") from None
         if not isinstance(archive, np.lib.npyio.NpzFile):
-            raise CheckpointInvalid("not a checkpoint archive")
-        # members are stored, never compressed: what is read is bounded by the file's size
+            raise CheckpointInvalid("a record is not an archive")
+        # members are stored, never compressed: what is read is bounded by the record's size
         members = archive.zip.infolist() if archive.zip is not None else []
         if any(info.compress_type != zipfile.ZIP_STORED for info in members):
             archive.close()
@@ -217,30 +286,50 @@ class Checkpointer:
         return self.path.exists() or self.path.is_symlink()
 
     def round(self) -> int | None:
-        """The round the checkpoint was taken after (reads state.json only), or None if
+        """The round the checkpoint was taken after (the last record's state), or None if
         there is none; raises CheckpointInvalid for a damaged one."""
         if not self.exists():
             return None
-        with self._open() as archive:
-            try:
+        try:
+            payloads, _ = self._records()
+            with self._open(payloads[-1]) as archive:
                 return self._meta(archive)["t"]
-            except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, RecursionError) as exc:
-                raise CheckpointInvalid(f"unreadable ({type(exc).__name__})") from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, RecursionError) as exc:
+            raise CheckpointInvalid(f"unreadable ({type(exc).__name__})") from None
 
     def load(self, measure_names: list[str] | None = None) -> RunState | None:
         """The saved state of this run, None if there is none; CheckpointInvalid if the
-        file is damaged, crafted, or another run's."""
+        file is damaged, crafted, or another run's. Later saves append to it."""
         if not self.exists():
             return None
-        with self._open() as archive:
-            try:
-                return self._load(archive, measure_names)
-            except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, RecursionError) as exc:
-                raise CheckpointInvalid(f"unreadable ({type(exc).__name__}: {exc})") from None
+        try:
+            payloads, end = self._records()
+            columns: dict[str, list[Any]] | None = None
+            state = None
+            for payload in payloads:
+                with self._open(payload) as archive:
+                    state = self._load(archive, measure_names, 0 if state is None else state.t)
+                if columns is None:
+                    columns = state.columns
+                else:
+                    for name, values in state.columns.items():
+                        columns[name].extend(values)
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, RecursionError) as exc:
+            raise CheckpointInvalid(f"unreadable ({type(exc).__name__}: {exc})") from None
+        assert state is not None and columns is not None
+        if state.t and columns["t"] != list(range(1, state.t + 1)):
+            raise CheckpointInvalid("column 't' must count the rounds 1..t")
+        state.columns = columns
+        self._end, self._rows = end, state.t
+        return state
 
-    def _load(self, archive: Any, measure_names: list[str] | None) -> RunState:
+    def _load(self, archive: Any, measure_names: list[str] | None, start: int) -> RunState:
+        """One record: its rows (rounds ``start + 1 .. t``) and the state it holds."""
         meta = self._meta(archive)
         t = meta["t"]
+        if meta["from"] != start:
+            raise CheckpointInvalid(f"a record starts after round {meta['from']}, not {start}")
+        rows = t - start
         names = meta.get("columns")
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise CheckpointInvalid("columns must be a list of names")
@@ -255,12 +344,10 @@ class Checkpointer:
                 raise CheckpointInvalid(f"column {name!r} is missing")
             arr = self._member(archive, key)
             kind = kinds[name]
-            if arr.ndim != 1 or arr.shape[0] != t or arr.dtype.kind != kind:
-                raise CheckpointInvalid(f"column {name!r} must be {t} values of kind {kind!r}")
+            if arr.ndim != 1 or arr.shape[0] != rows or arr.dtype.kind != kind:
+                raise CheckpointInvalid(f"column {name!r} must be {rows} values of kind {kind!r}")
             _check_range(name, arr)
             columns[name] = arr.tolist()
-        if t and columns.get("t") != list(range(1, t + 1)):
-            raise CheckpointInvalid("column 't' must count the rounds 1..t")
         wall = meta.get("wall_seconds")
         if not isinstance(wall, (int, float)) or isinstance(wall, bool) or not math.isfinite(wall) or wall < 0:
             raise CheckpointInvalid("wall_seconds must be a finite number >= 0")
@@ -297,6 +384,7 @@ class Checkpointer:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+        self._end, self._rows = None, 0
 
 
 __all__ = ["FORMAT", "CheckpointInvalid", "Checkpointer", "LearnerState", "RunState"]

@@ -317,19 +317,44 @@ def test_an_implicit_group_file_is_part_of_the_data_identity(tmp_path, cache):
 
 
 
+def _records(ckpt):
+    """The payloads of a checkpoint file (format 3: magic, then length + SHA-256 + payload)."""
+    raw = ckpt.read_bytes()
+    assert raw[:8] == b"LTRCKPT3"
+    payloads, at = [], 8
+    while at < len(raw):
+        n = int.from_bytes(raw[at:at + 8], "little")
+        payloads.append(raw[at + 40:at + 40 + n])
+        at += 40 + n
+    return payloads
+
+
+def _write_records(ckpt, payloads):
+    """A checkpoint file of these payloads, each with a correct digest (so a crafted
+    payload reaches the field checks)."""
+    import hashlib
+
+    ckpt.write_bytes(b"LTRCKPT3" + b"".join(len(p).to_bytes(8, "little") + hashlib.sha256(p).digest() + p
+                                           for p in payloads))
+
+
 def _rewrite(ckpt, change):
+    """Change the last record's state and arrays with ``change(meta, arrays)``."""
+    import io
     import json
 
     import numpy as np
 
-    with np.load(ckpt, allow_pickle=False) as z:
+    payloads = _records(ckpt)
+    with np.load(io.BytesIO(payloads[-1]), allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["state.json"].tobytes())
     change(meta, arrays)
     if meta is not None:
         arrays["state.json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    with open(ckpt, "wb") as fh:
-        np.savez(fh, **arrays)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    _write_records(ckpt, payloads[:-1] + [buf.getvalue()])
 
 
 CRAFTED = {
@@ -340,7 +365,9 @@ CRAFTED = {
     "huge-learner-counter": lambda m, a: m["learner"].update({"t": 10 ** 20}),
     "nan-weights": lambda m, a: a.update({"learner.w": a["learner.w"] * float("nan")}),
     "inf-metric": lambda m, a: a.update({"col.ndcg@10": a["col.ndcg@10"] + float("inf")}),
-    "format-float": lambda m, a: m.update({"format": 2.0}),
+    "format-float": lambda m, a: m.update({"format": 3.0}),
+    "gap-between-records": lambda m, a: m.update({"from": m["from"] + 1}),
+    "rows-of-other-length": lambda m, a: a.update({"col.m": a["col.m"][:-1].copy()}),
 }
 
 
@@ -360,7 +387,7 @@ def killed_run(tmp_path_factory):
     return cfg, killed, ckpt
 
 
-@pytest.mark.parametrize("craft", sorted(CRAFTED) + ["deep-json", "huge-header"])
+@pytest.mark.parametrize("craft", sorted(CRAFTED) + ["deep-json", "huge-header", "damaged-record", "compressed-record"])
 def test_crafted_checkpoint_fields_are_one_line_errors(tmp_path, killed_run, craft):
     import shutil
     import struct
@@ -370,20 +397,34 @@ def test_crafted_checkpoint_fields_are_one_line_errors(tmp_path, killed_run, cra
     out = tmp_path / "out"
     shutil.copytree(killed, out)
     mine = out / "ident" / ckpt.name
-    if craft == "deep-json":
-        with zipfile.ZipFile(mine, "w") as z:
-            import io
+    import io
 
+    if craft == "deep-json":
+        zipped = io.BytesIO()
+        with zipfile.ZipFile(zipped, "w") as z:
             import numpy as np
 
             buf = io.BytesIO()
             np.save(buf, np.frombuffer(b"[" * 200_000, dtype=np.uint8))
             z.writestr("state.json.npy", buf.getvalue())
+        _write_records(mine, [zipped.getvalue()])
     elif craft == "huge-header":
         hdr = "{'descr': '|u1', 'fortran_order': False, 'shape': (1000000000000000,), }"
         hdr += " " * ((64 - (11 + len(hdr)) % 64) % 64) + "\n"
-        with zipfile.ZipFile(mine, "w") as z:
+        zipped = io.BytesIO()
+        with zipfile.ZipFile(zipped, "w") as z:
             z.writestr("state.json.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        _write_records(mine, [zipped.getvalue()])
+    elif craft == "compressed-record":
+        import numpy as np
+
+        zipped = io.BytesIO()
+        np.savez_compressed(zipped, **{"state.json": np.zeros(10, np.uint8)})
+        _write_records(mine, [zipped.getvalue()])
+    elif craft == "damaged-record":
+        raw = bytearray(mine.read_bytes())
+        raw[60] ^= 0xFF  # inside the first record's payload: its digest no longer matches
+        mine.write_bytes(bytes(raw))
     else:
         _rewrite(mine, CRAFTED[craft])
     res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--resume"])

@@ -211,3 +211,54 @@ def _interrupt_after_checkpoint(run_online, args, kwargs):
 
     checkpointer.save = save_then_stop
     return run_online(*args, **kwargs)
+
+
+def test_each_save_appends_only_the_new_rounds_and_a_torn_save_is_ignored(tmp_path):
+    """Format 3: every record holds the rounds since the previous save (so a save costs
+    the same after 100 rounds as after 10,000), and a record cut short by a kill is
+    ignored on resume, which continues from the record before it, byte-identical."""
+    import hashlib
+    import io
+    import json
+
+    from ltr_cli.checkpoint import Checkpointer
+
+    cfg = write_config(tmp_path, queries=300)
+    reference = tmp_path / "reference"
+    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
+    run_id = run_dir(reference, "slam").name
+    # the checkpoint as a kill right after the fifth save (round 485) leaves it
+    code = ("import sys; from ltr_cli import cli; from ltr_cli.checkpoint import Checkpointer\n"
+            "real = Checkpointer.save\n"
+            "def save(self, state):\n"
+            "    real(self, state)\n"
+            "    if state.t >= 485: import os; os._exit(9)\n"
+            "Checkpointer.save = save\n"
+            "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q', '--learner', 'slam']\n"
+            "cli.main()\n")
+    killed = tmp_path / "killed"
+    proc = subprocess.run([sys.executable, "-c", code, str(cfg), str(killed)], capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    ckpt = killed / "resume" / f".{run_id}.checkpoint"
+    raw = ckpt.read_bytes()
+    assert raw[:8] == b"LTRCKPT3"
+    spans, at = [], 8
+    while at < len(raw):
+        n = int.from_bytes(raw[at:at + 8], "little")
+        payload = raw[at + 40:at + 40 + n]
+        assert hashlib.sha256(payload).digest() == raw[at + 8:at + 40]
+        with np.load(io.BytesIO(payload), allow_pickle=False) as z:
+            meta = json.loads(z["state.json"].tobytes())
+            assert z["col.t"].tolist() == list(range(meta["from"] + 1, meta["t"] + 1))
+        spans.append((meta["from"], meta["t"]))
+        at += 40 + n
+    assert spans == [(0, 97), (97, 194), (194, 291), (291, 388), (388, 485)]
+    assert Checkpointer(ckpt, run_id, 0).round() == 485
+    # a save cut short: a record header promising more bytes than follow
+    with open(ckpt, "ab") as fh:
+        fh.write((10_000).to_bytes(8, "little") + b"\0" * 32 + b"PK\3\4partial")
+    assert Checkpointer(ckpt, run_id, 0).round() == 485
+    res = ltr("run", cfg, "--out", killed, "--learner", "slam", "--resume")
+    assert res.returncode == 0 and "resuming after round 485" in res.stderr, res.stderr
+    a = run_dir(reference, "slam") / "rounds.parquet"
+    assert a.read_bytes() == (run_dir(killed, "slam") / "rounds.parquet").read_bytes()
