@@ -276,6 +276,7 @@ def bench(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     batch: Annotated[bool, typer.Option("--batch", help="the batch solvers and ltr eval instead (RankSVM vs scikit-learn's pairwise LinearSVC, SVMmap, PermuRank, ltr eval vs pytrec_eval)")] = False,
     eval_queries: Annotated[int, typer.Option("--eval-queries", min=1, help="--batch: queries of the ltr eval comparison (about 116 documents each)")] = 20000,
+    online: Annotated[bool, typer.Option("--online", help="online runs end to end instead: every learner's per-round cost as whole ltr processes (vs the two-matvec floor and its Python reference path), a 16-rate sweep vs one run, four learners vs one, checkpoint overhead")] = False,
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
@@ -283,6 +284,12 @@ def bench(
     solvers and 'ltr eval' instead."""
     from ltr_cli.bench import format_table, main_json, run_bench
 
+    if online:
+        from ltr_cli.bench_online import format_online_table, run_online_bench
+
+        found = run_online_bench(queries=max(queries, 50))
+        typer.echo(main_json(found) if as_json else format_online_table(found), nl=as_json)
+        return
     if batch:
         from ltr_cli.bench_batch import format_batch_table, run_batch_bench
 

@@ -21,8 +21,10 @@ from ltr_cli.config import ExperimentSpec, RegistryData
 from ltr_cli.conventions import CONVENTIONS
 from ltr_cli.metrics import Measure
 from ltr_cli.data.identity import same_content
-from ltr_cli.data.sources import QuerySource, StreamStats, open_source, stream_rounds
-from ltr_cli.protocols.online import run_online, summarize
+from ltr_cli.data.sources import QuerySource, StreamStats, open_source, plan_rounds, stream_rounds
+from ltr_cli.protocols.online import feedback_size, run_online, summarize
+from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible
+from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.models import LinearModel
 from ltr_cli.errors import LtrError
 from ltr_cli.locks import LockUnavailable, RunLock, RunLocked
@@ -380,9 +382,14 @@ def _run_locked(
             raise LtrError(f"{checkpointer.path}: damaged or foreign checkpoint ({exc}); delete it "
                            "to start this run over") from None
     stream_stats = StreamStats()
-    rounds = stream_rounds(source, protocol.passes, protocol.shuffle,
-                           protocol.keep_probability, np.random.default_rng(stream_seq),
-                           protocol.drop_last_query, stream_stats)
+    stream_rng = np.random.default_rng(stream_seq)
+    plan = None
+    if BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+        plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
+                           protocol.drop_last_query, stream_stats)  # None (nothing drawn) without arrays
+    rounds = None if plan is not None else stream_rounds(
+        source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
+        protocol.drop_last_query, stream_stats)
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
         print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
@@ -390,7 +397,7 @@ def _run_locked(
         result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
                             protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
                             checkpointer=checkpointer if protocol.checkpoint_every else None,
-                            resume=state, name=name, data_identity=source.identity())
+                            resume=state, name=name, data_identity=source.identity(), plan=plan)
     except KeyboardInterrupt:
         saved = (f"its last checkpoint is kept in {checkpointer.path}; continue with: {_resume_command(argv)}"
                  if checkpointer.path.exists() else "it had no checkpoint yet and will start over")

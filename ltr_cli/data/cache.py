@@ -168,6 +168,22 @@ class CachedFile:
             del X, raw
             q = end_q
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The whole file as ``(X (N, d), y (N,) float64)``: ``X`` a read-only view of a
+        memory map of X.bin whose blocks are all verified first (CacheInvalid on a
+        mismatch), ``y`` read into memory. Query ``j`` is rows ``offsets[j]:offsets[j + 1]``."""
+        d = int(self.meta["n_features"])
+        dtype = np.dtype(self.meta["dtype"])
+        n = self.n_documents
+        if n == 0:
+            return np.zeros((0, d), dtype=dtype), np.zeros(0)
+        raw = np.memmap(self.directory / "X.bin", dtype=np.uint8, mode="r",
+                        shape=(n * d * dtype.itemsize,)).view(np.ndarray)
+        self._check_blocks(raw, 0)
+        X = raw.view(dtype).reshape(n, d)
+        y = np.fromfile(self.directory / "y.bin", dtype=np.float64, count=n)
+        return X, y
+
     def verify(self) -> None:
         """Hash every byte of every file against meta.json (raises CacheInvalid)."""
         size = self.n_documents * int(self.meta["n_features"]) * np.dtype(self.meta["dtype"]).itemsize

@@ -36,6 +36,38 @@ from ltr_cli.pathnames import tried
 
 
 @dataclass
+class UnitArrays:
+    """One unit's queries as arrays: query ``j`` is rows ``starts[j]:ends[j]`` of ``X``
+    (N, d) and ``y`` (N,) float64, named ``qids[j]``."""
+
+    X: np.ndarray
+    y: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    qids: list[str]
+
+
+ARRAY_BUDGET = 1 << 30  # bytes: larger generated or normalised units stream query by query
+
+
+def _stacked(queries: Iterator[Query], budget: int) -> UnitArrays | None:
+    """Generated queries as one unit's arrays, or None past ``budget`` bytes of rows."""
+    Xs, ys, qids, size = [], [], [], 0
+    for q in queries:
+        size += q.X.nbytes
+        if size > budget:
+            return None
+        Xs.append(q.X)
+        ys.append(np.asarray(q.y, dtype=np.float64))
+        qids.append(q.qid)
+    if not Xs:
+        return None
+    lengths = np.array([x.shape[0] for x in Xs], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return UnitArrays(np.vstack(Xs), np.concatenate(ys), ends - lengths, ends, qids)
+
+
+@dataclass
 class QuerySource:
     """Where the queries of a run come from."""
 
@@ -54,6 +86,7 @@ class QuerySource:
     normalize: str = "none"  # "query-level": each query's rows scaled to [0, 1] per feature
     _opened: dict[int, Any] = field(default_factory=dict, repr=False)  # unit -> open CachedFile
     _identities: dict[Path, dict[str, Any]] = field(default_factory=dict, repr=False)  # uncached reads
+    _arrays: dict[int, UnitArrays | None] = field(default_factory=dict, repr=False)  # unit -> block-loop arrays
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
@@ -87,6 +120,45 @@ class QuerySource:
         if unit not in self._opened:
             self._opened[unit] = open_cached(self.files[unit], self._options(unit), self.cache_dir, self.storage)
         return self._opened[unit]
+
+    def unit_arrays(self, unit: int) -> UnitArrays | None:
+        """The unit's queries as arrays for the compiled block loop, built once per source
+        (every learner of a run shares them): a binary cache mapped as is, or with each
+        query normalised (``query-level``, a copy), or a generated stream produced once.
+        None (the unit then streams query by query) without a cache, or when the arrays
+        would take more than :data:`ARRAY_BUDGET` bytes of memory."""
+        if unit not in self._arrays:
+            self._arrays[unit] = self._build_arrays(unit)
+        return self._arrays[unit]
+
+    def _build_arrays(self, unit: int) -> UnitArrays | None:
+        if not self.files:
+            return _stacked(self.generator(), ARRAY_BUDGET)
+        if self.cache_dir is None:
+            return None
+        cached = self._cached(unit)
+        try:
+            X, y = cached.arrays()
+        except CacheInvalid as exc:
+            import shutil
+
+            shutil.rmtree(cached.directory, ignore_errors=True)
+            raise LtrError(f"{cached.directory}: the cache is corrupt ({exc}); it was removed, run "
+                           "again to rebuild it") from None
+        offsets = np.asarray(cached.offsets, dtype=np.int64)
+        starts, ends = offsets[:-1].copy(), offsets[1:].copy()
+        if self.normalize == "query-level":
+            if X.nbytes > ARRAY_BUDGET:
+                return None
+            normalized = np.empty_like(X)
+            for a, b in zip(starts.tolist(), ends.tolist()):  # as queries() does, query by query
+                normalized[a:b] = query_level(X[a:b]).astype(X.dtype, copy=False)
+            X = normalized
+        elif self.normalize != "none":
+            return None
+        prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
+        qids = [prefix + q for q in cached.qids] if prefix else list(cached.qids)
+        return UnitArrays(X, y, starts, ends, qids)
 
     def queries(self, unit: int) -> Iterator[Query]:
         """The unit's queries in file order: from its validated cache, or parsed. A parsed
@@ -263,3 +335,50 @@ def stream_rounds(
                 if keep_probability < 1.0 and rng.random() >= keep_probability:
                     continue
                 yield p, q
+
+
+@dataclass
+class Segment:
+    """Consecutive rounds from one unit of one pass: ``order`` the unit's query indices in
+    round order."""
+
+    pass_no: int
+    unit: int
+    order: np.ndarray
+
+
+def plan_rounds(
+    source: QuerySource,
+    passes: int,
+    shuffle: bool,
+    keep_probability: float,
+    rng: np.random.Generator,
+    drop_last: bool = False,
+    stats: StreamStats | None = None,
+) -> tuple[list[Segment], dict[int, UnitArrays]] | None:
+    """The rounds :func:`stream_rounds` yields, as query indices computed up front over the
+    units' arrays (for the compiled block loop), with the very same draws from ``rng`` in
+    the same order: per pass and unit, the permutation (``shuffle``), then one uniform
+    draw per query (``keep_probability`` < 1). None when a unit has no arrays
+    (:meth:`QuerySource.unit_arrays`); then nothing is drawn."""
+    stats = stats if stats is not None else StreamStats()
+    arrays: dict[int, UnitArrays] = {}
+    for unit in source.units():
+        found = source.unit_arrays(unit)
+        if found is None:
+            return None
+        arrays[unit] = found
+    segments = []
+    for p in range(1, passes + 1):
+        for unit in source.units():
+            n = len(arrays[unit].qids)
+            order = np.arange(n, dtype=np.int64)
+            if drop_last and n:
+                order = order[:-1]
+                stats.dropped_last += 1
+            if shuffle:
+                order = order[rng.permutation(order.shape[0])]
+            if keep_probability < 1.0:
+                order = order[rng.random(order.shape[0]) < keep_probability]
+            segments.append(Segment(p, unit, order))
+    return segments, arrays

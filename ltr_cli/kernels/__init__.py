@@ -39,10 +39,10 @@ def load() -> Any:
     :mod:`.rtopkf`, each beside the reference it mirrors."""
     global module
     if module is None:
-        from ltr_cli.kernels import core, measures, ogd, perceptron, rtopkf, slam
+        from ltr_cli.kernels import core, loop, measures, ogd, perceptron, rtopkf, slam
 
         names: dict[str, Any] = {}
-        for part in (core, measures, slam, perceptron, ogd, rtopkf):
+        for part in (core, measures, slam, perceptron, ogd, rtopkf, loop):
             names.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
         module = SimpleNamespace(**names)
     return module

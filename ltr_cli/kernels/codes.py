@@ -24,6 +24,10 @@ UNCHANGED = 0  # no mistake / nothing to learn: w unchanged
 UPDATED = 1  # ``out`` holds the new weights
 ZERO_STEP = 2  # a mistake whose subgradient is zero: w unchanged
 
+# --- run_block (ltr_cli.kernels.loop): learner families and how a block stopped ----------------
+BLOCK_PERCEPTRON, BLOCK_OGD = 0, 1  # perceptron_round (Alg. 2 / Alg. 3) | ogd_round (OGD, ListNet)
+BLOCK_DONE, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_NOT_FINITE_STEP = 0, 1, 2
+
 # --- perceptron_round: P slots ----------------------------------------------------------------
 PC_SURROGATE = 0  # 0 SLAM, 1 max-pair (Alg. 3)
 PC_MISTAKE_AP = 1  # mistake measure: 0 NDCG, 1 AP

@@ -176,6 +176,12 @@ class LinearRanker(KernelScores):
             scores = X @ self.w
         return rank_from_scores(scores, self.ties, rng)
 
+    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+        """``(family, parameter vector)`` of the compiled block loop
+        (:mod:`ltr_cli.kernels.loop`) that runs whole blocks of this learner's rounds, or
+        None when its rounds run one by one (no compiled step, or kernels switched off)."""
+        return None
+
     def _put_step(self, P: np.ndarray, rule_slot: int, eta_slot: int, scaled_slot: int) -> None:
         """The step schedule into its slots of a kernel parameter vector."""
         if self.step.rule not in codes.STEP_RULES:

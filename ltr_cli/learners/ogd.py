@@ -85,6 +85,10 @@ class OGDLearner(LinearRanker):
             self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
+    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+        fast = self.fast and self.surrogate in _KERNEL_SURROGATES
+        return (codes.BLOCK_OGD, self.kernel_params()) if fast else None
+
     def _update_fast(self, X: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The same step in one compiled call (:func:`ltr_cli.kernels.ogd.ogd_round`)."""
         out = np.empty(self.w.shape[0])  # float64 like w; cheaper than empty_like

@@ -68,6 +68,9 @@ class _MistakeDriven(LinearRanker):
             self.w = out
         return round_result(status, value, loss, mistake_driven=True)
 
+    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+        return (codes.BLOCK_PERCEPTRON, self.kernel_params()) if self.fast else None
+
     def _update_reference(self, X: np.ndarray, ranking: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The slow reference update (numpy and the functions of ltr_cli.surrogates)."""
         loss = self.mistake.loss(ranking, y)

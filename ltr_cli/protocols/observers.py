@@ -17,6 +17,10 @@ from ltr_cli.checkpoint import Checkpointer, RunState
 class RoundObserver(Protocol):
     def after_round(self, t: int, snapshot: Callable[[], RunState]) -> None: ...
 
+    def after_block(self, t: int, n: int, snapshot: Callable[[], RunState]) -> None:
+        """After a compiled block of ``n`` rounds ending with round ``t`` (blocks end at
+        checkpoint rounds)."""
+
     def close(self) -> None: ...
 
 
@@ -41,6 +45,10 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.update(1)
 
+    def after_block(self, t: int, n: int, snapshot: Callable[[], RunState]) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
@@ -55,6 +63,9 @@ class Checkpoints:
     def after_round(self, t: int, snapshot: Callable[[], RunState]) -> None:
         if self.checkpointer.due(t):
             self.checkpointer.save(snapshot())
+
+    def after_block(self, t: int, n: int, snapshot: Callable[[], RunState]) -> None:
+        self.after_round(t, snapshot)
 
     def close(self) -> None:
         pass

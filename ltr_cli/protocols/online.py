@@ -27,13 +27,15 @@ import pandas as pd
 
 from ltr_cli import kernels
 from ltr_cli.checkpoint import Checkpointer, LearnerState, RunState
+from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.base import Feedback, OnlineLearner
 from ltr_cli.metrics import Measure, time_average
 from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
 from ltr_cli.protocols.round_measures import RoundMeasures
-from ltr_cli.protocols.warmup import warm_up
+from ltr_cli.protocols.online_blocks import BlockRunner
+from ltr_cli.protocols.warmup import compile_note, warm_up
 from ltr_cli.round_log import RoundLog
 
 
@@ -82,7 +84,7 @@ def reveal(learner: OnlineLearner, ranking: np.ndarray, labels: np.ndarray, k: i
 
 
 def run_online(
-    rounds: Iterator[tuple[int, Query]],
+    rounds: Iterator[tuple[int, Query]] | None,
     learner: OnlineLearner,
     measures: list[Measure],
     rng: np.random.Generator,
@@ -94,6 +96,7 @@ def run_online(
     resume: RunState | None = None,
     name: str | None = None,
     data_identity: dict[str, Any] | None = None,
+    plan: tuple[list[Segment], dict[int, UnitArrays]] | None = None,
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
@@ -101,6 +104,10 @@ def run_online(
     ``resume`` state (whose learner state the caller has restored into ``learner``) the
     tie generator and the recorded rounds are restored and the first ``resume.t`` rounds
     of the (rebuilt) stream are skipped.
+
+    With a ``plan`` (:func:`ltr_cli.data.sources.plan_rounds`, for a learner that
+    :func:`~ltr_cli.protocols.online_blocks.block_eligible` accepts) instead of ``rounds``,
+    the same rounds run in compiled blocks (:mod:`ltr_cli.protocols.online_blocks`).
     """
     names = [meas.name for meas in measures]
     log = RoundLog(names, resume.columns if resume is not None else None)
@@ -108,8 +115,8 @@ def run_online(
     if resume is not None:
         rng.bit_generator.state = resume.tie_rng_state
         t, previous_wall, nonfinite_round = resume.t, resume.wall_seconds, resume.nonfinite_round
-        for _ in range(t):  # replay the stream's own draws up to where the run stopped
-            if next(rounds, None) is None:
+        for _ in range(t if rounds is not None else 0):  # replay the stream's draws up to the stop
+            if rounds is not None and next(rounds, None) is None:
                 raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
                                "run's stream; delete it to start the run over")
     reveal_k = feedback_size(learner, feedback)
@@ -122,6 +129,42 @@ def run_online(
     if checkpointer is not None:
         observers.append(Checkpoints(checkpointer))
     round_measures = RoundMeasures(measures)
+    if plan is not None:
+        if resume is not None and t > sum(seg.order.shape[0] for seg in plan[0]):
+            raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
+                           "run's stream; delete it to start the run over")
+        blocks = BlockRunner(learner, round_measures, plan[0], plan[1], nan_allowed)
+        load_start = time.perf_counter()
+        timer = None if quiet else compile_note()
+        try:
+            blocks.warm_up()
+        finally:
+            if timer is not None:
+                timer.cancel()
+        load_seconds = time.perf_counter() - load_start
+        start = time.perf_counter()
+
+        def after_block(done: int, n: int, nonfinite: int | None) -> None:
+            def block_snapshot() -> RunState:
+                assert checkpointer is not None
+                return RunState(checkpointer.run_id, done, log.columns, LearnerState.of(learner),
+                                dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
+                                nonfinite, data_identity or {})
+
+            for observer in observers:
+                observer.after_block(done, n, block_snapshot)
+
+        try:
+            outcome = blocks.run(log, t, nonfinite_round, max_rounds,
+                                 checkpointer.every if checkpointer is not None else 0, after_block,
+                                 name or type(learner).__name__)
+        finally:
+            for observer in observers:
+                observer.close()
+        wall = previous_wall + time.perf_counter() - start
+        return OnlineResult(log.frame(), wall, outcome.nonfinite_round, np.array(learner.weights, copy=True),
+                            load_seconds)
+    assert rounds is not None
     finite = _finiteness_check()
     first = next(rounds, None)
     load_seconds = 0.0

@@ -25,6 +25,13 @@ class RoundMeasures:
         self._spec = np.array(rows, dtype=np.float64) if kernels.ENABLED and None not in rows else None
         self.compiled = self._spec is not None
 
+    @property
+    def spec(self) -> np.ndarray:
+        """The compiled measures' rows (kind, cut-off, threshold, no-relevant value);
+        only when :attr:`compiled`."""
+        assert self._spec is not None
+        return self._spec
+
     def __call__(self, ranking: np.ndarray, labels: np.ndarray) -> tuple[list[float], bool]:
         if self._spec is not None:
             values = (kernels.module or kernels.load()).round_measures(

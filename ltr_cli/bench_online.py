@@ -1,0 +1,184 @@
+"""``ltr bench --online``: what online runs cost end to end, as ratios measured side by side.
+
+Everything runs ``ltr run`` / ``ltr sweep`` as a separate process on generated MSLR-shaped
+data (one file, cached before anything is timed) and times the whole process:
+
+* per learner: the per-round cost ``(time of a long run - time of a short run) / (extra
+  rounds)``, so process start, imports and kernel loading cancel out; beside the floor (two
+  float64 matrix-vector products per round, ``X w`` and ``X^T g``, over the same queries,
+  measured in this process), beside the same learner on its Python reference path
+  (``LTR_KERNELS=0``: numpy and the reference surrogates), and beside the kernel-level
+  figure of ``ltr bench`` (kernel calls on preloaded arrays);
+* a 16-rate sweep of one learner against one run of it, on a 30,000-round stream;
+* the four learners of ``configs/mslr_slam.yaml`` in one run against one of them alone;
+* the checkpoint overhead at the default interval (the runs' own ``wall_seconds``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.data.registry import get_dataset
+from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+from ltr_cli.learner_registry import bench_learners
+from ltr_cli.yamlio import dump_yaml
+
+MSLR_SLAM_LEARNERS = {
+    "slam-ndcg": {"type": "slam-perceptron", "measure": "ndcg", "mistake": "ndcg@10", "weights": "level-averaged",
+                  "margin": "label-difference", "maximiser_ties": "authors-code"},
+    "slam-ap": {"type": "slam-perceptron", "measure": "ap", "mistake": "ndcg@10", "weights": "level-averaged",
+                "margin": "label-difference", "maximiser_ties": "authors-code"},
+    "alg3": {"type": "alg3", "mistake": "ndcg@10", "maximiser_ties": "authors-code",
+             "step": {"rule": "constant", "eta": 1.0, "loss_scaled": True}},
+    "listnet": {"type": "listnet", "numerics": "authors-code"},
+}
+
+
+def _config(path: Path, data: Path, cache: Path, learners: dict[str, Any], passes: int, every: int = 0,
+            sweep: dict[str, list[Any]] | None = None) -> Path:
+    raw: dict[str, Any] = {
+        "experiment": "bench", "seed": 0,
+        "dataset": {"kind": "files", "name": "mslr-web10k", "files": [str(data)]},
+        "protocol": {"passes": passes, "checkpoint_every": every},
+        "metrics": {"names": ["ndcg@10", "ap"], "ties": "reverse-input", "no_relevant": "one"},
+        "cache": {"dir": str(cache)}, "learners": learners}
+    if sweep:
+        raw["sweep"] = sweep
+    path.write_text(dump_yaml(raw))
+    return path
+
+
+def _process(args: list[str], env: dict[str, str] | None = None) -> float:
+    """Seconds of one whole ``ltr`` process (it must succeed)."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ltr_cli", *args], check=True, capture_output=True,
+                   env={**os.environ, **(env or {})})
+    return time.perf_counter() - start
+
+
+def _best(n: int, fn: Any) -> float:
+    return min(fn() for _ in range(n))
+
+
+def _floor(data: list[tuple[np.ndarray, np.ndarray]], rounds: int) -> float:
+    """Seconds per round of two float64 matrix-vector products (score, gradient)."""
+    w = np.random.default_rng(0).normal(size=data[0][0].shape[1])
+
+    def run() -> float:
+        start = time.perf_counter()
+        for i in range(rounds):
+            X = data[i % len(data)][0]
+            s = X @ w
+            _ = X.T @ s
+        return time.perf_counter() - start
+
+    return _best(3, run) / rounds
+
+
+def bench_online(tmp: Path, queries: int = 300, long_passes: int = 20, repeats: int = 2,
+                 learners: list[str] | None = None) -> dict[str, Any]:
+    info = get_dataset("mslr-web10k")
+    qs = list(shaped_queries(info, ShapeSpec(queries, seed=3)))
+    data = tmp / "mslr.txt"
+    write_svmlight(data, iter(qs), qid_style="token")
+    cache = tmp / "cache"
+    out_dir = tmp / "out"
+    floor = _floor([(q.X, q.y) for q in qs], 3000)
+    _process(["data", "cache", str(data), "--dataset", "mslr-web10k", "--cache-dir", str(cache)])
+    result: dict[str, Any] = {"queries": queries, "docs_per_query": round(float(np.mean([q.m for q in qs])), 1),
+                              "floor_us_per_round": round(floor * 1e6, 2), "repeats": repeats, "learners": {}}
+    chosen = {k: v for k, v in bench_learners().items() if learners is None or k in learners}
+    for name, spec in chosen.items():
+        cfgs = {p: _config(tmp / f"{name}-{p}.yaml", data, cache, {name: spec}, p)
+                for p in (1, long_passes, 3)}
+
+        def timed(passes: int, env: dict[str, str] | None = None, cfgs: dict[int, Path] = cfgs,
+                  name: str = name) -> float:
+            target = out_dir / f"{name}-{passes}-{bool(env)}"
+            return _best(repeats, lambda: _process(["run", str(cfgs[passes]), "-q", "--out", str(target)], env))
+
+        per = (timed(long_passes) - timed(1)) / ((long_passes - 1) * queries)
+        ref = (timed(3, {"LTR_KERNELS": "0"}) - timed(1, {"LTR_KERNELS": "0"})) / (2 * queries)
+        result["learners"][name] = {"us_per_round": round(per * 1e6, 2), "ratio_to_floor": round(per / floor, 2),
+                                    "reference_us_per_round": round(ref * 1e6, 1),
+                                    "speedup_vs_reference": round(ref / per, 1) if per > 0 else None}
+    result["sweep"] = _bench_sweep(tmp, data, cache, queries)
+    result["four_learners"] = _bench_four(tmp, data, cache, queries, repeats)
+    result["checkpoints"] = _bench_checkpoints(tmp, data, cache, queries)
+    return result
+
+
+def _bench_sweep(tmp: Path, data: Path, cache: Path, queries: int) -> dict[str, Any]:
+    """16 learning rates of SLAM-NDCG in one ``ltr sweep`` against one ``ltr run``, on a
+    stream of about 30,000 rounds."""
+    passes = max(1, round(30_000 / queries))
+    one = _config(tmp / "sweep-one.yaml", data, cache, {"slam": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes)
+    rates = [float(x) for x in np.geomspace(0.01, 10.0, 16)]
+    grid = _config(tmp / "sweep.yaml", data, cache, {"slam": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes,
+                   sweep={"learners.slam.step.eta": rates})
+    run_s = _process(["run", str(one), "-q", "--out", str(tmp / "sweep-run")])
+    sweep_s = _process(["sweep", str(grid), "-q", "--out", str(tmp / "sweep-out")])
+    return {"rounds": passes * queries, "points": len(rates), "run_s": round(run_s, 2), "sweep_s": round(sweep_s, 2),
+            "ratio": round(sweep_s / run_s, 2)}
+
+
+def _bench_four(tmp: Path, data: Path, cache: Path, queries: int, repeats: int) -> dict[str, Any]:
+    """The four learners of configs/mslr_slam.yaml in one run against SLAM-NDCG alone."""
+    passes = max(1, round(30_000 / queries))
+    four = _config(tmp / "four.yaml", data, cache, MSLR_SLAM_LEARNERS, passes)
+    one = _config(tmp / "one.yaml", data, cache, {"slam-ndcg": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes)
+    four_s = _best(repeats, lambda: _process(["run", str(four), "-q", "--out", str(tmp / "four-out")]))
+    one_s = _best(repeats, lambda: _process(["run", str(one), "-q", "--out", str(tmp / "one-out")]))
+    return {"rounds": passes * queries, "four_s": round(four_s, 2), "one_s": round(one_s, 2),
+            "ratio": round(four_s / one_s, 2)}
+
+
+def _bench_checkpoints(tmp: Path, data: Path, cache: Path, queries: int) -> dict[str, Any]:
+    """A run's own wall_seconds with checkpoints every 1,000 rounds (the default) and without."""
+    passes = max(1, round(30_000 / queries))
+    walls = {}
+    for every in (0, 1000):
+        cfg = _config(tmp / f"ck-{every}.yaml", data, cache, {"slam": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes, every)
+        best = None
+        for rep in range(3):
+            target = tmp / f"ck-{every}-{rep}"
+            _process(["run", str(cfg), "-q", "--out", str(target)])
+            (summary,) = target.glob("bench/*/summary.json")
+            wall = json.loads(summary.read_text())["wall_seconds"]
+            best = wall if best is None else min(best, wall)
+        walls[every] = best
+    return {"rounds": passes * queries, "without_s": walls[0], "with_s": walls[1000],
+            "overhead": round(walls[1000] / walls[0] - 1.0, 3) if walls[0] else None}
+
+
+def run_online_bench(queries: int = 300, long_passes: int = 20, learners: list[str] | None = None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return bench_online(Path(tmp), queries, long_passes, learners=learners)
+
+
+def format_online_table(r: dict[str, Any]) -> str:
+    lines = [f"online, end to end (whole ltr processes; MSLR-shaped, {r['queries']} queries of "
+             f"{r['docs_per_query']} documents, 136 features, float64)",
+             f"  floor: two float64 matrix-vector products = {r['floor_us_per_round']} us per round",
+             "  learner                  us/round   x floor   Python reference us/round   speed-up"]
+    for name, row in r["learners"].items():
+        lines.append(f"  {name:24s} {row['us_per_round']:8.2f}  {row['ratio_to_floor']:7.2f}x   "
+                     f"{row['reference_us_per_round']:12.1f}            {row['speedup_vs_reference']}x")
+    s, f, c = r["sweep"], r["four_learners"], r["checkpoints"]
+    lines.append(f"  {s['points']}-rate sweep vs one run, {s['rounds']:,} rounds: {s['sweep_s']} s vs {s['run_s']} s "
+                 f"= {s['ratio']}x")
+    lines.append(f"  the 4 learners of mslr_slam.yaml in one run vs SLAM-NDCG alone, {f['rounds']:,} rounds: "
+                 f"{f['four_s']} s vs {f['one_s']} s = {f['ratio']}x")
+    overhead = "n/a" if c["overhead"] is None else f"{c['overhead']:+.1%}"
+    lines.append(f"  checkpoints every 1,000 rounds, {c['rounds']:,} rounds: {c['with_s']} s vs {c['without_s']} s "
+                 f"without = {overhead}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,227 @@
+"""The compiled block loop (issue 19): runs that go through it write exactly what the
+round-by-round path writes (rounds.parquet and the model, byte for byte), for every learner
+it covers and every convention, and a run killed inside a block resumes byte-identically."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ltr_cli.cli import app
+
+runner = CliRunner()
+
+
+def _data(path: Path, queries: int = 60, features: int = 12, seed: int = 0) -> Path:
+    """An SVMlight file with graded labels, ties in the features, and all-zero queries."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in range(queries):
+        m = int(rng.integers(2, 25))
+        zero = q % 7 == 3
+        for _ in range(m):
+            label = 0 if zero else int(rng.integers(0, 5))
+            feats = rng.integers(0, 4, size=features) / 3.0 + (label * 0.2 if q % 2 else 0.0)
+            lines.append(f"{label} qid:{q + 1} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(feats)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+LEARNERS = {
+    "slam-ndcg": "{type: slam-perceptron, measure: ndcg, mistake: ndcg@10, weights: level-averaged, "
+                 "margin: label-difference, maximiser_ties: authors-code}",
+    "slam-paper": "{type: slam-perceptron, measure: ndcg@5, weights: paper, step: {rule: constant, eta: 0.5}}",
+    "slam-fixed": "{type: slam-perceptron, measure: ndcg, weights: paper-fixed}",
+    "slam-ap": "{type: slam-perceptron, measure: ap, mistake: ndcg@10, relevance_threshold: 1}",
+    "slam-apmistake": "{type: slam-perceptron, measure: ap, mistake: ap}",
+    "alg3": "{type: alg3, mistake: ndcg@10, step: {rule: constant, eta: 1.0, loss_scaled: true}}",
+    "alg3-first": "{type: alg3, maximiser_ties: first-index}",
+    "listnet": "{type: listnet, step: {rule: inv-sqrt, eta: 0.5}, radius: 3.0}",
+    "listnet-authors": "{type: listnet, numerics: authors-code, step: {rule: constant, eta: 10000.0}}",
+    "ogd-squared": "{type: ogd, surrogate: squared, step: {rule: inv-sqrt, eta: 0.01}}",
+    "ogd-kl": "{type: ogd, surrogate: kl, step: {rule: constant, eta: 0.1}}",
+    "ogd-smoothdcg": "{type: ogd, surrogate: smoothdcg, epsilon: 0.1}",
+}
+
+
+def _config(tmp_path: Path, files: list[Path], ties: str, no_relevant: str, protocol: str) -> Path:
+    cfg = tmp_path / f"c-{ties}-{no_relevant}.yaml"
+    learners = "\n".join(f"  {name}: {spec}" for name, spec in LEARNERS.items())
+    cfg.write_text(f"""experiment: blocks
+seed: 3
+fidelity: authors-code
+dataset: {{kind: files, features: 12, files: [{', '.join(map(str, files))}]}}
+protocol: {protocol}
+metrics: {{names: [ndcg@10, ap, p@5, ndcg], ties: {ties}, no_relevant: {no_relevant}}}
+learners:
+{learners}
+""")
+    return cfg
+
+
+def _run(cfg: Path, out: Path, blocks: bool, monkeypatch) -> dict[str, Path]:
+    from ltr_cli import runner as runner_module
+
+    monkeypatch.setattr(runner_module, "BLOCKS", blocks)
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.stderr
+    return {Path(line).name.rsplit("-", 1)[0]: Path(line) for line in res.stdout.split()}
+
+
+@pytest.mark.parametrize("ties,no_relevant,protocol", [
+    ("reverse-input", "one", "{passes: 2, checkpoint_every: 37}"),
+    ("input-order", "zero", "{passes: 3, shuffle: true, keep_probability: 0.6, drop_last_query: true, "
+                            "checkpoint_every: 0}"),
+    ("input-order", "skip", "{passes: 2, max_rounds: 150, checkpoint_every: 50}"),
+])
+def test_blocks_write_what_the_round_by_round_path_writes(tmp_path, monkeypatch, ties, no_relevant, protocol):
+    from ltr_cli.protocols import online_blocks
+
+    files = [_data(tmp_path / "a.txt", seed=1), _data(tmp_path / "b.txt", queries=31, seed=2)]
+    cfg = _config(tmp_path, files, ties, no_relevant, protocol)
+    reference = _run(cfg, tmp_path / "reference", False, monkeypatch)
+    calls: list[int] = []
+    real = online_blocks.BlockRunner.run
+    monkeypatch.setattr(online_blocks.BlockRunner, "run",
+                        lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    blocked = _run(cfg, tmp_path / "blocked", True, monkeypatch)
+    assert len(calls) == len(LEARNERS)  # every learner here ran in compiled blocks
+    assert sorted(reference) == sorted(blocked) == sorted(LEARNERS)
+    for name in LEARNERS:
+        for file in ("rounds.parquet", "models.json"):
+            assert (reference[name] / file).read_bytes() == (blocked[name] / file).read_bytes(), (name, file)
+    import json
+
+    summary = json.loads((blocked["listnet-authors"] / "summary.json").read_text())
+    assert summary["nonfinite_round"] is not None  # the authors' NaN weights, reported by the block path too
+
+
+def test_learners_outside_the_block_loop_still_run_round_by_round(tmp_path, monkeypatch):
+    from ltr_cli.protocols import online_blocks
+
+    files = [_data(tmp_path / "a.txt")]
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""experiment: rest
+dataset: {{kind: files, features: 12, files: [{files[0]}]}}
+metrics: {{names: [ndcg@10], ties: random}}
+learners: {{slam: {{type: slam-perceptron}}, rtopkf: {{type: rtopkf, surrogate: squared}}, random: {{type: random}}}}
+""")
+    calls: list[int] = []
+    monkeypatch.setattr(online_blocks.BlockRunner, "run", lambda *a, **k: calls.append(1))
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 0 and not calls
+
+
+def test_the_plan_is_the_stream(tmp_path):
+    """plan_rounds draws what stream_rounds draws, in the same order."""
+    from types import SimpleNamespace
+
+    from ltr_cli.data.sources import StreamStats, open_source, plan_rounds, stream_rounds
+
+    files = [_data(tmp_path / "a.txt", seed=4), _data(tmp_path / "b.txt", queries=17, seed=5)]
+    spec = SimpleNamespace(kind="files", files=files, features=12, index_base=1, qid="auto", group_files=None,
+                           null_value=None, split_qids="error", storage="float64", normalize="none", name=None,
+                           limits=lambda: {})
+    for passes, shuffle, keep, drop in [(1, False, 1.0, False), (3, True, 0.5, True), (2, False, 0.8, False)]:
+        source = open_source(spec, 0, tmp_path / "cache")
+        a_stats, b_stats = StreamStats(), StreamStats()
+        streamed = [(p, q.qid, q.m) for p, q in stream_rounds(source, passes, shuffle, keep,
+                                                               np.random.default_rng(9), drop, a_stats)]
+        found = plan_rounds(source, passes, shuffle, keep, np.random.default_rng(9), drop, b_stats)
+        assert found is not None
+        segments, units = found
+        planned = [(seg.pass_no, units[seg.unit].qids[q], int(units[seg.unit].ends[q] - units[seg.unit].starts[q]))
+                   for seg in segments for q in seg.order]
+        assert planned == streamed and a_stats.dropped_last == b_stats.dropped_last
+
+
+_KILL_IN_BLOCK = """
+import os, sys
+from ltr_cli import cli
+from ltr_cli.protocols import online_blocks
+real = online_blocks._record
+def record(log, t, *args):
+    if t >= 150:  # the block after the checkpoint at round 148 was computed, not recorded
+        os._exit(9)
+    real(log, t, *args)
+online_blocks._record = record
+sys.argv = ["ltr", "run", sys.argv[1], "--out", sys.argv[2], "-q"]
+cli.main()
+"""
+
+
+def test_a_run_killed_inside_a_block_resumes_byte_identically(tmp_path):
+    data = _data(tmp_path / "a.txt", queries=80)
+    cfg = tmp_path / "k.yaml"
+    cfg.write_text(f"""experiment: kill
+dataset: {{kind: files, features: 12, files: [{data}]}}
+protocol: {{passes: 4, shuffle: true, checkpoint_every: 74}}
+metrics: {{names: [ndcg@10, ap], ties: reverse-input}}
+learners: {{slam: {{type: slam-perceptron, weights: level-averaged}}}}
+""")
+    reference = tmp_path / "reference"
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(reference), "-q"]).exit_code == 0
+    killed = tmp_path / "killed"
+    proc = subprocess.run([sys.executable, "-c", _KILL_IN_BLOCK, str(cfg), str(killed)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 9, proc.stderr
+    (ckpt,) = (killed / "kill").glob(".*.checkpoint")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(killed), "--resume"])
+    assert res.exit_code == 0, res.stderr
+    assert "resuming after round 148" in res.stderr
+    (a,) = (reference / "kill").glob("slam-*/rounds.parquet")
+    (b,) = (killed / "kill").glob("slam-*/rounds.parquet")
+    assert a.read_bytes() == b.read_bytes() and not ckpt.exists()
+
+
+@pytest.mark.parametrize("dataset", [
+    "{kind: separable, variant: paper, queries: 300}",
+    "{kind: shaped, like: mslr-web10k, queries: 40, docs_per_query: 15}",
+    "FILES-QUERY-LEVEL",
+])
+def test_generated_and_normalised_data_run_in_blocks_unchanged(tmp_path, monkeypatch, dataset):
+    """A generated stream is produced once as arrays (shared by the run's learners) and a
+    query-level normalised file is normalised once; both give the per-round path's bytes."""
+    from ltr_cli.protocols import online_blocks
+
+    if dataset == "FILES-QUERY-LEVEL":
+        data = _data(tmp_path / "a.txt", seed=7)
+        dataset = f"{{kind: files, features: 12, files: [{data}], normalize: query-level}}"
+    cfg = tmp_path / "g.yaml"
+    cfg.write_text(f"""experiment: gen
+dataset: {dataset}
+protocol: {{passes: 2, shuffle: true, checkpoint_every: 100}}
+metrics: {{names: [ndcg@10, ap], ties: reverse-input, no_relevant: one}}
+learners:
+  slam: {LEARNERS["slam-ndcg"]}
+  alg3: {LEARNERS["alg3"]}
+  listnet: {LEARNERS["listnet"]}
+""")
+    reference = _run(cfg, tmp_path / "reference", False, monkeypatch)
+    calls: list[int] = []
+    real = online_blocks.BlockRunner.run
+    monkeypatch.setattr(online_blocks.BlockRunner, "run",
+                        lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    blocked = _run(cfg, tmp_path / "blocked", True, monkeypatch)
+    assert len(calls) == 3
+    for name in ("slam", "alg3", "listnet"):
+        for file in ("rounds.parquet", "models.json"):
+            assert (reference[name] / file).read_bytes() == (blocked[name] / file).read_bytes(), (name, file)
+
+
+def test_units_past_the_memory_budget_stream_query_by_query(tmp_path, monkeypatch):
+    from ltr_cli.data import sources
+
+    monkeypatch.setattr(sources, "ARRAY_BUDGET", 1000)
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(kind="separable", variant="authors", queries=50, docs=20, features=None, margin=1.0,
+                           seed=None)
+    source = sources.open_source(spec, 0)
+    assert source.unit_arrays(0) is None
+    assert sources.plan_rounds(source, 1, False, 1.0, np.random.default_rng(0)) is None
