@@ -11,7 +11,8 @@ data (one file, cached before anything is timed) and times the whole process:
   figure of ``ltr bench`` (kernel calls on preloaded arrays);
 * a 16-rate sweep of one learner against one run of it, on a 30,000-round stream;
 * the four learners of ``configs/mslr_slam.yaml`` in one run against one of them alone;
-* the checkpoint overhead at the default interval (the runs' own ``wall_seconds``).
+* the checkpoint overhead at the default interval (the runs' own ``wall_seconds``), with the
+  checkpoint of every 1,000 rounds beside it.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _floor(data: list[tuple[np.ndarray, np.ndarray]], rounds: int) -> float:
     return _best(3, run) / rounds
 
 
-def bench_online(tmp: Path, queries: int = 300, long_passes: int = 20, repeats: int = 2,
+def bench_online(tmp: Path, queries: int = 300, long_rounds: int = 30_000, repeats: int = 3,
                  learners: list[str] | None = None) -> dict[str, Any]:
     info = get_dataset("mslr-web10k")
     qs = list(shaped_queries(info, ShapeSpec(queries, seed=3)))
@@ -97,9 +98,14 @@ def bench_online(tmp: Path, queries: int = 300, long_passes: int = 20, repeats: 
     result: dict[str, Any] = {"queries": queries, "docs_per_query": round(float(np.mean([q.m for q in qs])), 1),
                               "floor_us_per_round": round(floor * 1e6, 2), "repeats": repeats, "learners": {}}
     chosen = {k: v for k, v in bench_learners().items() if learners is None or k in learners}
+    from ltr_cli.bench import bench_rounds
+
+    kernel_level = bench_rounds(min(queries, 200), 2000)["learners"]  # ltr bench's own figure
     for name, spec in chosen.items():
+        long_passes = max(2, round(long_rounds / queries))
+        ref_passes = max(2, round(3_000 / queries))  # the reference path takes about 0.3 ms a round
         cfgs = {p: _config(tmp / f"{name}-{p}.yaml", data, cache, {name: spec}, p)
-                for p in (1, long_passes, 3)}
+                for p in (1, long_passes, ref_passes)}
 
         def timed(passes: int, env: dict[str, str] | None = None, cfgs: dict[int, Path] = cfgs,
                   name: str = name) -> float:
@@ -107,20 +113,21 @@ def bench_online(tmp: Path, queries: int = 300, long_passes: int = 20, repeats: 
             return _best(repeats, lambda: _process(["run", str(cfgs[passes]), "-q", "--out", str(target)], env))
 
         per = (timed(long_passes) - timed(1)) / ((long_passes - 1) * queries)
-        ref = (timed(3, {"LTR_KERNELS": "0"}) - timed(1, {"LTR_KERNELS": "0"})) / (2 * queries)
+        ref = (timed(ref_passes, {"LTR_KERNELS": "0"}) - timed(1, {"LTR_KERNELS": "0"})) / ((ref_passes - 1) * queries)
         result["learners"][name] = {"us_per_round": round(per * 1e6, 2), "ratio_to_floor": round(per / floor, 2),
                                     "reference_us_per_round": round(ref * 1e6, 1),
-                                    "speedup_vs_reference": round(ref / per, 1) if per > 0 else None}
-    result["sweep"] = _bench_sweep(tmp, data, cache, queries)
-    result["four_learners"] = _bench_four(tmp, data, cache, queries, repeats)
-    result["checkpoints"] = _bench_checkpoints(tmp, data, cache, queries)
+                                    "speedup_vs_reference": round(ref / per, 1) if per > 0 else None,
+                                    "kernel_level_us": (kernel_level.get(name) or {}).get("us_per_round")}
+    result["sweep"] = _bench_sweep(tmp, data, cache, queries, long_rounds)
+    result["four_learners"] = _bench_four(tmp, data, cache, queries, repeats, long_rounds)
+    result["checkpoints"] = _bench_checkpoints(tmp, data, cache, queries, long_rounds)
     return result
 
 
-def _bench_sweep(tmp: Path, data: Path, cache: Path, queries: int) -> dict[str, Any]:
+def _bench_sweep(tmp: Path, data: Path, cache: Path, queries: int, rounds: int) -> dict[str, Any]:
     """16 learning rates of SLAM-NDCG in one ``ltr sweep`` against one ``ltr run``, on a
-    stream of about 30,000 rounds."""
-    passes = max(1, round(30_000 / queries))
+    stream of about ``rounds`` rounds."""
+    passes = max(1, round(rounds / queries))
     one = _config(tmp / "sweep-one.yaml", data, cache, {"slam": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes)
     rates = [float(x) for x in np.geomspace(0.01, 10.0, 16)]
     grid = _config(tmp / "sweep.yaml", data, cache, {"slam": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes,
@@ -131,9 +138,9 @@ def _bench_sweep(tmp: Path, data: Path, cache: Path, queries: int) -> dict[str, 
             "ratio": round(sweep_s / run_s, 2)}
 
 
-def _bench_four(tmp: Path, data: Path, cache: Path, queries: int, repeats: int) -> dict[str, Any]:
+def _bench_four(tmp: Path, data: Path, cache: Path, queries: int, repeats: int, rounds: int) -> dict[str, Any]:
     """The four learners of configs/mslr_slam.yaml in one run against SLAM-NDCG alone."""
-    passes = max(1, round(30_000 / queries))
+    passes = max(1, round(rounds / queries))
     four = _config(tmp / "four.yaml", data, cache, MSLR_SLAM_LEARNERS, passes)
     one = _config(tmp / "one.yaml", data, cache, {"slam-ndcg": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes)
     four_s = _best(repeats, lambda: _process(["run", str(four), "-q", "--out", str(tmp / "four-out")]))
@@ -142,11 +149,15 @@ def _bench_four(tmp: Path, data: Path, cache: Path, queries: int, repeats: int) 
             "ratio": round(four_s / one_s, 2)}
 
 
-def _bench_checkpoints(tmp: Path, data: Path, cache: Path, queries: int) -> dict[str, Any]:
-    """A run's own wall_seconds with checkpoints every 1,000 rounds (the default) and without."""
-    passes = max(1, round(30_000 / queries))
+def _bench_checkpoints(tmp: Path, data: Path, cache: Path, queries: int, rounds: int) -> dict[str, Any]:
+    """A run's own wall_seconds without checkpoints, with the default interval and with a
+    save every 1,000 rounds (best of 3 each)."""
+    from ltr_cli.config import ProtocolSpec
+
+    default = ProtocolSpec().checkpoint_every
+    passes = max(1, round(rounds / queries))
     walls = {}
-    for every in (0, 1000):
+    for every in (0, default, 1000):
         cfg = _config(tmp / f"ck-{every}.yaml", data, cache, {"slam": MSLR_SLAM_LEARNERS["slam-ndcg"]}, passes, every)
         best = None
         for rep in range(3):
@@ -156,29 +167,37 @@ def _bench_checkpoints(tmp: Path, data: Path, cache: Path, queries: int) -> dict
             wall = json.loads(summary.read_text())["wall_seconds"]
             best = wall if best is None else min(best, wall)
         walls[every] = best
-    return {"rounds": passes * queries, "without_s": walls[0], "with_s": walls[1000],
-            "overhead": round(walls[1000] / walls[0] - 1.0, 3) if walls[0] else None}
+    return {"rounds": passes * queries, "default_every": default, "without_s": walls[0],
+            "with_default_s": walls[default], "with_1000_s": walls[1000],
+            "overhead_default": round(walls[default] / walls[0] - 1.0, 3) if walls[0] else None,
+            "overhead_1000": round(walls[1000] / walls[0] - 1.0, 3) if walls[0] else None}
 
 
-def run_online_bench(queries: int = 300, long_passes: int = 20, learners: list[str] | None = None) -> dict[str, Any]:
+def run_online_bench(queries: int = 300, long_rounds: int = 30_000, learners: list[str] | None = None,
+                     repeats: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        return bench_online(Path(tmp), queries, long_passes, learners=learners)
+        return bench_online(Path(tmp), queries, long_rounds, repeats, learners=learners)
 
 
 def format_online_table(r: dict[str, Any]) -> str:
     lines = [f"online, end to end (whole ltr processes; MSLR-shaped, {r['queries']} queries of "
              f"{r['docs_per_query']} documents, 136 features, float64)",
              f"  floor: two float64 matrix-vector products = {r['floor_us_per_round']} us per round",
-             "  learner                  us/round   x floor   Python reference us/round   speed-up"]
+             "  learner                  us/round   x floor   Python reference us/round (speed-up)   "
+             "kernel calls on preloaded float32 rows (ltr bench)"]
     for name, row in r["learners"].items():
         lines.append(f"  {name:24s} {row['us_per_round']:8.2f}  {row['ratio_to_floor']:7.2f}x   "
-                     f"{row['reference_us_per_round']:12.1f}            {row['speedup_vs_reference']}x")
+                     f"{row['reference_us_per_round']:12.1f} ({row['speedup_vs_reference']}x)"
+                     f"{'':18s}{row['kernel_level_us']}")
     s, f, c = r["sweep"], r["four_learners"], r["checkpoints"]
     lines.append(f"  {s['points']}-rate sweep vs one run, {s['rounds']:,} rounds: {s['sweep_s']} s vs {s['run_s']} s "
                  f"= {s['ratio']}x")
     lines.append(f"  the 4 learners of mslr_slam.yaml in one run vs SLAM-NDCG alone, {f['rounds']:,} rounds: "
                  f"{f['four_s']} s vs {f['one_s']} s = {f['ratio']}x")
-    overhead = "n/a" if c["overhead"] is None else f"{c['overhead']:+.1%}"
-    lines.append(f"  checkpoints every 1,000 rounds, {c['rounds']:,} rounds: {c['with_s']} s vs {c['without_s']} s "
-                 f"without = {overhead}")
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:+.1%}"
+
+    lines.append(f"  checkpoints, {c['rounds']:,} rounds of SLAM-NDCG ({c['without_s']} s without): default "
+                 f"every {c['default_every']:,} rounds {c['with_default_s']} s = {pct(c['overhead_default'])}; every "
+                 f"1,000 rounds {c['with_1000_s']} s = {pct(c['overhead_1000'])}")
     return "\n".join(lines) + "\n"

@@ -57,7 +57,8 @@ class ProtocolSpec(Strict):
         "MATLAB loop processes a query only when the next qid starts)")
     max_rounds: int | None = Field(None, gt=0)
     checkpoint_every: int = Field(
-        1000, ge=0, description="save a resumable checkpoint every N rounds (0: never)")
+        10_000, ge=0, description="save a resumable checkpoint every N rounds (0: never); a save costs "
+        "about a millisecond whatever the round, 10,000 compiled rounds of MSLR-sized queries about 0.2 s")
 
     @field_validator("feedback")
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 HEAD: tuple[tuple[str, str], ...] = (("t", "int64"), ("pass", "int32"), ("qid", "string"), ("m", "int32"))
@@ -37,37 +38,91 @@ def column_kinds(measure_names: list[str]) -> dict[str, str]:
     return {n: _KINDS[dtypes[n]] for n in column_names(measure_names)}
 
 
-class RoundLog:
-    """The rows recorded so far (column lists; :meth:`frame` types them)."""
+_NUMPY = {"int64": np.int64, "int32": np.int64, "bool": np.bool_, "float64": np.float64}
 
-    def __init__(self, measure_names: list[str], columns: dict[str, list[Any]] | None = None):
+
+class RoundLog:
+    """The rows recorded so far, in preallocated column arrays that double when full (the
+    ``qid`` column is a list of strings). The per-round path appends a row
+    (:meth:`append`), the compiled block loop whole blocks (:meth:`extend`); checkpoints
+    read the rows they have not saved yet as array slices, without conversion."""
+
+    def __init__(self, measure_names: list[str], columns: dict[str, Any] | None = None, capacity: int = 1024):
         self.measure_names = list(measure_names)
         names = column_names(self.measure_names)
         if columns is not None and list(columns) != names:
             raise ValueError(f"round log columns {list(columns)} are not {names}")
-        self.columns: dict[str, list[Any]] = columns if columns is not None else {n: [] for n in names}
-        cols = self.columns
-        # bound appends: a row costs one call per column
-        self._t, self._pass, self._qid, self._m = (cols[n].append for n, _ in HEAD)
-        self._measures = tuple(cols[n].append for n in self.measure_names)
-        self._mistake, self._updated, self._none, self._loss = (cols[n].append for n, _ in TAIL)
+        dtypes = dict(HEAD) | {n: MEASURE_DTYPE for n in self.measure_names} | dict(TAIL)
+        n = len(columns["t"]) if columns is not None else 0
+        cap = max(capacity, n)
+        self._arrays: dict[str, np.ndarray] = {name: np.empty(cap, dtype=_NUMPY[dtypes[name]])
+                                               for name in names if name != "qid"}
+        self._qid: list[str] = []
+        self._n = 0
+        if columns is not None:
+            for name in names:
+                if name == "qid":
+                    self._qid.extend(columns[name])
+                else:
+                    self._arrays[name][:n] = np.asarray(columns[name], dtype=self._arrays[name].dtype)
+            self._n = n
 
     def __len__(self) -> int:
-        return len(self.columns["t"])
+        return self._n
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """Column name -> its recorded values (array views; ``qid`` a list), in order."""
+        n = self._n
+        return {name: (self._qid if name == "qid" else self._arrays[name][:n])
+                for name in column_names(self.measure_names)}
+
+    def _reserve(self, extra: int) -> None:
+        need = self._n + extra
+        cap = next(iter(self._arrays.values())).shape[0]
+        if need > cap:
+            cap = max(need, 2 * cap)
+            for name, arr in self._arrays.items():
+                grown = np.empty(cap, dtype=arr.dtype)
+                grown[:self._n] = arr[:self._n]
+                self._arrays[name] = grown
 
     def append(self, t: int, pass_no: int, qid: str, m: int, values: list[float],
                mistake: bool, updated: bool, no_relevant: bool, ranking_loss: float) -> None:
         """One round's row; ``values`` in measure order."""
-        self._t(t)
-        self._pass(pass_no)
-        self._qid(qid)
-        self._m(m)
-        for add, v in zip(self._measures, values):
-            add(v)
-        self._mistake(mistake)
-        self._updated(updated)
-        self._none(no_relevant)
-        self._loss(ranking_loss)
+        self._reserve(1)
+        i = self._n
+        a = self._arrays
+        a["t"][i] = t
+        a["pass"][i] = pass_no
+        self._qid.append(qid)
+        a["m"][i] = m
+        for name, v in zip(self.measure_names, values):
+            a[name][i] = v
+        a["mistake"][i] = mistake
+        a["updated"][i] = updated
+        a["no_relevant"][i] = no_relevant
+        a["ranking_loss"][i] = ranking_loss
+        self._n = i + 1
+
+    def extend(self, t0: int, pass_no: int, qids: list[str], m: np.ndarray, values: np.ndarray,
+               mistake: np.ndarray, updated: np.ndarray, no_relevant: np.ndarray, ranking_loss: np.ndarray) -> None:
+        """The rows of rounds ``t0 + 1 .. t0 + len(qids)``; ``values`` (n, measures)."""
+        n = len(qids)
+        self._reserve(n)
+        i = self._n
+        a = self._arrays
+        a["t"][i:i + n] = np.arange(t0 + 1, t0 + n + 1)
+        a["pass"][i:i + n] = pass_no
+        self._qid.extend(qids)
+        a["m"][i:i + n] = m[:n]
+        for c, name in enumerate(self.measure_names):
+            a[name][i:i + n] = values[:n, c]
+        a["mistake"][i:i + n] = mistake[:n]
+        a["updated"][i:i + n] = updated[:n]
+        a["no_relevant"][i:i + n] = no_relevant[:n]
+        a["ranking_loss"][i:i + n] = ranking_loss[:n]
+        self._n = i + n
 
     def frame(self) -> pd.DataFrame:
         """The log as a typed table (the run's ``rounds.parquet``)."""

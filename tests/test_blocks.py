@@ -225,3 +225,17 @@ def test_units_past_the_memory_budget_stream_query_by_query(tmp_path, monkeypatc
     source = sources.open_source(spec, 0)
     assert source.unit_arrays(0) is None
     assert sources.plan_rounds(source, 1, False, 1.0, np.random.default_rng(0)) is None
+
+
+def test_bench_online_reports_its_ratios():
+    """Structure only (timings are never asserted): every figure of ltr bench --online is
+    there, on a tiny stream."""
+    from ltr_cli.bench_online import format_online_table, run_online_bench
+
+    out = run_online_bench(queries=20, long_rounds=60, learners=["slam-ndcg"], repeats=1)
+    row = out["learners"]["slam-ndcg"]
+    assert {"us_per_round", "ratio_to_floor", "reference_us_per_round", "kernel_level_us"} <= set(row)
+    assert out["floor_us_per_round"] > 0 and out["sweep"]["points"] == 16
+    assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
+    table = format_online_table(out)
+    assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table

@@ -145,16 +145,6 @@ def _buffers(n: int, k: int) -> dict[str, np.ndarray]:
 
 
 def _record(log: RoundLog, t: int, pass_no: int, qids: list[str], out: dict[str, np.ndarray], n: int) -> None:
-    """The block's rows into the round log (the same Python values the per-round path
-    appends)."""
-    cols = log.columns
-    cols["t"].extend(range(t + 1, t + n + 1))
-    cols["pass"].extend([pass_no] * n)
-    cols["qid"].extend(qids)
-    cols["m"].extend(out["m"][:n].tolist())
-    values = out["values"][:n]
-    for c, name in enumerate(log.measure_names):
-        cols[name].extend(values[:, c].tolist())
-    for name in ("mistake", "updated", "no_relevant", "ranking_loss"):
-        cols[name].extend(out[name][:n].tolist())
-
+    """The block's rows into the round log."""
+    log.extend(t, pass_no, qids, out["m"], out["values"], out["mistake"], out["updated"], out["no_relevant"],
+               out["ranking_loss"])
