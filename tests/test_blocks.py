@@ -46,6 +46,12 @@ LEARNERS = {
     "ogd-squared": "{type: ogd, surrogate: squared, step: {rule: inv-sqrt, eta: 0.01}}",
     "ogd-kl": "{type: ogd, surrogate: kl, step: {rule: constant, eta: 0.1}}",
     "ogd-smoothdcg": "{type: ogd, surrogate: smoothdcg, epsilon: 0.1}",
+    "rtopkf-squared": "{type: rtopkf, surrogate: squared, schedule: authors-code}",
+    "rtopkf-kl": "{type: rtopkf, surrogate: kl, fidelity: authors-code, schedule: authors-code}",
+    "rtopkf-smoothdcg": "{type: rtopkf, surrogate: smoothdcg, direction: ascend-gain, gamma_scale: 3.0}",
+    "rtopkf-ranksvm": "{type: rtopkf, surrogate: ranksvm, fidelity: authors-code, numerics: authors-code, "
+                      "short_lists: skip, schedule: authors-code, gamma_scale: 2.0}",
+    "rtopkf-ranksvm-exact": "{type: rtopkf, surrogate: ranksvm, radius: null}",
 }
 
 
@@ -155,14 +161,18 @@ cli.main()
 """
 
 
-def test_a_run_killed_inside_a_block_resumes_byte_identically(tmp_path):
+@pytest.mark.parametrize("learner", ["{type: slam-perceptron, weights: level-averaged}",
+                                     "{type: rtopkf, surrogate: ranksvm, schedule: authors-code, gamma_scale: 3.0}"])
+def test_a_run_killed_inside_a_block_resumes_byte_identically(tmp_path, learner):
+    """The learner's state at the checkpoint (weights, round, RTop-kF's own generator after
+    the block's exploration draws) continues exactly."""
     data = _data(tmp_path / "a.txt", queries=80)
     cfg = tmp_path / "k.yaml"
     cfg.write_text(f"""experiment: kill
 dataset: {{kind: files, features: 12, files: [{data}]}}
 protocol: {{passes: 4, shuffle: true, checkpoint_every: 74}}
 metrics: {{names: [ndcg@10, ap], ties: reverse-input}}
-learners: {{slam: {{type: slam-perceptron, weights: level-averaged}}}}
+learners: {{slam: {learner}}}
 """)
     reference = tmp_path / "reference"
     assert runner.invoke(app, ["run", str(cfg), "--out", str(reference), "-q"]).exit_code == 0

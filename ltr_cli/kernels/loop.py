@@ -5,11 +5,19 @@ Each round of the block: the query's rows ``X[starts[q]:ends[q]]`` are scored an
 (:func:`~ltr_cli.kernels.core.score_rank`), every measure is computed on the full labels
 (:func:`~ltr_cli.kernels.measures.round_measures`), the learner takes its step
 (:func:`~ltr_cli.kernels.perceptron.perceptron_round` for Alg. 2 / Alg. 3,
-:func:`~ltr_cli.kernels.ogd.ogd_round` for OGD and ListNet), and the round's row is written
+:func:`~ltr_cli.kernels.ogd.ogd_round` for OGD and ListNet,
+:func:`~ltr_cli.kernels.rtopkf.rtopkf_round` for RTop-kF), and the round's row is written
 into the caller's preallocated columns. Python is entered only between blocks.
 
-Family codes (:mod:`ltr_cli.kernels.codes`): ``BLOCK_PERCEPTRON``, ``BLOCK_OGD``. The
-weights ``w`` are updated in place.
+RTop-kF shows a uniformly random permutation with probability gamma_t: those draws come
+from the learner's own generator, drawn by the caller for the whole block in round order
+exactly as the per-round path draws them (``explore`` (n,), the permutations concatenated
+in ``perms`` with ``perm_starts`` (n + 1,), ``gammas`` and ``etas`` (n,)); the shown
+ranking's top ``feedback_k`` labels are its feedback. ``skip_short``: lists shorter than 2 are shown
+in input order, with no draw and no update (the authors' scripts).
+
+Family codes (:mod:`ltr_cli.kernels.codes`): ``BLOCK_PERCEPTRON``, ``BLOCK_OGD``,
+``BLOCK_RTOPKF``. The weights ``w`` are updated in place.
 
 Returns ``(rounds done, stop, nonfinite)``: ``stop`` is ``BLOCK_DONE`` when every round of
 the block ran, ``BLOCK_NOT_FINITE_WEIGHTS`` when an update left the weights non-finite and
@@ -24,17 +32,19 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_PERCEPTRON,
-                                   NOT_FINITE, UNCHANGED, UPDATED)
+from ltr_cli.kernels.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_OGD,
+                                   BLOCK_PERCEPTRON, NOT_FINITE, UNCHANGED, UPDATED)
 from ltr_cli.kernels.core import all_finite, score_rank
 from ltr_cli.kernels.measures import round_measures
 from ltr_cli.kernels.ogd import ogd_round
 from ltr_cli.kernels.perceptron import perceptron_round
+from ltr_cli.kernels.rtopkf import rtopkf_round
 
 
 @njit(cache=_CACHE)
 def run_block(family, X, y, starts, ends, order, w, P, t0, reverse, spec, disc, check_finite, nan_allowed,
-              values, mistake, updated, no_relevant, ranking_loss, m_out, s, out):
+              values, mistake, updated, no_relevant, ranking_loss, m_out, s, out,
+              feedback_k, skip_short, explore, perms, perm_starts, gammas, etas):
     """Rounds ``t0 + 1 .. t0 + len(order)`` of one learner over the queries ``order`` (indices
     into ``starts``/``ends``) of one unit (``X`` (N, d), ``y`` (N,) float64). ``values``
     (len(order), measures), the other outputs (len(order),). ``s``: a score buffer of at
@@ -51,17 +61,38 @@ def run_block(family, X, y, starts, ends, order, w, P, t0, reverse, spec, disc, 
         yq = y[a:b]
         m = b - a
         ranking = np.empty(m, dtype=np.int64)
-        score_rank(Xq, w, reverse, s, ranking)
-        meas = round_measures(ranking, yq, spec, disc)
         t = t0 + r + 1
         if family == BLOCK_PERCEPTRON:
+            score_rank(Xq, w, reverse, s, ranking)
+            meas = round_measures(ranking, yq, spec, disc)
             loss, value, status = perceptron_round(Xq, yq, ranking, s, w, P, t, disc, out)
             is_mistake = status != UNCHANGED
             row_loss = loss if is_mistake else 0.0
-        else:
+        elif family == BLOCK_OGD:
+            score_rank(Xq, w, reverse, s, ranking)
+            meas = round_measures(ranking, yq, spec, disc)
             value, status = ogd_round(Xq, yq, s, w, P, t, out)
             if status == NOT_FINITE:
                 return r, BLOCK_NOT_FINITE_STEP, nonfinite
+            is_mistake = False
+            row_loss = np.nan
+        else:  # RTop-kF: ranking is the exploit ranking, shown what the user sees
+            skip = skip_short and m < 2
+            if skip:
+                for i in range(m):
+                    ranking[i] = i
+            else:
+                score_rank(Xq, w, reverse, s, ranking)
+            shown = perms[perm_starts[r]:perm_starts[r + 1]] if explore[r] else ranking
+            meas = round_measures(shown, yq, spec, disc)
+            status = UNCHANGED
+            if m >= feedback_k and not skip:
+                top = np.empty(feedback_k)
+                for i in range(feedback_k):
+                    top[i] = yq[shown[i]]
+                status = rtopkf_round(Xq, s, shown, top, ranking, w, gammas[r], etas[r], P, out)
+                if status == NOT_FINITE:
+                    return r, BLOCK_NOT_FINITE_STEP, nonfinite
             is_mistake = False
             row_loss = np.nan
         moved = status == UPDATED

@@ -147,6 +147,34 @@ class RTopKF(KernelScores):
             self.w = project_to_ball(self.w - eta * step, self.radius)
         return UpdateInfo(mistake=False, updated=True)
 
+    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+        return (codes.BLOCK_RTOPKF, self.kernel_params()) if self.fast else None
+
+    def block_draws(self, t0: int, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                               np.ndarray]:
+        """For rounds ``t0 + 1 ..`` of lists of ``sizes`` documents: whether each explores,
+        the permutations shown (concatenated; round r's are ``perms[starts[r]:starts[r + 1]]``),
+        gamma and eta: the draws :meth:`rank` makes from the learner's generator, in the
+        same order (none for a list skipped as too short)."""
+        n = sizes.shape[0]
+        explore = np.zeros(n, dtype=np.bool_)
+        gammas, etas = np.zeros(n), np.zeros(n)
+        starts = np.zeros(n + 1, dtype=np.int64)
+        shown: list[np.ndarray] = []
+        pos = 0
+        for r, m in enumerate(sizes.tolist()):
+            eta, gamma = self.rates(t0 + r + 1)
+            etas[r] = eta
+            if not (self.skip_short and m < 2):
+                gammas[r] = gamma
+                if self.rng.random() < gamma:
+                    explore[r] = True
+                    shown.append(self.rng.permutation(m))
+                    pos += m
+            starts[r + 1] = pos
+        perms = np.concatenate(shown).astype(np.int64, copy=False) if shown else np.zeros(0, dtype=np.int64)
+        return explore, perms, starts, gammas, etas
+
     def _update_fast(self, X: np.ndarray, ranking: np.ndarray, top: np.ndarray, eta: float) -> UpdateInfo:
         """The same step in one compiled call (:func:`ltr_cli.kernels.rtopkf.rtopkf_round`);
         ``top`` the labels of the first shown documents."""

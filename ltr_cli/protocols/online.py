@@ -133,10 +133,10 @@ def run_online(
         if resume is not None and t > sum(seg.order.shape[0] for seg in plan[0]):
             raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
                            "run's stream; delete it to start the run over")
-        blocks = BlockRunner(learner, round_measures, plan[0], plan[1], nan_allowed)
         load_start = time.perf_counter()
         timer = None if quiet else compile_note()
         try:
+            blocks = BlockRunner(learner, round_measures, plan[0], plan[1], nan_allowed)  # loads the kernels
             blocks.warm_up()
         finally:
             if timer is not None:

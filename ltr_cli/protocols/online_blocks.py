@@ -3,7 +3,8 @@
 
 It computes what :func:`ltr_cli.protocols.online.run_online` computes round by round, for
 the learners whose whole round has a compiled step (Alg. 2, Alg. 3, OGD on the squared,
-ListNet, KL and SmoothDCG surrogates, online ListNet) under the tie policies the ranking
+ListNet, KL and SmoothDCG surrogates, online ListNet, RTop-kF with its own feedback size,
+its exploration drawn per block in Python from its generator, in round order) under the tie policies the ranking
 kernel implements (``input-order``, ``reverse-input``) and the compiled measures (NDCG, AP,
 precision@k), on data with arrays (a cached file, read as is). Every other combination runs
 round by round. The tests keep the two paths equal, row by row and in the final weights.
@@ -40,8 +41,8 @@ _KERNEL_TIES = {"input-order": False, "reverse-input": True}
 def block_eligible(learner: OnlineLearner, measures: RoundMeasures, feedback_k: int | None) -> bool:
     """Whether ``learner``'s rounds can run in compiled blocks (see the module docstring)."""
     kernel = getattr(learner, "block_kernel", None)
-    return (kernel is not None and kernel() is not None and feedback_k is None and measures.compiled
-            and getattr(learner, "ties", None) in _KERNEL_TIES)
+    return (kernel is not None and kernel() is not None and feedback_k == learner.feedback_k
+            and measures.compiled and getattr(learner, "ties", None) in _KERNEL_TIES)
 
 
 @dataclass
@@ -70,21 +71,36 @@ class BlockRunner:
         self.K = kernels.load()
 
     def _call(self, unit: UnitArrays, order: np.ndarray, w: np.ndarray, t0: int, check_finite: bool,
-              out: dict[str, np.ndarray]) -> tuple[int, int, int]:
+              out: dict[str, np.ndarray], draws: tuple[np.ndarray, ...] | None = None) -> tuple[int, int, int]:
         n = order.shape[0]
+        if draws is None:
+            draws = _NO_DRAWS
         return self.K.run_block(self.family, unit.X, unit.y, unit.starts, unit.ends, order, w, self.params, t0,
                                 self.reverse, self.spec, self.disc, check_finite, self.nan_allowed,
                                 out["values"][:n], out["mistake"][:n], out["updated"][:n],
                                 out["no_relevant"][:n], out["ranking_loss"][:n], out["m"][:n], self.scores,
-                                np.empty(w.shape[0]))
+                                np.empty(w.shape[0]), int(getattr(self.learner, "feedback_k", None) or 0),
+                                bool(getattr(self.learner, "skip_short", False)), *draws)
+
+    def _draws(self, unit: UnitArrays, block: np.ndarray, t0: int, learner: Any) -> tuple[np.ndarray, ...] | None:
+        """A learner's own random draws for the block (RTop-kF's exploration), made now in
+        round order from its generator."""
+        if self.family != codes.BLOCK_RTOPKF:
+            return None
+        return learner.block_draws(t0, unit.ends[block] - unit.starts[block])
 
     def warm_up(self) -> None:
         """Compile (or load) the block kernel for this run's argument types on one round,
         with copies: nothing of the run changes."""
+        import copy
+
         for seg in self.plan:
             if seg.order.size:
                 w = np.array(self.learner.w, dtype=np.float64, copy=True)
-                self._call(self.units[seg.unit], seg.order[:1], w, 0, True, _buffers(1, self.spec.shape[0]))
+                unit = self.units[seg.unit]
+                twin = copy.deepcopy(self.learner)  # its generator is drawn from, not the run's
+                self._call(unit, seg.order[:1], w, 0, True, _buffers(1, self.spec.shape[0]),
+                           self._draws(unit, seg.order[:1], 0, twin))
                 return
 
     def run(self, log: RoundLog, t: int, nonfinite_round: int | None, max_rounds: int | None,
@@ -113,7 +129,8 @@ class BlockRunner:
                     n = min(n, every - t % every)
                 block = order[pos:pos + n]
                 w = np.array(learner.w, dtype=np.float64, copy=True)
-                ran, stop, nonfinite = self._call(unit, block, w, learner.t, nonfinite_round is None, out)
+                ran, stop, nonfinite = self._call(unit, block, w, learner.t, nonfinite_round is None, out,
+                                                  self._draws(unit, block, learner.t, learner))
                 _record(log, t, seg.pass_no, [unit.qids[q] for q in block[:ran].tolist()], out, ran)
                 learner.w = w
                 learner.t += ran
@@ -136,6 +153,11 @@ class BlockRunner:
                         "rescale the features")
                 after_block(t, ran, nonfinite_round)
         return BlockOutcome(t, nonfinite_round)
+
+
+# the draw arrays of a learner that draws nothing (typed as RTop-kF's, so one compiled kernel)
+_NO_DRAWS = (np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0),
+             np.zeros(0))
 
 
 def _buffers(n: int, k: int) -> dict[str, np.ndarray]:
