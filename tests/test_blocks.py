@@ -52,6 +52,7 @@ LEARNERS = {
     "rtopkf-ranksvm": "{type: rtopkf, surrogate: ranksvm, fidelity: authors-code, numerics: authors-code, "
                       "short_lists: skip, schedule: authors-code, gamma_scale: 2.0}",
     "rtopkf-ranksvm-exact": "{type: rtopkf, surrogate: ranksvm, radius: null}",
+    "random": "{type: random}",
 }
 
 
@@ -115,7 +116,8 @@ def test_learners_outside_the_block_loop_still_run_round_by_round(tmp_path, monk
     cfg.write_text(f"""experiment: rest
 dataset: {{kind: files, features: 12, files: [{files[0]}]}}
 metrics: {{names: [ndcg@10], ties: random}}
-learners: {{slam: {{type: slam-perceptron}}, rtopkf: {{type: rtopkf, surrogate: squared}}, random: {{type: random}}}}
+learners: {{slam: {{type: slam-perceptron}}, rtopkf: {{type: rtopkf, surrogate: squared}},
+           ogd: {{type: ogd, surrogate: ranksvm}}}}
 """)
     calls: list[int] = []
     monkeypatch.setattr(online_blocks.BlockRunner, "run", lambda *a, **k: calls.append(1))
@@ -162,7 +164,8 @@ cli.main()
 
 
 @pytest.mark.parametrize("learner", ["{type: slam-perceptron, weights: level-averaged}",
-                                     "{type: rtopkf, surrogate: ranksvm, schedule: authors-code, gamma_scale: 3.0}"])
+                                     "{type: rtopkf, surrogate: ranksvm, schedule: authors-code, gamma_scale: 3.0}",
+                                     "{type: random}"])
 def test_a_run_killed_inside_a_block_resumes_byte_identically(tmp_path, learner):
     """The learner's state at the checkpoint (weights, round, RTop-kF's own generator after
     the block's exploration draws) continues exactly."""

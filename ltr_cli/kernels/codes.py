@@ -25,7 +25,8 @@ UPDATED = 1  # ``out`` holds the new weights
 ZERO_STEP = 2  # a mistake whose subgradient is zero: w unchanged
 
 # --- run_block (ltr_cli.kernels.loop): learner families and how a block stopped ----------------
-BLOCK_PERCEPTRON, BLOCK_OGD, BLOCK_RTOPKF = 0, 1, 2  # perceptron_round | ogd_round | rtopkf_round
+# perceptron_round | ogd_round | rtopkf_round | the random baseline (shows its draws, never learns)
+BLOCK_PERCEPTRON, BLOCK_OGD, BLOCK_RTOPKF, BLOCK_RANDOM = 0, 1, 2, 3
 BLOCK_DONE, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_NOT_FINITE_STEP = 0, 1, 2
 
 # --- perceptron_round: P slots ----------------------------------------------------------------

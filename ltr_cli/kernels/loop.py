@@ -16,8 +16,10 @@ in ``perms`` with ``perm_starts`` (n + 1,), ``gammas`` and ``etas`` (n,)); the s
 ranking's top ``feedback_k`` labels are its feedback. ``skip_short``: lists shorter than 2 are shown
 in input order, with no draw and no update (the authors' scripts).
 
+The random baseline's permutations come the same way (every round "explores").
+
 Family codes (:mod:`ltr_cli.kernels.codes`): ``BLOCK_PERCEPTRON``, ``BLOCK_OGD``,
-``BLOCK_RTOPKF``. The weights ``w`` are updated in place.
+``BLOCK_RTOPKF``, ``BLOCK_RANDOM``. The weights ``w`` are updated in place.
 
 Returns ``(rounds done, stop, nonfinite)``: ``stop`` is ``BLOCK_DONE`` when every round of
 the block ran, ``BLOCK_NOT_FINITE_WEIGHTS`` when an update left the weights non-finite and
@@ -33,7 +35,7 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
 from ltr_cli.kernels.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_OGD,
-                                   BLOCK_PERCEPTRON, NOT_FINITE, UNCHANGED, UPDATED)
+                                   BLOCK_PERCEPTRON, BLOCK_RANDOM, NOT_FINITE, UNCHANGED, UPDATED)
 from ltr_cli.kernels.core import all_finite, score_rank
 from ltr_cli.kernels.measures import round_measures
 from ltr_cli.kernels.ogd import ogd_round
@@ -74,6 +76,11 @@ def run_block(family, X, y, starts, ends, order, w, P, t0, reverse, spec, disc, 
             value, status = ogd_round(Xq, yq, s, w, P, t, out)
             if status == NOT_FINITE:
                 return r, BLOCK_NOT_FINITE_STEP, nonfinite
+            is_mistake = False
+            row_loss = np.nan
+        elif family == BLOCK_RANDOM:  # a drawn permutation every round, no learning
+            meas = round_measures(perms[perm_starts[r]:perm_starts[r + 1]], yq, spec, disc)
+            status = UNCHANGED
             is_mistake = False
             row_loss = np.nan
         else:  # RTop-kF: ranking is the exploit ranking, shown what the user sees

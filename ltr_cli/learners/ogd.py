@@ -143,6 +143,20 @@ class RandomRanker:
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         return NO_UPDATE
 
+    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+        return (codes.BLOCK_RANDOM, np.zeros(1)) if kernels.ENABLED else None
+
+    def block_draws(self, t0: int, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                               np.ndarray]:
+        """The permutations :meth:`rank` would draw for lists of ``sizes`` documents, in
+        round order (concatenated; round r's are ``perms[starts[r]:starts[r + 1]]``)."""
+        n = sizes.shape[0]
+        shown = [self.rng.permutation(m) for m in sizes.tolist()]
+        starts = np.zeros(n + 1, dtype=np.int64)
+        starts[1:] = np.cumsum(sizes)
+        perms = np.concatenate(shown).astype(np.int64, copy=False) if shown else np.zeros(0, dtype=np.int64)
+        return np.ones(n, dtype=np.bool_), perms, starts, np.zeros(n), np.zeros(n)
+
 
 # --- config ------------------------------------------------------------------------------
 

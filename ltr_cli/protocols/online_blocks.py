@@ -41,8 +41,9 @@ _KERNEL_TIES = {"input-order": False, "reverse-input": True}
 def block_eligible(learner: OnlineLearner, measures: RoundMeasures, feedback_k: int | None) -> bool:
     """Whether ``learner``'s rounds can run in compiled blocks (see the module docstring)."""
     kernel = getattr(learner, "block_kernel", None)
+    ties = getattr(learner, "ties", "input-order")  # the random baseline ranks without scores
     return (kernel is not None and kernel() is not None and feedback_k == learner.feedback_k
-            and measures.compiled and getattr(learner, "ties", None) in _KERNEL_TIES)
+            and measures.compiled and ties in _KERNEL_TIES)
 
 
 @dataclass
@@ -61,7 +62,7 @@ class BlockRunner:
         self.family, self.params = found
         self.learner = learner
         self.spec = round_measures.spec
-        self.reverse = _KERNEL_TIES[learner.ties]
+        self.reverse = _KERNEL_TIES[getattr(learner, "ties", "input-order")]
         self.plan = plan
         self.units = units
         self.nan_allowed = nan_allowed
@@ -83,9 +84,9 @@ class BlockRunner:
                                 bool(getattr(self.learner, "skip_short", False)), *draws)
 
     def _draws(self, unit: UnitArrays, block: np.ndarray, t0: int, learner: Any) -> tuple[np.ndarray, ...] | None:
-        """A learner's own random draws for the block (RTop-kF's exploration), made now in
-        round order from its generator."""
-        if self.family != codes.BLOCK_RTOPKF:
+        """A learner's own random draws for the block (RTop-kF's exploration, the random
+        baseline's permutations), made now in round order from its generator."""
+        if self.family not in (codes.BLOCK_RTOPKF, codes.BLOCK_RANDOM):
             return None
         return learner.block_draws(t0, unit.ends[block] - unit.starts[block])
 
@@ -129,11 +130,14 @@ class BlockRunner:
                     n = min(n, every - t % every)
                 block = order[pos:pos + n]
                 w = np.array(learner.w, dtype=np.float64, copy=True)
-                ran, stop, nonfinite = self._call(unit, block, w, learner.t, nonfinite_round is None, out,
-                                                  self._draws(unit, block, learner.t, learner))
+                counted = hasattr(learner, "t")  # the random baseline keeps no round counter
+                t0 = learner.t if counted else t
+                ran, stop, nonfinite = self._call(unit, block, w, t0, nonfinite_round is None, out,
+                                                  self._draws(unit, block, t0, learner))
                 _record(log, t, seg.pass_no, [unit.qids[q] for q in block[:ran].tolist()], out, ran)
                 learner.w = w
-                learner.t += ran
+                if counted:
+                    learner.t += ran
                 if nonfinite >= 0:
                     nonfinite_round = t + nonfinite + 1
                     qid = unit.qids[int(block[nonfinite])]
