@@ -230,7 +230,10 @@ learners:
 def test_units_past_the_memory_budget_stream_query_by_query(tmp_path, monkeypatch):
     from ltr_cli.data import sources
 
+    from collections import OrderedDict
+
     monkeypatch.setattr(sources, "ARRAY_BUDGET", 1000)
+    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
     from types import SimpleNamespace
 
     spec = SimpleNamespace(kind="separable", variant="authors", queries=50, docs=20, features=None, margin=1.0,
@@ -252,3 +255,31 @@ def test_bench_online_reports_its_ratios():
     assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
     table = format_online_table(out)
     assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table
+
+
+def test_a_generated_stream_is_produced_once_per_process(monkeypatch):
+    """Every source with the same generator parameters (the learners of a run, the points of
+    a sweep in one worker) maps the same read-only arrays; the stream is generated once."""
+    from collections import OrderedDict
+    from types import SimpleNamespace
+
+    from ltr_cli.data import sources
+
+    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
+    made: list[int] = []
+    real = sources.separable_queries
+
+    def counted(spec):
+        made.append(1)
+        return real(spec)
+
+    monkeypatch.setattr(sources, "separable_queries", counted)
+    spec = SimpleNamespace(kind="separable", variant="paper", queries=30, docs=20, features=None, margin=1.0,
+                           seed=None)
+    a = sources.open_source(spec, 4).unit_arrays(0)
+    b = sources.open_source(spec, 4).unit_arrays(0)
+    c = sources.open_source(spec, 5).unit_arrays(0)  # another seed: another stream
+    assert a is b and c is not a and len(made) == 2
+    assert a is not None and not a.X.flags.writeable
+    streamed = list(sources.open_source(spec, 4).queries(0))
+    assert all(np.array_equal(q.X, a.X[a.starts[i]:a.ends[i]]) for i, q in enumerate(streamed))

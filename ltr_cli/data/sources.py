@@ -9,6 +9,8 @@ source has several files, because folds reuse qids by design.
 from __future__ import annotations
 
 import hashlib
+import os
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,7 +49,39 @@ class UnitArrays:
     qids: list[str]
 
 
-ARRAY_BUDGET = 1 << 30  # bytes: larger generated or normalised units stream query by query
+def _memory_budget() -> int:
+    """Bytes a unit's arrays may take: a quarter of the machine's memory, at most 8 GiB
+    (1 GiB when the memory size is unknown)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 30
+    return int(min(8 << 30, max(1 << 30, total // 4)))
+
+
+ARRAY_BUDGET = _memory_budget()  # bytes: larger generated or normalised units stream query by query
+
+# generated streams already produced in this process, by generator parameters: every learner
+# and every sweep point a worker process computes on the same stream shares one copy
+_GENERATED: OrderedDict[str, UnitArrays] = OrderedDict()
+
+
+def _generated_arrays(source: "QuerySource") -> UnitArrays | None:
+    """The source's generated stream as arrays, produced once per process (read-only);
+    older streams are dropped when the kept ones would exceed :data:`ARRAY_BUDGET`."""
+    key = repr(sorted((source.generator_params or {}).items()))
+    if key in _GENERATED:
+        _GENERATED.move_to_end(key)
+        return _GENERATED[key]
+    found = _stacked(source.generator(), ARRAY_BUDGET)
+    if found is None:
+        return None
+    found.X.flags.writeable = False
+    found.y.flags.writeable = False
+    _GENERATED[key] = found
+    while sum(u.X.nbytes for u in _GENERATED.values()) > ARRAY_BUDGET and len(_GENERATED) > 1:
+        _GENERATED.popitem(last=False)
+    return found
 
 
 def _stacked(queries: Iterator[Query], budget: int) -> UnitArrays | None:
@@ -124,7 +158,8 @@ class QuerySource:
     def unit_arrays(self, unit: int) -> UnitArrays | None:
         """The unit's queries as arrays for the compiled block loop, built once per source
         (every learner of a run shares them): a binary cache mapped as is, or with each
-        query normalised (``query-level``, a copy), or a generated stream produced once.
+        query normalised (``query-level``, a copy), or a generated stream produced once per
+        process (shared by the runs of a sweep's worker too).
         None (the unit then streams query by query) without a cache, or when the arrays
         would take more than :data:`ARRAY_BUDGET` bytes of memory."""
         if unit not in self._arrays:
@@ -133,7 +168,7 @@ class QuerySource:
 
     def _build_arrays(self, unit: int) -> UnitArrays | None:
         if not self.files:
-            return _stacked(self.generator(), ARRAY_BUDGET)
+            return _generated_arrays(self)
         if self.cache_dir is None:
             return None
         cached = self._cached(unit)
