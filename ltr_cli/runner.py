@@ -111,6 +111,9 @@ def run_experiment(
     for seed in spec.seed_list():
         one = spec.for_seed(seed)
         source = open_source(one.dataset, seed, cache_dir(spec, out_root))
+        # how often this process will read the stream: large generated streams are kept as
+        # arrays only when that pays for building them
+        source.reads = one.protocol.passes * sum(1 for n in one.learners if not learners or n in learners)
         constants = None
         if source.ranker is not None:  # separable stream: the theory's constants
             generated = list(source.queries(0))  # generated once, read by every learner's bound

@@ -99,6 +99,9 @@ def run_task(task: Task, out_root: str) -> dict[str, Any]:
     from ltr_cli.config import parse_config
     from ltr_cli.runner import run_experiment
 
+    from ltr_cli.data import sources
+
+    sources.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
     _test_kill_hook(task)
     start = time.time()
     try:

@@ -283,3 +283,23 @@ def test_a_generated_stream_is_produced_once_per_process(monkeypatch):
     assert a is not None and not a.X.flags.writeable
     streamed = list(sources.open_source(spec, 4).queries(0))
     assert all(np.array_equal(q.X, a.X[a.starts[i]:a.ends[i]]) for i, q in enumerate(streamed))
+
+
+def test_a_large_generated_stream_is_kept_only_when_read_again(monkeypatch):
+    from collections import OrderedDict
+    from types import SimpleNamespace
+
+    from ltr_cli.data import sources
+
+    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
+    monkeypatch.setattr(sources, "SMALL_STREAM", 1000)  # bytes: every stream here is "large"
+    spec = SimpleNamespace(kind="separable", variant="paper", queries=30, docs=20, features=None, margin=1.0,
+                           seed=None)
+    once = sources.open_source(spec, 1)
+    assert once.unit_arrays(0) is None  # one pass of one learner: streamed
+    twice = sources.open_source(spec, 1)
+    twice.reads = 2
+    assert twice.unit_arrays(0) is not None
+    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
+    monkeypatch.setattr(sources, "KEEP_GENERATED", True)  # a sweep worker: later points read it again
+    assert sources.open_source(spec, 1).unit_arrays(0) is not None

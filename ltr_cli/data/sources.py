@@ -64,6 +64,11 @@ ARRAY_BUDGET = _memory_budget()  # bytes: larger generated or normalised units s
 # generated streams already produced in this process, by generator parameters: every learner
 # and every sweep point a worker process computes on the same stream shares one copy
 _GENERATED: OrderedDict[str, UnitArrays] = OrderedDict()
+# a generated stream larger than this is kept as arrays only when it is read more than once
+# (several passes or learners, or a sweep worker, which sets KEEP_GENERATED): building the
+# arrays costs about as much as generating the stream again (memory is touched page by page)
+SMALL_STREAM = 256 << 20
+KEEP_GENERATED = False
 
 
 def _generated_arrays(source: "QuerySource") -> UnitArrays | None:
@@ -73,7 +78,11 @@ def _generated_arrays(source: "QuerySource") -> UnitArrays | None:
     if key in _GENERATED:
         _GENERATED.move_to_end(key)
         return _GENERATED[key]
-    found = _stacked(source.generator(), ARRAY_BUDGET)
+    params = source.generator_params or {}
+    expected = _expected_docs(params)
+    if expected * source.n_features * 8 > SMALL_STREAM and source.reads <= 1 and not KEEP_GENERATED:
+        return None  # read once: streaming it is cheaper than keeping it
+    found = _stacked(source.generator(), ARRAY_BUDGET, expected)
     if found is None:
         return None
     found.X.flags.writeable = False
@@ -84,21 +93,48 @@ def _generated_arrays(source: "QuerySource") -> UnitArrays | None:
     return found
 
 
-def _stacked(queries: Iterator[Query], budget: int) -> UnitArrays | None:
-    """Generated queries as one unit's arrays, or None past ``budget`` bytes of rows."""
-    Xs, ys, qids, size = [], [], [], 0
+def _stacked(queries: Iterator[Query], budget: int, expected_docs: int = 0) -> UnitArrays | None:
+    """Generated queries as one unit's arrays, or None past ``budget`` bytes of rows. Rows
+    are written into one buffer sized for ``expected_docs`` documents (grown by half when
+    the stream has more), so the stream is never held twice."""
+    X: np.ndarray | None = None
+    y = np.empty(0)
+    lengths: list[int] = []
+    qids: list[str] = []
+    n = 0
     for q in queries:
-        size += q.X.nbytes
-        if size > budget:
-            return None
-        Xs.append(q.X)
-        ys.append(np.asarray(q.y, dtype=np.float64))
+        m = q.X.shape[0]
+        if X is None:
+            X = np.empty((max(expected_docs, m, 1), q.X.shape[1]), dtype=q.X.dtype)
+            y = np.empty(X.shape[0])
+        if n + m > X.shape[0]:
+            rows = max(n + m, X.shape[0] + X.shape[0] // 2)
+            if rows * X.shape[1] * X.itemsize > budget:
+                return None
+            grown = np.empty((rows, X.shape[1]), dtype=X.dtype)
+            grown[:n] = X[:n]
+            X = grown
+            y = np.concatenate([y[:n], np.empty(rows - n)])
+        X[n:n + m] = q.X
+        y[n:n + m] = q.y
+        n += m
+        lengths.append(m)
         qids.append(q.qid)
-    if not Xs:
+        if n * X.shape[1] * X.itemsize > budget:
+            return None
+    if X is None:
         return None
-    lengths = np.array([x.shape[0] for x in Xs], dtype=np.int64)
-    ends = np.cumsum(lengths)
-    return UnitArrays(np.vstack(Xs), np.concatenate(ys), ends - lengths, ends, qids)
+    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
+    return UnitArrays(X[:n], y[:n], ends - np.asarray(lengths, dtype=np.int64), ends, qids)
+
+
+def _expected_docs(params: dict[str, Any]) -> int:
+    """Documents a generated stream will about have (a buffer size, not a promise)."""
+    queries = int(params.get("queries") or 0)
+    if params.get("kind") == "separable":
+        return queries * int(params.get("docs") or 0)
+    per = params.get("docs_per_query") or get_dataset(str(params.get("like"))).docs_per_query
+    return int(queries * float(per) * 1.02) + 64
 
 
 @dataclass
@@ -121,6 +157,7 @@ class QuerySource:
     _opened: dict[int, Any] = field(default_factory=dict, repr=False)  # unit -> open CachedFile
     _identities: dict[Path, dict[str, Any]] = field(default_factory=dict, repr=False)  # uncached reads
     _arrays: dict[int, UnitArrays | None] = field(default_factory=dict, repr=False)  # unit -> block-loop arrays
+    reads: int = 1  # how many times this process will read the stream (passes x learners)
 
     def units(self) -> list[int]:
         """Indices of the stream's units (files, or the single generator)."""
