@@ -80,6 +80,17 @@ def _run(cfg: Path, out: Path, blocks: bool, monkeypatch) -> dict[str, Path]:
     return {Path(line).name.rsplit("-", 1)[0]: Path(line) for line in res.stdout.split()}
 
 
+def _count_block_runs(monkeypatch) -> list[int]:
+    """A list that grows by one each time a learner runs through the compiled block loop."""
+    from ltr_cli.protocols import online_blocks
+
+    calls: list[int] = []
+    real = online_blocks.BlockRunner.run
+    monkeypatch.setattr(online_blocks.BlockRunner, "run",
+                        lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    return calls
+
+
 @pytest.mark.parametrize("ties,no_relevant,protocol", [
     ("reverse-input", "one", "{passes: 2, checkpoint_every: 37}"),
     ("input-order", "zero", "{passes: 3, shuffle: true, keep_probability: 0.6, drop_last_query: true, "
@@ -87,15 +98,10 @@ def _run(cfg: Path, out: Path, blocks: bool, monkeypatch) -> dict[str, Path]:
     ("input-order", "skip", "{passes: 2, max_rounds: 150, checkpoint_every: 50}"),
 ])
 def test_blocks_write_what_the_round_by_round_path_writes(tmp_path, monkeypatch, ties, no_relevant, protocol):
-    from ltr_cli.protocols import online_blocks
-
     files = [_data(tmp_path / "a.txt", seed=1), _data(tmp_path / "b.txt", queries=31, seed=2)]
     cfg = _config(tmp_path, files, ties, no_relevant, protocol)
     reference = _run(cfg, tmp_path / "reference", False, monkeypatch)
-    calls: list[int] = []
-    real = online_blocks.BlockRunner.run
-    monkeypatch.setattr(online_blocks.BlockRunner, "run",
-                        lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    calls = _count_block_runs(monkeypatch)
     blocked = _run(cfg, tmp_path / "blocked", True, monkeypatch)
     assert len(calls) == len(LEARNERS)  # every learner here ran in compiled blocks
     assert sorted(reference) == sorted(blocked) == sorted(LEARNERS)
@@ -200,7 +206,6 @@ learners: {{slam: {learner}}}
 def test_generated_and_normalised_data_run_in_blocks_unchanged(tmp_path, monkeypatch, dataset):
     """A generated stream is produced once as arrays (shared by the run's learners) and a
     query-level normalised file is normalised once; both give the per-round path's bytes."""
-    from ltr_cli.protocols import online_blocks
 
     if dataset == "FILES-QUERY-LEVEL":
         data = _data(tmp_path / "a.txt", seed=7)
@@ -216,10 +221,7 @@ learners:
   listnet: {LEARNERS["listnet"]}
 """)
     reference = _run(cfg, tmp_path / "reference", False, monkeypatch)
-    calls: list[int] = []
-    real = online_blocks.BlockRunner.run
-    monkeypatch.setattr(online_blocks.BlockRunner, "run",
-                        lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    calls = _count_block_runs(monkeypatch)
     blocked = _run(cfg, tmp_path / "blocked", True, monkeypatch)
     assert len(calls) == 3
     for name in ("slam", "alg3", "listnet"):

@@ -115,10 +115,10 @@ def run_online(
     if resume is not None:
         rng.bit_generator.state = resume.tie_rng_state
         t, previous_wall, nonfinite_round = resume.t, resume.wall_seconds, resume.nonfinite_round
-        for _ in range(t if rounds is not None else 0):  # replay the stream's draws up to the stop
-            if rounds is not None and next(rounds, None) is None:
-                raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
-                               "run's stream; delete it to start the run over")
+        if rounds is not None:
+            for _ in range(t):  # replay the stream's own draws up to where the run stopped
+                if next(rounds, None) is None:
+                    raise _beyond_the_stream(t)
     reveal_k = feedback_size(learner, feedback)
     width = learner.weights.shape[0]
     # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
@@ -130,40 +130,8 @@ def run_online(
         observers.append(Checkpoints(checkpointer))
     round_measures = RoundMeasures(measures)
     if plan is not None:
-        if resume is not None and t > sum(seg.order.shape[0] for seg in plan[0]):
-            raise LtrError(f"the checkpoint was taken after round {t}, beyond the end of this "
-                           "run's stream; delete it to start the run over")
-        load_start = time.perf_counter()
-        timer = None if quiet else compile_note()
-        try:
-            blocks = BlockRunner(learner, round_measures, plan[0], plan[1], nan_allowed)  # loads the kernels
-            blocks.warm_up()
-        finally:
-            if timer is not None:
-                timer.cancel()
-        load_seconds = time.perf_counter() - load_start
-        start = time.perf_counter()
-
-        def after_block(done: int, n: int, nonfinite: int | None) -> None:
-            def block_snapshot() -> RunState:
-                assert checkpointer is not None
-                return RunState(checkpointer.run_id, done, log.columns, LearnerState.of(learner),
-                                dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
-                                nonfinite, data_identity or {})
-
-            for observer in observers:
-                observer.after_block(done, n, block_snapshot)
-
-        try:
-            outcome = blocks.run(log, t, nonfinite_round, max_rounds,
-                                 checkpointer.every if checkpointer is not None else 0, after_block,
-                                 name or type(learner).__name__)
-        finally:
-            for observer in observers:
-                observer.close()
-        wall = previous_wall + time.perf_counter() - start
-        return OnlineResult(log.frame(), wall, outcome.nonfinite_round, np.array(learner.weights, copy=True),
-                            load_seconds)
+        return _run_in_blocks(plan, learner, round_measures, rng, log, t, previous_wall, nonfinite_round,
+                              nan_allowed, max_rounds, quiet, checkpointer, observers, name, data_identity)
     assert rounds is not None
     finite = _finiteness_check()
     first = next(rounds, None)
@@ -212,6 +180,52 @@ def run_online(
             observer.close()
     wall = previous_wall + time.perf_counter() - start
     return OnlineResult(log.frame(), wall, nonfinite_round, np.array(learner.weights, copy=True), load_seconds)
+
+
+def _beyond_the_stream(t: int) -> LtrError:
+    return LtrError(f"the checkpoint was taken after round {t}, beyond the end of this run's stream; "
+                    "delete it to start the run over")
+
+
+def _run_in_blocks(plan: tuple[list[Segment], dict[int, UnitArrays]], learner: OnlineLearner,
+                   round_measures: RoundMeasures, rng: np.random.Generator, log: RoundLog, t: int,
+                   previous_wall: float, nonfinite_round: int | None, nan_allowed: bool, max_rounds: int | None,
+                   quiet: bool, checkpointer: Checkpointer | None, observers: list[RoundObserver],
+                   name: str | None, data_identity: dict[str, Any] | None) -> OnlineResult:
+    """:func:`run_online` on a plan: the kernels are loaded (the block kernel compiled) before
+    the clock starts, then the rounds after round ``t`` run block by block."""
+    if t > sum(seg.order.shape[0] for seg in plan[0]):
+        raise _beyond_the_stream(t)
+    load_start = time.perf_counter()
+    timer = None if quiet else compile_note()
+    try:
+        blocks = BlockRunner(learner, round_measures, plan[0], plan[1], nan_allowed)  # loads the kernels
+        blocks.warm_up()
+    finally:
+        if timer is not None:
+            timer.cancel()
+    load_seconds = time.perf_counter() - load_start
+    start = time.perf_counter()
+
+    def after_block(done: int, n: int, nonfinite: int | None) -> None:
+        def snapshot() -> RunState:
+            assert checkpointer is not None
+            return RunState(checkpointer.run_id, done, log.columns, LearnerState.of(learner),
+                            dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
+                            nonfinite, data_identity or {})
+
+        for observer in observers:
+            observer.after_block(done, n, snapshot)
+
+    try:
+        outcome = blocks.run(log, t, nonfinite_round, max_rounds, checkpointer.every if checkpointer else 0,
+                             after_block, name or type(learner).__name__)
+    finally:
+        for observer in observers:
+            observer.close()
+    wall = previous_wall + time.perf_counter() - start
+    return OnlineResult(log.frame(), wall, outcome.nonfinite_round, np.array(learner.weights, copy=True),
+                        load_seconds)
 
 
 def _finiteness_check():
