@@ -24,7 +24,7 @@ UNCHANGED = 0  # no mistake / nothing to learn: w unchanged
 UPDATED = 1  # ``out`` holds the new weights
 ZERO_STEP = 2  # a mistake whose subgradient is zero: w unchanged
 
-# --- run_block (ltr_cli.kernels.loop): learner families and how a block stopped ----------------
+# --- the block kernels (ltr_cli.kernels.loop): learner families and how a block stopped -------
 # perceptron_round | ogd_round | rtopkf_round | the random baseline (shows its draws, never learns)
 BLOCK_PERCEPTRON, BLOCK_OGD, BLOCK_RTOPKF, BLOCK_RANDOM = 0, 1, 2, 3
 BLOCK_DONE, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_NOT_FINITE_STEP = 0, 1, 2

@@ -34,8 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_OGD,
-                                   BLOCK_PERCEPTRON, BLOCK_RANDOM, NOT_FINITE, UNCHANGED, UPDATED)
+from ltr_cli.kernels.codes import BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, NOT_FINITE, UNCHANGED, UPDATED
 from ltr_cli.kernels.core import all_finite, score_rank
 from ltr_cli.kernels.measures import round_measures
 from ltr_cli.kernels.ogd import ogd_round
@@ -44,77 +43,124 @@ from ltr_cli.kernels.rtopkf import rtopkf_round
 
 
 @njit(cache=_CACHE)
-def run_block(family, X, y, starts, ends, order, w, P, t0, reverse, spec, disc, check_finite, nan_allowed,
-              values, mistake, updated, no_relevant, ranking_loss, m_out, s, out,
-              feedback_k, skip_short, explore, perms, perm_starts, gammas, etas):
-    """Rounds ``t0 + 1 .. t0 + len(order)`` of one learner over the queries ``order`` (indices
-    into ``starts``/``ends``) of one unit (``X`` (N, d), ``y`` (N,) float64). ``values``
-    (len(order), measures), the other outputs (len(order),). ``s``: a score buffer of at
-    least the longest query; ``out``: (d,) scratch. ``check_finite``: whether the weights
-    are still checked for finiteness (False once they left the reals)."""
-    n = order.shape[0]
-    k = spec.shape[0]
+def _accept(w, out, check_finite, nonfinite, nan_allowed, r):
+    """Take the new weights ``out`` into ``w`` after round index ``r``; returns (False, ..)
+    when they are not finite and that is not allowed (``w`` unchanged), else (True, the
+    index of the first round that left the reals, -1 if none)."""
+    if check_finite and nonfinite < 0 and not all_finite(out):
+        if not nan_allowed:
+            return False, nonfinite
+        nonfinite = r
+    for j in range(w.shape[0]):
+        w[j] = out[j]
+    return True, nonfinite
+
+
+@njit(cache=_CACHE)
+def _row(r, meas, is_mistake, moved, row_loss, m, values, mistake, updated, no_relevant, ranking_loss, m_out):
+    """Round index ``r``'s row into the output columns (``meas``: the measures, then the
+    has-relevant flag)."""
+    k = values.shape[1]
+    for c in range(k):
+        values[r, c] = meas[c]
+    no_relevant[r] = meas[k] == 0.0
+    mistake[r] = is_mistake
+    updated[r] = moved
+    ranking_loss[r] = row_loss
+    m_out[r] = m
+
+
+# one compiled function per learner family: a first run compiles only the families its
+# learners use (one function with every family took about 20 s more to compile)
+
+@njit(cache=_CACHE)
+def perceptron_block(X, y, starts, ends, order, w, P, t0, reverse, spec, disc, check_finite, nan_allowed,
+                     values, mistake, updated, no_relevant, ranking_loss, m_out, s, out):
+    """Alg. 2 / Alg. 3 (``perceptron_round``) over the block (see the module docstring)."""
     nonfinite = -1
-    for r in range(n):
-        q = order[r]
-        a = starts[q]
-        b = ends[q]
-        Xq = X[a:b]
-        yq = y[a:b]
+    for r in range(order.shape[0]):
+        a, b = starts[order[r]], ends[order[r]]
+        Xq, yq = X[a:b], y[a:b]
+        ranking = np.empty(b - a, dtype=np.int64)
+        score_rank(Xq, w, reverse, s, ranking)
+        meas = round_measures(ranking, yq, spec, disc)
+        loss, value, status = perceptron_round(Xq, yq, ranking, s, w, P, t0 + r + 1, disc, out)
+        if status == UPDATED:
+            ok, nonfinite = _accept(w, out, check_finite, nonfinite, nan_allowed, r)
+            if not ok:
+                return r, BLOCK_NOT_FINITE_WEIGHTS, nonfinite
+        is_mistake = status != UNCHANGED
+        _row(r, meas, is_mistake, status == UPDATED, loss if is_mistake else 0.0, b - a, values, mistake, updated,
+             no_relevant, ranking_loss, m_out)
+    return order.shape[0], BLOCK_DONE, nonfinite
+
+
+@njit(cache=_CACHE)
+def ogd_block(X, y, starts, ends, order, w, P, t0, reverse, spec, disc, check_finite, nan_allowed,
+              values, mistake, updated, no_relevant, ranking_loss, m_out, s, out):
+    """OGD and online ListNet (``ogd_round``) over the block."""
+    nonfinite = -1
+    for r in range(order.shape[0]):
+        a, b = starts[order[r]], ends[order[r]]
+        Xq, yq = X[a:b], y[a:b]
+        ranking = np.empty(b - a, dtype=np.int64)
+        score_rank(Xq, w, reverse, s, ranking)
+        meas = round_measures(ranking, yq, spec, disc)
+        value, status = ogd_round(Xq, yq, s, w, P, t0 + r + 1, out)
+        if status == NOT_FINITE:
+            return r, BLOCK_NOT_FINITE_STEP, nonfinite
+        if status == UPDATED:
+            ok, nonfinite = _accept(w, out, check_finite, nonfinite, nan_allowed, r)
+            if not ok:
+                return r, BLOCK_NOT_FINITE_WEIGHTS, nonfinite
+        _row(r, meas, False, status == UPDATED, np.nan, b - a, values, mistake, updated, no_relevant,
+             ranking_loss, m_out)
+    return order.shape[0], BLOCK_DONE, nonfinite
+
+
+@njit(cache=_CACHE)
+def rtopkf_block(X, y, starts, ends, order, w, P, t0, reverse, spec, disc, check_finite, nan_allowed,
+                 values, mistake, updated, no_relevant, ranking_loss, m_out, s, out,
+                 feedback_k, skip_short, explore, perms, perm_starts, gammas, etas):
+    """RTop-kF (``rtopkf_round``) over the block: ``ranking`` is the exploit ranking, the
+    shown one a drawn permutation where ``explore``."""
+    nonfinite = -1
+    for r in range(order.shape[0]):
+        a, b = starts[order[r]], ends[order[r]]
+        Xq, yq = X[a:b], y[a:b]
         m = b - a
         ranking = np.empty(m, dtype=np.int64)
-        t = t0 + r + 1
-        if family == BLOCK_PERCEPTRON:
+        skip = skip_short and m < 2
+        if skip:
+            for i in range(m):
+                ranking[i] = i
+        else:
             score_rank(Xq, w, reverse, s, ranking)
-            meas = round_measures(ranking, yq, spec, disc)
-            loss, value, status = perceptron_round(Xq, yq, ranking, s, w, P, t, disc, out)
-            is_mistake = status != UNCHANGED
-            row_loss = loss if is_mistake else 0.0
-        elif family == BLOCK_OGD:
-            score_rank(Xq, w, reverse, s, ranking)
-            meas = round_measures(ranking, yq, spec, disc)
-            value, status = ogd_round(Xq, yq, s, w, P, t, out)
+        shown = perms[perm_starts[r]:perm_starts[r + 1]] if explore[r] else ranking
+        meas = round_measures(shown, yq, spec, disc)
+        status = UNCHANGED
+        if m >= feedback_k and not skip:
+            top = np.empty(feedback_k)
+            for i in range(feedback_k):
+                top[i] = yq[shown[i]]
+            status = rtopkf_round(Xq, s, shown, top, ranking, w, gammas[r], etas[r], P, out)
             if status == NOT_FINITE:
                 return r, BLOCK_NOT_FINITE_STEP, nonfinite
-            is_mistake = False
-            row_loss = np.nan
-        elif family == BLOCK_RANDOM:  # a drawn permutation every round, no learning
-            meas = round_measures(perms[perm_starts[r]:perm_starts[r + 1]], yq, spec, disc)
-            status = UNCHANGED
-            is_mistake = False
-            row_loss = np.nan
-        else:  # RTop-kF: ranking is the exploit ranking, shown what the user sees
-            skip = skip_short and m < 2
-            if skip:
-                for i in range(m):
-                    ranking[i] = i
-            else:
-                score_rank(Xq, w, reverse, s, ranking)
-            shown = perms[perm_starts[r]:perm_starts[r + 1]] if explore[r] else ranking
-            meas = round_measures(shown, yq, spec, disc)
-            status = UNCHANGED
-            if m >= feedback_k and not skip:
-                top = np.empty(feedback_k)
-                for i in range(feedback_k):
-                    top[i] = yq[shown[i]]
-                status = rtopkf_round(Xq, s, shown, top, ranking, w, gammas[r], etas[r], P, out)
-                if status == NOT_FINITE:
-                    return r, BLOCK_NOT_FINITE_STEP, nonfinite
-            is_mistake = False
-            row_loss = np.nan
-        moved = status == UPDATED
-        if moved:
-            if check_finite and nonfinite < 0 and not all_finite(out):
-                if not nan_allowed:
+            if status == UPDATED:
+                ok, nonfinite = _accept(w, out, check_finite, nonfinite, nan_allowed, r)
+                if not ok:
                     return r, BLOCK_NOT_FINITE_WEIGHTS, nonfinite
-                nonfinite = r
-            for j in range(w.shape[0]):
-                w[j] = out[j]
-        for c in range(k):
-            values[r, c] = meas[c]
-        no_relevant[r] = meas[k] == 0.0
-        mistake[r] = is_mistake
-        updated[r] = moved
-        ranking_loss[r] = row_loss
-        m_out[r] = m
-    return n, BLOCK_DONE, nonfinite
+        _row(r, meas, False, status == UPDATED, np.nan, m, values, mistake, updated, no_relevant, ranking_loss,
+             m_out)
+    return order.shape[0], BLOCK_DONE, nonfinite
+
+
+@njit(cache=_CACHE)
+def random_block(y, starts, ends, order, spec, disc, values, mistake, updated, no_relevant, ranking_loss, m_out,
+                 perms, perm_starts):
+    """The random baseline over the block: each round shows its drawn permutation."""
+    for r in range(order.shape[0]):
+        a, b = starts[order[r]], ends[order[r]]
+        meas = round_measures(perms[perm_starts[r]:perm_starts[r + 1]], y[a:b], spec, disc)
+        _row(r, meas, False, False, np.nan, b - a, values, mistake, updated, no_relevant, ranking_loss, m_out)
+    return order.shape[0], BLOCK_DONE, -1

@@ -1,5 +1,5 @@
 """The online protocol in blocks of rounds, each block one compiled call
-(:func:`ltr_cli.kernels.loop.run_block`).
+(:mod:`ltr_cli.kernels.loop`).
 
 It computes what :func:`ltr_cli.protocols.online.run_online` computes round by round, for
 the learners whose whole round has a compiled step (Alg. 2, Alg. 3, OGD on the squared,
@@ -74,14 +74,20 @@ class BlockRunner:
     def _call(self, unit: UnitArrays, order: np.ndarray, w: np.ndarray, t0: int, check_finite: bool,
               out: dict[str, np.ndarray], draws: tuple[np.ndarray, ...] | None = None) -> tuple[int, int, int]:
         n = order.shape[0]
-        if draws is None:
-            draws = _NO_DRAWS
-        return self.K.run_block(self.family, unit.X, unit.y, unit.starts, unit.ends, order, w, self.params, t0,
-                                self.reverse, self.spec, self.disc, check_finite, self.nan_allowed,
-                                out["values"][:n], out["mistake"][:n], out["updated"][:n],
-                                out["no_relevant"][:n], out["ranking_loss"][:n], out["m"][:n], self.scores,
-                                np.empty(w.shape[0]), int(getattr(self.learner, "feedback_k", None) or 0),
-                                bool(getattr(self.learner, "skip_short", False)), *draws)
+        cols = (out["values"][:n], out["mistake"][:n], out["updated"][:n], out["no_relevant"][:n],
+                out["ranking_loss"][:n], out["m"][:n])
+        K = self.K
+        if self.family == codes.BLOCK_RANDOM:
+            assert draws is not None
+            return K.random_block(unit.y, unit.starts, unit.ends, order, self.spec, self.disc, *cols,
+                                  draws[1], draws[2])
+        common = (unit.X, unit.y, unit.starts, unit.ends, order, w, self.params, t0, self.reverse, self.spec,
+                  self.disc, check_finite, self.nan_allowed, *cols, self.scores, np.empty(w.shape[0]))
+        if self.family == codes.BLOCK_RTOPKF:
+            assert draws is not None
+            return K.rtopkf_block(*common, int(self.learner.feedback_k), bool(self.learner.skip_short), *draws)
+        kernel = K.perceptron_block if self.family == codes.BLOCK_PERCEPTRON else K.ogd_block
+        return kernel(*common)
 
     def _draws(self, unit: UnitArrays, block: np.ndarray, t0: int, learner: Any) -> tuple[np.ndarray, ...] | None:
         """A learner's own random draws for the block (RTop-kF's exploration, the random
@@ -157,11 +163,6 @@ class BlockRunner:
                         "rescale the features")
                 after_block(t, ran, nonfinite_round)
         return BlockOutcome(t, nonfinite_round)
-
-
-# the draw arrays of a learner that draws nothing (typed as RTop-kF's, so one compiled kernel)
-_NO_DRAWS = (np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0),
-             np.zeros(0))
 
 
 def _buffers(n: int, k: int) -> dict[str, np.ndarray]:
