@@ -70,6 +70,15 @@ def _row(r, meas, is_mistake, moved, row_loss, m, values, mistake, updated, no_r
     m_out[r] = m
 
 
+@njit(cache=_CACHE)
+def _ranked(Xq, yq, w, reverse, s, spec, disc):
+    """A query's rows and labels, its ranking by ``Xq @ w`` (scores into ``s``) and the
+    round's measures on it."""
+    ranking = np.empty(Xq.shape[0], dtype=np.int64)
+    score_rank(Xq, w, reverse, s, ranking)
+    return Xq, yq, ranking, round_measures(ranking, yq, spec, disc)
+
+
 # one compiled function per learner family: a first run compiles only the families its
 # learners use (one function with every family took about 20 s more to compile)
 
@@ -80,10 +89,7 @@ def perceptron_block(X, y, starts, ends, order, w, P, t0, reverse, spec, disc, c
     nonfinite = -1
     for r in range(order.shape[0]):
         a, b = starts[order[r]], ends[order[r]]
-        Xq, yq = X[a:b], y[a:b]
-        ranking = np.empty(b - a, dtype=np.int64)
-        score_rank(Xq, w, reverse, s, ranking)
-        meas = round_measures(ranking, yq, spec, disc)
+        Xq, yq, ranking, meas = _ranked(X[a:b], y[a:b], w, reverse, s, spec, disc)
         loss, value, status = perceptron_round(Xq, yq, ranking, s, w, P, t0 + r + 1, disc, out)
         if status == UPDATED:
             ok, nonfinite = _accept(w, out, check_finite, nonfinite, nan_allowed, r)
@@ -102,10 +108,7 @@ def ogd_block(X, y, starts, ends, order, w, P, t0, reverse, spec, disc, check_fi
     nonfinite = -1
     for r in range(order.shape[0]):
         a, b = starts[order[r]], ends[order[r]]
-        Xq, yq = X[a:b], y[a:b]
-        ranking = np.empty(b - a, dtype=np.int64)
-        score_rank(Xq, w, reverse, s, ranking)
-        meas = round_measures(ranking, yq, spec, disc)
+        Xq, yq, ranking, meas = _ranked(X[a:b], y[a:b], w, reverse, s, spec, disc)
         value, status = ogd_round(Xq, yq, s, w, P, t0 + r + 1, out)
         if status == NOT_FINITE:
             return r, BLOCK_NOT_FINITE_STEP, nonfinite
