@@ -8,7 +8,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,8 @@ from ltr_cli.conventions import CONVENTIONS
 from ltr_cli.metrics import Measure
 from ltr_cli.data.identity import same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, plan_rounds, stream_rounds
-from ltr_cli.protocols.online import feedback_size, run_online, summarize
-from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible
+from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
+from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.models import LinearModel
 from ltr_cli.errors import LtrError
@@ -107,25 +107,29 @@ def run_experiment(
                 done(batch[-1])
         return batch
     repeated = spec.seeds is not None
-    outcomes = []
+    outcomes: list[RunOutcome] = []
     for seed in spec.seed_list():
         one = spec.for_seed(seed)
-        source = open_source(one.dataset, seed, cache_dir(spec, out_root))
-        # how often this process will read the stream: large generated streams are kept as
-        # arrays only when that pays for building them
-        source.reads = one.protocol.passes * sum(1 for n in one.learners if not learners or n in learners)
-        constants = None
-        if source.ranker is not None:  # separable stream: the theory's constants
-            generated = list(source.queries(0))  # generated once, read by every learner's bound
-            constants = (stream_constants(generated, source.ranker), generated)
-        for name, lspec in one.learners.items():
-            if learners and name not in learners:
-                continue
-            outcome = _run_learner(one, name, lspec, source, constants, out_root, quiet,
-                                   argv, repeated, resume, fresh)
+        names = [n for n in one.learners if not learners or n in learners]
+        source, constants = open_stream(one, out_root, one.protocol.passes * len(names))
+        jobs = [OnlineJob(one, n, run_name(one, n, repeated)) for n in names]
+        for outcome in run_online_jobs(jobs, source, constants, out_root, quiet, argv, resume, fresh, done):
+            assert isinstance(outcome, RunOutcome)  # errors were raised (keep_going is off)
             outcomes.append(outcome)
-            done(outcome)
     return outcomes
+
+
+def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[QuerySource, Any]:
+    """The data stream of a single-seed online spec, and for a separable stream the theory's
+    constants (None otherwise). ``reads``: how often this process will read the stream
+    (large generated streams are kept as arrays only when that pays for building them)."""
+    source = open_source(spec.dataset, spec.seed, cache_dir(spec, out_root))
+    source.reads = reads
+    constants = None
+    if source.ranker is not None:  # separable stream: the theory's constants
+        generated = list(source.queries(0))  # generated once, read by every learner's bound
+        constants = (stream_constants(generated, source.ranker), generated)
+    return source, constants
 
 
 def cache_dir(spec: ExperimentSpec, out_root: Path) -> Path | None:
@@ -324,48 +328,112 @@ def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> in
     return max(planned, 1)
 
 
-def _run_learner(
-    spec: ExperimentSpec,
-    name: str,
-    lspec: Any,
-    source: QuerySource,
-    constants: Any,
-    out_root: Path,
-    quiet: bool,
-    argv: list[str] | None,
-    repeated: bool,
-    resume: bool,
-    fresh: bool = False,
-) -> RunOutcome:
+@dataclass
+class OnlineJob:
+    """One online run to do: a single-seed spec, the learner's name and the run's id."""
+
+    spec: ExperimentSpec
+    name: str
+    run_id: str
+
+
+@dataclass
+class _Prepared:
+    """An online run made ready under its lock: its learner (restored from its checkpoint,
+    if it resumes), generators and stream (a plan for the block path, else rounds)."""
+
+    job: OnlineJob
+    run_dir: Path
+    measures: list[Any]
+    checkpointer: Checkpointer
+    state: RunState | None
+    planned: int | None
+    learner: Any
+    tie_rng: np.random.Generator
+    plan: Any
+    rounds: Any
+    stream_stats: StreamStats
+    identity: dict[str, Any]  # the data's, recorded in checkpoints
+
+    @property
+    def start(self) -> int:
+        return self.state.t if self.state is not None else 0
+
+    def group_key(self) -> Any:
+        """Runs with equal keys share one block call (one read of each query): same stream,
+        protocol and measures (one spec but for the learners), same block family, same start."""
+        spec = self.job.spec.resolved()
+        spec.pop("learners")
+        spec.pop("output", None)
+        return json.dumps(spec, sort_keys=True, default=str), group_key(self.learner), self.start
+
+
+def run_online_jobs(
+    jobs: list[OnlineJob], source: QuerySource, constants: Any, out_root: Path, quiet: bool,
+    argv: list[str] | None, resume: bool, fresh: bool = False,
+    on_done: Callable[[RunOutcome], None] | None = None, keep_going: bool = False,
+) -> list[RunOutcome | LtrError]:
+    """Online runs on one data stream, in job order: each is skipped if complete (with
+    ``resume``), else computed under its lock and written. Runs that can run in compiled
+    blocks and share a :meth:`_Prepared.group_key` run together, reading each query once;
+    each writes exactly what it would write alone. Returns each job's outcome; with
+    ``keep_going`` a failing run's error is its outcome and the others go on, otherwise the
+    first error is raised (after the runs computed with it are written)."""
+    done = on_done or (lambda outcome: None)
+    outcomes: list[RunOutcome | LtrError | None] = [None] * len(jobs)
+
+    def settle(i: int, outcome: RunOutcome | LtrError) -> None:
+        outcomes[i] = outcome
+        if isinstance(outcome, RunOutcome):
+            done(outcome)
+
+    with ExitStack() as locks:
+        prepared: dict[int, _Prepared] = {}
+        for i, job in enumerate(jobs):
+            run_dir = run_path(out_root, job.spec.experiment, job.run_id)
+            try:
+                if resume and is_complete(run_dir):
+                    _refuse_other_data(run_dir, source.identity(), source.description)
+                    if not quiet:
+                        print(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped",
+                              file=sys.stderr)
+                    settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
+                    continue
+                locks.enter_context(owning(run_dir))
+                prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh)
+            except LtrError as exc:
+                if not keep_going:
+                    raise
+                settle(i, exc)
+        groups: dict[Any, list[int]] = {}
+        for i, prep in prepared.items():
+            key = prep.group_key() if prep.plan is not None else ("alone", i)
+            groups.setdefault(key, []).append(i)
+        for members in groups.values():
+            preps = [prepared[i] for i in members]
+            results = _compute(preps, quiet, argv)
+            for i, prep, result in zip(members, preps, results):
+                if isinstance(result, LtrError):
+                    if not keep_going:
+                        raise result
+                    settle(i, result)
+                    continue
+                try:
+                    settle(i, _finish(prep, result, source, constants, argv))
+                except LtrError as exc:
+                    if not keep_going:
+                        raise
+                    settle(i, exc)
+    return [o for o in outcomes if o is not None]
+
+
+def _prepare(job: OnlineJob, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
+             resume: bool, fresh: bool) -> _Prepared:
+    spec, name = job.spec, job.name
+    lspec: Any = spec.learners[name]
     measures = spec.metrics.measures()
-    run_id = run_name(spec, name, repeated)
-    run_dir = run_path(out_root, spec.experiment, run_id)
-    if resume and is_complete(run_dir):
-        _refuse_other_data(run_dir, source.identity(), source.description)
-        if not quiet:
-            print(f"[{spec.experiment}] {name} (seed {spec.seed}): complete, skipped", file=sys.stderr)
-        return RunOutcome(name, run_dir, read_run(run_dir).summary)
-    with owning(run_dir):
-        return _run_locked(spec, name, lspec, source, constants, quiet, argv, resume,
-                           run_id, run_dir, measures, fresh)
-
-
-def _run_locked(
-    spec: ExperimentSpec,
-    name: str,
-    lspec: Any,
-    source: QuerySource,
-    constants: Any,
-    quiet: bool,
-    argv: list[str] | None,
-    resume: bool,
-    run_id: str,
-    run_dir: Path,
-    measures: list[Any],
-    fresh: bool = False,
-) -> RunOutcome:
     protocol = spec.protocol
-    checkpointer = Checkpointer(run_dir.parent / f".{run_id}.checkpoint", run_id,
+    checkpointer = Checkpointer(run_dir.parent / f".{job.run_id}.checkpoint", job.run_id,
                                 protocol.checkpoint_every)
     if not resume and checkpointer.path.exists():
         _keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
@@ -396,19 +464,47 @@ def _run_locked(
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
         print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
+    return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity())
+
+
+def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> list[OnlineResult | LtrError]:
+    """The rounds of prepared runs: one alone (round by round or in blocks), or a group in
+    blocks; a failing run's error is its result."""
+    first = preps[0]
+    protocol = first.job.spec.protocol
     try:
-        result = run_online(rounds, learner, measures, np.random.default_rng(tie_seq),
-                            protocol.max_rounds, quiet, total_hint=planned, feedback=protocol.feedback,
-                            checkpointer=checkpointer if protocol.checkpoint_every else None,
-                            resume=state, name=name, data_identity=source.identity(), plan=plan)
+        if len(preps) == 1:
+            try:
+                return [run_online(first.rounds, first.learner, first.measures, first.tie_rng, protocol.max_rounds,
+                                   quiet, total_hint=first.planned, feedback=protocol.feedback,
+                                   checkpointer=first.checkpointer if protocol.checkpoint_every else None,
+                                   resume=first.state, name=first.job.name, data_identity=first.identity,
+                                   plan=first.plan)]
+            except LtrError as exc:
+                return [exc]
+        members = [GroupMember(p.learner, p.tie_rng, p.checkpointer if protocol.checkpoint_every else None,
+                               p.state, p.job.name, p.identity) for p in preps]
+        return run_online_group(first.plan, members, first.measures, protocol.max_rounds, quiet,
+                                max((p.planned or 0) for p in preps) or None)
     except KeyboardInterrupt:
-        saved = (f"its last checkpoint is kept in {checkpointer.path}; continue with: {_resume_command(argv)}"
-                 if checkpointer.path.exists() else "it had no checkpoint yet and will start over")
-        print(f"ltr: interrupted: {name} (seed {spec.seed}): {saved}", file=sys.stderr)
+        for p in preps:
+            saved = (f"its last checkpoint is kept in {p.checkpointer.path}; continue with: {_resume_command(argv)}"
+                     if p.checkpointer.path.exists() else "it had no checkpoint yet and will start over")
+            print(f"ltr: interrupted: {p.job.name} (seed {p.job.spec.seed}): {saved}", file=sys.stderr)
         raise
+
+
+def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
+            argv: list[str] | None) -> RunOutcome:
+    """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
+    spec, name = prep.job.spec, prep.job.name
+    lspec: Any = spec.learners[name]
+    protocol = spec.protocol
+    measures = prep.measures
     summary = {"dataset": source.name, **summarize(result, measures)}
     if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
-        summary["dropped_last_queries"] = stream_stats.dropped_last
+        summary["dropped_last_queries"] = prep.stream_stats.dropped_last
     if constants is not None:
         stream, generated = constants
         summary["theory"] = theory_block(lspec, stream, generated)
@@ -416,15 +512,15 @@ def _run_locked(
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.rounds),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
-    outcome = _record(spec, name, lspec, run_id, run_dir, result.rounds, summary, {
+    outcome = _record(spec, name, lspec, prep.job.run_id, prep.run_dir, result.rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "normalize": source.normalize,
                     "fingerprint": source.identity()},
         "conventions": _conventions(spec),
-        "learner_conventions": {**lspec.describe(), **learner.resolved_settings()},
+        "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
         "kernel_load_seconds": summary["kernel_load_seconds"]},
         models, argv)
-    checkpointer.remove()
+    prep.checkpointer.remove()
     return outcome

@@ -109,6 +109,12 @@ def run_online(
     :func:`~ltr_cli.protocols.online_blocks.block_eligible` accepts) instead of ``rounds``,
     the same rounds run in compiled blocks (:mod:`ltr_cli.protocols.online_blocks`).
     """
+    if plan is not None:
+        (result,) = run_online_group(plan, [GroupMember(learner, rng, checkpointer, resume, name, data_identity)],
+                                     measures, max_rounds, quiet, total_hint)
+        if isinstance(result, LtrError):
+            raise result
+        return result
     names = [meas.name for meas in measures]
     log = RoundLog(names, resume.columns if resume is not None else None)
     t, previous_wall, nonfinite_round = 0, 0.0, None
@@ -129,9 +135,6 @@ def run_online(
     if checkpointer is not None:
         observers.append(Checkpoints(checkpointer))
     round_measures = RoundMeasures(measures)
-    if plan is not None:
-        return _run_in_blocks(plan, learner, round_measures, rng, log, t, previous_wall, nonfinite_round,
-                              nan_allowed, max_rounds, quiet, checkpointer, observers, name, data_identity)
     assert rounds is not None
     finite = _finiteness_check()
     first = next(rounds, None)
@@ -187,19 +190,48 @@ def _beyond_the_stream(t: int) -> LtrError:
                     "delete it to start the run over")
 
 
-def _run_in_blocks(plan: tuple[list[Segment], dict[int, UnitArrays]], learner: OnlineLearner,
-                   round_measures: RoundMeasures, rng: np.random.Generator, log: RoundLog, t: int,
-                   previous_wall: float, nonfinite_round: int | None, nan_allowed: bool, max_rounds: int | None,
-                   quiet: bool, checkpointer: Checkpointer | None, observers: list[RoundObserver],
-                   name: str | None, data_identity: dict[str, Any] | None) -> OnlineResult:
-    """:func:`run_online` on a plan: the kernels are loaded (the block kernel compiled) before
-    the clock starts, then the rounds after round ``t`` run block by block."""
+@dataclass
+class GroupMember:
+    """One learner's run in a group that shares a planned stream (see :func:`run_online_group`):
+    its tie generator, checkpointer, the state it resumes from, its name and its data's identity."""
+
+    learner: OnlineLearner
+    rng: np.random.Generator
+    checkpointer: Checkpointer | None = None
+    resume: RunState | None = None
+    name: str | None = None
+    data_identity: dict[str, Any] | None = None
+
+
+def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members: list[GroupMember],
+                     measures: list[Measure], max_rounds: int | None = None, quiet: bool = False,
+                     total_hint: int | None = None) -> list[OnlineResult | LtrError]:
+    """:func:`run_online` on a plan for learners that share it and a compiled block family
+    (:func:`~ltr_cli.protocols.online_blocks.group_key`), all resuming from the same round (or
+    none): each query is read once per block round for all of them. Returns, per member, its
+    result, or the error that stopped it (the others went on). Each member's rows, weights
+    and checkpoints are those of its own run: a group of one is that run."""
+    names = [meas.name for meas in measures]
+    starts = {m.resume.t if m.resume is not None else 0 for m in members}
+    assert len(starts) == 1, starts
+    t = starts.pop()
     if t > sum(seg.order.shape[0] for seg in plan[0]):
         raise _beyond_the_stream(t)
+    logs, previous, nonfinite = [], [], []
+    for m in members:
+        logs.append(RoundLog(names, m.resume.columns if m.resume is not None else None))
+        previous.append(m.resume.wall_seconds if m.resume is not None else 0.0)
+        nonfinite.append(m.resume.nonfinite_round if m.resume is not None else None)
+        if m.resume is not None:
+            m.rng.bit_generator.state = m.resume.tie_rng_state
+    total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
+    bar = ProgressBar(total, t, quiet)
+    saving = [[Checkpoints(m.checkpointer)] if m.checkpointer is not None else [] for m in members]
     load_start = time.perf_counter()
     timer = None if quiet else compile_note()
     try:
-        blocks = BlockRunner(learner, round_measures, plan[0], plan[1], nan_allowed)  # loads the kernels
+        blocks = BlockRunner([m.learner for m in members], RoundMeasures(measures), plan[0], plan[1],
+                             [m.learner.numerics == "authors-code" for m in members])  # loads the kernels
         blocks.warm_up()
     finally:
         if timer is not None:
@@ -207,25 +239,39 @@ def _run_in_blocks(plan: tuple[list[Segment], dict[int, UnitArrays]], learner: O
     load_seconds = time.perf_counter() - load_start
     start = time.perf_counter()
 
-    def after_block(done: int, n: int, nonfinite: int | None) -> None:
-        def snapshot() -> RunState:
-            assert checkpointer is not None
-            return RunState(checkpointer.run_id, done, log.columns, LearnerState.of(learner),
-                            dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
-                            nonfinite, data_identity or {})
+    def after_block(i: int, done: int, n: int, nonfinite_round: int | None) -> None:
+        m = members[i]
 
-        for observer in observers:
+        def snapshot() -> RunState:
+            assert m.checkpointer is not None
+            return RunState(m.checkpointer.run_id, done, logs[i].columns, LearnerState.of(m.learner),
+                            dict(m.rng.bit_generator.state), previous[i] + time.perf_counter() - start,
+                            nonfinite_round, m.data_identity or {})
+
+        for observer in saving[i]:
             observer.after_block(done, n, snapshot)
 
     try:
-        outcome = blocks.run(log, t, nonfinite_round, max_rounds, checkpointer.every if checkpointer else 0,
-                             after_block, name or type(learner).__name__)
+        outcomes = blocks.run(logs, t, nonfinite, max_rounds, members[0].checkpointer.every
+                              if members[0].checkpointer else 0, after_block,
+                              lambda done, n: bar.after_block(done, n, _no_snapshot),
+                              [m.name or type(m.learner).__name__ for m in members])
     finally:
-        for observer in observers:
-            observer.close()
-    wall = previous_wall + time.perf_counter() - start
-    return OnlineResult(log.frame(), wall, outcome.nonfinite_round, np.array(learner.weights, copy=True),
-                        load_seconds)
+        bar.close()
+    elapsed = time.perf_counter() - start
+    results: list[OnlineResult | LtrError] = []
+    for i, m in enumerate(members):
+        outcome = outcomes[i]
+        if outcome.error is not None:
+            results.append(outcome.error)
+            continue
+        results.append(OnlineResult(logs[i].frame(), previous[i] + elapsed, outcome.nonfinite_round,
+                                    np.array(m.learner.weights, copy=True), load_seconds))
+    return results
+
+
+def _no_snapshot() -> RunState:
+    raise AssertionError("the progress bar takes no snapshot")
 
 
 def _finiteness_check():

@@ -1,21 +1,27 @@
 """The online protocol in blocks of rounds, each block one compiled call
-(:mod:`ltr_cli.kernels.loop`).
+(:mod:`ltr_cli.kernels.loop`), for a group of learners of one family that read the same
+stream (the learners of one config, the points of a sweep that differ only in learner
+settings; a single run is a group of one).
 
 It computes what :func:`ltr_cli.protocols.online.run_online` computes round by round, for
 the learners whose whole round has a compiled step (Alg. 2, Alg. 3, OGD on the squared,
 ListNet, KL and SmoothDCG surrogates, online ListNet, RTop-kF with its own feedback size,
-its exploration drawn per block in Python from its generator, in round order) under the tie policies the ranking
-kernel implements (``input-order``, ``reverse-input``) and the compiled measures (NDCG, AP,
-precision@k), on data with arrays (a cached file, read as is). Every other combination runs
-round by round. The tests keep the two paths equal, row by row and in the final weights.
+its exploration drawn per block in Python from its generator, in round order, and the
+random baseline) under the tie policies the ranking kernel implements (``input-order``,
+``reverse-input``) and the compiled measures (NDCG, AP, precision@k), on data with arrays
+(a cached file, or a generated stream kept as arrays). Every other combination runs round
+by round. The tests keep the two paths equal, row by row and in the final weights, and a
+learner's rows in a group equal to its rows alone, bit for bit.
 
 Blocks end at checkpoint rounds, so checkpoints are taken after the same rounds as the
 per-round path takes them; Python is entered between blocks only (progress, checkpoints,
-Ctrl-C).
+Ctrl-C). A learner whose weights leave the reals (when that is an error) stops with its
+error; the others of its group go on.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from collections.abc import Callable
@@ -41,83 +47,114 @@ _KERNEL_TIES = {"input-order": False, "reverse-input": True}
 def block_eligible(learner: OnlineLearner, measures: RoundMeasures, feedback_k: int | None) -> bool:
     """Whether ``learner``'s rounds can run in compiled blocks (see the module docstring)."""
     kernel = getattr(learner, "block_kernel", None)
-    ties = getattr(learner, "ties", "input-order")  # the random baseline ranks without scores
     return (kernel is not None and kernel() is not None and feedback_k == learner.feedback_k
-            and measures.compiled and ties in _KERNEL_TIES)
+            and measures.compiled and _ties(learner) in _KERNEL_TIES)
+
+
+def _ties(learner: Any) -> str:
+    return getattr(learner, "ties", "input-order")  # the random baseline ranks without scores
+
+
+def group_key(learner: Any) -> tuple[int, int, str]:
+    """Learners with equal keys can share a block call: family, parameter count, ties."""
+    family, params = learner.block_kernel()
+    return family, int(np.asarray(params).shape[0]), _ties(learner)
 
 
 @dataclass
 class BlockOutcome:
     t: int
     nonfinite_round: int | None
+    error: LtrError | None = None  # the learner stopped with this error (the group went on)
 
 
 class BlockRunner:
-    """Runs the planned rounds of one learner block by block into ``log``."""
+    """Runs the planned rounds of a group of learners (equal :func:`group_key`) block by
+    block, each into its own round log."""
 
-    def __init__(self, learner: Any, round_measures: RoundMeasures, plan: list[Segment],
-                 units: dict[int, UnitArrays], nan_allowed: bool):
-        found = learner.block_kernel()
-        assert found is not None
-        self.family, self.params = found
-        self.learner = learner
+    def __init__(self, learners: list[Any], round_measures: RoundMeasures, plan: list[Segment],
+                 units: dict[int, UnitArrays], nan_allowed: list[bool]):
+        keys = {group_key(lr) for lr in learners}
+        assert len(keys) == 1, keys
+        self.family = learners[0].block_kernel()[0]
+        self.P = np.ascontiguousarray(np.stack([np.asarray(lr.block_kernel()[1], dtype=np.float64)
+                                                for lr in learners]))
+        self.learners = learners
         self.spec = round_measures.spec
-        self.reverse = _KERNEL_TIES[getattr(learner, "ties", "input-order")]
+        self.reverse = _KERNEL_TIES[_ties(learners[0])]
         self.plan = plan
         self.units = units
-        self.nan_allowed = nan_allowed
+        self.nan_allowed = np.array(nan_allowed, dtype=np.bool_)
         longest = max((int((u.ends - u.starts).max()) if u.starts.size else 1 for u in units.values()), default=1)
         self.disc = kernels.discounts(max(longest, 1))
         self.scores = np.empty(max(longest, 1))
         self.K = kernels.load()
 
-    def _call(self, unit: UnitArrays, order: np.ndarray, w: np.ndarray, t0: int, check_finite: bool,
-              out: dict[str, np.ndarray], draws: tuple[np.ndarray, ...] | None = None) -> tuple[int, int, int]:
+    def _call(self, unit: UnitArrays, order: np.ndarray, W: np.ndarray, P: np.ndarray, t0: np.ndarray,
+              active: np.ndarray, check_finite: np.ndarray, nan_allowed: np.ndarray, out: dict[str, np.ndarray],
+              draws: tuple[np.ndarray, ...] | None, learners: list[Any]) -> None:
         n = order.shape[0]
-        cols = (out["values"][:n], out["mistake"][:n], out["updated"][:n], out["no_relevant"][:n],
-                out["ranking_loss"][:n], out["m"][:n])
+        cols = (out["values"][:, :n], out["mistake"][:, :n], out["updated"][:, :n], out["no_relevant"][:, :n],
+                out["ranking_loss"][:, :n], out["m"][:, :n], out["ran"], out["stop"], out["nonfinite"])
         K = self.K
         if self.family == codes.BLOCK_RANDOM:
             assert draws is not None
-            return K.random_block(unit.y, unit.starts, unit.ends, order, self.spec, self.disc, *cols,
-                                  draws[1], draws[2])
-        common = (unit.X, unit.y, unit.starts, unit.ends, order, w, self.params, t0, self.reverse, self.spec,
-                  self.disc, check_finite, self.nan_allowed, *cols, self.scores, np.empty(w.shape[0]))
+            K.random_block(unit.y, unit.starts, unit.ends, order, active, self.spec, self.disc, *cols,
+                           draws[1], draws[2])
+            return
+        common = (unit.X, unit.y, unit.starts, unit.ends, order, W, P, t0, active, self.reverse, self.spec,
+                  self.disc, check_finite, nan_allowed, *cols, self.scores, np.empty(W.shape[1]))
         if self.family == codes.BLOCK_RTOPKF:
             assert draws is not None
-            return K.rtopkf_block(*common, int(self.learner.feedback_k), bool(self.learner.skip_short), *draws)
+            K.rtopkf_block(*common, np.array([lr.feedback_k for lr in learners], dtype=np.int64),
+                           np.array([bool(lr.skip_short) for lr in learners], dtype=np.bool_), *draws)
+            return
         kernel = K.perceptron_block if self.family == codes.BLOCK_PERCEPTRON else K.ogd_block
-        return kernel(*common)
+        kernel(*common)
 
-    def _draws(self, unit: UnitArrays, block: np.ndarray, t0: int, learner: Any) -> tuple[np.ndarray, ...] | None:
-        """A learner's own random draws for the block (RTop-kF's exploration, the random
-        baseline's permutations), made now in round order from its generator."""
+    def _draws(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray,
+               learners: list[Any]) -> tuple[np.ndarray, ...] | None:
+        """The learners' own random draws for the block (RTop-kF's exploration, the random
+        baseline's permutations), made now in round order from each one's generator, stacked
+        (L, n) with the permutations of all learners concatenated."""
         if self.family not in (codes.BLOCK_RTOPKF, codes.BLOCK_RANDOM):
             return None
-        return learner.block_draws(t0, unit.ends[block] - unit.starts[block])
+        sizes = unit.ends[block] - unit.starts[block]
+        drawn = [lr.block_draws(int(t), sizes) for lr, t in zip(learners, t0.tolist())]
+        offsets = np.cumsum([0] + [d[1].shape[0] for d in drawn[:-1]])
+        explore = np.stack([d[0] for d in drawn])
+        perms = np.concatenate([d[1] for d in drawn])
+        perm_starts = np.stack([d[2] + off for d, off in zip(drawn, offsets.tolist())])
+        return explore, perms, perm_starts, np.stack([d[3] for d in drawn]), np.stack([d[4] for d in drawn])
 
     def warm_up(self) -> None:
-        """Compile (or load) the block kernel for this run's argument types on one round,
-        with copies: nothing of the run changes."""
-        import copy
-
+        """Compile (or load) the block kernel for this run's argument types on one round of
+        the first learner, on copies: nothing of the run changes."""
         for seg in self.plan:
             if seg.order.size:
-                w = np.array(self.learner.w, dtype=np.float64, copy=True)
+                twin = copy.deepcopy(self.learners[0])  # its generator is drawn from, not the run's
+                W = np.array([twin.w], dtype=np.float64)
+                t0 = np.zeros(1, dtype=np.int64)
                 unit = self.units[seg.unit]
-                twin = copy.deepcopy(self.learner)  # its generator is drawn from, not the run's
-                self._call(unit, seg.order[:1], w, 0, True, _buffers(1, self.spec.shape[0]),
-                           self._draws(unit, seg.order[:1], 0, twin))
+                self._call(unit, seg.order[:1], W, self.P[:1], t0, np.ones(1, dtype=np.bool_),
+                           np.ones(1, dtype=np.bool_), self.nan_allowed[:1], _buffers(1, 1, self.spec.shape[0]),
+                           self._draws(unit, seg.order[:1], t0, [twin]), [twin])
                 return
 
-    def run(self, log: RoundLog, t: int, nonfinite_round: int | None, max_rounds: int | None,
-            every: int, after_block: Callable[[int, int, int | None], None], name: str) -> BlockOutcome:
+    def run(self, logs: list[RoundLog], t: int, nonfinite_rounds: list[int | None], max_rounds: int | None,
+            every: int, after_block: Callable[[int, int, int, int | None], None],
+            on_block: Callable[[int, int], None], names: list[str]) -> list[BlockOutcome]:
         """Every planned round after round ``t`` (the rounds before were done, e.g. before a
-        checkpoint), up to ``max_rounds``; ``after_block(t, n, nonfinite_round)`` after each
-        block (progress, checkpoints; also given the round the weights left the reals, if they did). ``every``:
-        blocks end at multiples of it (0: no checkpoints)."""
-        learner = self.learner
-        out = _buffers(BLOCK_ROUNDS, self.spec.shape[0])
+        checkpoint), up to ``max_rounds``, for every learner of the group. After each block,
+        ``after_block(l, t, n, nonfinite_round)`` for each learner ``l`` still running
+        (checkpoints) and then ``on_block(t, n)`` (progress). ``every``: blocks end at
+        multiples of it (0: no checkpoints). Returns each learner's outcome."""
+        learners = self.learners
+        L = len(learners)
+        outcomes = [BlockOutcome(t, nonfinite_rounds[i]) for i in range(L)]
+        active = np.ones(L, dtype=np.bool_)
+        W = np.ascontiguousarray(np.stack([np.asarray(lr.w, dtype=np.float64) for lr in learners]))
+        out = _buffers(L, BLOCK_ROUNDS, self.spec.shape[0])
         skip = t  # rounds already done (resume)
         for seg in self.plan:
             order = seg.order
@@ -126,52 +163,80 @@ class BlockRunner:
                 continue
             pos, skip = skip, 0
             unit = self.units[seg.unit]
-            while pos < order.shape[0]:
+            while pos < order.shape[0] and active.any():
                 if max_rounds is not None and t >= max_rounds:
-                    return BlockOutcome(t, nonfinite_round)
+                    return outcomes
                 n = min(BLOCK_ROUNDS, order.shape[0] - pos)
                 if max_rounds is not None:
                     n = min(n, max_rounds - t)
                 if every:
                     n = min(n, every - t % every)
                 block = order[pos:pos + n]
-                w = np.array(learner.w, dtype=np.float64, copy=True)
-                counted = hasattr(learner, "t")  # the random baseline keeps no round counter
-                t0 = learner.t if counted else t
-                ran, stop, nonfinite = self._call(unit, block, w, t0, nonfinite_round is None, out,
-                                                  self._draws(unit, block, t0, learner))
-                _record(log, t, seg.pass_no, [unit.qids[q] for q in block[:ran].tolist()], out, ran)
-                learner.w = w
-                if counted:
-                    learner.t += ran
-                if nonfinite >= 0:
-                    nonfinite_round = t + nonfinite + 1
-                    qid = unit.qids[int(block[nonfinite])]
-                    print(f"warning: {name}: weights became NaN or infinite in round {nonfinite_round} "
-                          f"(qid {qid}); numerics: authors-code keeps them, as the authors' code "
-                          "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
-                t += ran
-                pos += ran
-                if stop != codes.BLOCK_DONE:
-                    qid = unit.qids[int(block[ran])]
-                    learner.t += 1  # the failing round's update was called
-                    if stop == codes.BLOCK_NOT_FINITE_STEP:
-                        raise learner._not_finite()
-                    raise LtrError(
-                        f"round {t + 1} (qid {qid}): the learner's weights became NaN or infinite "
-                        "after its update; lower the learning rate, add a projection radius, or "
-                        "rescale the features")
-                after_block(t, ran, nonfinite_round)
-        return BlockOutcome(t, nonfinite_round)
+                # the random baseline keeps no round counter: its rounds are the run's
+                t0 = np.array([lr.t if hasattr(lr, "t") else t for lr in learners], dtype=np.int64)
+                check = np.array([o.nonfinite_round is None for o in outcomes], dtype=np.bool_)
+                running = [i for i in range(L) if active[i]]
+                draws = self._draws(unit, block, t0, learners) if len(running) == L else \
+                    self._draws_some(unit, block, t0, learners, running)
+                self._call(unit, block, W, self.P, t0, active, check, self.nan_allowed, out, draws, learners)
+                qids = [unit.qids[q] for q in block.tolist()]
+                for i in running:
+                    self._after(i, out, W, t, seg.pass_no, qids, block, unit, logs[i], outcomes[i], names[i])
+                t += n
+                pos += n
+                for i in running:
+                    if outcomes[i].error is None:
+                        outcomes[i].t = t
+                        after_block(i, t, n, outcomes[i].nonfinite_round)
+                on_block(t, n)
+        return outcomes
+
+    def _draws_some(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray, learners: list[Any],
+                    running: list[int]) -> tuple[np.ndarray, ...] | None:
+        """:meth:`_draws` when some learners have stopped: they draw nothing (their rows are
+        placeholders the kernel does not read)."""
+        some = self._draws(unit, block, t0[running], [learners[i] for i in running])
+        if some is None:
+            return None
+        explore, perms, perm_starts, gammas, etas = some
+        L, n = len(learners), block.shape[0]
+        full = (np.zeros((L, n), dtype=np.bool_), perms, np.zeros((L, n + 1), dtype=np.int64),
+                np.zeros((L, n)), np.zeros((L, n)))
+        for j, i in enumerate(running):
+            full[0][i], full[2][i], full[3][i], full[4][i] = explore[j], perm_starts[j], gammas[j], etas[j]
+        return full
+
+    def _after(self, i: int, out: dict[str, np.ndarray], W: np.ndarray, t: int, pass_no: int, qids: list[str],
+               block: np.ndarray, unit: UnitArrays, log: RoundLog, outcome: BlockOutcome, name: str) -> None:
+        """Learner ``i``'s block: its rows into its log, its weights and counter, and its
+        stop (an error kept in its outcome) or its weights leaving the reals (a warning)."""
+        learner = self.learners[i]
+        ran, stop, nonfinite = int(out["ran"][i]), int(out["stop"][i]), int(out["nonfinite"][i])
+        log.extend(t, pass_no, qids[:ran], out["m"][i], out["values"][i], out["mistake"][i], out["updated"][i],
+                   out["no_relevant"][i], out["ranking_loss"][i])
+        learner.w = np.array(W[i], copy=True)
+        if hasattr(learner, "t"):
+            learner.t += ran
+        if nonfinite >= 0:
+            outcome.nonfinite_round = t + nonfinite + 1
+            print(f"warning: {name}: weights became NaN or infinite in round {outcome.nonfinite_round} "
+                  f"(qid {qids[nonfinite]}); numerics: authors-code keeps them, as the authors' code "
+                  "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
+        if stop != codes.BLOCK_DONE:
+            outcome.t = t + ran
+            learner.t += 1  # the failing round's update was called
+            if stop == codes.BLOCK_NOT_FINITE_STEP:
+                outcome.error = learner._not_finite()
+            else:
+                outcome.error = LtrError(
+                    f"round {t + ran + 1} (qid {qids[ran]}): the learner's weights became NaN or infinite "
+                    "after its update; lower the learning rate, add a projection radius, or "
+                    "rescale the features")
 
 
-def _buffers(n: int, k: int) -> dict[str, np.ndarray]:
-    return {"values": np.empty((n, k)), "mistake": np.empty(n, dtype=np.bool_),
-            "updated": np.empty(n, dtype=np.bool_), "no_relevant": np.empty(n, dtype=np.bool_),
-            "ranking_loss": np.empty(n), "m": np.empty(n, dtype=np.int64)}
-
-
-def _record(log: RoundLog, t: int, pass_no: int, qids: list[str], out: dict[str, np.ndarray], n: int) -> None:
-    """The block's rows into the round log."""
-    log.extend(t, pass_no, qids, out["m"], out["values"], out["mistake"], out["updated"], out["no_relevant"],
-               out["ranking_loss"])
+def _buffers(L: int, n: int, k: int) -> dict[str, np.ndarray]:
+    return {"values": np.empty((L, n, k)), "mistake": np.empty((L, n), dtype=np.bool_),
+            "updated": np.empty((L, n), dtype=np.bool_), "no_relevant": np.empty((L, n), dtype=np.bool_),
+            "ranking_loss": np.empty((L, n)), "m": np.empty((L, n), dtype=np.int64),
+            "ran": np.empty(L, dtype=np.int64), "stop": np.empty(L, dtype=np.int64),
+            "nonfinite": np.empty(L, dtype=np.int64)}
