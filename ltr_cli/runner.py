@@ -520,7 +520,9 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
-        "kernel_load_seconds": summary["kernel_load_seconds"]},
+        "kernel_load_seconds": summary["kernel_load_seconds"],
+        # runs computed in one pass over the stream; wall_seconds is this run's even share
+        "runs_in_one_pass": result.group_size},
         models, argv)
     prep.checkpointer.remove()
     return outcome

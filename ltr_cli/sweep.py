@@ -35,7 +35,7 @@ from typing import Any
 
 from ltr_cli.config import ExperimentSpec, apply_overrides, parse_config, read_config_mapping
 from ltr_cli.errors import ConfigError, LtrError
-from ltr_cli.sweep_tasks import EXECUTORS, ExecutorOptions, Task, one_line
+from ltr_cli.sweep_tasks import EXECUTORS, ExecutorOptions, Task, group_tasks, one_line, shared_stream
 
 
 #: Grid points a sweep may have without ``--max-grid``.
@@ -96,7 +96,8 @@ class SweepPlan:
                 resolved = one.resolved()
                 resolved.pop("sweep", None)
                 for learner in one.learners:
-                    task = Task(resolved, learner, point, one.experiment, run_name(one, learner))
+                    task = Task(resolved, learner, point, one.experiment, run_name(one, learner),
+                                shared_stream(one, learner))
                     # a learner's run depends only on its own keys: grid points that differ
                     # only in another learner's settings give the same run id, run once
                     unique.setdefault(task.key, task)
@@ -142,14 +143,18 @@ def execute(
     scheduler: str | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> list[dict[str, Any]]:
-    """Run tasks on the named executor (:data:`EXECUTORS`); results in task order. A run
-    that fails or whose worker dies is a ``failed`` result, never an exception."""
+    """Run tasks on the named executor (:data:`EXECUTORS`); results in task order. Tasks
+    that share a data stream are computed together (:func:`~ltr_cli.sweep_tasks.group_tasks`).
+    A run that fails or whose worker dies is a ``failed`` result, never an exception."""
     import importlib
 
     if executor not in EXECUTORS:
         raise LtrError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
     module = importlib.import_module(EXECUTORS[executor])
-    return module.run(tasks, str(out_root), ExecutorOptions(jobs, scheduler, connect_timeout))
+    units = group_tasks(tasks, jobs)
+    results = module.run(units, str(out_root), ExecutorOptions(jobs, scheduler, connect_timeout))
+    order = {task.key: i for i, task in enumerate(tasks)}
+    return sorted(results, key=lambda r: order.get(r["run"], len(order)))
 
 
 # --- status -----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ltr_cli.errors import LtrError
-from ltr_cli.sweep_tasks import ExecutorOptions, Task, _lost, one_line, run_task
+from ltr_cli.sweep_tasks import ExecutorOptions, Task, _lost, one_line, run_group
 
 _ADDRESS = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[^/:]*)/?")
 _SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
@@ -68,38 +68,39 @@ def _dask_failure(exc: BaseException) -> str:
     return one_line(f"{type(exc).__name__}: {exc}")
 
 
-def _gather(client: Any, tasks: list[Task], out: str, where: str) -> list[dict[str, Any]]:
-    """Submit every task; collect each result as soon as it is ready (so a worker dying
-    later cannot lose it). A task Dask gave up on (its workers died) is a failed run."""
+def _gather(client: Any, units: list[list[Task]], out: str, where: str) -> list[dict[str, Any]]:
+    """Submit every unit (a task, or tasks that share a stream); collect each result as soon
+    as it is ready (so a worker dying later cannot lose it). The runs of a unit Dask gave
+    up on (its workers died) that were not written are failed runs."""
     from concurrent.futures import CancelledError
 
     from distributed import as_completed
 
-    futures = {client.submit(run_task, t, out, pure=False): i for i, t in enumerate(tasks)}
-    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    futures = {client.submit(run_group, unit, out, pure=False): i for i, unit in enumerate(units)}
+    results: list[list[dict[str, Any]] | None] = [None] * len(units)
     try:
         for fut in as_completed(futures):
             i = futures[fut]
             try:
                 # waits if the result was lost with a worker that died since (Dask recomputes
-                # it, which finds the run complete); run_task itself never raises
+                # it, which finds the runs complete); run_group itself never raises
                 results[i] = fut.result()
             except CancelledError:
-                raise LtrError(f"{where}: run {tasks[i].key} was cancelled (the connection to the "
+                raise LtrError(f"{where}: run {units[i][0].key} was cancelled (the connection to the "
                                "scheduler was lost?); finished runs are kept: re-run the sweep to do "
                                "the rest") from None
             except Exception as exc:  # Dask gave up on it (KilledWorker) or could not run it
-                results[i] = _lost(tasks[i], out, _dask_failure(exc))
+                results[i] = [_lost(task, out, _dask_failure(exc)) for task in units[i]]
             fut.release()
     except LtrError:
         raise
     except (Exception, CancelledError) as exc:
         raise LtrError(f"{where}: lost the connection while the sweep was running ({one_line(str(exc), 200)}); "
                        "finished runs are kept: re-run the sweep to do the rest") from None
-    return [r for r in results if r is not None]
+    return [r for unit in results if unit is not None for r in unit]
 
 
-def run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
+def run_dask(units: list[list[Task]], out: str, jobs: int, scheduler: str | None,
               connect_timeout: float) -> list[dict[str, Any]]:
     try:
         from distributed import Client, LocalCluster
@@ -117,7 +118,7 @@ def run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
                                "and that this machine can reach it (firewall, VPN), or raise "
                                "--connect-timeout") from None
             with client:
-                return _gather(client, tasks, out, where)
+                return _gather(client, units, out, where)
         where = "the local Dask cluster"
         import dask
 
@@ -131,11 +132,11 @@ def run_dask(tasks: list[Task], out: str, jobs: int, scheduler: str | None,
             raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({one_line(str(exc), 200)}); "
                            "try --executor local") from None
         with cluster, Client(cluster) as client:
-            return _gather(client, tasks, out, where)
+            return _gather(client, units, out, where)
 
 
 
 
-def run(tasks: list[Task], out: str, options: ExecutorOptions) -> list[dict[str, Any]]:
+def run(units: list[list[Task]], out: str, options: ExecutorOptions) -> list[dict[str, Any]]:
     """The ``dask`` executor."""
-    return run_dask(tasks, out, options.jobs, options.scheduler, options.connect_timeout)
+    return run_dask(units, out, options.jobs, options.scheduler, options.connect_timeout)

@@ -1,8 +1,9 @@
 """Local worker processes for ``ltr sweep --jobs N``.
 
-Each worker computes one task at a time and reports back over a pipe, so when a worker
-dies (SIGKILL, the out-of-memory killer, ``os._exit``) the parent knows which run it had:
-that run is recorded as failed and a new worker takes the remaining tasks.
+Each worker computes one unit at a time (a run, or runs that share a stream,
+:func:`~ltr_cli.sweep_tasks.group_tasks`) and reports back over a pipe, so when a worker
+dies (SIGKILL, the out-of-memory killer, ``os._exit``) the parent knows which runs it had:
+those not written yet are recorded as failed and a new worker takes the remaining units.
 ``concurrent.futures`` cannot do this (one dead worker breaks the whole pool).
 """
 
@@ -15,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ltr_cli.errors import LtrError
-from ltr_cli.sweep_tasks import ExecutorOptions, Task, _lost, run_task
+from ltr_cli.sweep_tasks import ExecutorOptions, Task, _lost, run_group
 
 def _worker_loop(conn: Any) -> None:
-    """A local worker: run the tasks the parent sends until it sends None or goes away."""
+    """A local worker: run the units the parent sends until it sends None or goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     parent = os.getppid()
     while True:
@@ -34,8 +35,8 @@ def _worker_loop(conn: Any) -> None:
             return
         if item is None:
             return
-        task, out = item
-        result = run_task(task, out)
+        unit, out = item
+        result = run_group(unit, out)
         try:
             conn.send(result)
         except (OSError, ValueError):
@@ -46,7 +47,7 @@ def _worker_loop(conn: Any) -> None:
 class _Worker:
     process: Any
     conn: Any
-    index: int | None = None  # the task it is computing
+    index: int | None = None  # the unit it is computing
 
 
 def _death(process: Any) -> str:
@@ -65,17 +66,17 @@ def _death(process: Any) -> str:
             "retry it (it resumes from its last checkpoint)")
 
 
-def run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any]]:
-    """Run tasks on ``jobs`` worker processes. Each worker computes one task at a time, so
-    when one dies its task is known: it is recorded as failed and a new worker takes over
-    the remaining tasks. (``concurrent.futures`` cannot do this: one dead worker breaks
+def run_local_pool(units: list[list[Task]], out: str, jobs: int) -> list[dict[str, Any]]:
+    """Run units of tasks on ``jobs`` worker processes. Each worker computes one unit at a
+    time, so when one dies its unit is known: its runs not written yet are recorded as
+    failed and a new worker takes over the remaining units. (``concurrent.futures`` cannot do this: one dead worker breaks
     the whole pool and fails every pending task.)"""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
     ctx = mp.get_context()
-    results: list[dict[str, Any] | None] = [None] * len(tasks)
-    queue = deque(range(len(tasks)))
+    results: list[list[dict[str, Any]] | None] = [None] * len(units)
+    queue = deque(range(len(units)))
     workers: list[_Worker] = []
 
     def spawn() -> None:
@@ -94,7 +95,7 @@ def run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any
         w.conn.close()
         workers.remove(w)
         if w.index is not None:
-            results[w.index] = _lost(tasks[w.index], out, _death(w.process))
+            results[w.index] = [_lost(task, out, _death(w.process)) for task in units[w.index]]
             w.index = None
 
     try:
@@ -113,7 +114,7 @@ def run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any
                 if w.index is None and queue:
                     i = queue.popleft()
                     try:
-                        w.conn.send((tasks[i], out))
+                        w.conn.send((units[i], out))
                         w.index = i
                     except (OSError, ValueError):  # it died while idle: nothing lost
                         queue.appendleft(i)
@@ -151,15 +152,12 @@ def run_local_pool(tasks: list[Task], out: str, jobs: int) -> list[dict[str, Any
                 w.process.kill()
                 w.process.join()
             w.conn.close()
-    return [r for r in results if r is not None]
-
-
-# --- Dask -------------------------------------------------------------------------------------
+    return [r for unit in results if unit is not None for r in unit]
 
 
 
-def run(tasks: list[Task], out: str, options: ExecutorOptions) -> list[dict[str, Any]]:
+def run(units: list[list[Task]], out: str, options: ExecutorOptions) -> list[dict[str, Any]]:
     """The ``local`` executor: inline for one job, else a pool of worker processes."""
     if options.jobs <= 1:
-        return [run_task(t, out) for t in tasks]
-    return run_local_pool(tasks, out, options.jobs)
+        return [r for unit in units for r in run_group(unit, out)]
+    return run_local_pool(units, out, options.jobs)

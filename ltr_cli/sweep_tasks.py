@@ -52,6 +52,9 @@ class Task:
     point: dict[str, Any]
     experiment: str
     run_id: str
+    # tasks with the same (non-None) value read the same stream and run in one compiled
+    # block group (:func:`shared_stream`): they may be computed together
+    stream: str | None = None
 
     @property
     def key(self) -> str:
@@ -92,6 +95,98 @@ def _test_kill_hook(task: Task) -> None:
         if os.environ.get("LTR_TEST_KILL_HOW") == "exit":
             os._exit(3)
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+#: Runs computed together at most (their round logs are held in memory side by side).
+MAX_GROUP = 64
+
+
+def shared_stream(spec: Any, learner: str) -> str | None:
+    """The key under which a run of ``learner`` (``spec`` a single-seed online config) can
+    share its data stream with other runs: runs whose configs differ only in their learner's
+    settings, whose learners run in the same compiled block family. None when the run
+    cannot join a group (batch cross-validation, a learner or convention without a compiled
+    block loop)."""
+    import numpy as np
+
+    from ltr_cli.protocols.online import feedback_size
+    from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
+    from ltr_cli.protocols.round_measures import RoundMeasures
+
+    if spec.cv is not None or not BLOCKS:
+        return None
+    try:  # the learner as its run builds it (on one feature: only its kind matters here)
+        built = spec.learners[learner].build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
+        if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
+                              feedback_size(built, spec.protocol.feedback)):
+            return None
+        family = group_key(built)
+    except (LtrError, ValueError):  # it fails in its own run, with its own message
+        return None
+    data = spec.resolved()
+    data.pop("learners", None)
+    data.pop("output", None)
+    return json.dumps([data, list(family)], sort_keys=True, default=str)
+
+
+def group_tasks(tasks: list[Task], jobs: int = 1) -> list[list[Task]]:
+    """The units an executor distributes: tasks that share a stream (:attr:`Task.stream`)
+    together, at most :data:`MAX_GROUP` per unit, every other task alone; groups are halved
+    until there are at least ``jobs`` units (when they can be), so parallel workers each
+    get a share. Units in the order of their first task."""
+    units: list[list[Task]] = []
+    where: dict[str, int] = {}
+    for task in tasks:
+        i = where.get(task.stream) if task.stream is not None else None
+        if i is None or len(units[i]) >= MAX_GROUP:
+            units.append([task])
+            if task.stream is not None:
+                where[task.stream] = len(units) - 1
+        else:
+            units[i].append(task)
+    while len(units) < jobs:
+        i = max(range(len(units)), key=lambda k: len(units[k]), default=None)
+        if i is None or len(units[i]) < 2:
+            break
+        half = (len(units[i]) + 1) // 2
+        units[i:i + 1] = [units[i][:half], units[i][half:]]
+    return units
+
+
+def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
+    """Execute a unit of :func:`group_tasks` (resuming its runs if possible): a task alone
+    by :func:`run_task`, tasks that share a stream in one pass over it. Each run writes its
+    own folder, exactly what it writes alone, and fails alone. Never raises for a failing run."""
+    if len(tasks) == 1:
+        return [run_task(tasks[0], out_root)]
+    from ltr_cli.config import parse_config
+    from ltr_cli.data import sources
+    from ltr_cli.runner import OnlineJob, open_stream, run_online_jobs
+
+    sources.KEEP_GENERATED = True
+    for task in tasks:
+        _test_kill_hook(task)
+    start = time.time()
+    root = Path(out_root)
+    try:
+        specs = [parse_config(task.config, f"sweep task {task.key}") for task in tasks]
+        source, constants = open_stream(specs[0], root, specs[0].protocol.passes * len(tasks))
+        outcomes: list[Any] = run_online_jobs([OnlineJob(spec, task.learner, task.run_id) for spec, task in
+                                               zip(specs, tasks)], source, constants, root, quiet=True, argv=None,
+                                              resume=True, keep_going=True)
+    except Exception as exc:  # recorded for every run of the unit not written yet
+        message = one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
+        return [_lost(task, out_root, message) for task in tasks]
+    results = []
+    for task, outcome in zip(tasks, outcomes):
+        if isinstance(outcome, LtrError):
+            message = one_line(str(outcome))
+            record_failure(task, out_root, message, start)
+            results.append({"run": task.key, "status": "failed", "error": message})
+        else:
+            _failed_path(task, out_root).unlink(missing_ok=True)
+            results.append({"run": task.key, "status": "done", "path": str(outcome.path)})
+    return results
 
 
 def run_task(task: Task, out_root: str) -> dict[str, Any]:

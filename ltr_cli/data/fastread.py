@@ -14,6 +14,8 @@ an error message of its own, so both paths fail identically.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,17 +282,21 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
 
 
 def _executor():
-    """A process-wide pool of two scanner threads (this project's machines have 2 cores)."""
-    global _POOL
-    if _POOL is None:
+    """A process-wide pool of two scanner threads (this project's machines have 2 cores).
+    A process forked from one that had the pool (a sweep worker) makes its own: the
+    parent's threads do not exist in the child, and work queued to them would wait forever."""
+    global _POOL, _POOL_PID
+    if _POOL is None or _POOL_PID != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
 
         _POOL = ThreadPoolExecutor(max_workers=SCAN_THREADS, thread_name_prefix="ltr-scan")
+        _POOL_PID = os.getpid()
     return _POOL
 
 
 SCAN_THREADS = 2
 _POOL = None
+_POOL_PID = -1
 
 
 def fast_query_rows(

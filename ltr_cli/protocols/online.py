@@ -46,6 +46,7 @@ class OnlineResult:
     nonfinite_round: int | None = None  # authors' numerics: the round the weights left the reals
     weights: np.ndarray | None = None  # the learner's final weights (d,)
     kernel_load_seconds: float = 0.0  # loading / compiling the kernels, before the clock started
+    group_size: int = 1  # learners that ran in one pass over the stream; wall_seconds is this run's share
 
 
 def feedback_size(learner: OnlineLearner, mode: str = "auto") -> int | None:
@@ -210,7 +211,8 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
     (:func:`~ltr_cli.protocols.online_blocks.group_key`), all resuming from the same round (or
     none): each query is read once per block round for all of them. Returns, per member, its
     result, or the error that stopped it (the others went on). Each member's rows, weights
-    and checkpoints are those of its own run: a group of one is that run."""
+    and checkpoints are those of its own run: a group of one is that run. Each member's
+    ``wall_seconds`` is its share of the group's time (the time divided by the group's size)."""
     names = [meas.name for meas in measures]
     starts = {m.resume.t if m.resume is not None else 0 for m in members}
     assert len(starts) == 1, starts
@@ -245,7 +247,7 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
         def snapshot() -> RunState:
             assert m.checkpointer is not None
             return RunState(m.checkpointer.run_id, done, logs[i].columns, LearnerState.of(m.learner),
-                            dict(m.rng.bit_generator.state), previous[i] + time.perf_counter() - start,
+                            dict(m.rng.bit_generator.state), previous[i] + (time.perf_counter() - start) / len(members),
                             nonfinite_round, m.data_identity or {})
 
         for observer in saving[i]:
@@ -258,15 +260,15 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
                               [m.name or type(m.learner).__name__ for m in members])
     finally:
         bar.close()
-    elapsed = time.perf_counter() - start
+    share = (time.perf_counter() - start) / len(members)  # the rounds' time, split evenly
     results: list[OnlineResult | LtrError] = []
     for i, m in enumerate(members):
         outcome = outcomes[i]
         if outcome.error is not None:
             results.append(outcome.error)
             continue
-        results.append(OnlineResult(logs[i].frame(), previous[i] + elapsed, outcome.nonfinite_round,
-                                    np.array(m.learner.weights, copy=True), load_seconds))
+        results.append(OnlineResult(logs[i].frame(), previous[i] + share, outcome.nonfinite_round,
+                                    np.array(m.learner.weights, copy=True), load_seconds, len(members)))
     return results
 
 
