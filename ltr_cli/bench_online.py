@@ -9,7 +9,8 @@ data (one file, cached before anything is timed) and times the whole process:
   measured in this process), beside the same learner on its Python reference path
   (``LTR_KERNELS=0``: numpy and the reference surrogates), and beside the kernel-level
   figure of ``ltr bench`` (kernel calls on preloaded arrays);
-* a 16-rate sweep of one learner against one run of it, on a 30,000-round stream;
+* a 16-rate sweep of one learner against one run of it, on a 30,000-round stream (its points
+  share the stream, so they run as one pass), in one process and with ``--jobs 2``;
 * the four learners of ``configs/mslr_slam.yaml`` in one run against one of them alone;
 * the checkpoint overhead at the default interval (the runs' own ``wall_seconds``), with the
   checkpoint of every 1,000 rounds beside it.
@@ -134,8 +135,11 @@ def _bench_sweep(tmp: Path, data: Path, cache: Path, queries: int, rounds: int) 
                    sweep={"learners.slam.step.eta": rates})
     run_s = _process(["run", str(one), "-q", "--out", str(tmp / "sweep-run")])
     sweep_s = _process(["sweep", str(grid), "-q", "--out", str(tmp / "sweep-out")])
+    jobs = max(1, min(2, os.cpu_count() or 1))
+    parallel_s = _process(["sweep", str(grid), "-q", "--jobs", str(jobs), "--out", str(tmp / "sweep-jobs")])
     return {"rounds": passes * queries, "points": len(rates), "run_s": round(run_s, 2), "sweep_s": round(sweep_s, 2),
-            "ratio": round(sweep_s / run_s, 2)}
+            "ratio": round(sweep_s / run_s, 2), "jobs": jobs, "sweep_jobs_s": round(parallel_s, 2),
+            "ratio_jobs": round(parallel_s / run_s, 2)}
 
 
 def _bench_four(tmp: Path, data: Path, cache: Path, queries: int, repeats: int, rounds: int) -> dict[str, Any]:
@@ -191,7 +195,7 @@ def format_online_table(r: dict[str, Any]) -> str:
                      f"{'':18s}{row['kernel_level_us']}")
     s, f, c = r["sweep"], r["four_learners"], r["checkpoints"]
     lines.append(f"  {s['points']}-rate sweep vs one run, {s['rounds']:,} rounds: {s['sweep_s']} s vs {s['run_s']} s "
-                 f"= {s['ratio']}x")
+                 f"= {s['ratio']}x (one process); with --jobs {s['jobs']}: {s['sweep_jobs_s']} s = {s['ratio_jobs']}x")
     lines.append(f"  the 4 learners of mslr_slam.yaml in one run vs SLAM-NDCG alone, {f['rounds']:,} rounds: "
                  f"{f['four_s']} s vs {f['one_s']} s = {f['ratio']}x")
     def pct(x: float | None) -> str:

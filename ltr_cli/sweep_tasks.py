@@ -161,7 +161,7 @@ def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
         return [run_task(tasks[0], out_root)]
     from ltr_cli.config import parse_config
     from ltr_cli.data import sources
-    from ltr_cli.runner import OnlineJob, open_stream, run_online_jobs
+    from ltr_cli.online_runs import OnlineJob, open_stream, run_online_jobs
 
     sources.KEEP_GENERATED = True
     for task in tasks:

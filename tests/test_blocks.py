@@ -72,7 +72,7 @@ learners:
 
 
 def _run(cfg: Path, out: Path, blocks: bool, monkeypatch) -> dict[str, Path]:
-    from ltr_cli import runner as runner_module
+    from ltr_cli import online_runs as runner_module
 
     monkeypatch.setattr(runner_module, "BLOCKS", blocks)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
