@@ -4,6 +4,7 @@ to its own folder (:func:`run_online_jobs`; ``ltr run`` and ``ltr sweep`` both u
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -23,8 +24,9 @@ from ltr_cli.errors import LtrError
 from ltr_cli.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
-from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
+from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible, group_key
 from ltr_cli.protocols.round_measures import RoundMeasures
+from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results import is_complete, read_run
 from ltr_cli.run_folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
                                 resume_command)
@@ -174,7 +176,10 @@ def run_online_jobs(
         for i, prep in prepared.items():
             key = prep.group_key() if prep.plan is not None else ("alone", i)
             groups.setdefault(key, []).append(i)
-        for members in groups.values():
+        ahead = CompileAhead(_compile_jobs([[prepared[i] for i in g] for g in groups.values()]))
+        for n, members in enumerate(groups.values()):
+            if n == 1:
+                ahead.wait()  # the other families' kernels, compiled meanwhile
             preps = [prepared[i] for i in members]
             results = _compute(preps, quiet, argv)
             for i, prep, result in zip(members, preps, results):
@@ -190,6 +195,28 @@ def run_online_jobs(
                         raise
                     settle(i, exc)
     return [o for o in outcomes if o is not None]
+
+
+def _compile_jobs(groups: list[list[_Prepared]]) -> list[Callable[[], None]]:
+    """For each compiled block family after the first that these groups use: compiling
+    its kernel for this run's argument types (one round on copies, see
+    :meth:`~ltr_cli.protocols.online_blocks.BlockRunner.warm_up`), to run alongside the first."""
+    jobs: list[Callable[[], None]] = []
+    seen: set[int] = set()
+    for preps in groups:
+        first = preps[0]
+        if first.plan is None:
+            continue
+        family = first.learner.block_kernel()[0]
+        if family not in seen and seen:
+            jobs.append(functools.partial(_warm_up_family, first))
+        seen.add(family)
+    return jobs
+
+
+def _warm_up_family(prep: _Prepared) -> None:
+    BlockRunner([prep.learner], RoundMeasures(prep.measures), prep.plan[0], prep.plan[1],
+                [prep.learner.numerics == "authors-code"]).warm_up()
 
 
 def _prepare(job: OnlineJob, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,

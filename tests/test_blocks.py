@@ -307,3 +307,41 @@ def test_a_large_generated_stream_is_kept_only_when_read_again(monkeypatch):
     monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
     monkeypatch.setattr(sources, "KEEP_GENERATED", True)  # a sweep worker: later points read it again
     assert sources.open_source(spec, 1).unit_arrays(0) is not None
+
+
+def test_compile_ahead_runs_jobs_in_children_and_survives_their_failures(tmp_path):
+    import os
+
+    from ltr_cli.protocols.warmup import CompileAhead
+
+    marker = tmp_path / "compiled"
+
+    def ok() -> None:
+        marker.write_text(str(os.getpid()))
+
+    def bad() -> None:
+        raise RuntimeError("a compile that fails is done again by the parent when it needs it")
+
+    ahead = CompileAhead([bad, ok])
+    ahead.wait()
+    if (os.cpu_count() or 1) >= 2:
+        assert marker.read_text() != str(os.getpid())  # in a child
+    else:
+        assert not marker.exists()  # one CPU: nothing is started
+
+
+def test_a_second_block_family_compiles_alongside_the_first(tmp_path, monkeypatch):
+    """SLAM and Alg. 3 (one family) run first; ListNet's family is handed to a child."""
+    from ltr_cli import online_runs
+
+    handed: list[int] = []
+    real = online_runs.CompileAhead
+    monkeypatch.setattr(online_runs, "CompileAhead", lambda jobs: (handed.append(len(jobs)), real(jobs))[1])
+    cfg = tmp_path / "two.yaml"
+    cfg.write_text(f"""experiment: two
+dataset: {{kind: files, features: 12, files: [{_data(tmp_path / "a.txt")}]}}
+metrics: {{names: [ndcg@10], ties: reverse-input}}
+learners: {{slam: {LEARNERS["slam-ndcg"]}, alg3: {LEARNERS["alg3"]}, listnet: {LEARNERS["listnet"]}}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 0 and handed == [1], (res.output, handed)

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -78,3 +79,50 @@ def warm_up(learner: OnlineLearner, query: Query, round_measures: RoundMeasures,
         if timer is not None:
             timer.cancel()
     return time.perf_counter() - start
+
+
+class CompileAhead:
+    """Compiles kernels in forked child processes while this process works on something
+    else: numba compiles one function at a time per process (a global lock), so on a first
+    run a second compiled block family (say ListNet's, while SLAM's compiles) would
+    otherwise wait its turn. Each child compiles (writing numba's on-disk cache) and exits;
+    :meth:`wait` before the kernels are needed here, which then load from the cache.
+    With the cache warm a child only loads and exits. Nothing is started on one CPU,
+    where a child could only slow this process down, or where ``fork`` is unavailable."""
+
+    def __init__(self, jobs: list[Callable[[], None]]):
+        import multiprocessing as mp
+        import os
+
+        self._children: list[Any] = []
+        if not jobs or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
+            return
+        ctx = mp.get_context("fork")
+        for job in jobs:
+            child = ctx.Process(target=_compile_and_exit, args=(job,), daemon=True, name="ltr-compile")
+            try:
+                child.start()
+            except OSError:  # no process to spare: the kernels compile here when needed
+                break
+            self._children.append(child)
+
+    def wait(self) -> None:
+        for child in self._children:
+            child.join()
+        self._children = []
+
+
+def _compile_and_exit(job: Callable[[], None]) -> None:
+    """In a forked child: run ``job`` and leave at once (no cleanup of the parent's state,
+    which the child shares: locks, temporary files)."""
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    code = 0
+    try:
+        job()
+    except BaseException:  # the parent compiles it itself when it needs it
+        code = 1
+    finally:
+        os._exit(code)
