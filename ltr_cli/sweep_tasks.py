@@ -121,7 +121,7 @@ def shared_stream(spec: Any, learner: str) -> str | None:
                               feedback_size(built, spec.protocol.feedback)):
             return None
         family = group_key(built)
-    except (LtrError, ValueError):  # it fails in its own run, with its own message
+    except Exception:  # only a hint for grouping: the run fails in its own time, with its own message
         return None
     data = spec.resolved()
     data.pop("learners", None)

@@ -166,7 +166,7 @@ def after(self, i, out, W, t, *args):
         os._exit(9)
     real(self, i, out, W, t, *args)
 online_blocks.BlockRunner._after = after
-sys.argv = ["ltr", "run", sys.argv[1], "--out", sys.argv[2], "-q"]
+sys.argv = ["ltr", sys.argv[1], sys.argv[2], "--out", sys.argv[3], "-q"]  # ltr run|sweep CONFIG
 cli.main()
 """
 
@@ -188,7 +188,7 @@ learners: {{slam: {learner}}}
     reference = tmp_path / "reference"
     assert runner.invoke(app, ["run", str(cfg), "--out", str(reference), "-q"]).exit_code == 0
     killed = tmp_path / "killed"
-    proc = subprocess.run([sys.executable, "-c", _KILL_IN_BLOCK, str(cfg), str(killed)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", _KILL_IN_BLOCK, "run", str(cfg), str(killed)], capture_output=True,
                           text=True)
     assert proc.returncode == 9, proc.stderr
     (ckpt,) = (killed / "kill").glob(".*.checkpoint")

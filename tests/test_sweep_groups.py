@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ltr_cli.cli import app
 from ltr_cli.sweep import expand
 from ltr_cli.sweep_tasks import MAX_GROUP, Task, group_tasks
-from tests.test_blocks import _data
+from tests.test_blocks import _KILL_IN_BLOCK, _data
 
 runner = CliRunner()
 
@@ -93,26 +93,13 @@ def test_points_sharing_a_stream_run_together_and_write_what_separate_runs_write
     assert "done=4 failed=1 running=0 pending=0 total=5" in status.stdout  # per point
 
 
-_KILL_IN_BLOCK = """
-import os, sys
-from ltr_cli import cli
-from ltr_cli.protocols import online_blocks
-real = online_blocks.BlockRunner._after
-def after(self, i, out, W, t, *args):
-    if t >= 150:  # the block after the checkpoint at round 148 was computed, not recorded
-        os._exit(9)
-    real(self, i, out, W, t, *args)
-online_blocks.BlockRunner._after = after
-sys.argv = ["ltr", "sweep", sys.argv[1], "--out", sys.argv[2], "-q"]
-cli.main()
-"""
 
 
 def test_a_group_killed_inside_a_block_resumes_every_point_byte_identically(tmp_path):
     base, grid = _configs(tmp_path)
     separate = _separate(base, tmp_path / "separate")
     swept = tmp_path / "swept"
-    proc = subprocess.run([sys.executable, "-c", _KILL_IN_BLOCK, str(grid), str(swept)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", _KILL_IN_BLOCK, "sweep", str(grid), str(swept)], capture_output=True,
                           text=True)
     assert proc.returncode == 9, proc.stderr
     checkpoints = sorted((swept / "groups").glob(".*.checkpoint"))
