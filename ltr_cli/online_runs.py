@@ -143,9 +143,11 @@ def run_online_jobs(
     """Online runs on one data stream, in job order: each is skipped if complete (with
     ``resume``), else computed under its lock and written. Runs that can run in compiled
     blocks and share a :meth:`_Prepared.group_key` run together, reading each query once;
-    each writes exactly what it would write alone. Returns each job's outcome; with
-    ``keep_going`` a failing run's error is its outcome and the others go on, otherwise the
-    first error is raised (after the runs computed with it are written)."""
+    each writes exactly what it would write alone. A failing run never stops the others:
+    every run that can be computed is written. Returns each job's outcome; with
+    ``keep_going`` a failing run's error is its outcome, otherwise the first failing run's
+    error (in job order; naming its learner when there are several) is raised once every
+    other run is written."""
     done = on_done or (lambda outcome: None)
     outcomes: list[RunOutcome | LtrError | None] = [None] * len(jobs)
 
@@ -169,8 +171,6 @@ def run_online_jobs(
                 locks.enter_context(owning(run_dir))
                 prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh)
             except LtrError as exc:
-                if not keep_going:
-                    raise
                 settle(i, exc)
         groups: dict[Any, list[int]] = {}
         for i, prep in prepared.items():
@@ -184,16 +184,20 @@ def run_online_jobs(
             results = _compute(preps, quiet, argv)
             for i, prep, result in zip(members, preps, results):
                 if isinstance(result, LtrError):
-                    if not keep_going:
-                        raise result
                     settle(i, result)
                     continue
                 try:
                     settle(i, _finish(prep, result, source, constants, argv))
                 except LtrError as exc:
-                    if not keep_going:
-                        raise
                     settle(i, exc)
+    failed = [(job, o) for job, o in zip(jobs, outcomes) if isinstance(o, LtrError)]
+    if failed and not keep_going:
+        job, error = failed[0]
+        others = ", ".join(j.name for j, _ in failed[1:])
+        more = f" ({len(failed) - 1} more learner(s) failed: {others})" if len(failed) > 1 else ""
+        if len(jobs) == 1:
+            raise error
+        raise LtrError(f"{job.name} (seed {job.spec.seed}): {error}{more}")
     return [o for o in outcomes if o is not None]
 
 

@@ -54,7 +54,7 @@ def run_experiment(
         source, constants = open_stream(one, out_root, one.protocol.passes * len(names))
         jobs = [OnlineJob(one, n, run_name(one, n, repeated)) for n in names]
         for outcome in run_online_jobs(jobs, source, constants, out_root, quiet, argv, resume, fresh, done):
-            assert isinstance(outcome, RunOutcome)  # errors were raised (keep_going is off)
+            assert isinstance(outcome, RunOutcome)  # a failing run's error was raised (keep_going is off)
             outcomes.append(outcome)
     return outcomes
 

@@ -297,6 +297,7 @@ def test_a_large_generated_stream_is_kept_only_when_read_again(monkeypatch):
 
     monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
     monkeypatch.setattr(sources, "SMALL_STREAM", 1000)  # bytes: every stream here is "large"
+    monkeypatch.setattr(sources, "KEEP_GENERATED", False)  # (an in-process sweep before may have set it)
     spec = SimpleNamespace(kind="separable", variant="paper", queries=30, docs=20, features=None, margin=1.0,
                            seed=None)
     once = sources.open_source(spec, 1)
@@ -345,3 +346,62 @@ learners: {{slam: {LEARNERS["slam-ndcg"]}, alg3: {LEARNERS["alg3"]}, listnet: {L
 """)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
     assert res.exit_code == 0 and handed == [1], (res.output, handed)
+
+
+_KILLED_WHILE_COMPILING = """
+import os, signal, sys, time
+from pathlib import Path
+from ltr_cli.locks import RunLock
+from ltr_cli.protocols.warmup import CompileAhead
+RunLock(Path(sys.argv[1])).acquire()
+ahead = CompileAhead([lambda: time.sleep(60)])  # a compile that takes long
+print(ahead._children[0].pid if ahead._children else 0, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_run_killed_while_a_child_compiles_releases_its_locks(tmp_path):
+    """The child neither keeps the parent's run locks (through inherited files) nor outlives it."""
+    import os
+    import time
+
+    from ltr_cli.locks import RunLock
+
+    lock = tmp_path / ".run.lock"
+    proc = subprocess.run([sys.executable, "-c", _KILLED_WHILE_COMPILING, str(lock)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert not RunLock(lock).is_held_elsewhere()
+    child = int(proc.stdout.strip() or 0)
+    if child:  # gone soon after its parent (Linux): no compiling orphan
+        deadline = time.time() + 10
+        while time.time() < deadline and os.path.exists(f"/proc/{child}"):
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{child}")
+
+
+def test_a_failing_learner_does_not_stop_the_others_of_a_run(tmp_path):
+    """Grouped or not, every other learner of the config is written; the error names the learner."""
+    import os
+
+    data = _data(tmp_path / "a.txt")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""experiment: fails
+dataset: {{kind: files, features: 12, files: [{data}]}}
+protocol: {{passes: 4, shuffle: true, checkpoint_every: 40}}
+metrics: {{names: [ndcg@10], ties: reverse-input}}
+learners:
+  ogd-a: {{type: ogd, surrogate: squared, step: {{rule: constant, eta: 0.001}}}}
+  slam: {{type: slam-perceptron, measure: ndcg}}
+  ogd-fail: {{type: ogd, surrogate: squared, step: {{rule: constant, eta: 1e6}}}}
+  ogd-c: {{type: ogd, surrogate: squared, step: {{rule: constant, eta: 0.01}}}}
+""")
+    for blocks in ("1", "0"):
+        out = tmp_path / f"out{blocks}"
+        proc = subprocess.run([sys.executable, "-m", "ltr_cli", "run", str(cfg), "--out", str(out), "-q"],
+                              capture_output=True, text=True, env={**os.environ, "LTR_BLOCKS": blocks})
+        assert proc.returncode == 1
+        assert proc.stderr.startswith("ltr: error: ogd-fail (seed 0): round ") and proc.stderr.count("\n") == 1
+        written = sorted(p.name.rsplit("-", 1)[0] for p in (out / "fails").iterdir() if not p.name.startswith("."))
+        assert written == ["ogd-a", "ogd-c", "slam"], written
+        assert not list((out / "fails").glob(".*.checkpoint*"))  # the finished runs leave none

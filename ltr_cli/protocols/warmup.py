@@ -119,6 +119,10 @@ def _compile_and_exit(job: Callable[[], None]) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # the parent's files (run locks above all) are not the child's to keep open: were the
+    # parent killed, a lock held through the child's copy would outlive it
+    os.closerange(3, _max_fd())
+    _die_with_parent()
     code = 0
     try:
         job()
@@ -126,3 +130,26 @@ def _compile_and_exit(job: Callable[[], None]) -> None:
         code = 1
     finally:
         os._exit(code)
+
+
+def _max_fd() -> int:
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft if 0 < soft < (1 << 20) else 4096
+
+
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent dies (a killed run leaves no
+    compiling orphan behind); elsewhere nothing."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call
+        os._exit(0)
