@@ -213,13 +213,13 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monke
     readonly_pkg = tmp_path / "site-packages" / "ltr_cli"  # no writable kernels/ or data/
     env = {"HOME": str(tmp_path / "home")}
     assert numba_cache.configure(readonly_pkg, env) == "user-cache"
-    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "home" / ".cache" / "ltr-cli" / "numba")
+    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "home" / ".cache" / "ltr-cli" / "numba" / "src-none")
 
     env = {"HOME": "/dev/null/no-home"}  # HOME unusable: a private temp directory
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     assert numba_cache.configure(readonly_pkg, env) == "temp"
     temp = tmp_path / "tmp" / f"ltr-cli-numba-{os.getuid()}"
-    assert env["NUMBA_CACHE_DIR"] == str(temp) and not temp.stat().st_mode & 0o077
+    assert env["NUMBA_CACHE_DIR"] == str(temp / "src-none") and not temp.stat().st_mode & 0o077
 
     temp.chmod(0o777)  # someone else could plant pickled index files there: not used
     env = {"HOME": "/dev/null/no-home"}
@@ -227,6 +227,34 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monke
     assert "NUMBA_CACHE_DIR" not in env and numba_cache.CACHE is False
     assert "kernels compile in every run" in capsys.readouterr().err
     assert numba_cache.configure(readonly_pkg, {"NUMBA_CACHE_DIR": "/x"}) == "user"
+
+
+def test_the_kernel_cache_is_keyed_by_every_compiled_source(tmp_path):
+    """numba checks a cached kernel against its own file only; a kernel also carries the code
+    of the kernels it calls, from other files: an edit to any of them must not reuse it."""
+    from ltr_cli import numba_cache
+
+    pkg = tmp_path / "ltr_cli"
+    (pkg / "kernels").mkdir(parents=True)
+    (pkg / "data").mkdir()
+    (pkg / "kernels" / "core.py").write_text("def f(): return 1\n")
+    (pkg / "kernels" / "loop.py").write_text("from .core import f\n")
+    (pkg / "data" / "fastscan.py").write_text("")
+    (pkg / "data" / "other.py").write_text("")
+    env: dict[str, str] = {}
+    assert numba_cache.configure(pkg, env) == "package"
+    first = env["NUMBA_CACHE_DIR"]
+    assert first.startswith(str(pkg / "__pycache__" / "numba" / "src-"))
+    (pkg / "data" / "other.py").write_text("x = 1\n")  # not compiled: same cache
+    env = {}
+    numba_cache.configure(pkg, env)
+    assert env["NUMBA_CACHE_DIR"] == first
+    (pkg / "kernels" / "core.py").write_text("def f(): return 2\n")  # a callee changed
+    env = {}
+    numba_cache.configure(pkg, env)
+    assert env["NUMBA_CACHE_DIR"] != first
+    inherited = dict(env)  # a child process keeps its parent's cache
+    assert numba_cache.configure(pkg, inherited) == "user" and inherited == env
 
 
 def test_a_path_that_is_not_utf8_is_refused_before_any_work(tmp_path):

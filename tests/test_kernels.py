@@ -70,6 +70,18 @@ def test_sort_edge_cases(case):
         np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(17, 700), st.integers(1, 12), st.integers(0, 2**32 - 1), st.booleans())
+def test_crowded_buckets_sort_stably(m, levels, seed, sign):
+    """Real features put most scores in one or two buckets (a few outliers stretch the
+    range): the merge sort of crowded buckets, with many ties, at every merge width."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, levels, size=m).astype(float) / levels
+    s[rng.integers(0, m)] = 1e6 * (1 if sign else -1)  # one outlier: nearly all in one bucket
+    for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
+        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_score_rank_writes_scores_and_ranking(dtype):
     rng = np.random.default_rng(1)
