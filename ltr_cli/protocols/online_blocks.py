@@ -63,7 +63,6 @@ def group_key(learner: Any) -> tuple[int, int, str]:
 
 @dataclass
 class BlockOutcome:
-    t: int
     nonfinite_round: int | None
     error: LtrError | None = None  # the learner stopped with this error (the group went on)
 
@@ -112,20 +111,27 @@ class BlockRunner:
         kernel = K.perceptron_block if self.family == codes.BLOCK_PERCEPTRON else K.ogd_block
         kernel(*common)
 
-    def _draws(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray,
-               learners: list[Any]) -> tuple[np.ndarray, ...] | None:
-        """The learners' own random draws for the block (RTop-kF's exploration, the random
-        baseline's permutations), made now in round order from each one's generator, stacked
-        (L, n) with the permutations of all learners concatenated."""
+    def _draws(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray, learners: list[Any],
+               running: list[int]) -> tuple[np.ndarray, ...] | None:
+        """The running learners' own random draws for the block (RTop-kF's exploration, the
+        random baseline's permutations), made now in round order from each one's generator:
+        ``explore``, ``perm_starts``, ``gammas``, ``etas`` with one row per learner of the group
+        (a stopped learner's row is zeros, which the kernel does not read) and the
+        permutations of all learners concatenated."""
         if self.family not in (codes.BLOCK_RTOPKF, codes.BLOCK_RANDOM):
             return None
         sizes = unit.ends[block] - unit.starts[block]
-        drawn = [lr.block_draws(int(t), sizes) for lr, t in zip(learners, t0.tolist())]
-        offsets = np.cumsum([0] + [d[1].shape[0] for d in drawn[:-1]])
-        explore = np.stack([d[0] for d in drawn])
-        perms = np.concatenate([d[1] for d in drawn])
-        perm_starts = np.stack([d[2] + off for d, off in zip(drawn, offsets.tolist())])
-        return explore, perms, perm_starts, np.stack([d[3] for d in drawn]), np.stack([d[4] for d in drawn])
+        L, n = len(learners), block.shape[0]
+        explore, perm_starts = np.zeros((L, n), dtype=np.bool_), np.zeros((L, n + 1), dtype=np.int64)
+        gammas, etas = np.zeros((L, n)), np.zeros((L, n))
+        perms: list[np.ndarray] = []
+        offset = 0
+        for i in running:
+            explore[i], shown, starts, gammas[i], etas[i] = learners[i].block_draws(int(t0[i]), sizes)
+            perm_starts[i] = starts + offset
+            offset += shown.shape[0]
+            perms.append(shown)
+        return explore, np.concatenate(perms), perm_starts, gammas, etas
 
     def warm_up(self) -> None:
         """Compile (or load) the block kernel for this run's argument types on one round of
@@ -138,7 +144,7 @@ class BlockRunner:
                 unit = self.units[seg.unit]
                 self._call(unit, seg.order[:1], W, self.P[:1], t0, np.ones(1, dtype=np.bool_),
                            np.ones(1, dtype=np.bool_), self.nan_allowed[:1], _buffers(1, 1, self.spec.shape[0]),
-                           self._draws(unit, seg.order[:1], t0, [twin]), [twin])
+                           self._draws(unit, seg.order[:1], t0, [twin], [0]), [twin])
                 return
 
     def run(self, logs: list[RoundLog], t: int, nonfinite_rounds: list[int | None], max_rounds: int | None,
@@ -151,7 +157,7 @@ class BlockRunner:
         multiples of it (0: no checkpoints). Returns each learner's outcome."""
         learners = self.learners
         L = len(learners)
-        outcomes = [BlockOutcome(t, nonfinite_rounds[i]) for i in range(L)]
+        outcomes = [BlockOutcome(nonfinite_rounds[i]) for i in range(L)]
         active = np.ones(L, dtype=np.bool_)
         W = np.ascontiguousarray(np.stack([np.asarray(lr.w, dtype=np.float64) for lr in learners]))
         out = _buffers(L, BLOCK_ROUNDS, self.spec.shape[0])
@@ -176,38 +182,21 @@ class BlockRunner:
                 t0 = np.array([lr.t if hasattr(lr, "t") else t for lr in learners], dtype=np.int64)
                 check = np.array([o.nonfinite_round is None for o in outcomes], dtype=np.bool_)
                 running = [i for i in range(L) if active[i]]
-                draws = self._draws(unit, block, t0, learners) if len(running) == L else \
-                    self._draws_some(unit, block, t0, learners, running)
+                draws = self._draws(unit, block, t0, learners, running)
                 self._call(unit, block, W, self.P, t0, active, check, self.nan_allowed, out, draws, learners)
                 qids = [unit.qids[q] for q in block.tolist()]
                 for i in running:
-                    self._after(i, out, W, t, seg.pass_no, qids, block, unit, logs[i], outcomes[i], names[i])
+                    self._after(i, out, W, t, seg.pass_no, qids, logs[i], outcomes[i], names[i])
                 t += n
                 pos += n
                 for i in running:
                     if outcomes[i].error is None:
-                        outcomes[i].t = t
                         after_block(i, t, n, outcomes[i].nonfinite_round)
                 on_block(t, n)
         return outcomes
 
-    def _draws_some(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray, learners: list[Any],
-                    running: list[int]) -> tuple[np.ndarray, ...] | None:
-        """:meth:`_draws` when some learners have stopped: they draw nothing (their rows are
-        placeholders the kernel does not read)."""
-        some = self._draws(unit, block, t0[running], [learners[i] for i in running])
-        if some is None:
-            return None
-        explore, perms, perm_starts, gammas, etas = some
-        L, n = len(learners), block.shape[0]
-        full = (np.zeros((L, n), dtype=np.bool_), perms, np.zeros((L, n + 1), dtype=np.int64),
-                np.zeros((L, n)), np.zeros((L, n)))
-        for j, i in enumerate(running):
-            full[0][i], full[2][i], full[3][i], full[4][i] = explore[j], perm_starts[j], gammas[j], etas[j]
-        return full
-
     def _after(self, i: int, out: dict[str, np.ndarray], W: np.ndarray, t: int, pass_no: int, qids: list[str],
-               block: np.ndarray, unit: UnitArrays, log: RoundLog, outcome: BlockOutcome, name: str) -> None:
+               log: RoundLog, outcome: BlockOutcome, name: str) -> None:
         """Learner ``i``'s block: its rows into its log, its weights and counter, and its
         stop (an error kept in its outcome) or its weights leaving the reals (a warning)."""
         learner = self.learners[i]
@@ -223,7 +212,6 @@ class BlockRunner:
                   f"(qid {qids[nonfinite]}); numerics: authors-code keeps them, as the authors' code "
                   "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
         if stop != codes.BLOCK_DONE:
-            outcome.t = t + ran
             learner.t += 1  # the failing round's update was called
             if stop == codes.BLOCK_NOT_FINITE_STEP:
                 outcome.error = learner._not_finite()
