@@ -82,6 +82,25 @@ def test_crowded_buckets_sort_stably(m, levels, seed, sign):
         np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
+@settings(max_examples=300, deadline=None)
+@given(scored_queries(), st.integers(0, 3))
+def test_score_order_read_from_the_shown_ranking(query, nans):
+    """The paper SLAM weights take the score order (ties in index order) from the ranking
+    the round already sorted: as is under input-order ties, with tie runs reversed under
+    reverse-input, sorted again when NaN scores (placed at opposite ends) or an unknown
+    ranking rule forbid reuse. Each must equal a fresh stable sort of -s."""
+    s, _ = query
+    s = s.copy()
+    s[:min(nans, s.shape[0] - 1)] = np.nan
+    expected = K._sorted_desc(s, False)
+    unrelated = np.arange(s.shape[0])[::-1].copy()
+    for ranking, code in ((K._sorted_desc(s, False), kernels.codes.RANKED_INPUT_ORDER),
+                          (K._sorted_desc(s, True), kernels.codes.RANKED_REVERSE_INPUT),
+                          (unrelated, kernels.codes.RANKED_UNKNOWN)):
+        by = np.full(s.shape[0], -7, dtype=np.int64)
+        np.testing.assert_array_equal(K._score_order(s, ranking, code, by), expected)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_score_rank_writes_scores_and_ranking(dtype):
     rng = np.random.default_rng(1)

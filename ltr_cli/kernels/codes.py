@@ -24,6 +24,12 @@ UNCHANGED = 0  # no mistake / nothing to learn: w unchanged
 UPDATED = 1  # ``out`` holds the new weights
 ZERO_STEP = 2  # a mistake whose subgradient is zero: w unchanged
 
+# --- how a ranking handed to a round kernel was sorted from the round's scores s ----------------
+# (the paper SLAM weights need the score order: they read it from the ranking when they can)
+RANKED_INPUT_ORDER = 0  # by the ranking kernel's input-order sort of s
+RANKED_REVERSE_INPUT = 1  # by its reverse-input sort of s (tied scores in reverse index order)
+RANKED_UNKNOWN = -1  # anything else (random ties, a ranking from elsewhere): sort s again
+
 # --- the block kernels (ltr_cli.kernels.loop): learner families and how a block stopped -------
 # perceptron_round | ogd_round | rtopkf_round | the random baseline (shows its draws, never learns)
 BLOCK_PERCEPTRON, BLOCK_OGD, BLOCK_RTOPKF, BLOCK_RANDOM = 0, 1, 2, 3

@@ -46,7 +46,8 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.codes import BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, NOT_FINITE, UNCHANGED, UPDATED
+from ltr_cli.kernels.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, NOT_FINITE,
+                                   RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, UNCHANGED, UPDATED)
 from ltr_cli.kernels.core import all_finite, score_rank
 from ltr_cli.kernels.measures import round_measures
 from ltr_cli.kernels.ogd import ogd_round
@@ -123,7 +124,8 @@ def perceptron_block(X, y, starts, ends, order, W, P, t0, active, reverse, spec,
                 continue
             w = W[i]
             ranking, meas = _ranked(Xq, yq, w, reverse, s, spec, disc)
-            loss, value, status = perceptron_round(Xq, yq, ranking, s, w, P[i], t0[i] + r + 1, disc, out)
+            loss, value, status = perceptron_round(Xq, yq, ranking, s, w, P[i], t0[i] + r + 1, disc, out,
+                                                   RANKED_REVERSE_INPUT if reverse else RANKED_INPUT_ORDER)
             if status == UPDATED and not _accept(i, w, out, check_finite, nonfinite, nan_allowed, r):
                 _stop(i, r, BLOCK_NOT_FINITE_WEIGHTS, active, ran, stop)
                 continue

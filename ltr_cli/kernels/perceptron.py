@@ -26,8 +26,12 @@ def _step_size(rule, eta, loss_scaled, t, loss):
 
 
 @njit(cache=_CACHE)
-def perceptron_round(X, y, ranking, s, w, P, t, disc, out):
+def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
     """One update of Alg. 2 / Alg. 3 (reference ``_MistakeDriven.update``).
+
+    ``ranked``: how ``ranking`` was sorted from ``s`` (``RANKED_*`` of
+    :mod:`ltr_cli.kernels.codes`); the ``paper`` NDCG weights then read the score order
+    from it instead of sorting the scores again.
 
     ``P``: the ``PC_*`` slots of :mod:`ltr_cli.kernels.codes` (surrogate, mistake measure
     and cut-off, relevance threshold, SLAM weights, cut-off and mode, margin, delta, step
@@ -42,25 +46,26 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out):
     # one float and one int scratch array for the whole round, carved into the buffers of
     # the steps below (each would otherwise allocate its own: a tenth of the round's time)
     fs = np.empty(8 * m + w.shape[0] + 1)
-    ks = np.empty(128 + 5 * m + 1, dtype=np.int64)
+    ks = np.empty(128 + 6 * m + 1, dtype=np.int64)
     binarise = (P[PC_MISTAKE_AP] == 1.0) if P[PC_SURROGATE] == 1.0 else (P[PC_WEIGHTS_AP] == 1.0)  # AP: hinge on R > threshold
     if P[PC_MISTAKE_AP] == 1.0:
         loss = 1.0 - average_precision(ranking, y, P[PC_THRESHOLD], 1.0)
         if loss <= 1e-12:
             return 0.0, _NAN, UNCHANGED
         if not binarise:
-            return _perceptron_step(X, y, y, _round_levels(y, fs, ks), s, w, P, t, disc, loss, out, fs, ks)
+            return _perceptron_step(X, y, y, _round_levels(y, fs, ks), s, w, P, t, disc, loss, out, fs, ks, ranking, ranked)
     else:  # the levels serve the ideal DCG, and then the hinge and the weights
         levels = _round_levels(y, fs, ks)
         loss = 1.0 - _ndcg_levels_into(ranking, y, levels, int(P[PC_MISTAKE_K]), 1.0, disc, fs[m:2 * m])
         if loss <= 1e-12:
             return 0.0, _NAN, UNCHANGED
         if not binarise:
-            return _perceptron_step(X, y, y, levels, s, w, P, t, disc, loss, out, fs, ks)
+            return _perceptron_step(X, y, y, levels, s, w, P, t, disc, loss, out, fs, ks, ranking, ranked)
     yb = fs[7 * m:8 * m]
     for i in range(m):
         yb[i] = 1.0 if y[i] > P[PC_THRESHOLD] else 0.0
-    return _perceptron_step(X, y, yb, _round_levels(yb, fs, ks), s, w, P, t, disc, loss, out, fs, ks)
+    return _perceptron_step(X, y, yb, _round_levels(yb, fs, ks), s, w, P, t, disc, loss, out, fs, ks, ranking,
+                            ranked)
 
 
 @njit(cache=_CACHE)
@@ -71,7 +76,7 @@ def _round_levels(y, fs, ks):
 
 
 @njit(cache=_CACHE)
-def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks):
+def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, ranking, ranked):
     """The subgradient step of a mistake round; ``yy`` the labels the hinge sees and
     ``levels`` theirs. Scratch: ``fs[:m]`` and ``ks[:128 + 2m]`` hold the levels,
     ``fs[7m:8m]`` may hold ``yy``; the rest is free."""
@@ -93,7 +98,8 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks):
         v = _ap_weights_into(y, P[PC_THRESHOLD], fs[3 * m:4 * m])
     else:  # NDCG weights: yy is y
         v = _ndcg_weights_into(s, levels, int(P[PC_WEIGHTS_K]), int(P[PC_WEIGHT_MODE]), disc, fs[3 * m:4 * m],
-                               ks[128 + 4 * m:128 + 5 * m + 1], fs[4 * m:5 * m], fs[5 * m:6 * m])
+                               ks[128 + 4 * m:128 + 5 * m + 1], fs[4 * m:5 * m], fs[5 * m:6 * m], ranking, ranked,
+                               ks[128 + 5 * m + 1:128 + 6 * m + 1])
     value, g = _slam_grad_into(c, kk, v, fs[6 * m:7 * m])
     nonzero = False
     for i in range(m):

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.core import _dot, _pairwise_sum, _sorted_desc
+from ltr_cli.kernels.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, RANKED_UNKNOWN
+from ltr_cli.kernels.core import _dot, _pairwise_sum, _sort_into
 from ltr_cli.kernels.measures import _gain
 
 
@@ -154,14 +155,49 @@ def _ndcg_weights(s, levels, k, mode, disc):
     reference's per-position contributions ``G(R) D(p)`` (summed pairwise for Z) depend
     only on the block, the within-level order decides which document gets which."""
     m = levels[3].shape[0]
+    by = np.empty(m, dtype=np.int64)
     return _ndcg_weights_into(s, levels, k, mode, disc, np.empty(m), np.empty(levels[0] + 1, dtype=np.int64),
-                              np.empty(m), np.empty(levels[0]))
+                              np.empty(m), np.empty(levels[0]), by, RANKED_UNKNOWN, by)
 
 
 @njit(cache=_CACHE)
-def _ndcg_weights_into(s, levels, k, mode, disc, v, start, contrib, means):
+def _score_order(s, ranking, ranked, by):
+    """``np.argsort(-s, kind="stable")`` (documents by descending score, ties in index order) into
+    ``by`` (m,) int64, taken from ``ranking`` when ``ranked`` says how it was sorted from
+    the same ``s``: as is (``RANKED_INPUT_ORDER``), or with every run of equal scores
+    reversed (``RANKED_REVERSE_INPUT``; the stable ascending sort reversed puts equal scores
+    in reverse index order and distinct ones in descending order). NaN scores, which the two
+    sorts place at opposite ends, and an unknown ranking sort ``s`` again."""
+    m = s.shape[0]
+    if ranked == RANKED_INPUT_ORDER:
+        return ranking
+    if ranked == RANKED_REVERSE_INPUT:
+        finite_order = True
+        for i in range(m):
+            if s[i] != s[i]:
+                finite_order = False
+                break
+        if finite_order:
+            a = 0
+            while a < m:
+                b = a + 1
+                x = s[ranking[a]]
+                while b < m and s[ranking[b]] == x:
+                    b += 1
+                for p in range(a, b):
+                    by[p] = ranking[a + b - 1 - p]
+                a = b
+            return by
+    _sort_into(s, False, by)
+    return by
+
+
+@njit(cache=_CACHE)
+def _ndcg_weights_into(s, levels, k, mode, disc, v, start, contrib, means, ranking, ranked, by):
     """:func:`_ndcg_weights` written into scratch: the result ``v`` (m,), ``start``
-    (>= L + 1,) int64, ``contrib`` (m,) and ``means`` (>= L,); returns v."""
+    (>= L + 1,) int64, ``contrib`` (m,), ``means`` (>= L,) and ``by`` (m,) int64; returns
+    v. The ``paper`` mode reads the documents in score order from ``ranking`` when
+    ``ranked`` allows (:func:`_score_order`)."""
     L, values, sizes, lev = levels
     m = lev.shape[0]
     n = m if k < 0 else min(k, m)
@@ -191,7 +227,7 @@ def _ndcg_weights_into(s, levels, k, mode, disc, v, start, contrib, means):
         return v
     fill = start[:L].copy()
     if mode == 0:  # documents of a level in score order
-        by = _sorted_desc(s, False)
+        by = _score_order(s, ranking, ranked, by)
         for p in range(m):
             i = by[p]
             q = lev[i]
