@@ -277,6 +277,7 @@ def bench(
     batch: Annotated[bool, typer.Option("--batch", help="the batch solvers and ltr eval instead (RankSVM vs scikit-learn's pairwise LinearSVC, SVMmap, PermuRank, ltr eval vs pytrec_eval)")] = False,
     eval_queries: Annotated[int, typer.Option("--eval-queries", min=1, help="--batch: queries of the ltr eval comparison (about 116 documents each)")] = 20000,
     online: Annotated[bool, typer.Option("--online", help="online runs end to end instead: every learner's per-round cost as whole ltr processes (vs the two-matvec floor and its Python reference path), a 16-rate sweep vs one run, four learners vs one, checkpoint overhead")] = False,
+    data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
@@ -284,10 +285,12 @@ def bench(
     solvers and 'ltr eval' instead."""
     from ltr_cli.bench import format_table, main_json, run_bench
 
+    if data is not None and not online:
+        raise LtrError("--data measures online runs on a file: add --online")
     if online:
         from ltr_cli.bench_online import format_online_table, run_online_bench
 
-        found = run_online_bench(queries=max(queries, 50))
+        found = run_online_bench(queries=max(queries, 50), data=data)
         typer.echo(main_json(found) if as_json else format_online_table(found), nl=as_json)
         return
     if batch:

@@ -252,13 +252,30 @@ def test_bench_online_reports_its_ratios():
     there, on a tiny stream."""
     from ltr_cli.bench_online import format_online_table, run_online_bench
 
-    out = run_online_bench(queries=20, long_rounds=60, learners=["slam-ndcg"], repeats=1)
+    out = run_online_bench(queries=20, long_rounds=60, learners=["slam-ndcg"], repeats=1, learner_rounds=60)
     row = out["learners"]["slam-ndcg"]
     assert {"us_per_round", "ratio_to_floor", "reference_us_per_round", "kernel_level_us"} <= set(row)
     assert out["floor_us_per_round"] > 0 and out["sweep"]["points"] == 16
     assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
     table = format_online_table(out)
     assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table
+
+
+def test_bench_online_on_a_given_file(tmp_path):
+    """--data: the same figures on the user's own file (read by the project's reader, its
+    queries counted from it); without --online it is refused."""
+    from ltr_cli.bench_online import format_online_table, run_online_bench
+    from ltr_cli.data.registry import get_dataset
+    from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+
+    data = tmp_path / "mine.txt"
+    write_svmlight(data, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(12, seed=9)), qid_style="token")
+    out = run_online_bench(long_rounds=24, learners=["alg3"], repeats=1, data=data, learner_rounds=24)
+    assert out["queries"] == 12 and out["source"] == str(data) and out["learners"]["alg3"]["rounds"] == 24
+    assert str(data) in format_online_table(out)
+    proc = subprocess.run([sys.executable, "-m", "ltr_cli", "bench", "--data", str(data)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 1 and proc.stderr.strip() == "ltr: error: --data measures online runs on a file: add --online"
 
 
 def test_a_generated_stream_is_produced_once_per_process(monkeypatch):
