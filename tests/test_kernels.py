@@ -82,6 +82,22 @@ def test_crowded_buckets_sort_stably(m, levels, seed, sign):
         np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(32, 700), st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 2]))
+def test_heavy_tailed_scores_sort_stably(m, seed, ties):
+    """Heavy tails at several scales (real MSLR scores: outliers, then outliers of the
+    rest) crowd most documents into few buckets; rounding and a run of equal scores add
+    ties inside the crowded buckets."""
+    rng = np.random.default_rng(seed)
+    s = rng.standard_cauchy(m) * 10.0 ** rng.integers(-3, 4, size=m)
+    if ties == 1:
+        s = np.round(s, 1)
+    elif ties == 2:
+        s[rng.random(m) < 0.7] = 0.25
+    for reverse, policy in ((False, "input-order"), (True, "reverse-input")):
+        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, policy))
+
+
 @settings(max_examples=300, deadline=None)
 @given(scored_queries(), st.integers(0, 3))
 def test_score_order_read_from_the_shown_ranking(query, nans):
