@@ -59,12 +59,13 @@ def test_sort_equals_stable_argsort_with_ties(query):
         np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
-@pytest.mark.parametrize("case", ["spread", "rounded", "heavy-tailed", "outlier", "inf", "nan", "equal"])
+@pytest.mark.parametrize("case", ["spread", "rounded", "heavy-tailed", "outlier", "inf", "nan", "all-nan", "equal"])
 def test_sort_edge_cases(case):
     rng = np.random.default_rng(0)
     s = {"spread": rng.normal(size=300), "rounded": np.round(rng.normal(size=300)),
          "heavy-tailed": rng.standard_cauchy(300), "outlier": np.r_[rng.normal(size=299), 1e12],
          "inf": np.r_[rng.normal(size=10), np.inf, -np.inf, 0.0], "nan": np.r_[rng.normal(size=10), np.nan],
+         "all-nan": np.r_[np.full(5, np.nan), -np.full(4, np.nan)],
          "equal": np.zeros(17)}[case]
     for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
         np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))

@@ -152,23 +152,28 @@ def _sort_into(s, reverse, out):
     reverse index order), then each bucket is sorted stably - by insertion when small, by
     merge sort otherwise. About O(m) for the spread-out scores of a linear model, and it
     avoids the mispredicted branches of a comparison sort. Non-finite or all-equal scores
-    use numpy's merge sort directly.
+    use numpy's merge sort directly, except all-NaN scores, which numpy's sort leaves in
+    index order.
     """
     m = s.shape[0]
     hi = -np.inf
     lo = np.inf
-    nan = False
+    nans = 0
     for i in range(m):
         x = s[i]
         if x > hi:
             hi = x
         if x < lo:
             lo = x
-        nan |= x != x
+        nans += x != x
+    if nans == m:  # every score NaN (weights gone NaN under the authors' numerics): all tied
+        for r in range(m):
+            out[r] = m - 1 - r if reverse else r
+        return
     span = hi - lo
     scale = (m - 1) / span if span > 0.0 else 0.0
     # NaN, infinite scores, all equal, or a span so small that (m - 1) / span overflows
-    if nan or m < 2 or not (np.isfinite(span) and span > 0.0 and np.isfinite(scale)):
+    if nans or m < 2 or not (np.isfinite(span) and span > 0.0 and np.isfinite(scale)):
         if reverse:
             out[:] = np.argsort(s, kind="mergesort")[::-1]
         else:
