@@ -32,6 +32,7 @@ import numpy as np
 
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+from ltr_cli.errors import LtrError
 from ltr_cli.learner_registry import bench_learners
 from ltr_cli.yamlio import dump_yaml
 
@@ -61,11 +62,17 @@ def _config(path: Path, data: Path, cache: Path, learners: dict[str, Any], passe
 
 
 def _process(args: list[str], env: dict[str, str] | None = None) -> float:
-    """Seconds of one whole ``ltr`` process (it must succeed)."""
+    """Seconds of one whole ``ltr`` process; a failing one stops the bench with its own
+    one-line error (a learner that diverges on the given file, say)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ltr_cli", *args], check=True, capture_output=True,
-                   env={**os.environ, **(env or {})})
-    return time.perf_counter() - start
+    done = subprocess.run([sys.executable, "-m", "ltr_cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {done.returncode}"
+        raise LtrError(f"bench --online: 'ltr {' '.join(args[:2])}' failed: {said}")
+    return elapsed
 
 
 def _best(n: int, fn: Any) -> float:
@@ -95,7 +102,9 @@ def _queries(data: Path | None, tmp: Path, queries: int) -> tuple[Path, list[Any
         from ltr_cli.data.options import ReaderOptions
         from ltr_cli.data.svmlight import SVMLightReader
 
-        return data, list(SVMLightReader(data, ReaderOptions(n_features=info.n_features))), str(data)
+        # read as the timed runs read it (a registry dataset: qid: tokens)
+        options = ReaderOptions(n_features=info.n_features, qid_source="token")
+        return data, list(SVMLightReader(data, options)), str(data)
     qs = list(shaped_queries(info, ShapeSpec(queries, seed=3)))
     path = tmp / "mslr.txt"
     write_svmlight(path, iter(qs), qid_style="token")

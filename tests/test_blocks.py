@@ -276,6 +276,23 @@ def test_bench_online_on_a_given_file(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ltr_cli", "bench", "--data", str(data)], capture_output=True,
                           text=True)
     assert proc.returncode == 1 and proc.stderr.strip() == "ltr: error: --data measures online runs on a file: add --online"
+    # qids in comments: the timed runs read a registry dataset (qid: tokens), so does the bench
+    commented = tmp_path / "commented.txt"
+    commented.write_text("3 1:0.1 2:0.7 # 1\n0 1:0.2 # 1\n")
+    proc = subprocess.run([sys.executable, "-m", "ltr_cli", "bench", "--online", "--data", str(commented)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "qid" in proc.stderr
+
+
+def test_bench_online_reports_a_failing_run_in_one_line(tmp_path):
+    """A timed ltr process that fails (a learner diverging on the user's file, say) stops the
+    bench with that process's own error, not a traceback of the subprocess call."""
+    from ltr_cli.bench_online import _process
+    from ltr_cli.errors import LtrError
+
+    with pytest.raises(LtrError, match=r"^bench --online: 'ltr run .*missing.yaml' failed: .*missing.yaml") as caught:
+        _process(["run", str(tmp_path / "missing.yaml")])
+    assert "\n" not in str(caught.value)
 
 
 def test_a_generated_stream_is_produced_once_per_process(monkeypatch):

@@ -104,18 +104,47 @@ def test_heavy_tailed_scores_sort_stably(m, seed, ties):
 def test_score_order_read_from_the_shown_ranking(query, nans):
     """The paper SLAM weights take the score order (ties in index order) from the ranking
     the round already sorted: as is under input-order ties, with tie runs reversed under
-    reverse-input, sorted again when NaN scores (placed at opposite ends) or an unknown
-    ranking rule forbid reuse. Each must equal a fresh stable sort of -s."""
+    reverse-input, sorted again when NaN scores (placed at opposite ends), an unknown
+    ranking rule or a false claim forbid reuse. Each must equal a fresh stable sort of -s."""
     s, _ = query
     s = s.copy()
     s[:min(nans, s.shape[0] - 1)] = np.nan
     expected = K._sorted_desc(s, False)
     unrelated = np.arange(s.shape[0])[::-1].copy()
-    for ranking, code in ((K._sorted_desc(s, False), kernels.codes.RANKED_INPUT_ORDER),
-                          (K._sorted_desc(s, True), kernels.codes.RANKED_REVERSE_INPUT),
-                          (unrelated, kernels.codes.RANKED_UNKNOWN)):
+    C = kernels.codes
+    for ranking, code in ((K._sorted_desc(s, False), C.RANKED_INPUT_ORDER),
+                          (K._sorted_desc(s, True), C.RANKED_REVERSE_INPUT),
+                          (unrelated, C.RANKED_UNKNOWN),
+                          # a claim that is false (a ranking changed by its caller, or the
+                          # other tie rule's): checked, then sorted again
+                          (unrelated, C.RANKED_INPUT_ORDER), (unrelated, C.RANKED_REVERSE_INPUT),
+                          (K._sorted_desc(s, True), C.RANKED_INPUT_ORDER),
+                          (K._sorted_desc(s, False), C.RANKED_REVERSE_INPUT)):
         by = np.full(s.shape[0], -7, dtype=np.int64)
         np.testing.assert_array_equal(K._score_order(s, ranking, code, by), expected)
+
+
+@pytest.mark.parametrize("ties", ["input-order", "reverse-input"])
+def test_paper_weights_never_trust_a_changed_ranking(ties):
+    """``update`` may receive a ranking other than the one ``rank`` sorted: changed in place
+    by the caller, or ``rank``'s ranking of other rows (the scores were computed again since).
+    The paper weights then still follow the score order, as the reference's do."""
+    fast, ref = (SlamPerceptron(4, StepSchedule("constant", 1.0), weights="paper", ties=ties) for _ in range(2))
+    ref.use_kernels = False
+    for learner in (fast, ref):
+        learner.w = np.array([1.0, -0.5, 0.25, 2.0])
+    X, y, rng = np.eye(4), np.array([1.0, 1.0, 1.0, 0.0]), np.random.default_rng(0)
+    shown = fast.rank(X, rng)
+    shown[:] = [3, 0, 1, 2]  # changed in place
+    fast.update(X, Feedback(shown, y))
+    ref.update(X, Feedback(shown.copy(), y))
+    np.testing.assert_array_equal(fast.w, ref.w)
+    other = fast.rank(X, rng)
+    X2 = np.eye(4)[[1, 0, 2, 3]].copy()
+    for labels in (np.array([0.0, 0.0, 0.0, 1.0]), y):  # no mistake (rescores X2), then a mistake
+        fast.update(X2, Feedback(other, labels))
+        ref.update(X2, Feedback(other.copy(), labels))
+        np.testing.assert_array_equal(fast.w, ref.w)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

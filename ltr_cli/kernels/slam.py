@@ -162,34 +162,48 @@ def _ndcg_weights(s, levels, k, mode, disc):
 
 @njit(cache=_CACHE)
 def _score_order(s, ranking, ranked, by):
-    """``np.argsort(-s, kind="stable")`` (documents by descending score, ties in index order) into
-    ``by`` (m,) int64, taken from ``ranking`` when ``ranked`` says how it was sorted from
-    the same ``s``: as is (``RANKED_INPUT_ORDER``), or with every run of equal scores
-    reversed (``RANKED_REVERSE_INPUT``; the stable ascending sort reversed puts equal scores
-    in reverse index order and distinct ones in descending order). NaN scores, which the two
-    sorts place at opposite ends, and an unknown ranking sort ``s`` again."""
+    """``np.argsort(-s, kind="stable")`` (documents by descending score, ties in index order)
+    into ``by`` (m,) int64, taken from ``ranking`` when ``ranked`` says how it was sorted from
+    ``s``: as is (``RANKED_INPUT_ORDER``), or with every run of equal scores reversed
+    (``RANKED_REVERSE_INPUT``: the stable ascending sort reversed puts equal scores in reverse
+    index order). The claim is checked first, in O(m): a ranking that is not exactly that
+    sort of ``s`` (changed by its caller, from other scores, NaN scores, which the two sorts
+    place at opposite ends) or ``RANKED_UNKNOWN`` sorts ``s`` again."""
     m = s.shape[0]
-    if ranked == RANKED_INPUT_ORDER:
-        return ranking
-    if ranked == RANKED_REVERSE_INPUT:
-        finite_order = True
-        for i in range(m):
-            if s[i] != s[i]:
-                finite_order = False
-                break
-        if finite_order:
-            a = 0
-            while a < m:
-                b = a + 1
-                x = s[ranking[a]]
-                while b < m and s[ranking[b]] == x:
-                    b += 1
-                for p in range(a, b):
-                    by[p] = ranking[a + b - 1 - p]
-                a = b
-            return by
+    if ranked != RANKED_UNKNOWN and _sorted_as(s, ranking, ranked == RANKED_REVERSE_INPUT):
+        if ranked == RANKED_INPUT_ORDER:
+            return ranking
+        a = 0
+        while a < m:
+            b = a + 1
+            x = s[ranking[a]]
+            while b < m and s[ranking[b]] == x:
+                b += 1
+            for p in range(a, b):
+                by[p] = ranking[a + b - 1 - p]
+            a = b
+        return by
     _sort_into(s, False, by)
     return by
+
+
+@njit(cache=_CACHE)
+def _sorted_as(s, ranking, reverse):
+    """Whether ``ranking`` (m,) lists the documents 0..m-1 by descending score with ties in
+    index order (``reverse``: in reverse index order): what :func:`_sort_into` gives for
+    non-NaN scores. Strict order within ties means no index repeats, so it is a permutation."""
+    m = s.shape[0]
+    if ranking.shape[0] != m:
+        return False
+    for p in range(m):
+        if ranking[p] < 0 or ranking[p] >= m:
+            return False
+    for p in range(m - 1):
+        i, j = ranking[p], ranking[p + 1]
+        x, y = s[i], s[j]
+        if not (x > y or (x == y and ((i > j) if reverse else (i < j)))):
+            return False
+    return True
 
 
 @njit(cache=_CACHE)

@@ -95,7 +95,6 @@ class KernelScores:
     _seen: tuple[np.ndarray, np.ndarray] | None = None
     _sbuf: np.ndarray = np.empty(0)
     _params: np.ndarray | None = None
-    _sorted: np.ndarray | None = None  # the last ranking the kernel sorted from _sbuf
 
     @property
     def fast(self) -> bool:
@@ -118,19 +117,17 @@ class KernelScores:
         (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
         self._seen = (X, w)
         if reverse is None:
-            self._sorted = None
             return rank_from_scores(buf[:m], self.ties, rng)
-        self._sorted = ranking
         return ranking
 
-    def _ranked_code(self, X: np.ndarray, ranking: np.ndarray) -> int:
-        """How ``ranking`` was sorted from the scores :meth:`_scores_fast` gives for X
-        (``codes.RANKED_*``): by the kernel under this learner's tie policy when it is the
-        very array ``rank`` returned for X and the current weights, else unknown."""
-        seen = self._seen
-        if ranking is self._sorted and seen is not None and seen[0] is X and seen[1] is self.w:
-            return codes.RANKED_REVERSE_INPUT if _KERNEL_TIES[self.ties] else codes.RANKED_INPUT_ORDER
-        return codes.RANKED_UNKNOWN
+    def _ranked_code(self) -> int:
+        """How this learner's rankings are sorted from their scores (``codes.RANKED_*``),
+        for kernels that can reuse a ranking's order; they check the claim before using it
+        (the ranking ``update`` receives may come from elsewhere)."""
+        reverse = _KERNEL_TIES.get(self.ties)
+        if reverse is None:
+            return codes.RANKED_UNKNOWN
+        return codes.RANKED_REVERSE_INPUT if reverse else codes.RANKED_INPUT_ORDER
 
     def _scores_fast(self, X: np.ndarray) -> np.ndarray:
         """A buffer whose first m entries are the scores of X under the current weights:
@@ -156,7 +153,7 @@ class KernelScores:
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        for cache in ("_seen", "_sbuf", "_params", "_sorted"):  # this round's scratch (holds X): not state
+        for cache in ("_seen", "_sbuf", "_params"):  # this round's scratch (holds X): not state
             state.pop(cache, None)
         return state
 

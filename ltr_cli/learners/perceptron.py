@@ -61,10 +61,9 @@ class _MistakeDriven(LinearRanker):
         y = as_labels(y)
         w = self.w
         out = np.empty(w.shape[0])  # float64 like w; cheaper than empty_like
-        ranked = self._ranked_code(X, ranking)  # before _scores_fast, which may rescore
         loss, value, status = (kernels.module or kernels.load()).perceptron_round(
             X, y, ranking, self._scores_fast(X), w, self.kernel_params(), self.t,
-            kernels.discounts(y.shape[0]), out, ranked)
+            kernels.discounts(y.shape[0]), out, self._ranked_code())
         if status == codes.UPDATED:
             self.w = out
         return round_result(status, value, loss, mistake_driven=True)
