@@ -193,16 +193,19 @@ def _sorted_as(s, ranking, reverse):
     index order (``reverse``: in reverse index order): what :func:`_sort_into` gives for
     non-NaN scores. Strict order within ties means no index repeats, so it is a permutation."""
     m = s.shape[0]
-    if ranking.shape[0] != m:
+    if ranking.shape[0] != m or m == 0:
+        return ranking.shape[0] == m
+    i = ranking[0]
+    if i < 0 or i >= m:
         return False
-    for p in range(m):
-        if ranking[p] < 0 or ranking[p] >= m:
+    for p in range(1, m):  # one pass: each next index in range, and after i in the order
+        j = ranking[p]
+        if j < 0 or j >= m:
             return False
-    for p in range(m - 1):
-        i, j = ranking[p], ranking[p + 1]
         x, y = s[i], s[j]
         if not (x > y or (x == y and ((i > j) if reverse else (i < j)))):
             return False
+        i = j
     return True
 
 
