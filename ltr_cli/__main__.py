@@ -1,5 +1,5 @@
 """Allow ``python -m ltr_cli``."""
 
-from ltr_cli.cli import main
+from ltr_cli.cli.app import main
 
 main()

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 from tests.conftest import REPO, SHARED
 
 SAMPLE = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"

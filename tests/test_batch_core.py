@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from ltr_cli.batch.bmrm import bmrm
-from ltr_cli.batch.losses import (
+from ltr_cli.learners.batch.bmrm import bmrm
+from ltr_cli.learners.batch.losses import (
     ap_most_violated,
     ap_structural_hinge,
     mean_risk,
@@ -18,8 +18,8 @@ from ltr_cli.batch.losses import (
     pairwise_hinge,
     psi,
 )
-from ltr_cli.batch.qp import solve_dual_qp
-from ltr_cli.metrics import average_precision, ndcg_at_k
+from ltr_cli.learners.batch.qp import solve_dual_qp
+from ltr_cli.measures.metrics import average_precision, ndcg_at_k
 
 
 def test_qp_matches_slsqp():

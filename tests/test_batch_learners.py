@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ltr_cli.batch.boosting import fit_adarank, fit_rankboost
-from ltr_cli.batch.permurank import fit_permurank, highest_imperfect, lowest_perfect, permutation_features
-from ltr_cli.batch.ranksvm import fit_ranksvm
-from ltr_cli.batch.structural import fit_bmrm_ndcg, fit_bmrm_surrogate, fit_svmmap
-from ltr_cli.metrics import average_precision, ndcg_at_k
-from ltr_cli.batch.qp import solve_dual_qp
+from ltr_cli.learners.batch.boosting import fit_adarank, fit_rankboost
+from ltr_cli.learners.batch.permurank import fit_permurank, highest_imperfect, lowest_perfect, permutation_features
+from ltr_cli.learners.batch.ranksvm import fit_ranksvm
+from ltr_cli.learners.batch.structural import fit_bmrm_ndcg, fit_bmrm_surrogate, fit_svmmap
+from ltr_cli.measures.metrics import average_precision, ndcg_at_k
+from ltr_cli.learners.batch.qp import solve_dual_qp
 
 ADA = [(np.array([[3.0, 1.0], [2.0, 3.0], [1.0, 2.0]]), np.array([1.0, 0.0, 0.0])),
        (np.array([[1.0, 3.0], [2.0, 1.0]]), np.array([1.0, 0.0]))]

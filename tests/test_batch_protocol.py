@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
 from tests.conftest import REPO
@@ -64,9 +64,9 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     assert rows["svmmap"]["paper_map"] == "0.4456" and rows["rankboost"]["paper_ndcg@3"] == "0.4726"
     assert all(0 < float(r["map"]) <= 1 and 0 < float(r["ndcg@3"]) <= 1 for r in rows.values())
     # every method beats a random ranker on test MAP (random: mean over 20 shuffles per fold)
-    from ltr_cli.cv_folds import load_queries
-    from ltr_cli.config import load_config
-    from ltr_cli.conventions import CONVENTIONS, average_metrics, evaluate_query
+    from ltr_cli.protocols.cv_folds import load_queries
+    from ltr_cli.config.experiment import load_config
+    from ltr_cli.measures.conventions import CONVENTIONS, average_metrics, evaluate_query
 
     spec = load_config(REPO / "configs" / "letor_ohsumed.yaml", [f"dataset.root={root}"])
     rng = np.random.default_rng(0)

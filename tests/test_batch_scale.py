@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.cv_folds import load_queries
-from ltr_cli.config import load_config
+from ltr_cli.cli.app import app
+from ltr_cli.protocols.cv_folds import load_queries
+from ltr_cli.config.experiment import load_config
 from ltr_cli.data.normalize import Normalizer, query_level
 from tests.test_batch_protocol import make_letor
 
@@ -162,7 +162,7 @@ def test_a_damaged_fold_checkpoint_is_a_one_line_error(tmp_path, content):
     make_letor(tmp_path / "OHSUMED", queries=4, docs=8)
     cfg = _config(tmp_path, "r: {type: ranksvm, grid: {C: [1]}}")
     spec = load_config(cfg)
-    from ltr_cli.runner import run_name
+    from ltr_cli.runs.runner import run_name
 
     folder = tmp_path / "out" / "scale"
     folder.mkdir(parents=True)
@@ -184,8 +184,8 @@ def _letor_like(seed: int, n_queries: int = 12, d: int = 6) -> list[tuple[np.nda
 
 
 def test_bmrm_with_a_small_bounded_cut_set_reaches_the_same_optimum():
-    from ltr_cli.batch.bmrm import bmrm
-    from ltr_cli.batch.losses import ap_structural_hinge, mean_risk
+    from ltr_cli.learners.batch.bmrm import bmrm
+    from ltr_cli.learners.batch.losses import ap_structural_hinge, mean_risk
 
     risk = mean_risk(_letor_like(1), ap_structural_hinge)
     full = bmrm(risk, 6, lam=0.1, eps=1e-6, max_cuts=1000)
@@ -198,8 +198,8 @@ def test_bmrm_with_a_small_bounded_cut_set_reaches_the_same_optimum():
 
 @pytest.mark.parametrize("learner", ["svmmap", "permurank", "ranksvm"])
 def test_warm_starts_across_the_grid_reach_the_cold_optimum(learner):
-    from ltr_cli.batch.convergence import FitContext
-    from ltr_cli.learner_registry import REGISTRY
+    from ltr_cli.learners.batch.convergence import FitContext
+    from ltr_cli.learners.registry import REGISTRY
 
     queries = _letor_like(2)
     spec = REGISTRY[learner].model_validate({"type": learner, "eps": 1e-7})
@@ -276,9 +276,9 @@ learners: {{s: {{type: slam-perceptron}}}}
                                     lambda r: r["model"].update(w="evil"),
                                     lambda r: r["row"].update(fold=7)])
 def test_a_crafted_fold_checkpoint_on_the_right_data_is_refused(tmp_path, tamper):
-    from ltr_cli.cv_checkpoint import FoldCheckpoint
-    from ltr_cli.cv_folds import folds_identity, open_folds
-    from ltr_cli.runner import run_name
+    from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
+    from ltr_cli.protocols.cv_folds import folds_identity, open_folds
+    from ltr_cli.runs.runner import run_name
 
     make_letor(tmp_path / "OHSUMED", queries=4, docs=8)
     cfg = _config(tmp_path, "r: {type: ranksvm, grid: {C: [1]}}")

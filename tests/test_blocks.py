@@ -4,6 +4,7 @@ it covers and every convention, and a run killed inside a block resumes byte-ide
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,48 +13,19 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
+from tests.conformance import examples, source, write_data
 
 runner = CliRunner()
 
 
 def _data(path: Path, queries: int = 60, features: int = 12, seed: int = 0) -> Path:
-    """An SVMlight file with graded labels, ties in the features, and all-zero queries."""
-    rng = np.random.default_rng(seed)
-    lines = []
-    for q in range(queries):
-        m = int(rng.integers(2, 25))
-        zero = q % 7 == 3
-        for _ in range(m):
-            label = 0 if zero else int(rng.integers(0, 5))
-            feats = rng.integers(0, 4, size=features) / 3.0 + (label * 0.2 if q % 2 else 0.0)
-            lines.append(f"{label} qid:{q + 1} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(feats)))
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_data(path, queries, features, seed)
 
 
-LEARNERS = {
-    "slam-ndcg": "{type: slam-perceptron, measure: ndcg, mistake: ndcg@10, weights: level-averaged, "
-                 "margin: label-difference, maximiser_ties: authors-code}",
-    "slam-paper": "{type: slam-perceptron, measure: ndcg@5, weights: paper, step: {rule: constant, eta: 0.5}}",
-    "slam-fixed": "{type: slam-perceptron, measure: ndcg, weights: paper-fixed}",
-    "slam-ap": "{type: slam-perceptron, measure: ap, mistake: ndcg@10, relevance_threshold: 1}",
-    "slam-apmistake": "{type: slam-perceptron, measure: ap, mistake: ap}",
-    "alg3": "{type: alg3, mistake: ndcg@10, step: {rule: constant, eta: 1.0, loss_scaled: true}}",
-    "alg3-first": "{type: alg3, maximiser_ties: first-index}",
-    "listnet": "{type: listnet, step: {rule: inv-sqrt, eta: 0.5}, radius: 3.0}",
-    "listnet-authors": "{type: listnet, numerics: authors-code, step: {rule: constant, eta: 10000.0}}",
-    "ogd-squared": "{type: ogd, surrogate: squared, step: {rule: inv-sqrt, eta: 0.01}}",
-    "ogd-kl": "{type: ogd, surrogate: kl, step: {rule: constant, eta: 0.1}}",
-    "ogd-smoothdcg": "{type: ogd, surrogate: smoothdcg, epsilon: 0.1}",
-    "rtopkf-squared": "{type: rtopkf, surrogate: squared, schedule: authors-code}",
-    "rtopkf-kl": "{type: rtopkf, surrogate: kl, fidelity: authors-code, schedule: authors-code}",
-    "rtopkf-smoothdcg": "{type: rtopkf, surrogate: smoothdcg, direction: ascend-gain, gamma_scale: 3.0}",
-    "rtopkf-ranksvm": "{type: rtopkf, surrogate: ranksvm, fidelity: authors-code, numerics: authors-code, "
-                      "short_lists: skip, schedule: authors-code, gamma_scale: 2.0}",
-    "rtopkf-ranksvm-exact": "{type: rtopkf, surrogate: ranksvm, radius: null}",
-    "random": "{type: random}",
-}
+# every built-in online learner with each of its declared examples (the registry's
+# ``examples``, as the conformance suite runs them), as YAML flow mappings
+LEARNERS = {name: json.dumps(spec) for name, spec in examples().items() if source(name) == "built-in"}
 
 
 def _config(tmp_path: Path, files: list[Path], ties: str, no_relevant: str, protocol: str) -> Path:
@@ -72,7 +44,7 @@ learners:
 
 
 def _run(cfg: Path, out: Path, blocks: bool, monkeypatch) -> dict[str, Path]:
-    from ltr_cli import online_runs as runner_module
+    from ltr_cli.runs import online as runner_module
 
     monkeypatch.setattr(runner_module, "BLOCKS", blocks)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
@@ -110,9 +82,8 @@ def test_blocks_write_what_the_round_by_round_path_writes(tmp_path, monkeypatch,
     for name in LEARNERS:
         for file in ("rounds.parquet", "models.json"):
             assert (reference[name] / file).read_bytes() == (blocked[name] / file).read_bytes(), (name, file)
-    import json
-
-    summary = json.loads((blocked["listnet-authors"] / "summary.json").read_text())
+    assert examples()["listnet1"]["numerics"] == "authors-code"
+    summary = json.loads((blocked["listnet1"] / "summary.json").read_text())
     assert summary["nonfinite_round"] is not None  # the authors' NaN weights, reported by the block path too
 
 
@@ -158,7 +129,7 @@ def test_the_plan_is_the_stream(tmp_path):
 
 _KILL_IN_BLOCK = """
 import os, sys
-from ltr_cli import cli
+from ltr_cli.cli import app as cli
 from ltr_cli.protocols import online_blocks
 real = online_blocks.BlockRunner._after
 def after(self, i, out, W, t, *args):
@@ -218,9 +189,9 @@ dataset: {dataset}
 protocol: {{passes: 2, shuffle: true, checkpoint_every: 100}}
 metrics: {{names: [ndcg@10, ap], ties: reverse-input, no_relevant: one}}
 learners:
-  slam: {LEARNERS["slam-ndcg"]}
-  alg3: {LEARNERS["alg3"]}
-  listnet: {LEARNERS["listnet"]}
+  slam: {LEARNERS["slam-perceptron0"]}
+  alg3: {LEARNERS["alg30"]}
+  listnet: {LEARNERS["listnet0"]}
 """)
     reference = _run(cfg, tmp_path / "reference", False, monkeypatch)
     calls = _count_block_runs(monkeypatch)
@@ -250,7 +221,7 @@ def test_units_past_the_memory_budget_stream_query_by_query(tmp_path, monkeypatc
 def test_bench_online_reports_its_ratios():
     """Structure only (timings are never asserted): every figure of ltr bench --online is
     there, on a tiny stream."""
-    from ltr_cli.bench_online import format_online_table, run_online_bench
+    from ltr_cli.bench.online import format_online_table, run_online_bench
 
     out = run_online_bench(queries=20, long_rounds=60, learners=["slam-ndcg"], repeats=1, learner_rounds=60)
     row = out["learners"]["slam-ndcg"]
@@ -264,7 +235,7 @@ def test_bench_online_reports_its_ratios():
 def test_bench_online_on_a_given_file(tmp_path):
     """--data: the same figures on the user's own file (read by the project's reader, its
     queries counted from it); without --online it is refused."""
-    from ltr_cli.bench_online import format_online_table, run_online_bench
+    from ltr_cli.bench.online import format_online_table, run_online_bench
     from ltr_cli.data.registry import get_dataset
     from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
 
@@ -287,7 +258,7 @@ def test_bench_online_on_a_given_file(tmp_path):
 def test_bench_online_reports_a_failing_run_in_one_line(tmp_path):
     """A timed ltr process that fails (a learner diverging on the user's file, say) stops the
     bench with that process's own error, not a traceback of the subprocess call."""
-    from ltr_cli.bench_online import _process
+    from ltr_cli.bench.online import _process
     from ltr_cli.errors import LtrError
 
     with pytest.raises(LtrError, match=r"^bench --online: 'ltr run .*missing.yaml' failed: .*missing.yaml") as caught:
@@ -367,7 +338,7 @@ def test_compile_ahead_runs_jobs_in_children_and_survives_their_failures(tmp_pat
 
 def test_a_second_block_family_compiles_alongside_the_first(tmp_path, monkeypatch):
     """SLAM and Alg. 3 (one family) run first; ListNet's family is handed to a child."""
-    from ltr_cli import online_runs
+    from ltr_cli.runs import online as online_runs
 
     handed: list[int] = []
     real = online_runs.CompileAhead
@@ -376,7 +347,7 @@ def test_a_second_block_family_compiles_alongside_the_first(tmp_path, monkeypatc
     cfg.write_text(f"""experiment: two
 dataset: {{kind: files, features: 12, files: [{_data(tmp_path / "a.txt")}]}}
 metrics: {{names: [ndcg@10], ties: reverse-input}}
-learners: {{slam: {LEARNERS["slam-ndcg"]}, alg3: {LEARNERS["alg3"]}, listnet: {LEARNERS["listnet"]}}}
+learners: {{slam: {LEARNERS["slam-perceptron0"]}, alg3: {LEARNERS["alg30"]}, listnet: {LEARNERS["listnet0"]}}}
 """)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
     assert res.exit_code == 0 and handed == [1], (res.output, handed)
@@ -385,7 +356,7 @@ learners: {{slam: {LEARNERS["slam-ndcg"]}, alg3: {LEARNERS["alg3"]}, listnet: {L
 _KILLED_WHILE_COMPILING = """
 import os, signal, sys, time
 from pathlib import Path
-from ltr_cli.locks import RunLock
+from ltr_cli.runs.locks import RunLock
 from ltr_cli.protocols.warmup import CompileAhead
 RunLock(Path(sys.argv[1])).acquire()
 ahead = CompileAhead([lambda: time.sleep(60)])  # a compile that takes long
@@ -399,7 +370,7 @@ def test_a_run_killed_while_a_child_compiles_releases_its_locks(tmp_path):
     import os
     import time
 
-    from ltr_cli.locks import RunLock
+    from ltr_cli.runs.locks import RunLock
 
     lock = tmp_path / ".run.lock"
     proc = subprocess.run([sys.executable, "-c", _KILLED_WHILE_COMPILING, str(lock)], capture_output=True,

@@ -172,9 +172,9 @@ def test_parse_error_leaves_no_cache(tmp_path):
 def test_float32_storage_leaves_curves_unchanged(tmp_path):
     """The perceptron paper's learners on MSLR-shaped files, features stored as float32
     vs float64: time-averaged NDCG@10 and AP curves agree to 1e-6."""
-    from ltr_cli.config import parse_config
-    from ltr_cli.metrics import time_average
-    from ltr_cli.runner import run_experiment
+    from ltr_cli.config.experiment import parse_config
+    from ltr_cli.measures.metrics import time_average
+    from ltr_cli.runs.runner import run_experiment
 
     path = tmp_path / "train.txt"
     write_svmlight(path, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(150, seed=5)))
@@ -205,7 +205,7 @@ def test_float32_storage_leaves_curves_unchanged(tmp_path):
 def test_ltr_run_builds_then_reuses_the_cache(tmp_path, mslr_file):
     from typer.testing import CliRunner
 
-    from ltr_cli.cli import app
+    from ltr_cli.cli.app import app
 
     config = tmp_path / "c.yaml"
     config.write_text(f"""

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.results import find_runs
+from ltr_cli.cli.app import app
+from ltr_cli.results.folders import find_runs
 from tests.catalogue import CONFIG_CASES, DATA_CASES, RESULTS_CASES, STATE_CASES, markdown
 from tests.conftest import REPO
 

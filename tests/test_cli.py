@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.metrics import time_average
+from ltr_cli.cli.app import app
+from ltr_cli.measures.metrics import time_average
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -123,7 +123,7 @@ def test_interrupted_write_leaves_nothing_that_looks_complete(tmp_path, monkeypa
     exp = tmp_path / "simulated_separable"
     # only hidden entries may remain (the resume checkpoint); no run directory
     assert not exp.exists() or all(p.name.startswith(".") for p in exp.iterdir())
-    from ltr_cli.results import find_runs
+    from ltr_cli.results.folders import find_runs
 
     assert not exp.exists() or find_runs([exp]) == []
 
@@ -284,7 +284,7 @@ learners: {o: {type: ogd, surrogate: ordinal, cost: [[0, 1], [0, 0]]}}
 
 def test_bench_reports_ratios(tmp_path):
     """Structure only: timings are never asserted in unit tests."""
-    from ltr_cli.bench import format_table
+    from ltr_cli.bench.command import format_table
 
     res = run_ok("bench", "--queries", "6", "--rounds", "20", "--e2e-queries", "2", "--json")
     out = json.loads(res.stdout)
@@ -336,7 +336,7 @@ def test_online_runs_keep_their_model_and_ltr_score_reads_it(tmp_path):
 
 
 def test_saved_weights_round_trip_exactly_float32_and_nan_included():
-    from ltr_cli.models import LinearModel, model_from_dict
+    from ltr_cli.results.models import LinearModel, model_from_dict
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64):
@@ -352,7 +352,7 @@ def test_saved_weights_round_trip_exactly_float32_and_nan_included():
 def test_every_command_is_registered():
     from typer.main import get_command
 
-    from ltr_cli.cli import app
+    from ltr_cli.cli.app import app
 
     names = set(get_command(app).commands)  # type: ignore[attr-defined]
     assert {"run", "plot", "report", "list", "bench", "sweep", "data", "eval", "score"} <= names, names
@@ -361,7 +361,7 @@ def test_every_command_is_registered():
 
 def test_version_is_printed():
     from ltr_cli import __version__
-    from ltr_cli.cli import app
+    from ltr_cli.cli.app import app
 
     res = CliRunner().invoke(app, ["--version"])
     assert res.exit_code == 0 and res.stdout.strip() == f"ltr {__version__}"

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ltr_cli.comparability import perceptron_verdict
+from ltr_cli.reports.comparability import perceptron_verdict
 
 
 def _run(rounds=30_000, files=None, passes=1, shuffle=False, keep=1.0, no_relevant="one", ties="reverse-input",
@@ -57,7 +57,7 @@ def _batch(folds=5, convention="letor3", queries=106, documents=16_140, normaliz
 
 
 def test_batch_runs_against_the_letor_protocol():
-    from ltr_cli.comparability import direct_optimisation_verdict
+    from ltr_cli.reports.comparability import direct_optimisation_verdict
 
     assert direct_optimisation_verdict(_batch()).comparable
     for kwargs, says in (({"folds": 3}, "3 fold(s) (paper: 5)"), ({"convention": "paper"}, "convention paper"),

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltr_cli.config import load_config
+from ltr_cli.config.experiment import load_config
 from ltr_cli.errors import ConfigError
-from ltr_cli.yamlio import YamlProblem, dump_yaml, parse_yaml
+from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
 
 GOOD = """
 experiment: demo
@@ -188,8 +188,8 @@ def test_metric_cutoffs_are_ascii_digits(write, metric):
 
 
 def test_learner_and_batch_measures_are_ascii(write):
-    from ltr_cli.batch.common import measure_fn
-    from ltr_cli.learners.base import parse_measure
+    from ltr_cli.learners.batch.common import measure_fn
+    from ltr_cli.learners.online.base import parse_measure
 
     for bad in ("ndcg@\u0661", "ndcg@01", "ndcg@0"):
         with pytest.raises(ValueError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 from tests.conftest import REPO
 
 runner = CliRunner()

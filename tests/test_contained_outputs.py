@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 from ltr_cli.errors import LtrError
 from ltr_cli.outputs import output_path, run_path, write_file, write_text
 
@@ -160,8 +160,8 @@ def test_run_config_yaml_reads_back_identically(results):
     run's config.yaml reads back with the same types (here the label "1e3")."""
     import yaml
 
-    from ltr_cli.results import find_runs, read_run
-    from ltr_cli.yamlio import parse_yaml
+    from ltr_cli.results.folders import find_runs, read_run
+    from ltr_cli.config.yamlio import parse_yaml
 
     (run_dir,) = find_runs([results])
     text = (run_dir / "config.yaml").read_text()
@@ -173,7 +173,7 @@ def test_sweep_status_with_a_damaged_failure_record(tmp_path):
     cfg = tmp_path / "s.yaml"
     cfg.write_text("experiment: sw\ndataset: {kind: separable, queries: 5}\n"
                    "learners: {slam: {type: slam-perceptron}}\nsweep: {seed: [0, 1]}\n")
-    from ltr_cli.sweep import expand
+    from ltr_cli.sweep.grid import expand
 
     tasks = expand(cfg)
     (tmp_path / "out" / "sw").mkdir(parents=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 
 runner = CliRunner()
 
@@ -62,7 +62,7 @@ def test_registry_overrides_are_validated(tmp_path):
 def test_unset_overrides_keep_run_ids():
     """Configs that do not use the new keys keep the run ids they had before the keys
     existed (ids computed by the previous release), so their results are found again."""
-    from ltr_cli.config import parse_config
+    from ltr_cli.config.experiment import parse_config
 
     learners = {"slam": {"type": "slam-perceptron"}}
     for dataset, before in [({"kind": "files", "files": ["/x/a.txt"], "features": 3}, "slam-19a2a411c2"),
@@ -140,8 +140,8 @@ def test_missing_registry_files_name_the_absolute_path(tmp_path):
 def test_readme_config_block_shows_the_true_defaults():
     """The README's config reference: every value written there is the schema's default
     (a minimal config with only the kinds and types resolves to the same settings)."""
-    from ltr_cli.config import parse_config
-    from ltr_cli.yamlio import parse_yaml
+    from ltr_cli.config.experiment import parse_config
+    from ltr_cli.config.yamlio import parse_yaml
     from tests.conftest import REPO
 
     readme = (REPO / "README.md").read_text()

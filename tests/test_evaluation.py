@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.conventions import CONVENTIONS, evaluate_query, letor_discounts
+from ltr_cli.cli.app import app
+from ltr_cli.measures.conventions import CONVENTIONS, evaluate_query, letor_discounts
 
 runner = CliRunner()
 L2 = math.log2

@@ -11,7 +11,7 @@ import gzip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ltr_cli.config import load_config, parse_config
+from ltr_cli.config.experiment import load_config, parse_config
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
 from ltr_cli.errors import ConfigError, DataFormatError
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.sweep import expand
+from ltr_cli.cli.app import app
+from ltr_cli.sweep.grid import expand
 
 runner = CliRunner()
 
@@ -121,13 +121,13 @@ def test_relabelled_file_with_restored_mtime_is_never_served_stale(tmp_path, cac
 # a run that dies (os._exit) right after its checkpoint at round 100, as a kill would leave it
 _KILL_AFTER_SAVE = (
     "import sys\n"
-    "from ltr_cli.checkpoint import Checkpointer\n"
+    "from ltr_cli.protocols.checkpoint import Checkpointer\n"
     "orig = Checkpointer.save\n"
     "def save(self, state):\n"
     "    orig(self, state)\n"
     "    if state.t >= 100: import os; os._exit(9)\n"
     "Checkpointer.save = save\n"
-    "from ltr_cli.cli import main\n"
+    "from ltr_cli.cli.app import main\n"
     "sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']\n"
     "main()\n")
 
@@ -136,7 +136,7 @@ def test_resume_refuses_a_checkpoint_taken_on_other_data(tmp_path):
     import subprocess
     import sys
 
-    from ltr_cli.checkpoint import Checkpointer
+    from ltr_cli.protocols.checkpoint import Checkpointer
 
     data = tmp_path / "d.txt"
     _data(data, queries=300)
@@ -207,7 +207,7 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monke
     import os
     import tempfile
 
-    from ltr_cli import numba_cache
+    from ltr_cli.kernels import numba_cache
 
     monkeypatch.setattr(numba_cache, "CACHE", True)
     readonly_pkg = tmp_path / "site-packages" / "ltr_cli"  # no writable kernels/ or data/
@@ -232,7 +232,7 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monke
 def test_the_kernel_cache_is_keyed_by_every_compiled_source(tmp_path):
     """numba checks a cached kernel against its own file only; a kernel also carries the code
     of the kernels it calls, from other files: an edit to any of them must not reuse it."""
-    from ltr_cli import numba_cache
+    from ltr_cli.kernels import numba_cache
 
     pkg = tmp_path / "ltr_cli"
     (pkg / "kernels").mkdir(parents=True)

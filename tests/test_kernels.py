@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from ltr_cli import kernels
 from ltr_cli.data.svmlight import Query
-from ltr_cli.learners.base import Feedback
-from ltr_cli.learners.ogd import OGDLearner
-from ltr_cli.learners.perceptron import MaxPairPerceptron, SlamPerceptron
-from ltr_cli.learners.rtopkf import RTopKF
-from ltr_cli.learners.schedules import StepSchedule
-from ltr_cli.metrics import Measure, log2_discount, rank_from_scores
+from ltr_cli.learners.online.base import Feedback
+from ltr_cli.learners.online.ogd import OGDLearner
+from ltr_cli.learners.online.perceptron import MaxPairPerceptron, SlamPerceptron
+from ltr_cli.learners.online.rtopkf import RTopKF
+from ltr_cli.learners.online.schedules import StepSchedule
+from ltr_cli.measures.metrics import Measure, log2_discount, rank_from_scores
 from ltr_cli.protocols.online import reveal, run_online
 from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_terms, slam_value_and_grad, slam_weights
 
@@ -484,6 +484,6 @@ def test_run_online_equals_the_reference_protocol(monkeypatch):
 
 
 def test_cli_start_up_does_not_import_numba():
-    code = "import sys, ltr_cli.cli, ltr_cli.learners, ltr_cli.runner; print('numba' in sys.modules)"
+    code = "import sys, ltr_cli.cli.app, ltr_cli.learners, ltr_cli.runs.runner; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

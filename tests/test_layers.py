@@ -89,17 +89,69 @@ def test_no_module_is_oversized():
     assert {p: n for p, n in sizes.items() if n > MAX_LINES} == {}
 
 
+# Each package (or module) and the packages above it that it must never import, lowest first.
+# A module may import the leaves, its own package and anything lower.
+LEAVES = ("ltr_cli.errors", "ltr_cli.names", "ltr_cli.pathnames", "ltr_cli.plugins", "ltr_cli.config.schema",
+          "ltr_cli.config.yamlio", "ltr_cli.measures.convention_table", "ltr_cli.kernels.codes",
+          "ltr_cli.protocols.round_log")
+TOP = ("ltr_cli.cli", "ltr_cli.bench", "ltr_cli.reports", "ltr_cli.sweep", "ltr_cli.runs",
+       "ltr_cli.protocols", "ltr_cli.config", "ltr_cli.learners")
+FORBIDDEN = {
+    "ltr_cli.kernels": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.measures.metrics": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.measures.conventions": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.measures.stacked": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.surrogates": TOP + ("ltr_cli.data", "ltr_cli.results"),
+    "ltr_cli.data": TOP + ("ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.measures": TOP,
+    "ltr_cli.results": TOP,
+    "ltr_cli.learners": TOP[:7],
+    "ltr_cli.config": TOP[:6],
+    "ltr_cli.protocols": TOP[:5],
+    "ltr_cli.runs": TOP[:4],
+    "ltr_cli.sweep": TOP[:3],
+    "ltr_cli.reports": TOP[:2],
+    "ltr_cli.bench": TOP[:1],
+    "ltr_cli.api": TOP[:7],  # the plugins' API: learners, metrics, formats and config building blocks
+}
+
+
+def _forbidden_for(module: str) -> tuple[str, ...]:
+    owner = max((p for p in FORBIDDEN if module == p or module.startswith(p + ".")), key=len, default=None)
+    return FORBIDDEN[owner] if owner else ()
+
+
 def test_lower_layers_do_not_import_upper_ones():
-    """data never imports the experiment config, learners, protocols or the CLI; the
-    schema, metrics and round log are leaves of the package."""
+    """Data flows one way (docs/architecture.md): kernels and metrics < surrogates < data <
+    results (the run-folder format) < learners < config < protocols < runs < sweep < reports
+    < bench < cli. The leaves import nothing of the package but other leaves."""
     graph = _imports()
-    upper = ("ltr_cli.config", "ltr_cli.learner_registry", "ltr_cli.learners", "ltr_cli.protocols",
-             "ltr_cli.runner", "ltr_cli.online_runs", "ltr_cli.run_folder", "ltr_cli.cli", "ltr_cli.sweep")
+    wrong = {}
     for module, targets in graph.items():
-        if module.startswith("ltr_cli.data"):
-            assert not [t for t in targets if t.startswith(upper)], module
-    for leaf in ("ltr_cli.schema", "ltr_cli.round_log", "ltr_cli.errors", "ltr_cli.names"):
-        assert graph[leaf] <= {"ltr_cli.names", "ltr_cli.errors"}, leaf
+        if module in LEAVES:
+            continue
+        bad = [t for t in targets if t.startswith(_forbidden_for(module)) and t not in LEAVES
+               and not (t == "ltr_cli.config" or t == "ltr_cli.learners")]
+        if bad:
+            wrong[module] = sorted(bad)
+    assert wrong == {}
+    for leaf in LEAVES:
+        assert graph[leaf] <= set(LEAVES) | {"ltr_cli.config", "ltr_cli.measures", "ltr_cli.kernels",
+                                             "ltr_cli.protocols"}, leaf
+
+
+def test_few_modules_sit_at_the_top():
+    """The top of the package holds the leaves every layer shares; the rest lives in packages."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 12, top
+
+
+def test_the_layer_rules_know_every_package():
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    ruled = {p.split(".")[1] for p in FORBIDDEN}
+    assert packages <= ruled | {"cli"}, packages - ruled
+    leaves = {m for m in _imports() if m in LEAVES}
+    assert leaves == set(LEAVES)
 
 
 def test_reading_a_config_loads_no_heavy_numerics():
@@ -108,7 +160,7 @@ def test_reading_a_config_loads_no_heavy_numerics():
     import subprocess
     import sys
 
-    code = ("import sys, ltr_cli.config, ltr_cli.cli; "
+    code = ("import sys, ltr_cli.config.experiment, ltr_cli.cli.app; "
             "print(sorted(m for m in ('scipy', 'numba', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

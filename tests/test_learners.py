@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, RankingMeasure, parse_measure
-from ltr_cli.learners.ogd import OGDLearner, RandomRanker, project_to_ball
-from ltr_cli.learners.perceptron import MaxPairPerceptron, SlamPerceptron
-from ltr_cli.learners.schedules import StepSchedule
+from ltr_cli.learners.online.base import Feedback, RankingMeasure, parse_measure
+from ltr_cli.learners.online.ogd import OGDLearner, RandomRanker, project_to_ball
+from ltr_cli.learners.online.perceptron import MaxPairPerceptron, SlamPerceptron
+from ltr_cli.learners.online.schedules import StepSchedule
 
 
 def one_round(learner, X, y, rng=None):
@@ -104,7 +104,7 @@ def test_measure_names():
 def test_divergence_is_reported_at_its_round_not_plotted(tmp_path):
     from typer.testing import CliRunner
 
-    from ltr_cli.cli import app
+    from ltr_cli.cli.app import app
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text("""

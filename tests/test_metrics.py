@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltr_cli.metrics import (
+from ltr_cli.measures.metrics import (
     Measure,
     average_precision,
     eru,

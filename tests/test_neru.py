@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.batch.losses import position_weights
-from ltr_cli.batch.neru import fit_bmrm_neru, neru_structural_hinge
-from ltr_cli.cli import app
-from ltr_cli.metrics import eru_weights, neru
+from ltr_cli.learners.batch.losses import position_weights
+from ltr_cli.learners.batch.neru import fit_bmrm_neru, neru_structural_hinge
+from ltr_cli.cli.app import app
+from ltr_cli.measures.metrics import eru_weights, neru
 from tests.test_batch_protocol import make_letor
 
 

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
-from ltr_cli.metrics import time_average
+from ltr_cli.measures.metrics import time_average
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -172,7 +172,7 @@ def test_a_ranker_that_does_not_learn_exceeds_the_alg3_bound(tmp_path):
     """Control for the test above: the fixed ranking w = 0 (file order) on the same stream
     loses more than the bound, so staying below it is evidence of learning."""
     from ltr_cli.data.synthetic import SeparableSpec, separable_queries
-    from ltr_cli.metrics import ndcg_at_k
+    from ltr_cli.measures.metrics import ndcg_at_k
 
     runs = run_config(REPO / "configs" / "simulated_separable_paper.yaml", tmp_path, "dataset.margin=4",
                       "dataset.queries=1500", "protocol.max_rounds=1")

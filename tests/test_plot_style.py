@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.plot_style import ROLE_STYLES, converged_limits, mark_every, role_style, same_as
+from ltr_cli.cli.app import app
+from ltr_cli.reports.plot_style import ROLE_STYLES, converged_limits, mark_every, role_style, same_as
 
 runner = CliRunner()
 
@@ -107,7 +107,7 @@ def test_runs_of_one_learner_are_named_by_the_settings_that_differ(tmp_path, mon
 
 
 def test_legend_entries_are_ordered_by_the_numbers_in_their_settings():
-    from ltr_cli.plot import _natural
+    from ltr_cli.reports.plot import _natural
 
     names = ["SLAM (step.eta=1)", "ListNet (step.eta=0.01)", "ListNet (step.eta=1e-05)", "ListNet (step.eta=0.1)",
              "ListNet (step.eta=0.001)", "Alg3"]

@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import minimize
 
 from ltr_cli import kernels
-from ltr_cli.batch.ranksvm import PairwiseProblem, fit_ranksvm, newton_ranksvm, squared_hinge_pairs
+from ltr_cli.learners.batch.ranksvm import PairwiseProblem, fit_ranksvm, newton_ranksvm, squared_hinge_pairs
 from ltr_cli.kernels import ranksvm as K
 
 
@@ -87,7 +87,7 @@ def test_newton_reaches_the_minimum_of_the_explicit_objective(C, scale):
 def test_warm_start_and_reference_path_reach_the_same_optimum(monkeypatch):
     queries = _queries(11)
     cold = fit_ranksvm(queries, C=1.0, eps=1e-12)
-    from ltr_cli.batch.convergence import FitContext
+    from ltr_cli.learners.batch.convergence import FitContext
 
     warm = fit_ranksvm(queries, C=1.0, eps=1e-12, context=FitContext(fit_ranksvm(queries, C=0.1)))
     np.testing.assert_allclose(warm.w, cold.w, rtol=1e-6, atol=1e-9)

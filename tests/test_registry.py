@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ltr_cli.config import parse_config
-from ltr_cli.learner_registry import BATCH_TYPES, LEARNER_TYPES, ONLINE_TYPES, REGISTRY, bench_learners
-from ltr_cli.schema import BatchLearnerConfig, OnlineLearnerConfig
+from ltr_cli.config.experiment import parse_config
+from ltr_cli.learners.registry import BATCH_TYPES, LEARNER_TYPES, ONLINE_TYPES, REGISTRY, bench_learners
+from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ltr_cli"
 # the least a config of each type must say besides its type
@@ -91,7 +91,7 @@ def test_grid_keys_come_from_each_learners_hyper_parameters():
 def test_ltr_list_and_bench_are_derived_from_the_registry():
     from typer.testing import CliRunner
 
-    from ltr_cli.cli import app
+    from ltr_cli.cli.app import app
 
     listed = json.loads(CliRunner().invoke(app, ["list", "--json"]).stdout)["learners"]
     assert list(listed) == list(LEARNER_TYPES)

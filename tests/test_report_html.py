@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
+from ltr_cli.cli.app import app
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -110,8 +110,8 @@ def test_html_report_is_self_contained_and_complete(tmp_path):
 def test_html_report_shows_paper_verdicts(tmp_path):
     """Runs on the MSLR registry name get the paper's number and a verdict in the HTML
     table, as in the text report (here: not comparable, 200 generated rounds)."""
-    from ltr_cli.report_html import render_html
-    from ltr_cli.results import find_runs, read_run
+    from ltr_cli.reports.report_html import render_html
+    from ltr_cli.results.folders import find_runs, read_run
 
     _, folder = _demo(tmp_path)
     runs = [read_run(d) for d in find_runs([folder])]
@@ -162,8 +162,8 @@ def test_runs_of_several_configurations_are_named_and_can_be_narrowed(tmp_path):
 
 def test_newest_configuration_falls_back_to_the_file_time(tmp_path):
     """Runs written before manifests had finished_at are ordered by their manifest's mtime."""
-    from ltr_cli.results import find_runs, read_run
-    from ltr_cli.run_filter import newest_configurations
+    from ltr_cli.results.folders import find_runs, read_run
+    from ltr_cli.reports.run_filter import newest_configurations
 
     cfg, folder = _demo(tmp_path)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "res"), "-q", "--learner", "listnet",
@@ -227,8 +227,8 @@ def test_compile_note_is_printed_once_when_loading_is_slow(monkeypatch):
 def test_batch_report_has_the_spread_over_folds(tmp_path):
     import pandas as pd
 
-    from ltr_cli.report import batch_rows
-    from ltr_cli.results import Run
+    from ltr_cli.reports.report import batch_rows
+    from ltr_cli.results.folders import Run
 
     rounds = pd.DataFrame({"fold": [1, 2, 3], "ap": [0.2, 0.4, 0.6], "ndcg@3": [0.5, 0.5, 0.5]})
     run = Run(tmp_path, {"experiment": "e"}, {"protocol": "batch-cv", "learner": "ranksvm", "folds": [1, 2, 3],

@@ -156,7 +156,7 @@ def test_an_interrupted_run_keeps_its_checkpoint_until_told_what_to_do(tmp_path,
     silently: one line says how to continue or start over (--fresh)."""
     from typer.testing import CliRunner
 
-    from ltr_cli.cli import app
+    from ltr_cli.cli.app import app
     from ltr_cli.protocols import online
 
     runner = CliRunner()
@@ -174,7 +174,7 @@ def test_an_interrupted_run_keeps_its_checkpoint_until_told_what_to_do(tmp_path,
             return real_run_online(*args, **kwargs)
         return _interrupt_after_checkpoint(real_run_online, args, kwargs)
 
-    monkeypatch.setattr("ltr_cli.online_runs.run_online", interrupted_second_learner)
+    monkeypatch.setattr("ltr_cli.runs.online.run_online", interrupted_second_learner)
     argv = ["ltr", "run", str(cfg), "--out", str(out)]
     monkeypatch.setattr("sys.argv", argv)
     res = runner.invoke(app, argv[1:])
@@ -184,7 +184,7 @@ def test_an_interrupted_run_keeps_its_checkpoint_until_told_what_to_do(tmp_path,
     assert f"continue with: ltr run {cfg} --out {out} --resume" in res.stderr
     (checkpoint,) = (out / "resume").glob(".topk-*.checkpoint")
 
-    monkeypatch.setattr("ltr_cli.online_runs.run_online", real_run_online)
+    monkeypatch.setattr("ltr_cli.runs.online.run_online", real_run_online)
     again = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
     assert again.exit_code == 1 and checkpoint.exists()
     line = again.stderr.strip()
@@ -221,14 +221,14 @@ def test_each_save_appends_only_the_new_rounds_and_a_torn_save_is_ignored(tmp_pa
     import io
     import json
 
-    from ltr_cli.checkpoint import Checkpointer
+    from ltr_cli.protocols.checkpoint import Checkpointer
 
     cfg = write_config(tmp_path, queries=300)
     reference = tmp_path / "reference"
     assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
     run_id = run_dir(reference, "slam").name
     # the checkpoint as a kill right after the fifth save (round 485) leaves it
-    code = ("import sys; from ltr_cli import cli; from ltr_cli.checkpoint import Checkpointer\n"
+    code = ("import sys; from ltr_cli.cli import app as cli; from ltr_cli.protocols.checkpoint import Checkpointer\n"
             "real = Checkpointer.save\n"
             "def save(self, state):\n"
             "    real(self, state)\n"

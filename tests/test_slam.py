@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltr_cli.metrics import average_precision, ndcg_at_k, rank_from_scores
+from ltr_cli.measures.metrics import average_precision, ndcg_at_k, rank_from_scores
 from ltr_cli.surrogates.slam import ap_weights, ndcg_weights, slam_terms, slam_value_and_grad
 from tests.reference import slam_reference
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltr_cli.conventions import CONVENTIONS, average_metrics, evaluate_query
-from ltr_cli.stacked_evaluation import evaluate_stacked
+from ltr_cli.measures.conventions import CONVENTIONS, average_metrics, evaluate_query
+from ltr_cli.measures.stacked import evaluate_stacked
 
 queries_st = st.lists(
     st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 3)), min_size=0, max_size=25), min_size=1, max_size=8)
@@ -74,7 +74,7 @@ SCORE_FILES = [
 @pytest.mark.parametrize("text", SCORE_FILES)
 def test_score_reader_equals_the_reference_or_names_the_same_line(tmp_path, text):
     from ltr_cli.errors import DataFormatError
-    from ltr_cli.evaluation import read_scores, read_scores_reference
+    from ltr_cli.measures.file_eval import read_scores, read_scores_reference
 
     path = tmp_path / "scores.txt"
     path.write_text(text, encoding="utf-8")
@@ -124,7 +124,7 @@ def test_label_reader_reports_bad_lines_like_the_reference(tmp_path):
 
 def test_batch_bench_structure(tmp_path):
     """Structure only: timings are never asserted in unit tests."""
-    from ltr_cli.bench_batch import bench_fit, bench_ranksvm, shaped
+    from ltr_cli.bench.batch import bench_fit, bench_ranksvm, shaped
 
     qs = shaped("mslr-web10k", 4, docs=12)
     row = bench_ranksvm(qs)

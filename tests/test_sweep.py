@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.metrics import time_average
-from ltr_cli.results import find_runs, read_run
-from ltr_cli.sweep import expand
+from ltr_cli.cli.app import app
+from ltr_cli.measures.metrics import time_average
+from ltr_cli.results.folders import find_runs, read_run
+from ltr_cli.sweep.grid import expand
 
 runner = CliRunner()
 
@@ -152,7 +152,7 @@ def test_run_refuses_a_sweep_config(tmp_path):
 def test_a_zombie_does_not_hold_a_lock(tmp_path):
     """A lock file naming a process that exited but was never reaped holds nothing (the
     kernel dropped the exited process's flock; the file's ``host pid`` is information)."""
-    from ltr_cli.locks import RunLock
+    from ltr_cli.runs.locks import RunLock
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     deadline = time.time() + 10

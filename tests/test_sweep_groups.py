@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.sweep import expand
-from ltr_cli.sweep_tasks import MAX_GROUP, Task, group_tasks
+from ltr_cli.cli.app import app
+from ltr_cli.sweep.grid import expand
+from ltr_cli.sweep.tasks import MAX_GROUP, Task, group_tasks
 from tests.test_blocks import _KILL_IN_BLOCK, _data
 
 runner = CliRunner()

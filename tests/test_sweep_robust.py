@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.locks import RunLock, RunLocked
-from ltr_cli.results import find_runs
-from ltr_cli.sweep import JOBS_PER_CPU, effective_jobs, expand
+from ltr_cli.cli.app import app
+from ltr_cli.runs.locks import RunLock, RunLocked
+from ltr_cli.results.folders import find_runs
+from ltr_cli.sweep.grid import JOBS_PER_CPU, effective_jobs, expand
 
 runner = CliRunner()
 
@@ -225,7 +225,7 @@ def test_many_concurrent_takers_of_a_stale_lock_never_both_hold_it(tmp_path):
 
 def test_a_killed_holder_releases_its_lock_at_once(tmp_path):
     path = tmp_path / ".run.lock"
-    code = ("import sys, time; from ltr_cli.locks import RunLock; "
+    code = ("import sys, time; from ltr_cli.runs.locks import RunLock; "
             f"RunLock({str(path)!r}).acquire(); print('held', flush=True); time.sleep(600)")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env())
     try:
@@ -418,7 +418,7 @@ def test_status_shows_a_running_run(tmp_path):
     out = tmp_path / "out"
     task = expand(cfg)[0]
     lock = RunLock(out / "grid" / f".{task.run_id}.lock")
-    code = ("import time; from ltr_cli.locks import RunLock; "
+    code = ("import time; from ltr_cli.runs.locks import RunLock; "
             f"RunLock({str(lock.path)!r}).acquire(); print('held', flush=True); time.sleep(600)")
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env())
     try:

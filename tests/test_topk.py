@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli import app
-from ltr_cli.learners.base import Feedback
-from ltr_cli.learners.rtopkf import RTopKF
+from ltr_cli.cli.app import app
+from ltr_cli.learners.online.base import Feedback
+from ltr_cli.learners.online.rtopkf import RTopKF
 from ltr_cli.protocols.online import reveal, run_online
-from ltr_cli.metrics import Measure
+from ltr_cli.measures.metrics import Measure
 from ltr_cli.data.svmlight import Query
 from ltr_cli.surrogates import SURROGATES
 from ltr_cli.surrogates.topk_estimators import estimate_score_gradient, p_first, p_first_two
@@ -168,7 +168,7 @@ class _Spy:
         return np.arange(X.shape[0])[::-1]
 
     def update(self, X, feedback):
-        from ltr_cli.learners.base import UpdateInfo
+        from ltr_cli.learners.online.base import UpdateInfo
 
         self.seen.append(feedback)
         return UpdateInfo(mistake=False, updated=False)

@@ -54,7 +54,7 @@ import xxhash
 from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
 from ltr_cli.data.options import LIMIT_OPTIONS, ReaderOptions
 from ltr_cli.data.query import Query
-from ltr_cli.data.svmlight import SVMLightReader
+from ltr_cli.data.formats import open_dataset
 from ltr_cli.errors import LtrError
 
 FORMAT_VERSION = 2
@@ -268,7 +268,7 @@ def _build(path: Path, options: ReaderOptions, dtype: str, key: str, tmp: Path) 
     hy = xxhash.xxh3_128()
     rows = 0
     with open(tmp / "X.bin", "wb") as fx, open(tmp / "y.bin", "wb") as fy:
-        for q in SVMLightReader(path, options).dense_queries(np.dtype(dtype).type):
+        for q in open_dataset(path, options).dense_queries(np.dtype(dtype).type):
             xb = np.ascontiguousarray(q.X, dtype=dtype).data
             yb = np.ascontiguousarray(q.y, dtype=np.float64).data
             fx.write(xb)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.numba_cache import ensure
+from ltr_cli.kernels.numba_cache import ensure
 
 _CACHE = ensure()  # before numba is imported: picks a writable cache directory
 

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.options import ReaderOptions
-from ltr_cli.data.svmlight import SVMLightReader
+from ltr_cli.data.formats import QueryReader, open_dataset
+from ltr_cli.data.formats.parquet_table import write_table
 from ltr_cli.errors import LtrError
 
 
@@ -19,7 +20,7 @@ def inspect_file(path: Path, options: ReaderOptions) -> dict[str, Any]:
     Reads with ``split_qids="new-query"`` so a split query is reported, not fatal; any
     other malformed line still stops with its ``file:line`` error.
     """
-    reader = SVMLightReader(path, ReaderOptions(
+    reader = open_dataset(path, ReaderOptions(
         n_features=options.n_features, index_base=options.index_base,
         qid_source=options.qid_source, group_file=options.group_file,
         null_value=options.null_value, split_qids="new-query"))
@@ -86,9 +87,11 @@ def convert_file(path: Path, out: Path, options: ReaderOptions) -> dict[str, Any
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         if suffix == ".npz":
-            counts = _write_npz(SVMLightReader(path, options), tmp)
+            counts = _write_npz(open_dataset(path, options), tmp)
         else:
-            counts = _write_table(SVMLightReader(path, options), tmp, options.index_base, suffix[1:])
+            assert options.n_features is not None
+            counts = write_table(iter(open_dataset(path, options)), tmp, options.n_features, options.index_base,
+                                 suffix[1:])
         tmp.replace(out)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -96,7 +99,7 @@ def convert_file(path: Path, out: Path, options: ReaderOptions) -> dict[str, Any
     return {"file": str(path), "out": str(out), **counts}
 
 
-def _write_npz(reader: SVMLightReader, tmp: Path) -> dict[str, int]:
+def _write_npz(reader: QueryReader, tmp: Path) -> dict[str, int]:
     qids, ys, Xs = [], [], []
     for q in reader:
         qids.append(np.full(q.m, q.qid, dtype=object))
@@ -106,40 +109,3 @@ def _write_npz(reader: SVMLightReader, tmp: Path) -> dict[str, int]:
     with open(tmp, "wb") as fh:
         np.savez(fh, qid=np.concatenate(qids).astype(str), label=np.concatenate(ys), X=X)
     return {"queries": len(Xs), "documents": int(X.shape[0]), "features": int(X.shape[1])}
-
-
-def _write_table(reader: SVMLightReader, tmp: Path, base: int, fmt: str, batch_rows: int = 65536) -> dict[str, int]:
-    """Stream the file into a Parquet or CSV table writer, one batch of rows at a time."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
-
-    d = reader.options.n_features
-    assert d is not None
-    schema = pa.schema([("qid", pa.string()), ("label", pa.float64())]
-                       + [(f"f{j + base}", pa.float64()) for j in range(d)])
-    n_queries = n_docs = 0
-    batch: list = []
-    rows = 0
-    # dictionary-encoding float columns costs four times the rest of the write and makes the
-    # file larger: only the qid column is dictionary-encoded
-    opened = pq.ParquetWriter(tmp, schema, use_dictionary=["qid"]) if fmt == "parquet" else pcsv.CSVWriter(tmp, schema)
-    with opened as writer:
-        def flush() -> None:
-            X = np.vstack([q.X for q in batch])
-            cols = [pa.array(np.concatenate([np.full(q.m, q.qid, dtype=object) for q in batch]), pa.string()),
-                    pa.array(np.concatenate([q.y for q in batch]))]
-            cols += [pa.array(X[:, j]) for j in range(d)]
-            writer.write_table(pa.Table.from_arrays(cols, schema=schema))
-
-        for q in reader:
-            batch.append(q)
-            rows += q.m
-            n_queries += 1
-            n_docs += q.m
-            if rows >= batch_rows:
-                flush()
-                batch, rows = [], 0
-        if batch:
-            flush()
-    return {"queries": n_queries, "documents": n_docs, "features": d}

@@ -24,7 +24,7 @@ from ltr_cli.data.normalize import query_level
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.registry import get_dataset, resolve_files
-from ltr_cli.data.svmlight import SVMLightReader
+from ltr_cli.data.formats import open_dataset
 from ltr_cli.data.synthetic import (
     SeparableSpec,
     ShapeSpec,
@@ -247,7 +247,7 @@ class QuerySource:
             watched = self._watched(unit)
             for p in watched:
                 self._file_identity(p)
-            stream = SVMLightReader(self.files[unit], self._options(unit)).dense_queries(np.dtype(self.storage).type)
+            stream = open_dataset(self.files[unit], self._options(unit)).dense_queries(np.dtype(self.storage).type)
         prefix = f"{unit + 1}:" if len(self.files) > 1 else ""
         for q in stream:
             if self.normalize == "query-level":
@@ -283,7 +283,7 @@ class QuerySource:
                 if self.cache_dir is not None:
                     total += self._cached(unit).n_queries
                 else:
-                    total += SVMLightReader(self.files[unit], self._options(unit)).count_queries()
+                    total += open_dataset(self.files[unit], self._options(unit)).count_queries()
             self.n_queries = total
         return self.n_queries
 
@@ -311,7 +311,7 @@ def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySou
     """Build the query source of a dataset spec (checks that files exist); file data is
     cached in ``cache_dir`` when given.
 
-    ``spec`` is a validated :data:`ltr_cli.config.DatasetSpec`, told apart by its ``kind``
+    ``spec`` is a validated :data:`ltr_cli.config.experiment.DatasetSpec`, told apart by its ``kind``
     discriminator (``separable``, ``shaped``, ``registry``, ``files``): the data layer
     does not import the config layer above it."""
     kind = getattr(spec, "kind", None)

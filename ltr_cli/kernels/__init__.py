@@ -13,7 +13,7 @@ Conventions shared by the kernels (modules :mod:`.core`, :mod:`.measures`, :mod:
 * Scores are computed once per round (in ``rank``) and reused by ``update`` while neither
   the query matrix nor the weights changed, so ranking and update see the same scores.
 * Discounts ``1 / log2(i + 1)`` come from :func:`discounts`, a table filled by numpy's
-  ``log2`` (:func:`ltr_cli.metrics.log2_discount`), so measures and SLAM weights use the
+  ``log2`` (:func:`ltr_cli.measures.metrics.log2_discount`), so measures and SLAM weights use the
   very same discounts as the reference functions.
 """
 
@@ -52,7 +52,7 @@ def discounts(m: int) -> np.ndarray:
     """A table of at least ``m`` discounts ``1 / log2(i + 1)``, i = 1.. (read-only)."""
     global _DISCOUNTS
     if _DISCOUNTS.shape[0] < m:
-        from ltr_cli.metrics import log2_discount
+        from ltr_cli.measures.metrics import log2_discount
 
         table = log2_discount(max(2 * m, 1024))
         table.flags.writeable = False

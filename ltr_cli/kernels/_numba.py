@@ -1,11 +1,11 @@
-"""numba, loaded once (after :func:`ltr_cli.numba_cache.ensure` has chosen a writable cache
+"""numba, loaded once (after :func:`ltr_cli.kernels.numba_cache.ensure` has chosen a writable cache
 directory), and the constants the kernels share."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.numba_cache import ensure
+from ltr_cli.kernels.numba_cache import ensure
 
 _CACHE = ensure()  # before numba is imported: picks a writable cache directory
 

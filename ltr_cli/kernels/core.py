@@ -1,4 +1,4 @@
-"""Core primitives: scores ``X w`` and ``X^T g`` (BLAS where numba's matmul applies, loops otherwise), the stable descending sort and ranking of scores under the input-order / reverse-input tie rules, the finiteness check, and numpy's pairwise summation reproduced (references: ``numpy`` itself, :func:`ltr_cli.metrics.rank_from_scores`).
+"""Core primitives: scores ``X w`` and ``X^T g`` (BLAS where numba's matmul applies, loops otherwise), the stable descending sort and ranking of scores under the input-order / reverse-input tie rules, the finiteness check, and numpy's pairwise summation reproduced (references: ``numpy`` itself, :func:`ltr_cli.measures.metrics.rank_from_scores`).
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
 """
@@ -218,7 +218,7 @@ def _sort_into(s, reverse, out):
 @njit(cache=_CACHE)
 def score_rank(X, w, reverse, s, ranking):
     """Scores ``s[:m] = X @ w`` and ``ranking`` (m,) under the ``input-order`` tie policy
-    (stable sort of -s; reference :func:`ltr_cli.metrics.rank_from_scores`) or, with
+    (stable sort of -s; reference :func:`ltr_cli.measures.metrics.rank_from_scores`) or, with
     ``reverse``, under ``reverse-input`` (stable ascending sort, reversed). Writes into the
     caller's arrays: returning new arrays to Python costs as much as the sort."""
     _matvec_into(X, w, s)

@@ -1,5 +1,5 @@
 """Every query's evaluation measures in one compiled call (reference:
-:func:`ltr_cli.conventions.evaluate_query`, one query at a time in numpy).
+:func:`ltr_cli.measures.conventions.evaluate_query`, one query at a time in numpy).
 
 Layout: documents stacked by query, query q owns ``offsets[q]:offsets[q+1]``; ``s`` (N,)
 scores, ``y`` (N,) labels, ``gain`` (N,) each document's gain and ``rel`` (N,) whether it

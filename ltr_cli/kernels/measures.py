@@ -1,4 +1,4 @@
-"""Measures of a ranking (reference: :mod:`ltr_cli.metrics`): the paper's gain ``2^r - 1``, ideal DCG, NDCG@k, AP, precision@k, and every measure of a round in one call (``round_measures``).
+"""Measures of a ranking (reference: :mod:`ltr_cli.measures.metrics`): the paper's gain ``2^r - 1``, ideal DCG, NDCG@k, AP, precision@k, and every measure of a round in one call (``round_measures``).
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
 """
@@ -11,7 +11,7 @@ from ltr_cli.kernels._numba import _CACHE, njit
 from ltr_cli.kernels.core import _dot, _pairwise_sum
 
 
-# --- measures (reference: ltr_cli.metrics) ----------------------------------------------------
+# --- measures (reference: ltr_cli.measures.metrics) ----------------------------------------------------
 
 # gains 2^r - 1 of the integer labels -64..63 (by numpy, like the reference exp2_gain)
 _GAIN_TABLE = np.maximum(np.exp2(np.arange(-64.0, 64.0)) - 1.0, 0.0)

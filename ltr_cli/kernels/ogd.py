@@ -1,4 +1,4 @@
-"""One round of online gradient descent on the squared, ListNet, KL and SmoothDCG surrogates with projection (reference: :class:`ltr_cli.learners.ogd.OGDLearner`, :mod:`ltr_cli.surrogates`), and the authors' unshifted ListNet step.
+"""One round of online gradient descent on the squared, ListNet, KL and SmoothDCG surrogates with projection (reference: :class:`ltr_cli.learners.online.ogd.OGDLearner`, :mod:`ltr_cli.surrogates`), and the authors' unshifted ListNet step.
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
 """
@@ -17,7 +17,7 @@ from ltr_cli.kernels.measures import _gain
 from ltr_cli.kernels.perceptron import _step_size
 
 
-# --- online gradient descent (reference: ltr_cli.learners.ogd, ltr_cli.surrogates) ----------
+# --- online gradient descent (reference: ltr_cli.learners.online.ogd, ltr_cli.surrogates) ----------
 
 @njit(cache=_CACHE)
 def _log_softmax(v):

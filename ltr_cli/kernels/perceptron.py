@@ -1,4 +1,4 @@
-"""One round of the perceptron paper's Alg. 2 / Alg. 3 (reference: :class:`ltr_cli.learners.perceptron._MistakeDriven`), and the step-size rule (reference: :class:`ltr_cli.learners.schedules.StepSchedule`).
+"""One round of the perceptron paper's Alg. 2 / Alg. 3 (reference: :class:`ltr_cli.learners.online.perceptron._MistakeDriven`), and the step-size rule (reference: :class:`ltr_cli.learners.online.schedules.StepSchedule`).
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
 """
@@ -20,7 +20,7 @@ from ltr_cli.kernels.slam import _ap_weights_into, _argmax_authors, _argmax_firs
 
 @njit(cache=_CACHE)
 def _step_size(rule, eta, loss_scaled, t, loss):
-    """Reference :class:`ltr_cli.learners.schedules.StepSchedule` (rule 0 = constant)."""
+    """Reference :class:`ltr_cli.learners.online.schedules.StepSchedule` (rule 0 = constant)."""
     step = eta if rule == 0 else eta / math.sqrt(t)
     return step * loss if loss_scaled else step
 

@@ -1,5 +1,5 @@
 """The dual QP of the cutting-plane methods by accelerated projected gradient, compiled
-(reference: :func:`ltr_cli.batch.qp.solve_dual_qp`, the same iteration in numpy).
+(reference: :func:`ltr_cli.learners.batch.qp.solve_dual_qp`, the same iteration in numpy).
 
 ``kind``: 0 simplex (sum a = 1), 1 capped (sum a <= cap), 2 blocks (sum over each block
 <= cap; ``block`` (n,) int64 ids 0..B-1). ``Q`` (n, n) positive semidefinite, ``b`` (n,),

@@ -1,5 +1,5 @@
 """The squared pairwise hinge of batch Ranking SVM by counting, in O(L m log m) per query of
-m documents and L label levels (reference: :mod:`ltr_cli.batch.ranksvm`, which enumerates
+m documents and L label levels (reference: :mod:`ltr_cli.learners.batch.ranksvm`, which enumerates
 the pairs).
 
 Layout: the queries' documents are stacked; query q owns rows ``offsets[q]:offsets[q+1]``.

@@ -1,4 +1,4 @@
-"""One round of RTop-kF (reference: :class:`ltr_cli.learners.rtopkf.RTopKF`, :mod:`ltr_cli.surrogates.topk_estimators`).
+"""One round of RTop-kF (reference: :class:`ltr_cli.learners.online.rtopkf.RTopKF`, :mod:`ltr_cli.surrogates.topk_estimators`).
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
 """
@@ -15,7 +15,7 @@ from ltr_cli.kernels.measures import _gain
 from ltr_cli.kernels.ogd import _finite_nonzero, _project
 
 
-# --- RTop-kF (reference: ltr_cli.learners.rtopkf, ltr_cli.surrogates.topk_estimators) -------
+# --- RTop-kF (reference: ltr_cli.learners.online.rtopkf, ltr_cli.surrogates.topk_estimators) -------
 
 @njit(cache=_CACHE, error_model="numpy")  # x / 0 is inf or NaN, as in numpy and MATLAB
 def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):

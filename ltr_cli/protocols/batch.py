@@ -13,16 +13,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltr_cli.batch.common import rank
-from ltr_cli.batch.convergence import Convergence, FitContext
-from ltr_cli.conventions import Convention
-from ltr_cli.cv_checkpoint import FoldCheckpoint
-from ltr_cli.cv_folds import Fold, split_queries
+from ltr_cli.learners.batch.common import rank
+from ltr_cli.learners.batch.convergence import Convergence, FitContext
+from ltr_cli.measures.conventions import Convention
+from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
+from ltr_cli.protocols.cv_folds import Fold, split_queries
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
-from ltr_cli.metrics import Measure
-from ltr_cli.schema import BatchLearnerConfig
-from ltr_cli.stacked_evaluation import evaluate_lists
+from ltr_cli.measures.metrics import Measure
+from ltr_cli.config.schema import BatchLearnerConfig
+from ltr_cli.measures.stacked import evaluate_lists
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
 MODEL_INFO = ("selected_features", "rounds")

@@ -1,7 +1,7 @@
 """What an online run does between rounds besides learning: progress and checkpoints.
 
 An observer's ``after_round(t, snapshot)`` is called after every recorded round with the
-round number and a function that returns the run's :class:`~ltr_cli.checkpoint.RunState`
+round number and a function that returns the run's :class:`~ltr_cli.protocols.checkpoint.RunState`
 (built only when an observer needs it); ``close()`` when the run stops, however it stops.
 """
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Protocol
 
-from ltr_cli.checkpoint import Checkpointer, RunState
+from ltr_cli.protocols.checkpoint import Checkpointer, RunState
 
 
 class RoundObserver(Protocol):

@@ -26,17 +26,17 @@ import numpy as np
 import pandas as pd
 
 from ltr_cli import kernels
-from ltr_cli.checkpoint import Checkpointer, LearnerState, RunState
+from ltr_cli.protocols.checkpoint import Checkpointer, LearnerState, RunState
 from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
-from ltr_cli.learners.base import Feedback, OnlineLearner
-from ltr_cli.metrics import Measure, time_average
+from ltr_cli.learners.online.base import Feedback, OnlineLearner
+from ltr_cli.measures.metrics import Measure, time_average
 from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.online_blocks import BlockRunner
 from ltr_cli.protocols.warmup import compile_note, warm_up
-from ltr_cli.round_log import RoundLog
+from ltr_cli.protocols.round_log import RoundLog
 
 
 @dataclass

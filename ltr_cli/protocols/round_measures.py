@@ -3,7 +3,7 @@
 :class:`RoundMeasures` computes every configured measure of a round and whether the query
 had no relevant document. NDCG, AP and precision@k of a round are one compiled call
 (:func:`ltr_cli.kernels` ``round_measures``); ERU/NERU, or ``LTR_KERNELS=0``, use the
-reference measures of :mod:`ltr_cli.metrics` (the tests keep the two equal).
+reference measures of :mod:`ltr_cli.measures.metrics` (the tests keep the two equal).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli import kernels
-from ltr_cli.learners.base import as_labels
-from ltr_cli.metrics import Measure, has_relevant
+from ltr_cli.learners.online.base import as_labels
+from ltr_cli.measures.metrics import Measure, has_relevant
 
 
 class RoundMeasures:

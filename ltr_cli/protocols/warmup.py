@@ -25,7 +25,7 @@ import numpy as np
 
 from ltr_cli import kernels
 from ltr_cli.data.query import Query
-from ltr_cli.learners.base import Feedback, OnlineLearner
+from ltr_cli.learners.online.base import Feedback, OnlineLearner
 from ltr_cli.protocols.round_measures import RoundMeasures
 
 NOTE_AFTER = 2.0  # seconds: cached kernels load well within this; compiling takes longer

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.metrics import exp2_gain
+from ltr_cli.measures.metrics import exp2_gain
 
 
 _EXP_CAP = 50.0

@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from ltr_cli.metrics import exp2_gain, log2_discount
+from ltr_cli.measures.metrics import exp2_gain, log2_discount
 
 Margin = Literal["constant", "label-difference"]
 MaximiserTies = Literal["first-index", "authors-code"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.metrics import exp2_gain
+from ltr_cli.measures.metrics import exp2_gain
 
 EXP_CAP = 50.0  # exp(50) ~ 5e21: far above any sensible score, far below overflow
 FEEDBACK_K = {"squared": 1, "kl": 1, "smoothdcg": 1, "ranksvm": 2}

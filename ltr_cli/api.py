@@ -1,0 +1,45 @@
+"""The public API for plugins: everything a third-party learner, metric or data format is
+written against, imported from this one module (``from ltr_cli import api``).
+
+Register a plugin through an entry point of your package (see :mod:`ltr_cli.plugins` and
+``examples/ltr-averaged-perceptron``)::
+
+    [project.entry-points."ltr_cli.learners"]
+    my-learner = "my_package:MyLearnerSpec"
+
+    [project.entry-points."ltr_cli.formats"]
+    my-format = "my_package:MY_FORMAT"
+
+**Online learners.** A config model subclasses :class:`OnlineLearnerConfig`: a ``type:
+Literal["name"]`` field (the name a config's ``type:`` selects), a ``summary`` class
+variable (the line ``ltr list`` shows), its own settings as pydantic fields, and
+``build(n_features, ties, rng, planned_rounds, fidelity)`` returning the learner. The
+learner follows :class:`OnlineLearner`: ``rank(X, rng)`` returns the shown ranking (a
+permutation of ``range(m)``, best first; :func:`rank_from_scores` applies the run's tie
+rule), ``update(X, feedback)`` learns from a :class:`Feedback` and returns an
+:class:`UpdateInfo`, ``weights`` is the linear model saved with the run, and
+``state_fields`` names every attribute of its mutable state, which checkpoints save and
+``ltr run --resume`` restores.
+
+**Batch learners.** A config model subclasses :class:`BatchLearnerConfig` (a ``grid`` of
+hyper-parameters and ``fit(train, params) -> model`` with ``scores(X)``).
+
+**Data formats.** A :class:`DataFormat` names the suffixes it claims and a reader class
+following :class:`QueryReader`; raise :class:`DataFormatError` naming the file and row.
+"""
+
+from __future__ import annotations
+
+from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig, Strict
+from ltr_cli.data.formats.base import DataFormat, QueryReader
+from ltr_cli.data.options import MAX_LABEL, ReaderOptions
+from ltr_cli.data.query import Query
+from ltr_cli.errors import ConfigError, DataFormatError, LtrError
+from ltr_cli.learners.online.base import NO_MISTAKE, NO_UPDATE, Feedback, OnlineLearner, UpdateInfo
+from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, precision_at_k, rank_from_scores
+
+__all__ = [
+    "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "ConfigError", "DataFormat", "DataFormatError",
+    "Feedback", "LtrError", "OnlineLearner", "OnlineLearnerConfig", "Query", "QueryReader", "ReaderOptions",
+    "Strict", "UpdateInfo", "average_precision", "dcg_at_k", "ndcg_at_k", "precision_at_k", "rank_from_scores",
+]

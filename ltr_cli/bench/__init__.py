@@ -1,0 +1,1 @@
+"""``ltr bench``: speed and memory measured side by side in one run."""

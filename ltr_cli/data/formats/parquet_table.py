@@ -1,0 +1,275 @@
+"""The Parquet table of a ranking data set: the file ``ltr data convert`` writes and
+``kind: files`` datasets, ``ltr eval``, ``ltr score`` and ``ltr data inspect`` read.
+
+Schema (one definition, :func:`table_schema`, for writing and reading): ``qid`` (string),
+``label`` (float64), then one float64 column per feature named ``f<index>`` in index
+order, ``f1..fd`` for 1-based data (``f0..f(d-1)`` for 0-based). One row per document; the
+rows of a query are consecutive, in the source file's order.
+
+Reading applies the text reader's bounds: the feature columns must be exactly the ones the
+dataset declares, labels finite and at most :data:`~ltr_cli.data.options.MAX_LABEL`,
+features finite (a ``null_value`` replaces missing ones), at most
+``max_query_rows`` documents a query, and a qid that reappears after other queries is an
+error unless ``split_qids: new-query``. Errors name the file and the 1-based row.
+Integer qid or label columns are accepted (a qid is then its decimal string).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.data.formats.base import DataFormat
+from ltr_cli.data.options import MAX_LABEL, ReaderOptions
+from ltr_cli.data.query import Query
+from ltr_cli.data.svmlight import query_too_large
+from ltr_cli.errors import DataFormatError
+
+BATCH_ROWS = 65536
+
+
+def feature_columns(n_features: int, index_base: int) -> list[str]:
+    """The names of the feature columns: ``f<base>`` .. ``f<base + d - 1>``."""
+    return [f"f{j + index_base}" for j in range(n_features)]
+
+
+def table_schema(n_features: int, index_base: int) -> Any:
+    """The pyarrow schema of the table (qid, label, features)."""
+    import pyarrow as pa
+
+    return pa.schema([("qid", pa.string()), ("label", pa.float64())]
+                     + [(name, pa.float64()) for name in feature_columns(n_features, index_base)])
+
+
+def write_table(queries: Iterator[Query], tmp: Path, n_features: int, index_base: int, fmt: str = "parquet",
+                batch_rows: int = BATCH_ROWS) -> dict[str, int]:
+    """Stream queries into a Parquet (or CSV, same columns) file, one batch of rows at a time;
+    return the counts."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    schema = table_schema(n_features, index_base)
+    n_queries = n_docs = 0
+    batch: list[Query] = []
+    rows = 0
+    # dictionary-encoding float columns costs four times the rest of the write and makes the
+    # file larger: only the qid column is dictionary-encoded
+    opened = pq.ParquetWriter(tmp, schema, use_dictionary=["qid"]) if fmt == "parquet" else pcsv.CSVWriter(tmp, schema)
+    with opened as writer:
+        def flush() -> None:
+            X = np.vstack([q.X for q in batch])
+            cols = [pa.array(np.concatenate([np.full(q.m, q.qid, dtype=object) for q in batch]), pa.string()),
+                    pa.array(np.concatenate([q.y for q in batch]))]
+            cols += [pa.array(X[:, j]) for j in range(n_features)]
+            writer.write_table(pa.Table.from_arrays(cols, schema=schema))
+
+        for q in queries:
+            batch.append(q)
+            rows += q.m
+            n_queries += 1
+            n_docs += q.m
+            if rows >= batch_rows:
+                flush()
+                batch, rows = [], 0
+        if batch:
+            flush()
+    return {"queries": n_queries, "documents": n_docs, "features": n_features}
+
+
+class ParquetReader:
+    """The queries of one Parquet table in row order (see the module docstring)."""
+
+    def __init__(self, path: str | Path, options: ReaderOptions = ReaderOptions()):
+        self.path = Path(path)
+        self.options = options
+
+    # -- the QueryReader contract ---------------------------------------------------------
+    def __iter__(self) -> Iterator[Query]:
+        return self.dense_queries(np.float64)
+
+    def dense_queries(self, dtype: type = np.float64) -> Iterator[Query]:
+        if self.options.n_features is None:
+            raise ValueError("dense reading needs n_features (from the dataset registry)")
+        for qid, y, row, X in self._queries(features=True):
+            assert X is not None
+            Xd: np.ndarray = X.astype(dtype, copy=False)
+            if Xd.dtype != np.float64 and not np.isfinite(Xd).all():
+                raise self._error(row, f"a feature value of the query starting here exceeds the "
+                                       f"{np.dtype(dtype).name} range; use storage: float64")
+            yield Query(qid=qid, X=Xd, y=y, line=row)
+
+    def labelled_queries(self) -> Iterator[tuple[str, np.ndarray, int]]:
+        for qid, y, row, _ in self._queries(features=False):
+            yield qid, y, row
+
+    def summaries(self) -> Iterator[tuple[str, np.ndarray, int, int, int]]:
+        width = len(self._feature_names())
+        for qid, y, row, _ in self._queries(features=False):
+            yield qid, y, row, int(y.shape[0]) * width, width - 1
+
+    def count_queries(self) -> int:
+        return sum(1 for _ in self._queries(features=False))
+
+    # -- reading ----------------------------------------------------------------------------
+    def _error(self, row: int | None, message: str) -> DataFormatError:
+        return DataFormatError(str(self.path), None, f"row {row}: {message}" if row is not None else message)
+
+    def _file(self) -> Any:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.options.group_file is not None:
+            raise self._error(None, "a Parquet table carries its qids in the qid column; drop the group file")
+        try:
+            return pq.ParquetFile(self.path)
+        except (pa.ArrowException, OSError) as exc:
+            raise self._error(None, f"not a readable Parquet table ({str(exc).splitlines()[0]}); write one "
+                                    "with ltr data convert") from None
+
+    def _feature_names(self) -> list[str]:
+        """The feature columns, checked against the schema and the declared width."""
+        names = list(self._file().schema_arrow.names)
+        if names[:2] != ["qid", "label"]:
+            raise self._error(None, f"the first columns are {names[:2]}, not ['qid', 'label']; write the "
+                                    "table with ltr data convert")
+        features = names[2:]
+        base = self.options.index_base
+        n = self.options.n_features if self.options.n_features is not None else len(features)
+        expected = feature_columns(n, base)
+        if features != expected:
+            got = f"{len(features)} feature columns ({', '.join(features[:2])}{', ...' if len(features) > 2 else ''})"
+            raise self._error(None, f"has {got} but the dataset declares {n} features named "
+                                    f"{expected[0] if expected else 'none'}..; check the dataset's features "
+                                    "and index_base settings")
+        return features
+
+    def _queries(self, features: bool) -> Iterator[tuple[str, np.ndarray, int, np.ndarray | None]]:
+        """``(qid, labels, first row, X or None)`` per query, rows grouped by consecutive qid."""
+        file = self._file()
+        names = self._feature_names()
+        columns = ["qid", "label"] + (names if features else [])
+        limit = self.options.max_query_rows if self.options.n_features is not None else None
+        seen: dict[str, int] = {}
+        held: list[tuple[np.ndarray, np.ndarray | None]] = []  # the current query's parts
+        held_qid: str | None = None
+        held_row = 0
+        held_rows = 0
+        row = 0  # rows read before this batch
+        for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            qids = self._qid_strings(batch.column(0), row)
+            y = self._labels(batch.column(1), row)
+            X = self._features(batch, row) if features else None
+            n = len(qids)
+            # boundaries of runs of equal qids inside the batch
+            cuts = [0] + [i for i in range(1, n) if qids[i] != qids[i - 1]] + [n]
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                qid = qids[a]
+                if held_qid is not None and qid == held_qid:
+                    held.append((y[a:b], None if X is None else X[a:b]))
+                    held_rows += b - a
+                else:
+                    if held_qid is not None:
+                        yield self._joined(held_qid, held, held_row)
+                    if qid in seen and self.options.split_qids == "error":
+                        raise self._error(row + a + 1, f"qid {qid} reappears here after other queries (its first "
+                                                       f"row was {seen[qid]}); queries must be contiguous. To read "
+                                                       "each run of rows as its own query, set split_qids: new-query")
+                    seen.setdefault(qid, row + a + 1)
+                    held_qid, held_row, held_rows = qid, row + a + 1, b - a
+                    held = [(y[a:b], None if X is None else X[a:b])]
+                if limit is not None and held_rows > limit:
+                    raise query_too_large(str(self.path), held_row, qid, self.options)
+            row += n
+        if held_qid is None:
+            raise self._error(None, "no rows (an empty table)")
+        yield self._joined(held_qid, held, held_row)
+
+    @staticmethod
+    def _joined(qid: str, parts: list[tuple[np.ndarray, np.ndarray | None]],
+                row: int) -> tuple[str, np.ndarray, int, np.ndarray | None]:
+        y = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+        X = None
+        if parts[0][1] is not None:
+            X = np.vstack([p[1] for p in parts if p[1] is not None]) if len(parts) > 1 else parts[0][1]
+        return qid, y, row, X
+
+    def _qid_strings(self, column: Any, row: int) -> list[str]:
+        import pyarrow as pa
+
+        if column.null_count:
+            raise self._error(row + _first_null(column) + 1, "the qid is missing")
+        if pa.types.is_integer(column.type):
+            return [str(v) for v in column.to_pylist()]
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+                or pa.types.is_dictionary(column.type)):
+            raise self._error(None, f"the qid column has type {column.type}; expected strings or integers")
+        values = [str(v) for v in column.to_pylist()]
+        for i, v in enumerate(values):
+            if not v or not v.isprintable() or any(c.isspace() for c in v):
+                raise self._error(row + i + 1, f"qid {v!r} is empty or has spaces or control characters")
+        return values
+
+    def _labels(self, column: Any, row: int) -> np.ndarray:
+        import pyarrow as pa
+
+        if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
+            raise self._error(None, f"the label column has type {column.type}; expected numbers")
+        if column.null_count:
+            raise self._error(row + _first_null(column) + 1, "the label is missing")
+        y = column.to_numpy(zero_copy_only=False).astype(np.float64)
+        bad = ~np.isfinite(y)
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise self._error(row + k + 1, f"label {float(y[k])!r} is not a finite number")
+        big = y > MAX_LABEL
+        if big.any():
+            k = int(np.argmax(big))
+            raise self._error(row + k + 1, f"label {y[k]:g} is too large for the gain 2^r - 1 (labels up to "
+                                           f"{MAX_LABEL:g} keep gains and their sums finite); rescale the labels")
+        return y
+
+    def _features(self, batch: Any, row: int) -> np.ndarray:
+        import pyarrow as pa
+
+        n = batch.num_rows
+        d = batch.num_columns - 2
+        X = np.empty((n, d), dtype=np.float64)
+        for j in range(d):
+            column = batch.column(j + 2)
+            if not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
+                raise self._error(None, f"column {batch.schema.names[j + 2]} has type {column.type}; "
+                                        "expected numbers")
+            values = column.to_numpy(zero_copy_only=False).astype(np.float64)
+            if column.null_count:
+                if self.options.null_value is None:
+                    raise self._error(row + _first_null(column) + 1,
+                                      f"feature {batch.schema.names[j + 2]} is missing; set null_value to "
+                                      "give missing features a value")
+                values[_null_mask(column)] = self.options.null_value
+            X[:, j] = values
+        finite = np.isfinite(X)
+        if not finite.all():
+            r, c = np.argwhere(~finite)[0]
+            raise self._error(row + int(r) + 1, f"non-finite feature value {float(X[r, c])!r} in column "
+                                                f"{batch.schema.names[int(c) + 2]}")
+        return X
+
+
+def _null_mask(column: Any) -> np.ndarray:
+    return np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _first_null(column: Any) -> int:
+    return int(np.argmax(_null_mask(column)))
+
+
+PARQUET = DataFormat(
+    name="parquet",
+    suffixes=(".parquet", ".pq"),
+    description="the Parquet table 'ltr data convert' writes: qid, label, f1..fd (one row per document)",
+    reader=ParquetReader,
+)

@@ -1,0 +1,183 @@
+"""``ltr eval``: score a labelled file under a named metric convention (the conventions
+and the per-query measures are :mod:`ltr_cli.measures.conventions`; this module reads the files,
+groups queries and formats the LETOR scripts' tables)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli import kernels
+from ltr_cli.data.formats import open_dataset
+from ltr_cli.data.svmlight import ReaderOptions, iter_lines
+from ltr_cli.errors import DataFormatError, LtrError
+from ltr_cli.measures.conventions import CONVENTIONS
+from ltr_cli.measures.stacked import evaluate_stacked
+
+
+def read_scores(path: Path) -> np.ndarray:
+    """One score per line (the LETOR tools' prediction format); blank lines not allowed.
+    The compiled scanner reads regular files; anything it does not accept is read again
+    by :func:`read_scores_reference`, which accepts it or names the line."""
+    if kernels.ENABLED:
+        fast = _read_scores_fast(Path(path))
+        if fast is not None:
+            return fast
+    return read_scores_reference(path)
+
+
+def _read_scores_fast(path: Path) -> np.ndarray | None:
+    from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_scores
+    from ltr_cli.data.options import DEFAULT_MAX_LINE_BYTES
+    from ltr_cli.data.textio import BOM, open_binary
+
+    try:
+        with open_binary(path) as fh:
+            data = fh.read()
+    except Exception:  # the reference reader reports it, with the line
+        return None
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lines = data.count(b"\n") + 1
+    out = np.empty(lines)
+    slow = np.empty((3, 1024), dtype=np.int64)
+    n, n_slow, status, _ = scan_scores(buf, out, slow, DEFAULT_MAX_LINE_BYTES)
+    if status == SLOW_FULL:
+        slow = np.empty((3, lines), dtype=np.int64)
+        n, n_slow, status, _ = scan_scores(buf, out, slow, DEFAULT_MAX_LINE_BYTES)
+    if status == IRREGULAR:
+        return None
+    for j in range(n_slow):
+        value = float(data[slow[1, j]:slow[2, j]])
+        if not math.isfinite(value):
+            return None
+        out[slow[0, j]] = value
+    return out[:n]
+
+
+def read_scores_reference(path: Path) -> np.ndarray:
+    """:func:`read_scores`, line by line in Python."""
+    values: list[float] = []
+    for lineno, raw in iter_lines(Path(path)):
+        text = raw.strip()
+        try:
+            v = float(text.split()[0]) if text else float("nan")
+        except ValueError:
+            raise DataFormatError(str(path), lineno, f"bad score {text[:40]!r}; expected one number per line") from None
+        if not math.isfinite(v):
+            raise DataFormatError(str(path), lineno, "score is empty or not a finite number")
+        values.append(v)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _qid_key(qid: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(qid))
+    except ValueError:
+        return (1, qid)
+
+
+def evaluate_file(
+    data_path: Path,
+    score_path: Path,
+    options: ReaderOptions,
+    convention: str = "paper",
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    threshold: float = 0.0,
+    seed: int = 0,
+    per_query: bool = True,
+) -> dict[str, Any]:
+    """Evaluate a score file against a labelled file: averages and (``per_query``) every
+    query's values. Lines of one qid anywhere in the file form one query, in file order;
+    queries are reported in numeric qid order where all qids are numeric."""
+    conv = CONVENTIONS[convention]
+    reader = open_dataset(data_path, ReaderOptions(
+        n_features=None, index_base=options.index_base, qid_source=options.qid_source,
+        group_file=options.group_file, null_value=0.0, split_qids="new-query"))  # features unused
+    segments: dict[str, list[tuple[int, int]]] = {}
+    label_parts = []
+    start = 0
+    for qid, y, _ in reader.labelled_queries():
+        segments.setdefault(qid, []).append((start, y.shape[0]))
+        label_parts.append(y)
+        start += y.shape[0]
+    labels = np.concatenate(label_parts) if label_parts else np.zeros(0)
+    scores = read_scores(score_path)
+    if scores.shape[0] != start:
+        raise LtrError(
+            f"{score_path}: has {scores.shape[0]} scores but {data_path} has {start} documents; "
+            "the score file needs one line per document, in data-file order"
+        )
+    qids = sorted(segments, key=_qid_key)
+    order = np.concatenate([np.arange(a, a + m) for qid in qids for a, m in segments[qid]]) if qids \
+        else np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum([sum(m for _, m in segments[qid]) for qid in qids], out=offsets[1:])
+    y, s = labels[order], scores[order]
+    if conv.letor_style:
+        bad = (y != np.floor(y)) | (y < 0)
+        if bad.any():
+            first = int(np.argmax(bad))
+            qid = qids[int(np.searchsorted(offsets, first, side="right")) - 1]
+            raise LtrError(
+                f"{data_path}: qid {qid} has label {y[first]:g}; the {conv.name} convention "
+                "(official Perl script) reads non-negative integer labels only - use --convention paper"
+            )
+        odd_labels = conv.outside_gain_table(y)
+        if odd_labels:
+            warnings.warn(conv.outside_gain_table_warning(odd_labels), stacklevel=2)
+    table = evaluate_stacked(s, y, offsets, conv, ties, no_relevant, threshold, np.random.default_rng(seed))
+    result: dict[str, Any] = {
+        "convention": conv.name,
+        "ties": ties or conv.ties,
+        "no_relevant": no_relevant or (conv.no_relevant if not conv.letor_style else "zero (script)"),
+        "queries": len(qids),
+        "documents": start,
+    }
+    if per_query:
+        result["per_query"] = {qid: table.row(q) for q, qid in enumerate(qids)}
+    result["average"] = table.average(conv) if qids else {}
+    return result
+
+
+def nan_to_none(obj: Any) -> Any:
+    """Replace NaN floats by None recursively, so JSON output is standard (null)."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [nan_to_none(v) for v in obj]
+    return obj
+
+
+def format_tables(result: dict[str, Any], per_query: bool) -> str:
+    """The LETOR scripts' layout: ``qid P@1..P@k MAP`` and ``qid NDCG@1..NDCG@k [MeanNDCG]``."""
+    avg = result["average"]
+    ks = sorted(int(k.split("@")[1]) for k in avg if k.startswith("ndcg@"))
+
+    def cell(v: float | None) -> str:
+        return "" if v is None or math.isnan(v) else f"{v:.4f}"
+
+    lines = [f"# convention={result['convention']} ties={result['ties']} "
+             f"no_relevant={result['no_relevant']} queries={result['queries']} "
+             f"documents={result['documents']}"]
+    lines.append("\t".join(["qid"] + [f"P@{k}" for k in ks] + ["MAP"]))
+    rows = list(result["per_query"].items()) if per_query else []
+    for qid, vals in rows + [("Average", avg)]:
+        lines.append("\t".join([qid] + [cell(vals[f"p@{k}"]) for k in ks] + [cell(vals["ap"])]))
+    lines.append("")
+    has_mean = "mean_ndcg" in avg
+    lines.append("\t".join(["qid"] + [f"NDCG@{k}" for k in ks] + (["MeanNDCG"] if has_mean else [])))
+    for qid, vals in rows + [("Average", avg)]:
+        cells = [cell(vals[f"ndcg@{k}"]) for k in ks]
+        if has_mean:
+            cells.append(cell(vals["mean_ndcg"]))
+        lines.append("\t".join([qid] + cells))
+    return "\n".join(lines) + "\n"

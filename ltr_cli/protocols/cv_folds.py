@@ -1,0 +1,71 @@
+"""The folds of a batch (k-fold) experiment, as data sources.
+
+Each fold's train, vali and test splits are :class:`~ltr_cli.data.sources.QuerySource`
+objects opened like an online run's data, so they are read through the same binary cache
+(content-checked against the files) and their identity is recorded the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.config.experiment import ExperimentSpec, RegistryData
+from ltr_cli.data.registry import get_dataset
+from ltr_cli.data.sources import QuerySource, open_source
+
+SPLITS = ("train", "vali", "test")
+
+
+@dataclass
+class Fold:
+    """One fold: its number (None for a dataset without folds) and its three splits."""
+
+    number: int | None
+    train: QuerySource
+    vali: QuerySource
+    test: QuerySource
+
+
+def open_folds(spec: ExperimentSpec, cache_dir: Path | None = None) -> list[Fold]:
+    """The folds a ``cv:`` experiment reads, in order (``dataset.folds``, else all)."""
+    ds, cv = spec.dataset, spec.cv
+    assert isinstance(ds, RegistryData) and cv is not None
+    info = get_dataset(ds.name)
+    numbers: list[int | None] = list(ds.folds or info.folds) or [None]
+    folds = []
+    for number in numbers:
+        sources = [open_source(ds.model_copy(update={"split": cv.splits[split],
+                                                      "folds": None if number is None else [number]}),
+                               spec.seed, cache_dir)
+                   for split in SPLITS]
+        folds.append(Fold(number, *sources))
+    return folds
+
+
+def folds_identity(folds: list[Fold]) -> dict[str, Any]:
+    """Identity (path, size, content digest, stat key) of every file the CV reads, each
+    once, in the order it reads them."""
+    seen: dict[str, dict[str, Any]] = {}
+    for fold in folds:
+        for source in (fold.train, fold.vali, fold.test):
+            for ident in source.identity()["files"]:
+                seen.setdefault(ident["path"], ident)
+    return {"files": list(seen.values())}
+
+
+def split_queries(source: QuerySource) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every query of one split, in memory (LETOR sets are small): ``[(X, y), ...]``."""
+    return [(q.X, q.y) for unit in source.units() for q in source.queries(unit)]
+
+
+def load_queries(spec: ExperimentSpec, split: str, fold: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The queries of one split (``train``, ``vali``, ``test``) of one fold, uncached."""
+    ds = spec.dataset
+    assert isinstance(ds, RegistryData)
+    one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
+    (chosen,) = open_folds(one)
+    return split_queries(getattr(chosen, split))

@@ -1,0 +1,211 @@
+"""``ltr report``: last-ten-rounds averages per run, with the paper's printed numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
+from ltr_cli.reports.paper_numbers import paper_value
+from ltr_cli.results.folders import Run, group_seeds
+from ltr_cli.reports.run_labels import describe_settings, differing_settings
+
+
+def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    """One row per (experiment, learner, metric): the paper's statistic (mean of the
+    time-averaged curve over the last ten rounds) averaged over the learner's seeds, its
+    spread (sample standard deviation, min, max over seeds), the final time average, and
+    the paper's number if any, with the verdict on whether the run's data and protocol
+    match the paper's setup; the difference is shown only for a comparable run. Runs of
+    one learner with different settings are separate rows, named by those settings."""
+    rows = []
+    groups = sorted(group_seeds(runs).items())
+    settings = _settings_by_group([seeds for _, seeds in groups])
+    for ((experiment, learner, _), seeds), differ in zip(groups, settings):
+        first = seeds[0].summary
+        for metric in first.get("metrics", {}):
+            last10 = [v for r in seeds if (v := _metric(r, metric, "last10_mean_of_time_average")) is not None]
+            final = [v for r in seeds if (v := _metric(r, metric, "final_time_average")) is not None]
+            mean = float(np.mean(last10)) if last10 else None
+            paper = paper_value(str(first.get("dataset", "")), str(first.get("role", "")), metric)
+            verdict = perceptron_verdict(seeds) if paper is not None else None
+            comparable = verdict is not None and verdict.comparable
+            rows.append({
+                "experiment": experiment,
+                "dataset": first.get("dataset", ""),
+                "learner": learner,
+                "label": seeds[0].label,
+                "settings": describe_settings(differ),
+                "metric": metric,
+                "rounds": first.get("rounds"),
+                "seeds": len(seeds),
+                "last10": mean,
+                "last10_std": float(np.std(last10, ddof=1)) if len(last10) > 1 else None,
+                "last10_min": min(last10) if len(last10) > 1 else None,
+                "last10_max": max(last10) if len(last10) > 1 else None,
+                "final": float(np.mean(final)) if final else None,
+                "paper": paper,
+                "difference": None if not comparable or mean is None or paper is None else mean - paper,
+                "vs_paper": "" if verdict is None else verdict.text(),
+                "notes": "; ".join(_notes(seeds)),
+                "runs": " ".join(sorted(r.path.name for r in seeds)),
+            })
+    return rows
+
+
+def _settings_by_group(groups: list[list[Run]]) -> list[dict[str, Any]]:
+    """For groups of one experiment sharing a learner label, the settings that differ
+    between them; {} for a label shown once."""
+    out: list[dict[str, Any]] = [{} for _ in groups]
+    by_label: dict[tuple[str, str], list[int]] = {}
+    for i, seeds in enumerate(groups):
+        by_label.setdefault((seeds[0].experiment, seeds[0].label), []).append(i)
+    for idx in by_label.values():
+        if len(idx) > 1:
+            for i, differ in zip(idx, differing_settings([groups[i][0].config for i in idx])):
+                out[i] = differ
+    return out
+
+
+# the top-k paper's plotting script adds these to two curves before drawing its figure
+TOPK_FIGURE_SHIFTS = {"rtopkf-smoothdcg": 0.008, "rtopkf-ranksvm": 0.005}
+
+
+def _notes(seeds: list[Run]) -> list[str]:
+    """Marks of the runs (NaN weights, SmoothDCG direction) and the top-k figure's shifts."""
+    notes: list[str] = []
+    for run in seeds:
+        for mark in run.marks:
+            if mark.startswith("NaN") and len(seeds) > 1:
+                mark = f"seed {run.summary.get('seed')}: {mark}"
+            if mark not in notes:
+                notes.append(mark)
+    shift = TOPK_FIGURE_SHIFTS.get(str(seeds[0].summary.get("role", "")))
+    if shift is not None:
+        notes.append(f"the top-k paper's figure draws this curve shifted by +{shift:g}")
+    return notes
+
+
+def selection_rows(choices: list[Any], metric: str, window: int) -> list[dict[str, Any]]:
+    """One row per (experiment, learner): the selected settings and their score over seeds."""
+    rows = []
+    for c in choices:
+        rows.append({
+            "experiment": c.experiment,
+            "learner": c.learner,
+            "label": c.runs[0].label,
+            "selected_by": f"{metric}, last {window} rounds of the time average",
+            "settings": "; ".join(f"{k}={v}" for k, v in c.settings.items()) or "(only one setting)",
+            "candidates": c.candidates,
+            "tied": c.tied,
+            "seeds": len(c.scores),
+            "score": c.score,
+            "score_std": float(np.std(c.scores, ddof=1)) if len(c.scores) > 1 else None,
+            "score_min": min(c.scores),
+            "score_max": max(c.scores),
+        })
+    return rows
+
+
+SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings", "candidates",
+                     "tied", "seeds", "score", "score_std", "score_min", "score_max"]
+
+
+BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "map_std", "ndcg@1", "ndcg@3",
+                 "ndcg@3_std", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3", "vs_paper"]
+
+
+def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    """Batch (k-fold) runs: test metrics averaged over folds, the spread of the headline
+    metrics over folds (sample standard deviation of the per-fold test values), and the
+    direct-optimisation paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them."""
+    from ltr_cli.reports.paper_numbers import batch_paper_value
+
+    rows = []
+    for run in sorted(runs, key=lambda r: (r.experiment, str(r.summary.get("learner")))):
+        s = run.summary
+        m = s.get("metrics", {})
+        dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
+        rows.append({
+            "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
+            "label": run.label, "folds": len(s.get("folds", [])), "map": m.get("ap"),
+            "map_std": _fold_std(run, "ap"), "ndcg@3_std": _fold_std(run, "ndcg@3"),
+            **{k: m.get(k) for k in ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")},
+            "paper_map": batch_paper_value(dataset, role, "map"),
+            "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
+            "vs_paper": "" if (verdict := direct_optimisation_verdict(run)) is None else verdict.text(),
+        })
+    return rows
+
+
+def _fold_std(run: Run, metric: str) -> float | None:
+    """Sample standard deviation of a test metric over a batch run's folds (None for one fold)."""
+    if metric not in run.rounds.columns:
+        return None
+    values = run.rounds[metric].to_numpy(dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(np.std(values, ddof=1)) if values.size > 1 else None
+
+
+def _metric(run: Run, metric: str, key: str) -> float | None:
+    return (run.summary.get("metrics", {}).get(metric) or {}).get(key)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    return str(v)
+
+
+COLUMNS = ["experiment", "dataset", "learner", "label", "settings", "metric", "rounds", "seeds", "last10",
+           "last10_std", "last10_min", "last10_max", "final", "paper", "difference", "vs_paper", "notes", "runs"]
+
+
+def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    cols = columns or COLUMNS
+    head = "| " + " | ".join(cols) + " |"
+    rule = "|" + "|".join("---" for _ in cols) + "|"
+    body = ["| " + " | ".join(_fmt(r[c]).replace("|", "\\|") for c in cols) + " |" for r in rows]
+    if columns is not None:
+        return "\n".join([head, rule, *body]) + "\n"
+    note = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
+            "paper's statistic), averaged over seeds, with its spread over seeds "
+            "(`last10_std`, `_min`, `_max`); `paper`: the number printed in the paper, where "
+            "there is one; `notes`: weights that became NaN (the authors' numerics), SmoothDCG's "
+            "step direction, and the top-k paper's figure shifts (+0.008 SmoothDCG, +0.005 RankSVM).\n")
+    return "\n".join([head, rule, *body]) + "\n" + note
+
+
+def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    cols = columns or COLUMNS
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({c: ("" if r[c] is None else r[c]) for c in cols})
+    return buf.getvalue()
+
+
+def render_report(runs: list[Run], fmt: str, select_by: str | None = None, window: int = 10) -> str:
+    """``ltr report``: the online table (or, with ``select_by``, each learner's best
+    settings by that metric over the last ``window`` rounds) and the batch table, as
+    ``markdown`` or ``csv``."""
+    from ltr_cli.reports.selection import select
+
+    batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
+    online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
+    render = to_csv if fmt == "csv" else to_markdown
+    parts = []
+    if select_by:
+        parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
+                            SELECTION_COLUMNS))
+    elif online:
+        parts.append(render(report_rows(online)))
+    if batch:
+        parts.append(render(batch_rows(batch), BATCH_COLUMNS))
+    return "\n".join(parts)

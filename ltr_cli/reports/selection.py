@@ -1,0 +1,82 @@
+"""Hyper-parameter selection as the perceptron paper describes it: for each learner, the
+settings whose time-averaged metric over a fixed interval (the last ``window`` rounds) is
+best, averaged over seeds.
+
+Runs are grouped by (experiment, learner, config id without the seed); the settings that
+distinguish the groups of one learner are read from their ``config.yaml`` files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.errors import ResultsError
+from ltr_cli.measures.metrics import time_average
+from ltr_cli.results.folders import Run, group_seeds
+
+
+@dataclass
+class Choice:
+    experiment: str
+    learner: str
+    config_id: str
+    score: float
+    scores: list[float]
+    settings: dict[str, Any]
+    runs: list[Run]
+    candidates: int
+    tied: int = 0  # other settings with exactly the same score
+
+
+def window_score(run: Run, metric: str, window: int) -> float:
+    """Mean of the time-averaged curve of ``metric`` over the last ``window`` rounds."""
+    if metric not in run.rounds.columns:
+        raise ResultsError(f"{run.path}: no metric {metric!r} (it has "
+                           f"{', '.join(c for c in run.rounds.columns if '@' in c or c in ('ap', 'ndcg'))})")
+    curve = time_average(run.rounds[metric].to_numpy(dtype=np.float64))
+    return float(np.nanmean(curve[-window:])) if curve.size else float("nan")
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): data}
+
+
+def _settings(group: list[Run], others: list[list[Run]]) -> dict[str, Any]:
+    """Config keys (other than the seed) whose values differ between the groups."""
+    mine = _flatten(group[0].config)
+    flats = [_flatten(g[0].config) for g in others]
+    keys = set(mine)
+    for f in flats:
+        keys |= set(f)
+    differing = sorted(k for k in keys if k not in ("seed", "seeds")
+                       and any(f.get(k) != mine.get(k) for f in flats))
+    return {k: mine.get(k) for k in differing}
+
+
+def select(runs: list[Run], metric: str, window: int) -> list[Choice]:
+    """The best settings per (experiment, learner). Exact ties (e.g. step sizes that give
+    the same rankings) go to the smallest config id, deterministically; ``tied`` counts them."""
+    by_learner: dict[tuple[str, str], list[tuple[str, list[Run]]]] = {}
+    for (experiment, learner, config_id), members in group_seeds(runs).items():
+        by_learner.setdefault((experiment, learner), []).append((config_id, members))
+    choices = []
+    for (experiment, learner), groups in sorted(by_learner.items()):
+        scored = []
+        for config_id, members in groups:
+            scores = [window_score(r, metric, window) for r in sorted(members, key=lambda r: r.path.name)]
+            scored.append((-float(np.nanmean(scores)), config_id, scores, members))
+        scored.sort(key=lambda x: (x[0], x[1]))
+        neg, config_id, scores, members = scored[0]
+        others = [g for cid, g in groups if cid != config_id]
+        tied = sum(1 for s in scored[1:] if s[0] == neg)
+        choices.append(Choice(experiment, learner, config_id, -neg, scores,
+                              _settings(members, others) if others else {}, members, len(groups), tied))
+    return choices

@@ -1,0 +1,67 @@
+"""``ltr score``: a saved model (a run's ``models.json``) and the scores it gives every
+document of a file, in the LETOR evaluation tools' format (one score per line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.data.options import ReaderOptions
+from ltr_cli.data.formats import open_dataset
+from ltr_cli.errors import LtrError
+from ltr_cli.data.normalize import NormalizedModel, Normalizer
+from ltr_cli.results.models import model_from_dict
+from ltr_cli.results.folders import read_run_text
+
+
+def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
+    """The scorer of one fold of a run directory (or its ``models.json``; default: the
+    first fold) and its feature count; one-line LtrError for anything else."""
+    path = model / "models.json" if model.is_dir() else model
+    try:
+        models = json.loads(read_run_text(path))
+    except (ValueError, RecursionError) as exc:
+        raise LtrError(f"{path}: not a saved model file ({type(exc).__name__}); give a run "
+                       "directory written by ltr run") from None
+    if not isinstance(models, dict):
+        raise LtrError(f"{path}: not a saved model file (expected an object of models by fold)")
+    key = fold if fold is not None else next(iter(models), None)
+    unnumbered = list(models) in (["None"], ["final"])  # a dataset without folds, an online run
+    if key not in models and unnumbered and fold in ("1", "only"):
+        key = next(iter(models))  # its one model is fold 1 of 1
+    if key not in models:
+        has = ("one model (" + ("an online run's final weights" if "final" in models else "its dataset has "
+                                "no folds") + "): omit --fold") if unnumbered else \
+            (f"folds {', '.join(map(str, models))}" if models else "no models")
+        raise LtrError(f"{path}: no model for fold {fold!r}; it has {has}")
+    data = models[key]
+    try:
+        scorer: Any = model_from_dict(data)
+        n_features = int(data["features"])
+        normalizer = Normalizer.from_dict(data.get("normalize"), n_features)
+        if normalizer.kind != "none":
+            scorer = NormalizedModel(scorer, normalizer)
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        raise LtrError(f"{path}: fold {key!r} is not a valid model ({exc}); give a run directory "
+                       "written by ltr run") from None
+    if not scorer.finite():
+        raise LtrError(f"{path}: fold {key!r} has NaN or infinite weights, so its scores would be "
+                       "meaningless (an authors'-numerics run that overflowed: its summary.json "
+                       "gives the round in nonfinite_round)")
+    return scorer, n_features
+
+
+def score_lines(scorer: Any, data_file: Path, options: ReaderOptions) -> list[str]:
+    """One formatted score per document of ``data_file``, in file order."""
+    lines: list[str] = []
+    for q in open_dataset(data_file, options):
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = scorer.scores(q.X)
+        if not np.isfinite(scores).all():
+            raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
+                           "(NaN or infinite); the weights are too large for these features")
+        lines.extend(f"{s:.10g}" for s in scores)
+    return lines

@@ -1,0 +1,163 @@
+"""A run's folder: its lock while it is computed, what a killed attempt left behind, its id,
+and the one write path of its results (shared by the online and the batch runs)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli import __version__
+from ltr_cli.config.experiment import ExperimentSpec
+from ltr_cli.data.identity import same_content
+from ltr_cli.errors import LtrError
+from ltr_cli.runs.locks import LockUnavailable, RunLock, RunLocked
+from ltr_cli.results.folders import read_run, write_run
+
+
+@dataclass
+class RunOutcome:
+    learner: str
+    path: Path
+    summary: dict[str, Any]
+
+
+def _versions() -> dict[str, str]:
+    import pandas
+    import pyarrow
+
+    blas: dict[str, Any] = {}
+    try:
+        config: Any = np.show_config(mode="dicts")
+        blas = dict(config.get("Build Dependencies", {}).get("blas", {}))
+    except Exception:  # the layout of numpy's build info is not a stable API
+        pass
+    return {
+        "ltr_cli": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pandas.__version__,
+        "pyarrow": pyarrow.__version__,
+        "platform": platform.platform(),
+        "blas": {k: blas.get(k) for k in ("name", "version")},
+        # thread counts can change floating-point reduction order in BLAS
+        "environment": {k: os.environ.get(k) for k in (
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")},
+    }
+
+
+def cache_dir(spec: ExperimentSpec, out_root: Path) -> Path | None:
+    """Where parsed data files are cached (None: caching is off)."""
+    if not spec.cache.enabled:
+        return None
+    return spec.cache.dir if spec.cache.dir is not None else out_root / ".cache"
+
+
+@contextmanager
+def owning(run_dir: Path) -> Iterator[None]:
+    """Hold the run's lock (so no other worker writes ``run_dir``) and clear what a killed
+    earlier attempt left behind; one-line error if a live process holds the lock. An
+    experiment folder created here is removed again if the run leaves it empty (a failed
+    run leaves no trace)."""
+    new_folder = not run_dir.parent.exists()
+    lock = RunLock(run_dir.parent / f".{run_dir.name}.lock")
+    try:
+        lock.acquire()
+    except RunLocked as exc:
+        raise LtrError(f"{run_dir}: another process is computing this run ({exc}); wait for it "
+                       "(its lock is released when that process ends, even if it is killed)") from None
+    except LockUnavailable as exc:
+        raise LtrError(f"{run_dir}: cannot lock the run ({exc})") from None
+    try:
+        remove_stale_temporaries(run_dir)
+        yield
+    finally:
+        lock.release()
+        if new_folder:
+            try:
+                run_dir.parent.rmdir()  # only if empty
+            except OSError:
+                pass
+
+
+def refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:
+    """One-line error if a finished run recorded other data than ``identity`` (it is
+    neither counted as done nor silently recomputed over)."""
+    dataset = read_run(run_dir).manifest.get("dataset")
+    recorded = dataset.get("fingerprint") if isinstance(dataset, dict) else None
+    if not same_content(recorded, identity):
+        raise LtrError(f"{run_dir}: this finished run was computed on other data than is now on "
+                       f"disk ({what}); remove the run directory to recompute it, or use another "
+                       "--out to keep both")
+
+
+def remove_stale_temporaries(run_dir: Path) -> None:
+    """Delete half-written files a killed process left for this run (temporary result
+    directories, checkpoint temp files). Called only while holding the run's lock."""
+    import shutil
+
+    for leftover in run_dir.parent.glob(f".{run_dir.name}.tmp-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    for leftover in run_dir.parent.glob(f".{run_dir.name}.checkpoint.tmp-*"):
+        leftover.unlink(missing_ok=True)
+    for leftover in run_dir.parent.glob(f".{run_dir.name}.old-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
+    """Directory name of one run of ``spec`` (a single seed): ``<learner>-<hash>``, or
+    ``<learner>-seed<S>-<hash>`` when the config repeats seeds."""
+    run_id = spec.run_id(learner)
+    if repeated:
+        run_id = f"{learner}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
+    return run_id
+
+
+def keep_checkpoint(path: Path, what: str, argv: list[str] | None, fresh: bool) -> None:
+    """A checkpoint that ``ltr run`` without ``--resume`` finds: deleted with ``--fresh``,
+    else kept with a one-line error saying how to continue or start over."""
+    if fresh:
+        path.unlink(missing_ok=True)
+        return
+    raise LtrError(f"{path}: an interrupted run of {what} left this checkpoint; continue it with: "
+                   f"{resume_command(argv)}, or start over with --fresh")
+
+
+def resume_command(argv: list[str] | None) -> str:
+    """The command line that continues this run: the same arguments with ``--resume``."""
+    import shlex
+
+    args = list(argv or sys.argv)[1:]
+    if "--resume" not in args:
+        args.append("--resume")
+    return " ".join(["ltr"] + [shlex.quote(a) for a in args])
+
+
+def record_run(
+    spec: ExperimentSpec, name: str, lspec: Any, run_id: str, run_dir: Path, table: Any,
+    summary: dict[str, Any], manifest: dict[str, Any], timings: dict[str, Any], models: dict[str, Any],
+    argv: list[str] | None,
+) -> RunOutcome:
+    """The one write path of a run: summary, manifest, resolved config, the table
+    (``rounds.parquet``) and ``models.json``, written atomically into ``run_dir``."""
+    summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
+               "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
+               "label": lspec.default_label(), "role": lspec.paper_role(), **summary}
+    resolved = spec.resolved()
+    resolved["learners"] = {name: resolved["learners"][name]}
+    manifest = {"run_id": run_id, "experiment": spec.experiment, "learner": name,
+                "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
+                "command": argv or sys.argv, **manifest, "timings": timings,
+                "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    path = write_run(run_dir, resolved, table, summary, manifest,
+                     extra={"models.json": json.dumps(models, indent=1)})
+    return RunOutcome(name, path, summary)

@@ -1,0 +1,324 @@
+"""Online runs of one data stream: each made ready under its lock (learner, checkpoint,
+stream), the runs that can share a compiled block group computed in one pass, each written
+to its own folder (:func:`run_online_jobs`; ``ltr run`` and ``ltr sweep`` both use it)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
+from ltr_cli.config.experiment import ExperimentSpec
+from ltr_cli.measures.conventions import CONVENTIONS
+from ltr_cli.data.identity import same_content
+from ltr_cli.data.sources import QuerySource, StreamStats, open_source, plan_rounds, stream_rounds
+from ltr_cli.errors import LtrError
+from ltr_cli.results.models import LinearModel
+from ltr_cli.outputs import run_path
+from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
+from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible, group_key
+from ltr_cli.protocols.round_measures import RoundMeasures
+from ltr_cli.protocols.warmup import CompileAhead
+from ltr_cli.results.folders import is_complete, read_run
+from ltr_cli.runs.folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
+                                resume_command)
+from ltr_cli.learners.online.theory import stream_constants, theory_block
+
+
+def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
+    """The online run's metric conventions: the convention object's description, with the
+    run's own policies."""
+    m = spec.metrics
+    return {
+        **CONVENTIONS[m.convention].describe(),
+        "ndcg_cutoff": "min(k, m); ideal DCG over all m labels sorted descending",
+        "no_relevant": m.no_relevant,
+        "ties": m.ties,
+        "ap_relevant": f"label > {m.relevance_threshold:g}",
+        "eru": {"d": m.eru_d, "alpha": m.eru_alpha},
+        "time_average": "cumulative mean over rounds (NaN rows skipped)",
+        "fidelity": spec.fidelity,
+    }
+
+
+def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[QuerySource, Any]:
+    """The data stream of a single-seed online spec, and for a separable stream the theory's
+    constants (None otherwise). ``reads``: how often this process will read the stream
+    (large generated streams are kept as arrays only when that pays for building them)."""
+    source = open_source(spec.dataset, spec.seed, cache_dir(spec, out_root))
+    source.reads = reads
+    constants = None
+    if source.ranker is not None:  # separable stream: the theory's constants
+        generated = list(source.queries(0))  # generated once, read by every learner's bound
+        constants = (stream_constants(generated, source.ranker), generated)
+    return source, constants
+
+
+def _load_checkpoint(checkpointer: Checkpointer, measures: list[Any], source: QuerySource) -> RunState | None:
+    """The run's checkpoint, validated, and only if it was taken on the data now on disk;
+    one-line error otherwise (it is never silently discarded or trusted)."""
+    where = checkpointer.path
+    try:
+        state = checkpointer.load([m.name for m in measures])
+    except CheckpointInvalid as exc:
+        raise LtrError(f"{where}: damaged or foreign checkpoint ({exc}); delete it to start "
+                       "this run over") from None
+    if state is not None and not same_content(state.data, source.identity()):
+        raise LtrError(f"{where}: the run's data changed since this checkpoint was taken "
+                       f"({source.description}); delete the checkpoint to start the run over "
+                       "on the new data")
+    return state
+
+
+def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> int | None:
+    """The stream's length T: passes x queries (x keep-probability, its expected value),
+    capped by max_rounds. Files are counted only when a learner needs T (RTop-kF's paper
+    schedule without a horizon); otherwise None when unknown (progress bar without total)."""
+    protocol = spec.protocol
+    needs_t = lspec.needs_horizon()
+    if source.n_queries is None and not needs_t:
+        return protocol.max_rounds
+    per_pass = source.queries_per_pass()
+    if protocol.drop_last_query:
+        per_pass -= len(source.units())
+    planned = round(per_pass * protocol.passes * protocol.keep_probability)
+    if protocol.max_rounds is not None:
+        planned = min(planned, protocol.max_rounds)
+    return max(planned, 1)
+
+
+@dataclass
+class OnlineJob:
+    """One online run to do: a single-seed spec, the learner's name and the run's id."""
+
+    spec: ExperimentSpec
+    name: str
+    run_id: str
+
+
+@dataclass
+class _Prepared:
+    """An online run made ready under its lock: its learner (restored from its checkpoint,
+    if it resumes), generators and stream (a plan for the block path, else rounds)."""
+
+    job: OnlineJob
+    run_dir: Path
+    measures: list[Any]
+    checkpointer: Checkpointer
+    state: RunState | None
+    planned: int | None
+    learner: Any
+    tie_rng: np.random.Generator
+    plan: Any
+    rounds: Any
+    stream_stats: StreamStats
+    identity: dict[str, Any]  # the data's, recorded in checkpoints
+
+    @property
+    def start(self) -> int:
+        return self.state.t if self.state is not None else 0
+
+    def group_key(self) -> Any:
+        """Runs with equal keys share one block call (one read of each query): same stream,
+        protocol and measures (one spec but for the learners), same block family, same start."""
+        spec = self.job.spec.resolved()
+        spec.pop("learners")
+        spec.pop("output", None)
+        return json.dumps(spec, sort_keys=True, default=str), group_key(self.learner), self.start
+
+
+def run_online_jobs(
+    jobs: list[OnlineJob], source: QuerySource, constants: Any, out_root: Path, quiet: bool,
+    argv: list[str] | None, resume: bool, fresh: bool = False,
+    on_done: Callable[[RunOutcome], None] | None = None, keep_going: bool = False,
+) -> list[RunOutcome | LtrError]:
+    """Online runs on one data stream, in job order: each is skipped if complete (with
+    ``resume``), else computed under its lock and written. Runs that can run in compiled
+    blocks and share a :meth:`_Prepared.group_key` run together, reading each query once;
+    each writes exactly what it would write alone. A failing run never stops the others:
+    every run that can be computed is written. Returns each job's outcome; with
+    ``keep_going`` a failing run's error is its outcome, otherwise the first failing run's
+    error (in job order; naming its learner when there are several) is raised once every
+    other run is written."""
+    done = on_done or (lambda outcome: None)
+    outcomes: list[RunOutcome | LtrError | None] = [None] * len(jobs)
+
+    def settle(i: int, outcome: RunOutcome | LtrError) -> None:
+        outcomes[i] = outcome
+        if isinstance(outcome, RunOutcome):
+            done(outcome)
+
+    with ExitStack() as locks:
+        prepared: dict[int, _Prepared] = {}
+        for i, job in enumerate(jobs):
+            run_dir = run_path(out_root, job.spec.experiment, job.run_id)
+            try:
+                if resume and is_complete(run_dir):
+                    refuse_other_data(run_dir, source.identity(), source.description)
+                    if not quiet:
+                        print(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped",
+                              file=sys.stderr)
+                    settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
+                    continue
+                locks.enter_context(owning(run_dir))
+                prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh)
+            except LtrError as exc:
+                settle(i, exc)
+        groups: dict[Any, list[int]] = {}
+        for i, prep in prepared.items():
+            key = prep.group_key() if prep.plan is not None else ("alone", i)
+            groups.setdefault(key, []).append(i)
+        ahead = CompileAhead(_compile_jobs([[prepared[i] for i in g] for g in groups.values()]))
+        for n, members in enumerate(groups.values()):
+            if n == 1:
+                ahead.wait()  # the other families' kernels, compiled meanwhile
+            preps = [prepared[i] for i in members]
+            results = _compute(preps, quiet, argv)
+            for i, prep, result in zip(members, preps, results):
+                if isinstance(result, LtrError):
+                    settle(i, result)
+                    continue
+                try:
+                    settle(i, _finish(prep, result, source, constants, argv))
+                except LtrError as exc:
+                    settle(i, exc)
+    failed = [(job, o) for job, o in zip(jobs, outcomes) if isinstance(o, LtrError)]
+    if failed and not keep_going:
+        job, error = failed[0]
+        others = ", ".join(j.name for j, _ in failed[1:])
+        more = f" ({len(failed) - 1} more learner(s) failed: {others})" if len(failed) > 1 else ""
+        if len(jobs) == 1:
+            raise error
+        raise LtrError(f"{job.name} (seed {job.spec.seed}): {error}{more}")
+    return [o for o in outcomes if o is not None]
+
+
+def _compile_jobs(groups: list[list[_Prepared]]) -> list[Callable[[], None]]:
+    """For each compiled block family after the first that these groups use: compiling
+    its kernel for this run's argument types (one round on copies, see
+    :meth:`~ltr_cli.protocols.online_blocks.BlockRunner.warm_up`), to run alongside the first."""
+    jobs: list[Callable[[], None]] = []
+    seen: set[int] = set()
+    for preps in groups:
+        first = preps[0]
+        if first.plan is None:
+            continue
+        family = first.learner.block_kernel()[0]
+        if family not in seen and seen:
+            jobs.append(functools.partial(_warm_up_family, first))
+        seen.add(family)
+    return jobs
+
+
+def _warm_up_family(prep: _Prepared) -> None:
+    BlockRunner([prep.learner], RoundMeasures(prep.measures), prep.plan[0], prep.plan[1],
+                [prep.learner.numerics == "authors-code"]).warm_up()
+
+
+def _prepare(job: OnlineJob, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
+             resume: bool, fresh: bool) -> _Prepared:
+    spec, name = job.spec, job.name
+    lspec: Any = spec.learners[name]
+    measures = spec.metrics.measures()
+    protocol = spec.protocol
+    checkpointer = Checkpointer(run_dir.parent / f".{job.run_id}.checkpoint", job.run_id,
+                                protocol.checkpoint_every)
+    if not resume and checkpointer.path.exists():
+        keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
+    state = _load_checkpoint(checkpointer, measures, source) if resume else None
+    planned = _planned_rounds(spec, lspec, source)
+    # independent, reproducible streams: data order/subsampling, ties, learner draws
+    stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
+    learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
+                          planned, spec.fidelity)
+    if state is not None:
+        if protocol.max_rounds is not None and state.t > protocol.max_rounds:
+            raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
+                           f"{protocol.max_rounds} rounds; delete it to start this run over")
+        try:
+            state.learner.restore(learner)
+        except CheckpointInvalid as exc:
+            raise LtrError(f"{checkpointer.path}: damaged or foreign checkpoint ({exc}); delete it "
+                           "to start this run over") from None
+    stream_stats = StreamStats()
+    stream_rng = np.random.default_rng(stream_seq)
+    plan = None
+    if BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+        plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
+                           protocol.drop_last_query, stream_stats)  # None (nothing drawn) without arrays
+    rounds = None if plan is not None else stream_rounds(
+        source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
+        protocol.drop_last_query, stream_stats)
+    if not quiet:
+        since = f", resuming after round {state.t}" if state is not None else ""
+        print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
+    return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity())
+
+
+def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> list[OnlineResult | LtrError]:
+    """The rounds of prepared runs: one alone (round by round or in blocks), or a group in
+    blocks; a failing run's error is its result."""
+    first = preps[0]
+    protocol = first.job.spec.protocol
+    try:
+        if len(preps) == 1:
+            try:
+                return [run_online(first.rounds, first.learner, first.measures, first.tie_rng, protocol.max_rounds,
+                                   quiet, total_hint=first.planned, feedback=protocol.feedback,
+                                   checkpointer=first.checkpointer if protocol.checkpoint_every else None,
+                                   resume=first.state, name=first.job.name, data_identity=first.identity,
+                                   plan=first.plan)]
+            except LtrError as exc:
+                return [exc]
+        members = [GroupMember(p.learner, p.tie_rng, p.checkpointer if protocol.checkpoint_every else None,
+                               p.state, p.job.name, p.identity) for p in preps]
+        return run_online_group(first.plan, members, first.measures, protocol.max_rounds, quiet,
+                                max((p.planned or 0) for p in preps) or None)
+    except KeyboardInterrupt:
+        for p in preps:
+            saved = (f"its last checkpoint is kept in {p.checkpointer.path}; continue with: {resume_command(argv)}"
+                     if p.checkpointer.path.exists() else "it had no checkpoint yet and will start over")
+            print(f"ltr: interrupted: {p.job.name} (seed {p.job.spec.seed}): {saved}", file=sys.stderr)
+        raise
+
+
+def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
+            argv: list[str] | None) -> RunOutcome:
+    """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
+    spec, name = prep.job.spec, prep.job.name
+    lspec: Any = spec.learners[name]
+    protocol = spec.protocol
+    measures = prep.measures
+    summary = {"dataset": source.name, **summarize(result, measures)}
+    if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
+        summary["dropped_last_queries"] = prep.stream_stats.dropped_last
+    if constants is not None:
+        stream, generated = constants
+        summary["theory"] = theory_block(lspec, stream, generated)
+    # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
+    models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
+                        "round": len(result.rounds),
+                        **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
+    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, result.rounds, summary, {
+        "dataset": {"description": source.description, "n_features": source.n_features,
+                    "normalize": source.normalize,
+                    "fingerprint": source.identity()},
+        "conventions": _conventions(spec),
+        "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
+        "protocol": protocol.model_dump(mode="json"),
+    }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
+        "kernel_load_seconds": summary["kernel_load_seconds"],
+        # runs computed in one pass over the stream; wall_seconds is this run's even share
+        "runs_in_one_pass": result.group_size},
+        models, argv)
+    prep.checkpointer.remove()
+    return outcome

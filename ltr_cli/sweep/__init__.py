@@ -1,0 +1,1 @@
+"""``ltr sweep``: a grid over config keys, its tasks and their executors."""

@@ -1,0 +1,223 @@
+"""The task layer of ``ltr sweep``: one task is one run of one grid point, and
+:func:`run_task` computes it (resuming it if it can) without ever raising for a failing
+run. Executors (:mod:`ltr_cli.sweep.local`, :mod:`ltr_cli.sweep.dask_executor`) build on this
+module and nothing above it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ltr_cli.errors import LtrError
+
+#: TEST HOOK, never set outside the test suite: a comma-separated list of run ids or
+#: learner names. The process that starts computing a matching run dies at once - by
+#: SIGKILL, or by ``os._exit(3)`` when ``LTR_TEST_KILL_HOW=exit`` - to simulate a worker
+#: dying. Unset (always, in normal use) it does nothing.
+TEST_KILL_ENV = "LTR_TEST_KILL_RUN"
+
+
+#: The executors: name -> the module that runs a sweep's tasks there. Each module has
+#: ``run(tasks, out_root, options) -> results`` (one result dict per task, in task order;
+#: a failed run or a dead worker is a ``failed`` result, never an exception). Adding an
+#: executor is one module and one line here (in this task layer, so the CLI lists them without importing any); ``--executor`` lists these names.
+EXECUTORS: dict[str, str] = {
+    "local": "ltr_cli.sweep.local",  # inline (one job) or local worker processes
+    "dask": "ltr_cli.sweep.dask_executor",  # a Dask LocalCluster, or --scheduler ADDRESS
+}
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """How an executor runs a sweep: ``jobs`` parallel runs; for Dask, a scheduler address
+    (None: a local cluster) and how long to wait for it."""
+
+    jobs: int = 1
+    scheduler: str | None = None
+    connect_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of a sweep: a validated config (single seed, no sweep) and one learner."""
+
+    config: dict[str, Any]
+    learner: str
+    point: dict[str, Any]
+    experiment: str
+    run_id: str
+    # tasks with the same (non-None) value read the same stream and run in one compiled
+    # block group (:func:`shared_stream`): they may be computed together
+    stream: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.experiment}/{self.run_id}"
+
+
+def one_line(text: str, limit: int = 1000) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failed_path(task: Task, out_root: str | Path) -> Path:
+    return Path(out_root) / task.experiment / f".{task.run_id}.failed.json"
+
+
+def record_failure(task: Task, out_root: str | Path, message: str, start: float | None = None) -> None:
+    """Write ``.<run-id>.failed.json`` atomically (best effort: a results folder this
+    process cannot write, e.g. a Dask client without the cluster's filesystem, is skipped)."""
+    failed = _failed_path(task, out_root)
+    try:
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        tmp = failed.with_name(failed.name + f".tmp-{os.getpid()}")
+        tmp.write_text(json.dumps({"run": task.key, "point": task.point, "error": message,
+                                   "time": start if start is not None else time.time()},
+                                  indent=2, default=str))
+        os.replace(tmp, failed)
+    except OSError:
+        pass
+
+
+def _test_kill_hook(task: Task) -> None:
+    """See :data:`TEST_KILL_ENV` (a test hook; does nothing unless that variable is set)."""
+    wanted = os.environ.get(TEST_KILL_ENV)
+    if not wanted:
+        return
+    names = {w.strip() for w in wanted.split(",") if w.strip()}
+    if task.run_id in names or task.learner in names or task.key in names:
+        if os.environ.get("LTR_TEST_KILL_HOW") == "exit":
+            os._exit(3)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+#: Runs computed together at most (their round logs are held in memory side by side).
+MAX_GROUP = 64
+
+
+def shared_stream(spec: Any, learner: str) -> str | None:
+    """The key under which a run of ``learner`` (``spec`` a single-seed online config) can
+    share its data stream with other runs: runs whose configs differ only in their learner's
+    settings, whose learners run in the same compiled block family. None when the run
+    cannot join a group (batch cross-validation, a learner or convention without a compiled
+    block loop)."""
+    import numpy as np
+
+    from ltr_cli.protocols.online import feedback_size
+    from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
+    from ltr_cli.protocols.round_measures import RoundMeasures
+
+    if spec.cv is not None or not BLOCKS:
+        return None
+    try:  # the learner as its run builds it (on one feature: only its kind matters here)
+        built = spec.learners[learner].build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
+        if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
+                              feedback_size(built, spec.protocol.feedback)):
+            return None
+        family = group_key(built)
+    except Exception:  # only a hint for grouping: the run fails in its own time, with its own message
+        return None
+    data = spec.resolved()
+    data.pop("learners", None)
+    data.pop("output", None)
+    return json.dumps([data, list(family)], sort_keys=True, default=str)
+
+
+def group_tasks(tasks: list[Task], jobs: int = 1) -> list[list[Task]]:
+    """The units an executor distributes: tasks that share a stream (:attr:`Task.stream`)
+    together, at most :data:`MAX_GROUP` per unit, every other task alone; groups are halved
+    until there are at least ``jobs`` units (when they can be), so parallel workers each
+    get a share. Units in the order of their first task."""
+    units: list[list[Task]] = []
+    where: dict[str, int] = {}
+    for task in tasks:
+        i = where.get(task.stream) if task.stream is not None else None
+        if i is None or len(units[i]) >= MAX_GROUP:
+            units.append([task])
+            if task.stream is not None:
+                where[task.stream] = len(units) - 1
+        else:
+            units[i].append(task)
+    while len(units) < jobs:
+        i = max(range(len(units)), key=lambda k: len(units[k]), default=None)
+        if i is None or len(units[i]) < 2:
+            break
+        half = (len(units[i]) + 1) // 2
+        units[i:i + 1] = [units[i][:half], units[i][half:]]
+    return units
+
+
+def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
+    """Execute a unit of :func:`group_tasks` (resuming its runs if possible): a task alone
+    by :func:`run_task`, tasks that share a stream in one pass over it. Each run writes its
+    own folder, exactly what it writes alone, and fails alone. Never raises for a failing run."""
+    if len(tasks) == 1:
+        return [run_task(tasks[0], out_root)]
+    from ltr_cli.config.experiment import parse_config
+    from ltr_cli.data import sources
+    from ltr_cli.runs.online import OnlineJob, open_stream, run_online_jobs
+
+    sources.KEEP_GENERATED = True
+    for task in tasks:
+        _test_kill_hook(task)
+    start = time.time()
+    root = Path(out_root)
+    try:
+        specs = [parse_config(task.config, f"sweep task {task.key}") for task in tasks]
+        source, constants = open_stream(specs[0], root, specs[0].protocol.passes * len(tasks))
+        outcomes: list[Any] = run_online_jobs([OnlineJob(spec, task.learner, task.run_id) for spec, task in
+                                               zip(specs, tasks)], source, constants, root, quiet=True, argv=None,
+                                              resume=True, keep_going=True)
+    except Exception as exc:  # recorded for every run of the unit not written yet
+        message = one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
+        return [_lost(task, out_root, message) for task in tasks]
+    results = []
+    for task, outcome in zip(tasks, outcomes):
+        if isinstance(outcome, LtrError):
+            message = one_line(str(outcome))
+            record_failure(task, out_root, message, start)
+            results.append({"run": task.key, "status": "failed", "error": message})
+        else:
+            _failed_path(task, out_root).unlink(missing_ok=True)
+            results.append({"run": task.key, "status": "done", "path": str(outcome.path)})
+    return results
+
+
+def run_task(task: Task, out_root: str) -> dict[str, Any]:
+    """Execute one task (resuming it if possible); never raises for a failing run."""
+    from ltr_cli.config.experiment import parse_config
+    from ltr_cli.runs.runner import run_experiment
+
+    from ltr_cli.data import sources
+
+    sources.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
+    _test_kill_hook(task)
+    start = time.time()
+    try:
+        spec = parse_config(task.config, f"sweep task {task.key}")
+        (outcome,) = run_experiment(spec, out=Path(out_root), quiet=True, learners=[task.learner],
+                                    resume=True)
+    except Exception as exc:  # recorded, so one bad run cannot stop the sweep
+        message = one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
+        record_failure(task, out_root, message, start)
+        return {"run": task.key, "status": "failed", "error": message}
+    _failed_path(task, out_root).unlink(missing_ok=True)
+    return {"run": task.key, "status": "done", "path": str(outcome.path)}
+
+
+def _lost(task: Task, out_root: str | Path, message: str) -> dict[str, Any]:
+    """The result of a task whose worker died: done if it had finished writing the run
+    (it died after that), else a recorded failure."""
+    from ltr_cli.results.folders import is_complete
+
+    run_dir = Path(out_root) / task.experiment / task.run_id
+    if is_complete(run_dir):
+        return {"run": task.key, "status": "done", "path": str(run_dir)}
+    record_failure(task, out_root, message)
+    return {"run": task.key, "status": "failed", "error": message}

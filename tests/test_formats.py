@@ -1,0 +1,191 @@
+"""The data format registry: one open_dataset for every reader, and the Parquet table that
+``ltr data convert`` writes read back as a dataset, round for round the same run as its
+SVMlight source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import SHARED
+from ltr_cli.cli.app import app
+from ltr_cli.data.formats import format_for, formats, open_dataset
+from ltr_cli.data.options import ReaderOptions
+from ltr_cli.errors import DataFormatError
+
+runner = CliRunner()
+MSLR_SAMPLE = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
+
+
+def _data(path: Path, queries: int = 40, features: int = 7, seed: int = 0) -> Path:
+    """An SVMlight file with graded labels, sparse rows (missing features are 0) and ties."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in range(queries):
+        for _ in range(int(rng.integers(1, 15))):
+            label = int(rng.integers(0, 5))
+            feats = rng.integers(0, 4, size=features) / 3.0 + label * 0.1
+            tokens = [f"{j + 1}:{v:.4f}" for j, v in enumerate(feats) if rng.random() < 0.8]
+            lines.append(f"{label} qid:{1000 - q} " + " ".join(tokens))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _convert(src: Path, out: Path, features: int) -> Path:
+    res = runner.invoke(app, ["data", "convert", str(src), str(out), "--features", str(features)])
+    assert res.exit_code == 0, res.stderr
+    return out
+
+
+def _table(path: Path, columns: dict) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def test_the_registry_knows_both_built_in_formats():
+    known = formats()
+    assert {"svmlight", "parquet"} <= set(known)
+    assert format_for(Path("a.parquet")).name == "parquet"
+    assert format_for(Path("a.PQ")).name == "parquet"
+    assert format_for(Path("train.txt")).name == "svmlight"
+    assert format_for(Path("train.txt.gz")).name == "svmlight"
+    assert format_for(Path("rank.train")).name == "svmlight"
+
+
+def test_a_converted_table_reads_back_as_the_same_queries(tmp_path):
+    src = _data(tmp_path / "a.txt")
+    table = _convert(src, tmp_path / "a.parquet", 7)
+    opts = ReaderOptions(n_features=7)
+    text, parquet = list(open_dataset(src, opts)), list(open_dataset(table, opts))
+    assert [q.qid for q in text] == [q.qid for q in parquet]
+    for a, b in zip(text, parquet):
+        assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+    assert open_dataset(table, opts).count_queries() == len(text)
+    f32 = next(open_dataset(table, opts).dense_queries(np.float32))
+    assert f32.X.dtype == np.float32
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_parquet_dataset_runs_round_for_round_as_its_source(tmp_path, cache):
+    import pandas as pd
+
+    src = _data(tmp_path / "a.txt", queries=60)
+    table = _convert(src, tmp_path / "a.parquet", 7)
+    runs = {}
+    for name, path in (("text", src), ("table", table)):
+        cfg = tmp_path / f"{name}.yaml"
+        cache_line = f"cache: {{dir: {tmp_path / 'cache'}}}\n" if cache else "cache: {enabled: false}\n"
+        cfg.write_text(f"""experiment: {name}
+dataset: {{kind: files, features: 7, files: [{path}]}}
+protocol: {{passes: 2, shuffle: true}}
+metrics: {{names: [ndcg@10, ap], ties: reverse-input}}
+{cache_line}learners:
+  slam: {{type: slam-perceptron}}
+  listnet: {{type: listnet}}
+""")
+        res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+        assert res.exit_code == 0, res.stderr
+        runs[name] = {p.parent.name.split("-")[0]: pd.read_parquet(p)
+                      for p in (tmp_path / "out" / name).glob("*/rounds.parquet")}
+    assert set(runs["text"]) == {"slam", "listnet"}
+    for learner, rounds in runs["text"].items():
+        other = runs["table"][learner]
+        cols = [c for c in rounds.columns if c != "wall_seconds"]
+        pd.testing.assert_frame_equal(rounds[cols], other[cols])
+
+
+def test_the_real_mslr_sample_as_parquet_gives_the_same_rounds(tmp_path):
+    import pandas as pd
+
+    if not MSLR_SAMPLE.is_file():
+        pytest.skip("../shared/data/mslr-web10k-fold1-5k is absent")
+    table = _convert(MSLR_SAMPLE, tmp_path / "mslr.parquet", 136)
+    ndcg = {}
+    for name, path in (("text", MSLR_SAMPLE), ("table", table)):
+        cfg = tmp_path / f"{name}.yaml"
+        cfg.write_text(f"""experiment: {name}
+dataset: {{kind: files, features: 136, files: [{path}]}}
+protocol: {{passes: 2, shuffle: true}}
+metrics: {{names: [ndcg@10], ties: reverse-input}}
+learners: {{slam: {{type: slam-perceptron}}}}
+""")
+        res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+        assert res.exit_code == 0, res.stderr
+        (rounds,) = (tmp_path / "out" / name).glob("*/rounds.parquet")
+        ndcg[name] = pd.read_parquet(rounds)[["qid", "ndcg@10"]]
+    assert len(ndcg["text"]) == 86
+    pd.testing.assert_frame_equal(ndcg["text"], ndcg["table"])
+
+
+def test_eval_and_inspect_read_a_table_as_they_read_its_source(tmp_path):
+    src = _data(tmp_path / "a.txt")
+    table = _convert(src, tmp_path / "a.parquet", 7)
+    n = sum(1 for line in src.read_text().splitlines() if line)
+    scores = tmp_path / "s.txt"
+    scores.write_text("\n".join(f"{v:.6f}" for v in np.random.default_rng(3).normal(size=n)) + "\n")
+    out = {}
+    for name, path in (("text", src), ("table", table)):
+        res = runner.invoke(app, ["eval", str(path), str(scores), "--json"])
+        assert res.exit_code == 0, res.stderr
+        out[name] = json.loads(res.stdout)
+    assert out["text"]["average"] == out["table"]["average"]
+    res = runner.invoke(app, ["data", "inspect", str(table), "--features", "7"])
+    assert res.exit_code == 0, res.stderr
+    assert "queries: 40\ndocuments: " in res.stdout
+
+
+@pytest.mark.parametrize("columns, expected", [
+    ({"qid": ["1", "1"], "label": [1.0, 0.0], "f1": [0.1, 0.2]}, "has 1 feature columns"),
+    ({"label": [1.0], "qid": ["1"], "f1": [0.1], "f2": [0.1]}, "the first columns are ['label', 'qid']"),
+    ({"qid": ["1", "2", "1"], "label": [1.0, 0.0, 1.0], "f1": [0.1] * 3, "f2": [0.2] * 3},
+     "row 3: qid 1 reappears here after other queries"),
+    ({"qid": ["1", "1"], "label": [1.0, float("inf")], "f1": [0.1] * 2, "f2": [0.2] * 2},
+     "row 2: label inf is not a finite number"),
+    ({"qid": ["1", "1"], "label": [1.0, 2000.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: label 2000 is too large"),
+    ({"qid": ["1", "1"], "label": [1.0, 0.0], "f1": [0.1, float("nan")], "f2": [0.2] * 2},
+     "row 2: non-finite feature value nan in column f1"),
+    ({"qid": ["1", "1"], "label": [1.0, 0.0], "f1": [0.1, None], "f2": [0.2] * 2}, "row 2: feature f1 is missing"),
+    ({"qid": ["1", None], "label": [1.0, 0.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: the qid is missing"),
+    ({"qid": ["1", "a b"], "label": [1.0, 0.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: qid 'a b' is empty"),
+    ({"qid": ["1"], "label": ["x"], "f1": [0.1], "f2": [0.2]}, "the label column has type string"),
+])
+def test_a_bad_table_is_one_line_naming_the_file_and_row(tmp_path, columns, expected):
+    path = _table(tmp_path / "bad.parquet", columns)
+    with pytest.raises(DataFormatError) as err:
+        list(open_dataset(path, ReaderOptions(n_features=2)))
+    assert str(err.value).startswith(f"{path}: ") and expected in str(err.value), str(err.value)
+
+
+def test_missing_features_take_the_null_value_when_one_is_set(tmp_path):
+    path = _table(tmp_path / "n.parquet", {"qid": [7, 7], "label": [1, 0], "f1": [0.5, None]})
+    (q,) = list(open_dataset(path, ReaderOptions(n_features=1, null_value=-1.0)))
+    assert q.qid == "7" and q.X[:, 0].tolist() == [0.5, -1.0] and q.y.tolist() == [1.0, 0.0]
+
+
+def test_a_query_larger_than_the_bound_is_refused(tmp_path):
+    path = _table(tmp_path / "big.parquet", {"qid": ["1"] * 40, "label": [0.0] * 40, "f1": [0.0] * 40})
+    opts = ReaderOptions(n_features=1, max_query_mb=8 * 10 / (1 << 20))  # 10 documents of one feature
+    with pytest.raises(DataFormatError, match="query"):
+        list(open_dataset(path, opts))
+
+
+def test_a_run_on_a_file_that_is_not_a_table_exits_1_with_one_line(tmp_path):
+    fake = tmp_path / "fake.parquet"
+    fake.write_text("1 qid:1 1:0.5\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""experiment: fake
+dataset: {{kind: files, features: 1, files: [{fake}]}}
+learners: {{slam: {{type: slam-perceptron}}}}
+""")
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1
+    assert res.stderr.strip().count("\n") == 0 and "not a readable Parquet table" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not list((tmp_path / "out").glob("fake/*/summary.json"))

@@ -1,0 +1,135 @@
+"""Plugins through entry points: the example package under examples/ is installed (into a
+folder of its own, put on PYTHONPATH), listed by ``ltr list``, run by ``ltr run``, ``ltr
+sweep`` and ``ltr report`` from a config that names only its type, and passes the
+conformance suite; a broken plugin is one line and the rest of the tool works."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import write_data
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "examples" / "ltr-averaged-perceptron"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The example plugin installed into its own folder (a copy is built, so the checkout
+    gets no build litter)."""
+    root = tmp_path_factory.mktemp("plugin")
+    src = root / "src"
+    shutil.copytree(EXAMPLE, src)
+    target = root / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                           "--no-index", "--target", str(target), str(src)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return target
+
+
+def _env(*paths: Path) -> dict[str, str]:
+    env = os.environ.copy()
+    env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(REPO)])
+    return env
+
+
+def ltr(env: dict[str, str], *args, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ltr_cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+
+
+def test_the_plugin_is_listed_with_its_source(site):
+    res = ltr(_env(site), "list", "--json")
+    assert res.returncode == 0, res.stderr
+    listed = json.loads(res.stdout)
+    assert "plugin ltr-averaged-perceptron" in listed["learners"]["averaged-perceptron"]
+    assert listed["plugins"] == {"learners:averaged-perceptron":
+                                 "ltr_averaged_perceptron:AveragedPerceptronSpec (from ltr-averaged-perceptron)"}
+    assert listed["broken_plugins"] == {}
+    plain = ltr(_env(), "list", "--json")
+    assert "averaged-perceptron" not in json.loads(plain.stdout)["learners"]
+
+
+def test_a_config_that_names_only_its_type_runs_sweeps_and_reports(site, tmp_path):
+    env = _env(site)
+    data = write_data(tmp_path / "a.txt", queries=40)
+    cfg = tmp_path / "plug.yaml"
+    cfg.write_text(f"""experiment: plug
+dataset: {{kind: files, features: 12, files: [{data}]}}
+protocol: {{passes: 2, checkpoint_every: 25}}
+metrics: {{names: [ndcg@10]}}
+learners:
+  avg: {{type: averaged-perceptron}}
+  slam: {{type: slam-perceptron}}
+sweep:
+  learners.avg.eta: [0.1, 1.0]
+""")
+    run = ltr(env, "run", cfg, "--out", tmp_path / "run", "--set", "sweep={}")
+    assert run.returncode == 0, run.stderr
+    assert "avg: 80 rounds" in run.stdout
+    sweep = ltr(env, "sweep", cfg, "--out", tmp_path / "sweep", "-q")
+    assert sweep.returncode == 0, sweep.stderr
+    assert len([p for p in (tmp_path / "sweep" / "plug").iterdir() if p.name.startswith("avg-")]) == 2
+    report = ltr(env, "report", tmp_path / "sweep" / "plug", "--select-by", "ndcg@10", "--window", "20")
+    assert report.returncode == 0, report.stderr
+    assert "AvgPerceptron" in report.stdout
+    # without the plugin, the same config is refused in one line naming the key
+    missing = ltr(_env(), "run", cfg, "--out", tmp_path / "none", "--set", "sweep={}")
+    assert missing.returncode == 1 and "learners.avg" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_the_plugin_passes_the_conformance_suite(site):
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(REPO / "tests" / "test_conformance.py"), "-k", "averaged-perceptron"],
+                         capture_output=True, text=True, env=_env(site), cwd=REPO)
+    assert res.returncode == 0, res.stdout[-3000:]
+    assert "4 passed" in res.stdout  # paths, alone vs group, resume after a kill, state round trip
+
+
+def _fake_distribution(site: Path, name: str, group: str, entry: str, module: str | None = None,
+                       code: str = "") -> None:
+    """A distribution installed by hand: its metadata, one entry point and its module."""
+    info = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ltr_cli.{group}]\n{entry}\n")
+    if module:
+        (site / f"{module}.py").write_text(code)
+
+
+@pytest.mark.parametrize("group, entry, module, code, reason", [
+    ("learners", "broken = broken_mod:Spec", "broken_mod", "raise ImportError('no such thing')\n",
+     "ImportError: no such thing"),
+    ("learners", "clash = clash_mod:Spec", "clash_mod",
+     "from ltr_cli.learners.online.ogd import ListNetSpec as Spec\n", "ValueError: learner type 'listnet' is already"),
+    ("learners", "notaclass = odd_mod:THING", "odd_mod", "THING = 3\n", "TypeError: expected a subclass"),
+    ("formats", "bad = odd_fmt:FMT", "odd_fmt", "FMT = 'parquet'\n", "TypeError: expected a DataFormat"),
+    ("formats", "gone = no_such_module:FMT", None, "", "ModuleNotFoundError"),
+])
+def test_a_broken_plugin_is_one_line_and_the_rest_works(tmp_path, group, entry, module, code, reason):
+    site = tmp_path / "site"
+    _fake_distribution(site, "broken-plugin", group, entry, module, code)
+    env = _env(site)
+    listed = ltr(env, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    warnings = [line for line in listed.stderr.splitlines() if line]
+    assert len(warnings) == 1 and "broken-plugin" in warnings[0] and reason in warnings[0], listed.stderr
+    assert len(json.loads(listed.stdout)["broken_plugins"]) == 1
+    if group != "learners" or module != "broken_mod":
+        return  # one case runs a config too
+    data = write_data(tmp_path / "a.txt", queries=20)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""experiment: still
+dataset: {{kind: files, features: 12, files: [{data}]}}
+learners: {{slam: {{type: slam-perceptron}}}}
+""")
+    run = ltr(env, "run", cfg, "--out", tmp_path / "out", "-q")
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
