@@ -16,10 +16,11 @@ stderr naming it and its distribution; the rest of the tool keeps working.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Callable
+
+from ltr_cli import console
 
 GROUPS = ("learners", "metrics", "formats")
 
@@ -81,8 +82,7 @@ def load_group(group: str) -> list[Plugin]:
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the tool
             reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
             _BROKEN[group].append(BrokenPlugin(group, ep.name, ep.value, dist, reason))
-            print(f"ltr: warning: plugin {ep.name!r} ({ep.value}, from {dist}) in ltr_cli.{group} was "
-                  f"skipped: {reason}", file=sys.stderr)
+            console.warn(f"plugin {ep.name!r} ({ep.value}, from {dist}) in ltr_cli.{group} was skipped: {reason}")
             continue
         _LOADED[group].append(Plugin(group, ep.name, ep.value, dist, obj))
     return _LOADED[group]

@@ -42,7 +42,6 @@ import json
 import os
 import shutil
 import stat as stat_mod
-import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,6 +50,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
+from ltr_cli import console
 from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
 from ltr_cli.data.options import LIMIT_OPTIONS, ReaderOptions
 from ltr_cli.data.query import Query
@@ -345,7 +345,7 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
         raise ValueError("caching needs n_features")
     if dtype not in DTYPES:
         raise LtrError(f"storage {dtype!r}: expected one of {', '.join(DTYPES)}")
-    log = log or (lambda msg: print(msg, file=sys.stderr))
+    log = log or console.note
     key = cache_key(path, options, dtype)
     cache_dir.mkdir(parents=True, exist_ok=True)
     directory = cache_dir / f"{path.name}-{key}"

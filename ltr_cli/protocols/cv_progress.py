@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ltr_cli import console
+
 
 class CVHooks:
     """Progress of a CV run. ``total`` fits; ``log`` receives the per-fit lines (None:
@@ -16,7 +18,7 @@ class CVHooks:
     def __init__(self, total: int = 0, log: Callable[[str], None] | None = None,
                  warn: Callable[[str], None] | None = None, bar: bool = False):
         self._log = log
-        self._warn = warn or (lambda line: print(f"ltr: warning: {line}", file=sys.stderr))
+        self._warn = warn or console.warn
         self._bar: Any = None
         self._what = ""
         if bar and total and sys.stderr.isatty():

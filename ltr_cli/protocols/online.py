@@ -16,7 +16,6 @@ The time-averaged curve of a metric is its cumulative mean over rounds (NaN rows
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltr_cli import console
 from ltr_cli import kernels
 from ltr_cli.protocols.checkpoint import Checkpointer, LearnerState, RunState
 from ltr_cli.data.sources import Segment, UnitArrays
@@ -172,9 +172,9 @@ def run_online(
                         "rescale the features"
                     )
                 nonfinite_round = t
-                print(f"warning: {name or type(learner).__name__}: weights became NaN or infinite in round {t} "
-                      f"(qid {query.qid}); numerics: authors-code keeps them, as the authors' code "
-                      "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
+                console.warn(f"{name or type(learner).__name__}: weights became NaN or infinite in round {t} "
+                             f"(qid {query.qid}); numerics: authors-code keeps them, as the authors' code "
+                             "did: from here on it ranks NaN scores as their sort does")
             log.append(t, pass_no, query.qid, query.m, values, info.mistake, info.updated, no_relevant,
                        info.ranking_loss)
             for observer in observers:

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ltr_cli import console
 from ltr_cli import kernels
 from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.errors import LtrError
@@ -208,9 +208,9 @@ class BlockRunner:
             learner.t += ran
         if nonfinite >= 0:
             outcome.nonfinite_round = t + nonfinite + 1
-            print(f"warning: {name}: weights became NaN or infinite in round {outcome.nonfinite_round} "
-                  f"(qid {qids[nonfinite]}); numerics: authors-code keeps them, as the authors' code "
-                  "did: from here on it ranks NaN scores as their sort does", file=sys.stderr)
+            console.warn(f"{name}: weights became NaN or infinite in round {outcome.nonfinite_round} "
+                         f"(qid {qids[nonfinite]}); numerics: authors-code keeps them, as the authors' code "
+                         "did: from here on it ranks NaN scores as their sort does")
         if stop != codes.BLOCK_DONE:
             learner.t += 1  # the failing round's update was called
             if stop == codes.BLOCK_NOT_FINITE_STEP:

@@ -15,7 +15,6 @@ The run's learner, generator and stream are not touched. When loading takes long
 from __future__ import annotations
 
 import copy
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli import kernels
+from ltr_cli import console, kernels
 from ltr_cli.data.query import Query
 from ltr_cli.learners.online.base import Feedback, OnlineLearner
 from ltr_cli.protocols.round_measures import RoundMeasures
@@ -50,7 +49,7 @@ def compile_note(say: Callable[[str], None] | None = None) -> threading.Timer:
 
 
 def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    console.note(message)
 
 
 def warm_up(learner: OnlineLearner, query: Query, round_measures: RoundMeasures,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli import console
 from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.measures.conventions import CONVENTIONS
@@ -164,8 +164,7 @@ def run_online_jobs(
                 if resume and is_complete(run_dir):
                     refuse_other_data(run_dir, source.identity(), source.description)
                     if not quiet:
-                        print(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped",
-                              file=sys.stderr)
+                        console.note(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped")
                     settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
                     continue
                 locks.enter_context(owning(run_dir))
@@ -259,7 +258,7 @@ def _prepare(job: OnlineJob, run_dir: Path, source: QuerySource, quiet: bool, ar
         protocol.drop_last_query, stream_stats)
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
-        print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)
+        console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
                      np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity())
 
@@ -287,7 +286,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
         for p in preps:
             saved = (f"its last checkpoint is kept in {p.checkpointer.path}; continue with: {resume_command(argv)}"
                      if p.checkpointer.path.exists() else "it had no checkpoint yet and will start over")
-            print(f"ltr: interrupted: {p.job.name} (seed {p.job.spec.seed}): {saved}", file=sys.stderr)
+            console.error_line(f"interrupted: {p.job.name} (seed {p.job.spec.seed}): {saved}")
         raise
 
 

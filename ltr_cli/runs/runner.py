@@ -3,11 +3,11 @@ through :mod:`ltr_cli.runs.online`, batch learners through the k-fold protocol."
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec, RegistryData
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.measures.metrics import Measure
@@ -80,7 +80,7 @@ def _run_batch_learner(
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
 
     def log(line: str) -> None:
-        print(f"[{spec.experiment}] {name} {line}", file=sys.stderr)
+        console.note(f"[{spec.experiment}] {name} {line}")
 
     with owning(run_dir):
         m = spec.metrics
@@ -98,9 +98,9 @@ def _run_batch_learner(
         except KeyboardInterrupt:
             hooks.close()
             saved = sorted(checkpoint.folds)
-            print(f"ltr: interrupted: {name}: " + (
+            console.error_line(f"interrupted: {name}: " + (
                 f"fold(s) {', '.join(saved)} saved in {checkpoint.path}; continue with: "
-                f"{resume_command(argv)}" if saved else "no fold had finished, nothing saved"), file=sys.stderr)
+                f"{resume_command(argv)}" if saved else "no fold had finished, nothing saved"))
             raise
         outcome = record_run(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
             "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity,
