@@ -35,6 +35,7 @@ from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
 from ltr_cli.learners.online.base import OnlineLearner
+from ltr_cli.learners.online.family import BlockCall, BlockFamily
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.round_log import RoundLog
 
@@ -58,7 +59,7 @@ def _ties(learner: Any) -> str:
 def group_key(learner: Any) -> tuple[int, int, str]:
     """Learners with equal keys can share a block call: family, parameter count, ties."""
     family, params = learner.block_kernel()
-    return family, int(np.asarray(params).shape[0]), _ties(learner)
+    return family.code, int(np.asarray(params).shape[0]), _ties(learner)
 
 
 @dataclass
@@ -75,7 +76,7 @@ class BlockRunner:
                  units: dict[int, UnitArrays], nan_allowed: list[bool]):
         keys = {group_key(lr) for lr in learners}
         assert len(keys) == 1, keys
-        self.family = learners[0].block_kernel()[0]
+        self.family: BlockFamily = learners[0].block_kernel()[0]
         self.P = np.ascontiguousarray(np.stack([np.asarray(lr.block_kernel()[1], dtype=np.float64)
                                                 for lr in learners]))
         self.learners = learners
@@ -87,7 +88,7 @@ class BlockRunner:
         longest = max((int((u.ends - u.starts).max()) if u.starts.size else 1 for u in units.values()), default=1)
         self.disc = kernels.discounts(max(longest, 1))
         self.scores = np.empty(max(longest, 1))
-        self.K = kernels.load()
+        self.kernel = self.family.kernel()
 
     def _call(self, unit: UnitArrays, order: np.ndarray, W: np.ndarray, P: np.ndarray, t0: np.ndarray,
               active: np.ndarray, check_finite: np.ndarray, nan_allowed: np.ndarray, out: dict[str, np.ndarray],
@@ -95,21 +96,9 @@ class BlockRunner:
         n = order.shape[0]
         cols = (out["values"][:, :n], out["mistake"][:, :n], out["updated"][:, :n], out["no_relevant"][:, :n],
                 out["ranking_loss"][:, :n], out["m"][:, :n], out["ran"], out["stop"], out["nonfinite"])
-        K = self.K
-        if self.family == codes.BLOCK_RANDOM:
-            assert draws is not None
-            K.random_block(unit.y, unit.starts, unit.ends, order, active, self.spec, self.disc, *cols,
-                           draws[1], draws[2])
-            return
-        common = (unit.X, unit.y, unit.starts, unit.ends, order, W, P, t0, active, self.reverse, self.spec,
-                  self.disc, check_finite, nan_allowed, *cols, self.scores, np.empty(W.shape[1]))
-        if self.family == codes.BLOCK_RTOPKF:
-            assert draws is not None
-            K.rtopkf_block(*common, np.array([lr.feedback_k for lr in learners], dtype=np.int64),
-                           np.array([bool(lr.skip_short) for lr in learners], dtype=np.bool_), *draws)
-            return
-        kernel = K.perceptron_block if self.family == codes.BLOCK_PERCEPTRON else K.ogd_block
-        kernel(*common)
+        block = BlockCall(unit.X, unit.y, unit.starts, unit.ends, order, W, P, t0, active, self.reverse, self.spec,
+                          self.disc, check_finite, nan_allowed, cols, self.scores)
+        self.family.call(self.kernel, block, learners, draws)
 
     def _draws(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray, learners: list[Any],
                running: list[int]) -> tuple[np.ndarray, ...] | None:
@@ -118,7 +107,8 @@ class BlockRunner:
         ``explore``, ``perm_starts``, ``gammas``, ``etas`` with one row per learner of the group
         (a stopped learner's row is zeros, which the kernel does not read) and the
         permutations of all learners concatenated."""
-        if self.family not in (codes.BLOCK_RTOPKF, codes.BLOCK_RANDOM):
+        draw = self.family.draws
+        if draw is None:
             return None
         sizes = unit.ends[block] - unit.starts[block]
         L, n = len(learners), block.shape[0]
@@ -127,7 +117,7 @@ class BlockRunner:
         perms: list[np.ndarray] = []
         offset = 0
         for i in running:
-            explore[i], shown, starts, gammas[i], etas[i] = learners[i].block_draws(int(t0[i]), sizes)
+            explore[i], shown, starts, gammas[i], etas[i] = draw(learners[i], int(t0[i]), sizes)
             perm_starts[i] = starts + offset
             offset += shown.shape[0]
             perms.append(shown)
@@ -178,8 +168,8 @@ class BlockRunner:
                 if every:
                     n = min(n, every - t % every)
                 block = order[pos:pos + n]
-                # the random baseline keeps no round counter: its rounds are the run's
-                t0 = np.array([lr.t if hasattr(lr, "t") else t for lr in learners], dtype=np.int64)
+                # a family without a round counter counts the run's rounds
+                t0 = np.array([lr.t if self.family.counts_rounds else t for lr in learners], dtype=np.int64)
                 check = np.array([o.nonfinite_round is None for o in outcomes], dtype=np.bool_)
                 running = [i for i in range(L) if active[i]]
                 draws = self._draws(unit, block, t0, learners, running)
@@ -204,7 +194,7 @@ class BlockRunner:
         log.extend(t, pass_no, qids[:ran], out["m"][i], out["values"][i], out["mistake"][i], out["updated"][i],
                    out["no_relevant"][i], out["ranking_loss"][i])
         learner.w = np.array(W[i], copy=True)
-        if hasattr(learner, "t"):
+        if self.family.counts_rounds:
             learner.t += ran
         if nonfinite >= 0:
             outcome.nonfinite_round = t + nonfinite + 1
@@ -212,9 +202,10 @@ class BlockRunner:
                          f"(qid {qids[nonfinite]}); numerics: authors-code keeps them, as the authors' code "
                          "did: from here on it ranks NaN scores as their sort does")
         if stop != codes.BLOCK_DONE:
-            learner.t += 1  # the failing round's update was called
-            if stop == codes.BLOCK_NOT_FINITE_STEP:
-                outcome.error = learner._not_finite()
+            if self.family.counts_rounds:
+                learner.t += 1  # the failing round's update was called
+            if stop == codes.BLOCK_NOT_FINITE_STEP and self.family.not_finite is not None:
+                outcome.error = self.family.not_finite(learner)
             else:
                 outcome.error = LtrError(
                     f"round {t + ran + 1} (qid {qids[ran]}): the learner's weights became NaN or infinite "

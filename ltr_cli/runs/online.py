@@ -210,7 +210,7 @@ def _compile_jobs(groups: list[list[_Prepared]]) -> list[Callable[[], None]]:
         first = preps[0]
         if first.plan is None:
             continue
-        family = first.learner.block_kernel()[0]
+        family = first.learner.block_kernel()[0].code
         if family not in seen and seen:
             jobs.append(functools.partial(_warm_up_family, first))
         seen.add(family)

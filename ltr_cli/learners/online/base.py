@@ -7,7 +7,7 @@ from the shown ranking and hands only that to ``update``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from ltr_cli import kernels
 from ltr_cli.kernels import codes
 from ltr_cli.learners.online.schedules import StepSchedule
 from ltr_cli.measures.metrics import average_precision, ndcg_at_k, parse_cutoff, rank_from_scores
+
+if TYPE_CHECKING:
+    from ltr_cli.learners.online.family import BlockFamily
 
 
 # Feedback and UpdateInfo are immutable named tuples rather than frozen dataclasses: two are
@@ -199,7 +202,7 @@ class LinearRanker(KernelScores):
             scores = X @ self.w
         return rank_from_scores(scores, self.ties, rng)
 
-    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+    def block_kernel(self) -> "tuple[BlockFamily, np.ndarray] | None":
         """``(family, parameter vector)`` of the compiled block loop
         (:mod:`ltr_cli.kernels.loop`) that runs whole blocks of this learner's rounds, or
         None when its rounds run one by one (no compiled step, or kernels switched off)."""

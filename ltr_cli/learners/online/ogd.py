@@ -11,7 +11,7 @@ step is taken even when it is NaN, as their MATLAB did; the protocol reports the
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, Callable, ClassVar, Literal, Union
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -19,6 +19,8 @@ from pydantic import Field, field_validator
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
+from ltr_cli.learners.online.family import BlockCall, BlockFamily, linear_call
+from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels, round_result
 from ltr_cli.learners.online.schedules import StepSchedule, StepSpec, reject_loss_scaled
 from ltr_cli.config.schema import OnlineLearnerConfig
@@ -85,9 +87,9 @@ class OGDLearner(LinearRanker):
             self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
-    def block_kernel(self) -> tuple[int, np.ndarray] | None:
+    def block_kernel(self) -> tuple[BlockFamily, np.ndarray] | None:
         fast = self.fast and self.surrogate in _KERNEL_SURROGATES
-        return (codes.BLOCK_OGD, self.kernel_params()) if fast else None
+        return (OGD_FAMILY, self.kernel_params()) if fast else None
 
     def _update_fast(self, X: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The same step in one compiled call (:func:`ltr_cli.kernels.ogd.ogd_round`)."""
@@ -120,6 +122,17 @@ class OGDLearner(LinearRanker):
 _KERNEL_SURROGATES = ("squared", "listnet", "kl", "smoothdcg")
 
 
+
+def _ogd_block() -> Callable[..., None]:
+    from ltr_cli.kernels import loop
+
+    return loop.ogd_block
+
+
+OGD_FAMILY = register_family(BlockFamily(codes.BLOCK_OGD, "ogd", _ogd_block, linear_call,
+                                         not_finite=lambda learner: learner._not_finite()))
+
+
 class RandomRanker:
     """Shows a uniformly random permutation every round (its own seeded stream); never learns."""
 
@@ -143,8 +156,8 @@ class RandomRanker:
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         return NO_UPDATE
 
-    def block_kernel(self) -> tuple[int, np.ndarray] | None:
-        return (codes.BLOCK_RANDOM, np.zeros(1)) if kernels.ENABLED else None
+    def block_kernel(self) -> tuple[BlockFamily, np.ndarray] | None:
+        return (RANDOM_FAMILY, np.zeros(1)) if kernels.ENABLED else None
 
     def block_draws(self, t0: int, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                                np.ndarray]:
@@ -253,6 +266,26 @@ class ListNetSpec(_GradientConfig):
               planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:
         return OGDLearner(n_features, "listnet", self.step.schedule(), self.radius, ties=ties,
                           numerics=self.numerics)
+
+
+
+def _random_block() -> Callable[..., None]:
+    from ltr_cli.kernels import loop
+
+    return loop.random_block
+
+
+def _random_call(kernel: Callable[..., None], block: BlockCall, learners: list[Any],
+                 draws: tuple[np.ndarray, ...] | None) -> None:
+    assert draws is not None
+    kernel(block.y, block.starts, block.ends, block.order, block.active, block.spec, block.disc, *block.cols,
+           draws[1], draws[2])
+
+
+# the random baseline keeps no round counter: its rounds are the run's
+RANDOM_FAMILY = register_family(BlockFamily(codes.BLOCK_RANDOM, "random", _random_block, _random_call,
+                                            draws=lambda learner, t0, sizes: learner.block_draws(t0, sizes),
+                                            counts_rounds=False))
 
 
 class RandomSpec(OnlineLearnerConfig):

@@ -14,13 +14,15 @@ Alg. 3 step). A query without relevant documents has RML 0, so it never causes a
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, Callable, ClassVar, Literal, cast
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.kernels import codes
+from ltr_cli.learners.online.family import BlockFamily, linear_call
+from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import (Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels,
                                    round_result)
 from ltr_cli.learners.online.base import parse_measure
@@ -68,8 +70,8 @@ class _MistakeDriven(LinearRanker):
             self.w = out
         return round_result(status, value, loss, mistake_driven=True)
 
-    def block_kernel(self) -> tuple[int, np.ndarray] | None:
-        return (codes.BLOCK_PERCEPTRON, self.kernel_params()) if self.fast else None
+    def block_kernel(self) -> tuple[BlockFamily, np.ndarray] | None:
+        return (PERCEPTRON_FAMILY, self.kernel_params()) if self.fast else None
 
     def _update_reference(self, X: np.ndarray, ranking: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The slow reference update (numpy and the functions of ltr_cli.surrogates)."""
@@ -104,6 +106,16 @@ def _put_margin(P: np.ndarray, margin: str, delta: float) -> None:
         raise ValueError(f"unknown SLAM margin {margin!r}")
     P[codes.PC_MARGIN] = codes.MARGINS[margin]
     P[codes.PC_DELTA] = float(delta)
+
+
+
+def _perceptron_block() -> Callable[..., None]:
+    from ltr_cli.kernels import loop
+
+    return loop.perceptron_block
+
+
+PERCEPTRON_FAMILY = register_family(BlockFamily(codes.BLOCK_PERCEPTRON, "perceptron", _perceptron_block, linear_call))
 
 
 class SlamPerceptron(_MistakeDriven):

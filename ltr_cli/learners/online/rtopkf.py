@@ -22,7 +22,7 @@ a step that overflows to NaN is taken, as theirs was (the protocol reports the r
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -30,6 +30,8 @@ from pydantic import Field, model_validator
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
+from ltr_cli.learners.online.family import BlockCall, BlockFamily
+from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import NO_UPDATE, Feedback, KernelScores, UpdateInfo, round_result
 from ltr_cli.learners.online.ogd import NUMERICS_HELP, project_to_ball
 from ltr_cli.measures.metrics import rank_from_scores
@@ -147,8 +149,8 @@ class RTopKF(KernelScores):
             self.w = project_to_ball(self.w - eta * step, self.radius)
         return UpdateInfo(mistake=False, updated=True)
 
-    def block_kernel(self) -> tuple[int, np.ndarray] | None:
-        return (codes.BLOCK_RTOPKF, self.kernel_params()) if self.fast else None
+    def block_kernel(self) -> tuple[BlockFamily, np.ndarray] | None:
+        return (RTOPKF_FAMILY, self.kernel_params()) if self.fast else None
 
     def block_draws(self, t0: int, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                                np.ndarray]:
@@ -208,6 +210,27 @@ class RTopKF(KernelScores):
 # --- config ------------------------------------------------------------------------------
 
 _LABELS = {"squared": "Squared", "ranksvm": "RankSVM", "kl": "KL", "smoothdcg": "SmoothDCG"}
+
+
+
+def _rtopkf_block() -> Callable[..., None]:
+    from ltr_cli.kernels import loop
+
+    return loop.rtopkf_block
+
+
+def _rtopkf_call(kernel: Callable[..., None], block: BlockCall, learners: list[Any],
+                 draws: tuple[np.ndarray, ...] | None) -> None:
+    """RTop-kF's kernel also takes each learner's feedback size, its short-list rule and
+    the block's exploration draws."""
+    assert draws is not None
+    kernel(*block.common(), np.array([lr.feedback_k for lr in learners], dtype=np.int64),
+           np.array([bool(lr.skip_short) for lr in learners], dtype=np.bool_), *draws)
+
+
+RTOPKF_FAMILY = register_family(BlockFamily(codes.BLOCK_RTOPKF, "rtopkf", _rtopkf_block, _rtopkf_call,
+                                            draws=lambda learner, t0, sizes: learner.block_draws(t0, sizes),
+                                            not_finite=lambda learner: learner._not_finite()))
 
 
 class RTopKFSpec(OnlineLearnerConfig):
