@@ -56,7 +56,7 @@ def close(a: float, b: float) -> bool:
 def test_sort_equals_stable_argsort_with_ties(query):
     s, _ = query
     for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
-        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
+        np.testing.assert_array_equal(K.core._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
 @pytest.mark.parametrize("case", ["spread", "rounded", "heavy-tailed", "outlier", "inf", "nan", "all-nan", "equal"])
@@ -68,7 +68,7 @@ def test_sort_edge_cases(case):
          "all-nan": np.r_[np.full(5, np.nan), -np.full(4, np.nan)],
          "equal": np.zeros(17)}[case]
     for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
-        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
+        np.testing.assert_array_equal(K.core._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
 @settings(max_examples=200, deadline=None)
@@ -80,7 +80,7 @@ def test_crowded_buckets_sort_stably(m, levels, seed, sign):
     s = rng.integers(0, levels, size=m).astype(float) / levels
     s[rng.integers(0, m)] = 1e6 * (1 if sign else -1)  # one outlier: nearly all in one bucket
     for reverse, ties in ((False, "input-order"), (True, "reverse-input")):
-        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, ties))
+        np.testing.assert_array_equal(K.core._sorted_desc(s, reverse), rank_from_scores(s, ties))
 
 
 @settings(max_examples=200, deadline=None)
@@ -96,7 +96,7 @@ def test_heavy_tailed_scores_sort_stably(m, seed, ties):
     elif ties == 2:
         s[rng.random(m) < 0.7] = 0.25
     for reverse, policy in ((False, "input-order"), (True, "reverse-input")):
-        np.testing.assert_array_equal(K._sorted_desc(s, reverse), rank_from_scores(s, policy))
+        np.testing.assert_array_equal(K.core._sorted_desc(s, reverse), rank_from_scores(s, policy))
 
 
 @settings(max_examples=300, deadline=None)
@@ -109,19 +109,19 @@ def test_score_order_read_from_the_shown_ranking(query, nans):
     s, _ = query
     s = s.copy()
     s[:min(nans, s.shape[0] - 1)] = np.nan
-    expected = K._sorted_desc(s, False)
+    expected = K.core._sorted_desc(s, False)
     unrelated = np.arange(s.shape[0])[::-1].copy()
     C = kernels.codes
-    for ranking, code in ((K._sorted_desc(s, False), C.RANKED_INPUT_ORDER),
-                          (K._sorted_desc(s, True), C.RANKED_REVERSE_INPUT),
+    for ranking, code in ((K.core._sorted_desc(s, False), C.RANKED_INPUT_ORDER),
+                          (K.core._sorted_desc(s, True), C.RANKED_REVERSE_INPUT),
                           (unrelated, C.RANKED_UNKNOWN),
                           # a claim that is false (a ranking changed by its caller, or the
                           # other tie rule's): checked, then sorted again
                           (unrelated, C.RANKED_INPUT_ORDER), (unrelated, C.RANKED_REVERSE_INPUT),
-                          (K._sorted_desc(s, True), C.RANKED_INPUT_ORDER),
-                          (K._sorted_desc(s, False), C.RANKED_REVERSE_INPUT)):
+                          (K.core._sorted_desc(s, True), C.RANKED_INPUT_ORDER),
+                          (K.core._sorted_desc(s, False), C.RANKED_REVERSE_INPUT)):
         by = np.full(s.shape[0], -7, dtype=np.int64)
-        np.testing.assert_array_equal(K._score_order(s, ranking, code, by), expected)
+        np.testing.assert_array_equal(K.slam._score_order(s, ranking, code, by), expected)
 
 
 @pytest.mark.parametrize("ties", ["input-order", "reverse-input"])
@@ -154,7 +154,7 @@ def test_score_rank_writes_scores_and_ranking(dtype):
     X[10] = X[3]  # duplicate rows: exactly tied scores
     w = rng.normal(size=7)
     buf, ranking = np.empty(64), np.empty(50, dtype=np.int64)
-    K.score_rank(X, w, False, buf, ranking)
+    K.core.score_rank(X, w, False, buf, ranking)
     np.testing.assert_allclose(buf[:50], X.astype(np.float64) @ w, rtol=TOL, atol=TOL)
     if dtype == np.float64:
         np.testing.assert_array_equal(buf[:50], X @ w)  # the same BLAS dgemv as numpy
@@ -174,7 +174,7 @@ def test_round_measures_equal_the_reference(query, seed):
     s, y = query
     ranking = np.random.default_rng(seed).permutation(len(y)) if seed % 2 else rank_from_scores(s)
     spec = np.array([meas.kernel_row() for meas in MEASURES])
-    values = K.round_measures(ranking, y, spec, kernels.discounts(len(y)))
+    values = K.measures.round_measures(ranking, y, spec, kernels.discounts(len(y)))
     for meas, value in zip(MEASURES, values):
         assert close(value, meas(ranking, y)), meas.name
     assert values[-1] == float(y.max() > 0)
@@ -190,7 +190,7 @@ def test_pairwise_sum_is_numpys():
     rng = np.random.default_rng(2)
     for n in list(range(0, 300)) + [1000, 4097]:
         a = rng.normal(size=n) * 10.0 ** rng.uniform(-8, 8, size=n)
-        assert K.pairwise_sum(a) == a.sum()
+        assert K.core.pairwise_sum(a) == a.sum()
 
 
 def test_measures_without_a_kernel_row():
@@ -212,7 +212,7 @@ def test_slam_weights_terms_value_and_gradient_equal_the_reference(query, thresh
     integer = np.all(y == np.floor(y))
     for kind, k, mode in WEIGHT_OPTIONS:
         ref = slam_weights(y, s if mode == "paper" else None, kind, k, mode == "level-averaged", threshold)
-        fast = K.slam_weights(y, s, 1 if kind == "ap" else 0, -1 if k is None else k, MODES[mode], threshold, disc)
+        fast = K.slam.slam_weights(y, s, 1 if kind == "ap" else 0, -1 if k is None else k, MODES[mode], threshold, disc)
         if integer:
             np.testing.assert_array_equal(fast, ref)
         else:  # exp2 of a real label: numba's libm and numpy may differ in the last bit
@@ -221,16 +221,16 @@ def test_slam_weights_terms_value_and_gradient_equal_the_reference(query, thresh
         for delta, (tie_code, ties) in ((1.0, (0, "first-index")), (0.5, (0, "first-index")),
                                         (1.0, (1, "authors-code")), (0.5, (1, "authors-code"))):
             c_ref, k_ref = slam_terms(s, y, margin, delta, ties)
-            c, k = K.slam_terms(s, y, code, delta, tie_code)
+            c, k = K.slam.slam_terms(s, y, code, delta, tie_code)
             np.testing.assert_array_equal(c, c_ref)
             np.testing.assert_array_equal(k, k_ref)
             v = slam_weights(y, s, "ndcg", None, True)
             value_ref, grad_ref = slam_value_and_grad(s, y, v, margin, delta, ties)
-            value, grad = K.slam_value_and_grad(s, y, v, code, delta, tie_code)
+            value, grad = K.slam.slam_value_and_grad(s, y, v, code, delta, tie_code)
             assert value == value_ref
             np.testing.assert_array_equal(grad, grad_ref)
             value_ref, grad_ref = max_pair_value_and_grad(s, y, margin, delta, ties)
-            value, grad = K.max_pair_value_and_grad(s, y, code, delta, tie_code)
+            value, grad = K.slam.max_pair_value_and_grad(s, y, code, delta, tie_code)
             assert value == value_ref
             np.testing.assert_array_equal(grad, grad_ref)
 

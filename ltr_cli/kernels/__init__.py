@@ -20,8 +20,8 @@ Conventions shared by the kernels (modules :mod:`.core`, :mod:`.measures`, :mod:
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
-from typing import Any
+from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -29,22 +29,34 @@ ENABLED = os.environ.get("LTR_KERNELS", "1").strip().lower() not in ("0", "false
 
 # the kernels module once loaded (hot paths read it directly: ``kernels.module or
 # kernels.load()``), and the current discount table (see :func:`discounts`)
-module: Any = None
+module: "Kernels | None" = None
 _DISCOUNTS = np.empty(0)
 
 
-def load() -> Any:
-    """Every compiled kernel in one namespace (imports numba on first use): the kernels of
-    :mod:`.core`, :mod:`.measures`, :mod:`.slam`, :mod:`.perceptron`, :mod:`.ogd` and
-    :mod:`.rtopkf`, each beside the reference it mirrors."""
+@dataclass(frozen=True)
+class Kernels:
+    """The kernel modules, each imported as itself (this imports numba): the primitives
+    (:mod:`.core`), the round measures (:mod:`.measures`), SLAM (:mod:`.slam`), the
+    perceptrons (:mod:`.perceptron`), OGD (:mod:`.ogd`), RTop-kF (:mod:`.rtopkf`) and the block
+    loop (:mod:`.loop`). Call sites name the module: ``K.core.score_rank(...)``."""
+
+    core: ModuleType
+    measures: ModuleType
+    slam: ModuleType
+    perceptron: ModuleType
+    ogd: ModuleType
+    rtopkf: ModuleType
+    loop: ModuleType
+
+
+def load() -> Kernels:
+    """The kernel modules (imports numba on first use). Hot paths read the loaded modules
+    directly: ``(kernels.module or kernels.load()).core``."""
     global module
     if module is None:
         from ltr_cli.kernels import core, loop, measures, ogd, perceptron, rtopkf, slam
 
-        names: dict[str, Any] = {}
-        for part in (core, measures, slam, perceptron, ogd, rtopkf, loop):
-            names.update((k, v) for k, v in vars(part).items() if not k.startswith("__"))
-        module = SimpleNamespace(**names)
+        module = Kernels(core, measures, slam, perceptron, ogd, rtopkf, loop)
     return module
 
 

@@ -282,7 +282,7 @@ def _finiteness_check():
 
     def finite(w: np.ndarray) -> bool:
         if K is not None and w.dtype == np.float64:
-            return K.all_finite(w)
+            return K.core.all_finite(w)
         return bool(np.all(np.isfinite(w)))
 
     return finite

@@ -34,7 +34,7 @@ class RoundMeasures:
 
     def __call__(self, ranking: np.ndarray, labels: np.ndarray) -> tuple[list[float], bool]:
         if self._spec is not None:
-            values = (kernels.module or kernels.load()).round_measures(
+            values = (kernels.module or kernels.load()).measures.round_measures(
                 ranking, as_labels(labels), self._spec, kernels.discounts(labels.shape[0])).tolist()
             return values[:len(self.measures)], values[-1] == 0.0
         return [meas(ranking, labels) for meas in self.measures], not has_relevant(labels)

@@ -73,7 +73,7 @@ def warm_up(learner: OnlineLearner, query: Query, round_measures: RoundMeasures,
             round_measures(ranking, y)
             twin.update(X, reveal(twin, ranking, y))
             if twin.weights.dtype == np.float64:
-                (kernels.module or kernels.load()).all_finite(twin.weights)
+                (kernels.module or kernels.load()).core.all_finite(twin.weights)
     finally:
         if timer is not None:
             timer.cancel()

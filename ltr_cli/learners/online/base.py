@@ -131,7 +131,7 @@ class KernelScores:
         w = self.w
         ranking = np.empty(m, dtype=np.int64)
         reverse = _KERNEL_TIES.get(self.ties)
-        (kernels.module or kernels.load()).score_rank(X, w, reverse is True, buf, ranking)
+        (kernels.module or kernels.load()).core.score_rank(X, w, reverse is True, buf, ranking)
         self._seen = (X, w)
         if reverse is None:
             return rank_from_scores(buf[:m], self.ties, rng)
@@ -155,7 +155,7 @@ class KernelScores:
         if seen is not None and seen[0] is X and seen[1] is w:
             return self._sbuf
         buf = self._score_buffer(X.shape[0])
-        (kernels.module or kernels.load()).scores_into(X, w, buf)
+        (kernels.module or kernels.load()).core.scores_into(X, w, buf)
         self._seen = (X, w)
         return buf
 

@@ -94,7 +94,7 @@ class OGDLearner(LinearRanker):
     def _update_fast(self, X: np.ndarray, y: np.ndarray) -> UpdateInfo:
         """The same step in one compiled call (:func:`ltr_cli.kernels.ogd.ogd_round`)."""
         out = np.empty(self.w.shape[0])  # float64 like w; cheaper than empty_like
-        value, status = (kernels.module or kernels.load()).ogd_round(
+        value, status = (kernels.module or kernels.load()).ogd.ogd_round(
             X, y, self._scores_fast(X), self.w, self.kernel_params(), self.t, out)
         if status == codes.NOT_FINITE:
             raise self._not_finite()

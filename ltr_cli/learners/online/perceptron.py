@@ -63,7 +63,7 @@ class _MistakeDriven(LinearRanker):
         y = as_labels(y)
         w = self.w
         out = np.empty(w.shape[0])  # float64 like w; cheaper than empty_like
-        loss, value, status = (kernels.module or kernels.load()).perceptron_round(
+        loss, value, status = (kernels.module or kernels.load()).perceptron.perceptron_round(
             X, y, ranking, self._scores_fast(X), w, self.kernel_params(), self.t,
             kernels.discounts(y.shape[0]), out, self._ranked_code())
         if status == codes.UPDATED:

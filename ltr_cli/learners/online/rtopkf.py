@@ -183,7 +183,7 @@ class RTopKF(KernelScores):
         if top.dtype != np.float64:
             top = np.asarray(top, dtype=np.float64)
         out = np.empty(self.w.shape[0])  # float64 like w; cheaper than empty_like
-        status = (kernels.module or kernels.load()).rtopkf_round(
+        status = (kernels.module or kernels.load()).rtopkf.rtopkf_round(
             X, self._scores_fast(X), ranking, top, self._exploit, self.w, self._gamma, eta,
             self.kernel_params(), out)
         if status == codes.NOT_FINITE:
