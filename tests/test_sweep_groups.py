@@ -112,7 +112,10 @@ def test_a_group_killed_inside_a_block_resumes_every_point_byte_identically(tmp_
 
 
 def _task(i: int, stream: str | None) -> Task:
-    return Task({}, "l", {"i": i}, "e", f"r{i}", stream)
+    """A task whose planned run has only what grouping reads: its id and its group."""
+    from types import SimpleNamespace
+
+    return Task(SimpleNamespace(learner="l", experiment="e", run_id=f"r{i}", group=stream), {"i": i})
 
 
 def test_units_group_shared_streams_and_split_for_parallel_workers():

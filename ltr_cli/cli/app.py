@@ -179,7 +179,7 @@ def sweep(
     if not show_status:
         note(f"sweep: {sweep_plan.describe()}")
     tasks = sweep_plan.tasks()
-    root = out or Path(tasks[0].config.get("output", "results"))
+    root = out or Path(tasks[0].run.spec.output)
     if show_status:
         rows = status(tasks, root)
         counts = {s: sum(r["status"] == s for r in rows) for s in ("done", "failed", "running", "pending")}

@@ -114,12 +114,10 @@ def remove_stale_temporaries(run_dir: Path) -> None:
 
 
 def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
-    """Directory name of one run of ``spec`` (a single seed): ``<learner>-<hash>``, or
-    ``<learner>-seed<S>-<hash>`` when the config repeats seeds."""
-    run_id = spec.run_id(learner)
-    if repeated:
-        run_id = f"{learner}-seed{spec.seed}-{run_id.rsplit('-', 1)[1]}"
-    return run_id
+    """Directory name of one run (:func:`ltr_cli.runs.plan.run_id`)."""
+    from ltr_cli.runs.plan import run_id
+
+    return run_id(spec, learner, repeated)
 
 
 def keep_checkpoint(path: Path, what: str, argv: list[str] | None, fresh: bool) -> None:

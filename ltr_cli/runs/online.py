@@ -5,7 +5,6 @@ to its own folder (:func:`run_online_jobs`; ``ltr run`` and ``ltr sweep`` both u
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,10 +23,11 @@ from ltr_cli.errors import LtrError
 from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
-from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible, group_key
+from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
+from ltr_cli.runs.plan import PlannedRun
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
                                 resume_command)
 from ltr_cli.learners.online.theory import stream_constants, theory_block
@@ -96,20 +96,11 @@ def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> in
 
 
 @dataclass
-class OnlineJob:
-    """One online run to do: a single-seed spec, the learner's name and the run's id."""
-
-    spec: ExperimentSpec
-    name: str
-    run_id: str
-
-
-@dataclass
 class _Prepared:
     """An online run made ready under its lock: its learner (restored from its checkpoint,
     if it resumes), generators and stream (a plan for the block path, else rounds)."""
 
-    job: OnlineJob
+    job: PlannedRun
     run_dir: Path
     measures: list[Any]
     checkpointer: Checkpointer
@@ -127,16 +118,14 @@ class _Prepared:
         return self.state.t if self.state is not None else 0
 
     def group_key(self) -> Any:
-        """Runs with equal keys share one block call (one read of each query): same stream,
-        protocol and measures (one spec but for the learners), same block family, same start."""
-        spec = self.job.spec.resolved()
-        spec.pop("learners")
-        spec.pop("output", None)
-        return json.dumps(spec, sort_keys=True, default=str), group_key(self.learner), self.start
+        """Runs with equal keys share one block call (one read of each query): the plan's
+        group (:attr:`~ltr_cli.runs.plan.PlannedRun.group`: same stream, protocol and
+        measures, same block family), from the same round."""
+        return self.job.group, self.start
 
 
 def run_online_jobs(
-    jobs: list[OnlineJob], source: QuerySource, constants: Any, out_root: Path, quiet: bool,
+    jobs: list[PlannedRun], source: QuerySource, constants: Any, out_root: Path, quiet: bool,
     argv: list[str] | None, resume: bool, fresh: bool = False,
     on_done: Callable[[RunOutcome], None] | None = None, keep_going: bool = False,
 ) -> list[RunOutcome | LtrError]:
@@ -173,7 +162,7 @@ def run_online_jobs(
                 settle(i, exc)
         groups: dict[Any, list[int]] = {}
         for i, prep in prepared.items():
-            key = prep.group_key() if prep.plan is not None else ("alone", i)
+            key = prep.group_key() if prep.plan is not None and prep.job.group is not None else ("alone", i)
             groups.setdefault(key, []).append(i)
         ahead = CompileAhead(_compile_jobs([[prepared[i] for i in g] for g in groups.values()]))
         for n, members in enumerate(groups.values()):
@@ -222,7 +211,7 @@ def _warm_up_family(prep: _Prepared) -> None:
                 [prep.learner.numerics == "authors-code"]).warm_up()
 
 
-def _prepare(job: OnlineJob, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
+def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
              resume: bool, fresh: bool) -> _Prepared:
     spec, name = job.spec, job.name
     lspec: Any = spec.learners[name]

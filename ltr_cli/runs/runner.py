@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec, RegistryData
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.measures.metrics import Measure
-from ltr_cli.runs.online import OnlineJob, open_stream, run_online_jobs
+from ltr_cli.errors import LtrError
+from ltr_cli.runs.online import open_stream, run_online_jobs
+from ltr_cli.runs.plan import PlannedRun, plan_experiment
 from ltr_cli.outputs import run_path
 from ltr_cli.results.folders import is_complete, read_run
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
                                 resume_command, run_name)
 
-__all__ = ["RunOutcome", "cache_dir", "run_experiment", "run_name"]
+__all__ = ["RunOutcome", "cache_dir", "run_experiment", "run_name", "run_planned"]
 
 
 def run_experiment(
@@ -38,30 +39,45 @@ def run_experiment(
     that says how to continue it, unless ``fresh`` (start over). ``on_done`` receives each
     run as soon as it is written (so an interruption keeps the lines of finished runs)."""
     out_root = Path(out) if out is not None else spec.output
-    done = on_done or (lambda outcome: None)
-    if spec.cv is not None:
-        batch = []
-        for name, lspec in spec.learners.items():
-            if not learners or name in learners:
-                batch.append(_run_batch_learner(spec, name, lspec, out_root, quiet, argv, resume, fresh))
-                done(batch[-1])
-        return batch
-    repeated = spec.seeds is not None
     outcomes: list[RunOutcome] = []
-    for seed in spec.seed_list():
-        one = spec.for_seed(seed)
-        names = [n for n in one.learners if not learners or n in learners]
-        source, constants = open_stream(one, out_root, one.protocol.passes * len(names))
-        jobs = [OnlineJob(one, n, run_name(one, n, repeated)) for n in names]
-        for outcome in run_online_jobs(jobs, source, constants, out_root, quiet, argv, resume, fresh, done):
+    for runs in plan_experiment(spec, learners):
+        for outcome in run_planned(runs, out_root, quiet, argv, resume, fresh, on_done):
             assert isinstance(outcome, RunOutcome)  # a failing run's error was raised (keep_going is off)
             outcomes.append(outcome)
     return outcomes
 
 
+def run_planned(
+    runs: list[PlannedRun], out_root: Path, quiet: bool = False, argv: list[str] | None = None,
+    resume: bool = False, fresh: bool = False, on_done: Callable[[RunOutcome], None] | None = None,
+    keep_going: bool = False,
+) -> list[RunOutcome | LtrError]:
+    """Planned runs that read one stream (:func:`~ltr_cli.runs.plan.plan_experiment`'s lists,
+    or a sweep's unit): batch runs one by one through the k-fold protocol, online runs
+    through :func:`~ltr_cli.runs.online.run_online_jobs` (those that share a block group in
+    one pass). With ``keep_going``, a failing run's error is its outcome; otherwise it is
+    raised once the other runs are written."""
+    done = on_done or (lambda outcome: None)
+    if runs and runs[0].spec.cv is not None:
+        outcomes: list[RunOutcome | LtrError] = []
+        for run in runs:
+            try:
+                outcomes.append(_run_batch_learner(run, out_root, quiet, argv, resume, fresh))
+            except LtrError as exc:
+                if not keep_going:
+                    raise
+                outcomes.append(exc)
+                continue
+            done(outcomes[-1])  # type: ignore[arg-type]
+        return outcomes
+    first = runs[0].spec
+    reads = first.protocol.passes * len(runs)
+    source, constants = open_stream(first, out_root, reads)
+    return run_online_jobs(runs, source, constants, out_root, quiet, argv, resume, fresh, done, keep_going)
+
+
 def _run_batch_learner(
-    spec: ExperimentSpec, name: str, lspec: Any, out_root: Path, quiet: bool,
-    argv: list[str] | None, resume: bool, fresh: bool = False,
+    run: PlannedRun, out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
     from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
@@ -69,9 +85,9 @@ def _run_batch_learner(
     from ltr_cli.protocols.batch import run_cv
     from ltr_cli.protocols.cv_progress import CVHooks
 
+    spec, name, lspec, run_id = run.spec, run.learner, run.learner_spec, run.run_id
     cv, dataset = spec.cv, spec.dataset
     assert cv is not None and cv.convention is not None and isinstance(dataset, RegistryData)
-    run_id = run_name(spec, name)
     run_dir = run_path(out_root, spec.experiment, run_id)
     folds = open_folds(spec, cache_dir(spec, out_root))
     identity = folds_identity(folds)

@@ -35,7 +35,7 @@ from typing import Any
 
 from ltr_cli.config.experiment import ExperimentSpec, apply_overrides, parse_config, read_config_mapping
 from ltr_cli.errors import ConfigError, LtrError
-from ltr_cli.sweep.tasks import EXECUTORS, ExecutorOptions, Task, group_tasks, one_line, shared_stream
+from ltr_cli.sweep.tasks import EXECUTORS, ExecutorOptions, Task, group_tasks, one_line
 
 
 #: Grid points a sweep may have without ``--max-grid``.
@@ -78,7 +78,7 @@ class SweepPlan:
 
     def tasks(self) -> list[Task]:
         """Tasks in grid order (then learners, then seeds), duplicates removed."""
-        from ltr_cli.runs.runner import run_name
+        from ltr_cli.runs.plan import planned
 
         raw, source = self.raw, self.source
         grid = self.base.sweep or {}
@@ -92,12 +92,9 @@ class SweepPlan:
             label = ", ".join(f"{k}={v}" for k, v in point.items())
             spec = _validate_point(data, source, label)
             for seed in spec.seed_list():
-                one = spec.for_seed(seed)
-                resolved = one.resolved()
-                resolved.pop("sweep", None)
+                one = spec.for_seed(seed).model_copy(update={"sweep": None})
                 for learner in one.learners:
-                    task = Task(resolved, learner, point, one.experiment, run_name(one, learner),
-                                shared_stream(one, learner))
+                    task = Task(planned(one, learner), point)
                     # a learner's run depends only on its own keys: grid points that differ
                     # only in another learner's settings give the same run id, run once
                     unique.setdefault(task.key, task)

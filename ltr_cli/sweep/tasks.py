@@ -45,16 +45,32 @@ class ExecutorOptions:
 
 @dataclass(frozen=True)
 class Task:
-    """One run of a sweep: a validated config (single seed, no sweep) and one learner."""
+    """One run of a sweep: its planned run (:class:`~ltr_cli.runs.plan.PlannedRun`: a
+    validated single-seed spec without the sweep block, and one learner) and the grid point
+    it comes from."""
 
-    config: dict[str, Any]
-    learner: str
+    run: Any  # a PlannedRun (typed loosely: executors import this module without the run layer)
     point: dict[str, Any]
-    experiment: str
-    run_id: str
-    # tasks with the same (non-None) value read the same stream and run in one compiled
-    # block group (:func:`shared_stream`): they may be computed together
-    stream: str | None = None
+
+    @property
+    def learner(self) -> str:
+        return str(self.run.learner)
+
+    @property
+    def experiment(self) -> str:
+        return str(self.run.experiment)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run.run_id)
+
+    @property
+    def stream(self) -> str | None:
+        """Tasks with the same (non-None) value read the same stream and run in one compiled
+        block group (the plan's :attr:`~ltr_cli.runs.plan.PlannedRun.group`): they may be
+        computed together."""
+        group = self.run.group
+        return None if group is None else str(group)
 
     @property
     def key(self) -> str:
@@ -101,34 +117,6 @@ def _test_kill_hook(task: Task) -> None:
 MAX_GROUP = 64
 
 
-def shared_stream(spec: Any, learner: str) -> str | None:
-    """The key under which a run of ``learner`` (``spec`` a single-seed online config) can
-    share its data stream with other runs: runs whose configs differ only in their learner's
-    settings, whose learners run in the same compiled block family. None when the run
-    cannot join a group (batch cross-validation, a learner or convention without a compiled
-    block loop)."""
-    import numpy as np
-
-    from ltr_cli.protocols.online import feedback_size
-    from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
-    from ltr_cli.protocols.round_measures import RoundMeasures
-
-    if spec.cv is not None or not BLOCKS:
-        return None
-    try:  # the learner as its run builds it (on one feature: only its kind matters here)
-        built = spec.learners[learner].build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
-        if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
-                              feedback_size(built, spec.protocol.feedback)):
-            return None
-        family = group_key(built)
-    except Exception:  # only a hint for grouping: the run fails in its own time, with its own message
-        return None
-    data = spec.resolved()
-    data.pop("learners", None)
-    data.pop("output", None)
-    return json.dumps([data, list(family)], sort_keys=True, default=str)
-
-
 def group_tasks(tasks: list[Task], jobs: int = 1) -> list[list[Task]]:
     """The units an executor distributes: tasks that share a stream (:attr:`Task.stream`)
     together, at most :data:`MAX_GROUP` per unit, every other task alone; groups are halved
@@ -154,26 +142,19 @@ def group_tasks(tasks: list[Task], jobs: int = 1) -> list[list[Task]]:
 
 
 def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
-    """Execute a unit of :func:`group_tasks` (resuming its runs if possible): a task alone
-    by :func:`run_task`, tasks that share a stream in one pass over it. Each run writes its
-    own folder, exactly what it writes alone, and fails alone. Never raises for a failing run."""
-    if len(tasks) == 1:
-        return [run_task(tasks[0], out_root)]
-    from ltr_cli.config.experiment import parse_config
+    """Execute a unit of :func:`group_tasks` (resuming its runs if possible): a task alone,
+    or tasks that share a stream in one pass over it. Each run writes its own folder,
+    exactly what it writes alone, and fails alone. Never raises for a failing run."""
     from ltr_cli.data import sources
-    from ltr_cli.runs.online import OnlineJob, open_stream, run_online_jobs
+    from ltr_cli.runs.runner import run_planned
 
-    sources.KEEP_GENERATED = True
+    sources.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
     for task in tasks:
         _test_kill_hook(task)
     start = time.time()
-    root = Path(out_root)
     try:
-        specs = [parse_config(task.config, f"sweep task {task.key}") for task in tasks]
-        source, constants = open_stream(specs[0], root, specs[0].protocol.passes * len(tasks))
-        outcomes: list[Any] = run_online_jobs([OnlineJob(spec, task.learner, task.run_id) for spec, task in
-                                               zip(specs, tasks)], source, constants, root, quiet=True, argv=None,
-                                              resume=True, keep_going=True)
+        outcomes: list[Any] = run_planned([task.run for task in tasks], Path(out_root), quiet=True, resume=True,
+                                          keep_going=True)
     except Exception as exc:  # recorded for every run of the unit not written yet
         message = one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
         return [_lost(task, out_root, message) for task in tasks]
@@ -191,24 +172,7 @@ def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
 
 def run_task(task: Task, out_root: str) -> dict[str, Any]:
     """Execute one task (resuming it if possible); never raises for a failing run."""
-    from ltr_cli.config.experiment import parse_config
-    from ltr_cli.runs.runner import run_experiment
-
-    from ltr_cli.data import sources
-
-    sources.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
-    _test_kill_hook(task)
-    start = time.time()
-    try:
-        spec = parse_config(task.config, f"sweep task {task.key}")
-        (outcome,) = run_experiment(spec, out=Path(out_root), quiet=True, learners=[task.learner],
-                                    resume=True)
-    except Exception as exc:  # recorded, so one bad run cannot stop the sweep
-        message = one_line(str(exc) if isinstance(exc, LtrError) else f"{type(exc).__name__}: {exc}")
-        record_failure(task, out_root, message, start)
-        return {"run": task.key, "status": "failed", "error": message}
-    _failed_path(task, out_root).unlink(missing_ok=True)
-    return {"run": task.key, "status": "done", "path": str(outcome.path)}
+    return run_group([task], out_root)[0]
 
 
 def _lost(task: Task, out_root: str | Path, message: str) -> dict[str, Any]:
