@@ -160,12 +160,12 @@ def test_resume_refuses_a_checkpoint_taken_on_other_data(tmp_path):
 def test_file_changed_while_its_cache_is_built_fails_clearly(tmp_path, monkeypatch):
     from ltr_cli.data import cache as cache_mod
     from ltr_cli.data.identity import DataChanged
-    from ltr_cli.data.svmlight import ReaderOptions
+    from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
 
     data = tmp_path / "d.txt"
     _data(data, queries=50)
     original = data.read_bytes()
-    real = cache_mod.SVMLightReader.dense_queries
+    real = SVMLightReader.dense_queries
 
     def truncating(self, dtype):
         for i, q in enumerate(real(self, dtype)):
@@ -174,7 +174,7 @@ def test_file_changed_while_its_cache_is_built_fails_clearly(tmp_path, monkeypat
                 data.write_bytes(original)
             yield q
 
-    monkeypatch.setattr(cache_mod.SVMLightReader, "dense_queries", truncating)
+    monkeypatch.setattr(SVMLightReader, "dense_queries", truncating)
     with pytest.raises(DataChanged, match="changed while it was being read"):
         cache_mod.open_cached(data, ReaderOptions(n_features=5), tmp_path / "c")
     assert not [p for p in (tmp_path / "c").iterdir() if not p.name.endswith(".lock")]
