@@ -60,7 +60,7 @@ def test_random_ties_take_the_reference_path_with_its_draws():
 SCORE_FILES = [
     "0.5\n-1\n3e2\n",
     "0.5\n-1\n3e2",  # no final newline
-    "  7 extra tokens\n\t1.25\r\n",  # first token of each line, CRLF
+    "  7 extra tokens\n\t1.25\r\n",  # a second token on a line: an error at line 1
     "0.1234567890123456789012\n1e-300\n1e300\n",  # numbers outside the exact fast path
     "\ufeff1\n2\n",  # byte-order mark
     "1\n\n2\n",  # a blank line: an error at line 2
