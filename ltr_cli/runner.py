@@ -64,7 +64,6 @@ def _run_batch_learner(
     argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
-    from ltr_cli.cv_checkpoint import FoldCheckpoint
     from ltr_cli.cv_folds import folds_identity, open_folds
     from ltr_cli.protocols.batch import run_cv
     from ltr_cli.protocols.cv_progress import CVHooks
@@ -86,7 +85,7 @@ def _run_batch_learner(
         m = spec.metrics
         measure = None if cv.select_by in ("map", "ap") else Measure(
             cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
-        checkpoint = FoldCheckpoint(run_dir, identity)
+        checkpoint = fold_checkpoint(spec, lspec, run_dir, identity, [f.number for f in folds])
         if resume:
             checkpoint.load()
         elif checkpoint.exists():
@@ -112,3 +111,18 @@ def _run_batch_learner(
         }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
         checkpoint.remove()
         return outcome
+
+
+def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: dict[str, Any],
+                    fold_numbers: list[int | None]) -> Any:
+    """The fold checkpoint of one batch run: it names the run, the digest of the learner's
+    resolved config (with selection, convention and normalisation) and the data."""
+    from ltr_cli.cv_checkpoint import FoldCheckpoint, learner_digest
+    from ltr_cli.protocols.batch import row_columns
+
+    cv, dataset = spec.cv, spec.dataset
+    assert cv is not None and isinstance(dataset, RegistryData)
+    digest = learner_digest(lspec.model_dump(mode="json"), select_by=cv.select_by, convention=cv.convention,
+                            normalize=dataset.normalize)
+    return FoldCheckpoint(run_dir, identity, digest, row_columns(cv.select_by),
+                          tuple(str(n) for n in fold_numbers))
