@@ -366,8 +366,11 @@ STATE_CASES = [
     StateCase("non-utf8-path", "an `--out` path that is not UTF-8", "one line before any work",
               "tests/test_integrity.py::test_a_path_that_is_not_utf8_is_refused_before_any_work"),
     StateCase("read-only-install", "package and HOME not writable (numba's cache)",
-              "a private per-user cache directory, else uncached with one note",
-              "tests/test_integrity.py::test_numba_cache_falls_back_to_a_user_directory_then_to_none"),
+              "a private per-user cache directory, else a fresh private temporary one with one note",
+              "tests/test_integrity.py::test_numba_cache_falls_back_to_a_user_directory_then_to_a_private_temporary_one"),
+    StateCase("planted-numba-index", "numba's cache folder (or HOME) writable by others, with pickled index files planted in it",
+              "not used: kernels compile into a private temporary folder, one note; no planted code runs",
+              "tests/test_private_state.py::test_a_numba_cache_others_can_write_is_never_loaded"),
 ]
 
 
