@@ -253,10 +253,11 @@ def _prepare(job: OnlineJob, run_dir: Path, source: QuerySource, quiet: bool, ar
     plan = None
     if BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
         plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
-                           protocol.drop_last_query, stream_stats)  # None (nothing drawn) without arrays
+                           protocol.drop_last_query, stream_stats,
+                           protocol.max_rounds)  # None (nothing drawn) without arrays
     rounds = None if plan is not None else stream_rounds(
         source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
-        protocol.drop_last_query, stream_stats)
+        protocol.drop_last_query, stream_stats, protocol.max_rounds)
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
         print(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}", file=sys.stderr)

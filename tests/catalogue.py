@@ -165,6 +165,7 @@ CONFIG_CASES = [
     ConfigCase("infinite-rate", "learning rate .inf", _learner("{type: listnet, step: {eta: .inf}}"), "learners.slam.step.eta", "finite"),
     ConfigCase("bad-ties", "unknown tie policy", GOOD + "metrics: {ties: sideways}\n", "metrics.ties", "input-order"),
     ConfigCase("keep-probability", "keep_probability above 1", GOOD + "protocol: {keep_probability: 1.5}\n", "protocol.keep_probability", "less than or equal"),
+    ConfigCase("passes-over-plan", "`passes: 100000000` without max_rounds (once: MemoryError or a segfault planning every pass)", GOOD.replace("queries: 20", "queries: 30") + "protocol: {passes: 100000000}\n", None, "set protocol.max_rounds or fewer protocol.passes"),
     ConfigCase("negative-seed", "negative seed", GOOD + "seed: -1\n", "seed", "greater than or equal"),
     ConfigCase("bad-feedback", "feedback mode `top`", GOOD + "protocol: {feedback: top}\n", "protocol.feedback", "top-K"),
     ConfigCase("unknown-dataset-kind", "unknown dataset kind", GOOD.replace("kind: separable", "kind: magic"), "dataset.kind", "separable"),
