@@ -14,7 +14,7 @@ from ltr_cli.metrics import Measure
 from ltr_cli.online_runs import OnlineJob, open_stream, run_online_jobs
 from ltr_cli.outputs import run_path
 from ltr_cli.results import is_complete, read_run
-from ltr_cli.run_folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
+from ltr_cli.run_folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run, refuse_other_data,
                                 resume_command, run_name)
 
 __all__ = ["RunOutcome", "cache_dir", "run_experiment", "run_name"]
@@ -76,6 +76,7 @@ def _run_batch_learner(
     identity = folds_identity(folds)
     if resume and is_complete(run_dir):
         refuse_other_data(run_dir, identity, f"the {dataset.name} files")
+        clear_leftover_lock(run_dir)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
 
     def log(line: str) -> None:
