@@ -71,12 +71,12 @@ def test_data_convert_writes_csv(tmp_path):
 def _yahoo(root: Path) -> None:
     root.mkdir()
     rng = np.random.default_rng(0)
-    for split in ("train", "valid", "test"):
+    for s, split in enumerate(("train", "valid", "test")):
         lines = []
         for q in range(5):
             for _ in range(5):
                 label = int(rng.integers(0, 3))
-                lines.append(f"{label} qid:{split}{q} 1:{rng.random():.3f} 2:{label * 0.3 + rng.random() * 0.1:.3f}")
+                lines.append(f"{label} qid:{100 * s + q} 1:{rng.random():.3f} 2:{label * 0.3 + rng.random() * 0.1:.3f}")
         (root / f"set1.{split}.txt").write_text("\n".join(lines) + "\n")
 
 
