@@ -66,10 +66,18 @@ DATA_CASES = [
     DataCase("null-no-fill", "LETOR `NULL` without null_value", b"1 qid:1 1:NULL\n", "NULL value", 1),
     DataCase("empty-file", "empty file", b"", "no data lines", None),
     DataCase("only-comments", "only comments and blank lines", b"# header\n\n   \n", "no data lines", None),
-    DataCase("binary-garbage", "binary garbage", b"\x00\xff\xfe\x01\x02 qid:1\n", "bad label", 1),
-    DataCase("utf16", "UTF-16 text (wrong encoding)", "1 qid:1 1:1\n".encode("utf-16"), "bad label", 1),
-    DataCase("latin1-token", "latin-1 byte inside a value", "1 qid:1 1:caf\xe9\n".encode("latin-1"), "bad feature value", 1),
-    DataCase("cr-only", "old Mac line endings (CR only): one long line", b"1 qid:1 1:1\r0 qid:1 2:1\r", "bad feature token", 1),
+    DataCase("binary-garbage", "binary garbage", b"\x00\xff\xfe\x01\x02 qid:1\n", "character U+0000 (NUL) outside a '#' comment", 1),
+    DataCase("utf16", "UTF-16 text (wrong encoding)", "1 qid:1 1:1\n".encode("utf-16"), "byte 0xff (not ASCII, not UTF-8)", 1),
+    DataCase("latin1-token", "latin-1 byte inside a value", "1 qid:1 1:caf\xe9\n".encode("latin-1"), "byte 0xe9 (not ASCII, not UTF-8)", 1),
+    DataCase("cr-only", "old Mac line endings (CR only): one long line", b"1 qid:1 1:1\r0 qid:1 2:1\r", "character U+000D (lone carriage return)", 1),
+    # one grammar for separators, numbers and qids (issue 31)
+    DataCase("nbsp-separator", "a no-break space after the qid (once glued `1:0.9` into the qid)", "1 qid:7 1:1\n0 qid:7\u00a01:0.9\n".encode(), "character U+00A0 (no-break space)", 2),
+    DataCase("vertical-tab", "a vertical tab between features", b"1 qid:7 1:1\x0b2:1\n", "character U+000B (vertical tab)", 1),
+    DataCase("underscore-label", "label `1_0` (Python's float() reads 10)", b"1 qid:1 1:1\n1_0 qid:1 1:1\n", "bad label", 2),
+    DataCase("underscore-value", "feature value `0_5` (Python's float() reads 5.0)", b"1 qid:1 1:0_5\n", "bad feature value", 1),
+    DataCase("underscore-index", "feature index `1_0`", b"1 qid:1 1_0:1\n", "bad feature index", 1),
+    DataCase("qid-not-integer", "`qid:a7` (qids are integers compared by value)", b"1 qid:a7 1:1\n", "is not an integer", 1),
+    DataCase("qid-respelt-split", "`qid:1`, `qid:2`, `qid:01` (01 is qid 1 again)", b"1 qid:1 1:1\n1 qid:2 1:1\n0 qid:01 1:1\n", "qid 1 reappears", 3),
     DataCase("huge-line", "a 10 MB single token (error stays one short line)", b"1 qid:1 " + b"x" * 10_000_000 + b"\n", "max_line_bytes", 1),
     DataCase("no-newlines", "2 MB of tokens without a line break", b"1 qid:1 " + b"1:1 " * 500_000, "max_line_bytes", 1),
     DataCase("long-line-limit", "a line over a lowered `max_line_bytes`", b"1 qid:1 1:1\n0 qid:1 1:1 2:2 3:3\n", "line longer than 16 bytes", 2, {"max_line_bytes": 16}),
@@ -84,10 +92,41 @@ DATA_CASES = [
     DataCase("truncated-xz", "truncated xz", _truncated(lzma.compress), "truncated or corrupt", None),
     DataCase("group-zero", "group file with a 0 count", b"1 1:1\n", "must be positive", 1, {"qid": "group"}, b"0\n1\n"),
     DataCase("group-not-integer", "group file with a non-integer count", b"1 1:1\n0 1:1\n", "not an integer", 2, {"qid": "group"}, b"1\nx\n"),
+    DataCase("group-underscore", "group file count `1_0` (Python's int() reads 10)", b"1 1:1\n" * 11, "not an integer", 2, {"qid": "group"}, b"1\n1_0\n"),
     DataCase("group-too-many", "group file declares more documents than the data has", b"1 1:1\n0 1:1\n", "declares 5 documents", None, {"qid": "group"}, b"2\n3\n"),
     DataCase("group-too-few", "data has more lines than the group file declares", b"1 1:1\n0 1:1\n2 1:1\n", "more data lines", 3, {"qid": "group"}, b"1\n1\n"),
     DataCase("missing-file", "the data file does not exist", None, "does not exist", None, kind="missing"),
     DataCase("directory", "a directory where a file should be", None, "is a directory", None, kind="directory"),
+]
+
+
+@dataclass(frozen=True)
+class ScoreCase:
+    """A score file given to ``ltr eval`` with :data:`SCORE_DATA`."""
+
+    id: str
+    what: str
+    content: bytes
+    message: str
+    line: int | None
+
+
+# two queries of the LETOR layout (docid comments), five documents
+SCORE_DATA = (b"2 qid:10 1:1 #docid = a\n0 qid:10 1:2 #docid = b\n1 qid:10 1:3 #docid = c\n"
+              b"0 qid:2 1:1 #docid = a\n1 qid:2 1:2 #docid = d\n")
+
+SCORE_CASES = [
+    ScoreCase("score-extra-tokens", "a second token on a line (once ignored: the first was read)", b"0.9 7\n0.5\n0.1\n0.2\n0.3\n", "a line of 2 fields", 1),
+    ScoreCase("score-underscore", "score `0_5` (Python's float() reads 5.0)", b"0.9\n0_5\n0.1\n0.2\n0.3\n", "bad score '0_5'", 2),
+    ScoreCase("score-nbsp", "a no-break space after a score", "0.9\n0.5\u00a0\n0.1\n0.2\n0.3\n".encode(), "character U+00A0", 2),
+    ScoreCase("score-blank-line", "a blank line", b"0.9\n\n0.1\n0.2\n0.3\n", "score is empty", 2),
+    ScoreCase("ranklib-wrong-qid", "RankLib `qid<TAB>index<TAB>score` for other data (qid 3 where the data has 2)", b"10\t0\t0.9\n10\t1\t0.5\n10\t2\t0.1\n3\t0\t0.2\n3\t1\t0.3\n", "document 0 of qid 2", 4),
+    ScoreCase("ranklib-wrong-order", "RankLib lines out of data-file order", b"10\t1\t0.9\n10\t0\t0.5\n10\t2\t0.1\n2\t0\t0.2\n2\t1\t0.3\n", "document 0 of qid 10", 1),
+    ScoreCase("ranklib-mixed", "a RankLib file with a space-separated line", b"10\t0\t0.9\n10 1 0.5\n", "makes this a RankLib score file", 2),
+    ScoreCase("trec-unknown-docno", "TREC run `qid Q0 docno rank score tag` naming a document the data lacks", b"10 Q0 a 1 0.9 r\n10 Q0 z 2 0.5 r\n", "docno 'z' is not a document", 2),
+    ScoreCase("trec-missing-doc", "TREC run without a line for one document", b"10 Q0 a 1 0.9 r\n10 Q0 b 2 0.5 r\n10 Q0 c 3 0.1 r\n2 Q0 a 1 0.2 r\n", "no line for qid 2 docno d", None),
+    ScoreCase("trec-duplicate", "TREC run naming a document twice", b"10 Q0 a 1 0.9 r\n10 Q0 a 2 0.5 r\n", "appears twice", 2),
+    ScoreCase("three-spaced-columns", "three space-separated columns (neither RankLib nor TREC)", b"10 0 0.9\n", "a line of 3 fields", 1),
 ]
 
 
@@ -126,6 +165,7 @@ CONFIG_CASES = [
     ConfigCase("infinite-rate", "learning rate .inf", _learner("{type: listnet, step: {eta: .inf}}"), "learners.slam.step.eta", "finite"),
     ConfigCase("bad-ties", "unknown tie policy", GOOD + "metrics: {ties: sideways}\n", "metrics.ties", "input-order"),
     ConfigCase("keep-probability", "keep_probability above 1", GOOD + "protocol: {keep_probability: 1.5}\n", "protocol.keep_probability", "less than or equal"),
+    ConfigCase("passes-over-plan", "`passes: 100000000` without max_rounds (once: MemoryError or a segfault planning every pass)", GOOD.replace("queries: 20", "queries: 30") + "protocol: {passes: 100000000}\n", None, "set protocol.max_rounds or fewer protocol.passes"),
     ConfigCase("negative-seed", "negative seed", GOOD + "seed: -1\n", "seed", "greater than or equal"),
     ConfigCase("bad-feedback", "feedback mode `top`", GOOD + "protocol: {feedback: top}\n", "protocol.feedback", "top-K"),
     ConfigCase("unknown-dataset-kind", "unknown dataset kind", GOOD.replace("kind: separable", "kind: magic"), "dataset.kind", "separable"),
@@ -290,6 +330,12 @@ STATE_CASES = [
               "tests/test_integrity.py::test_relabelled_file_with_restored_mtime_is_never_served_stale"),
     StateCase("finished-cv-other-data", "a finished CV run, then one fold file edited",
               "`run --resume`: one line", "tests/test_integrity.py::test_batch_resume_refuses_a_finished_cv_run_whose_files_changed"),
+    StateCase("foreign-fold-checkpoint", "another batch run's `.<run>.folds.json` renamed to this run's name (or its run id edited too)",
+              "`run --resume`: one line (another run / another learner config); nothing fitted or written",
+              "tests/test_fold_checkpoints.py::test_another_runs_checkpoint_renamed_to_this_run_is_refused"),
+    StateCase("damaged-fold-checkpoint", "a fold checkpoint whose fold row lacks a test metric (once a KeyError), or with crafted fields",
+              "`run --resume`: one line naming the checkpoint, which says to delete it",
+              "tests/test_fold_checkpoints.py::test_a_damaged_or_crafted_fold_checkpoint_is_one_line"),
     StateCase("stale-cache-same-mtime", "a cached file edited in place, size and mtime restored",
               "the cache is rebuilt from the new bytes (ctime and content digest differ)",
               "tests/test_cache.py::test_same_size_and_mtime_edit_is_seen"),
@@ -311,6 +357,12 @@ STATE_CASES = [
               "tests/test_sweep_robust.py::test_a_killed_local_worker_is_a_failed_run_and_a_rerun_completes_it"),
     StateCase("dead-dask-worker", "a Dask worker dying under its task", "the task is retried, then reported failed",
               "tests/test_sweep_robust.py::test_a_dask_task_whose_worker_dies_is_reported_failed"),
+    StateCase("dead-cache-builder", "cache builds killed by SIGKILL (their `.<file>-<key>.tmp-<pid>/` folders left)",
+              "removed by the next cache open of any key: its own key's under its lock, others' when their lock is free",
+              "tests/test_private_state.py::test_a_cache_build_killed_by_sigkill_leaves_no_temporary"),
+    StateCase("lock-of-complete-run", "`ltr run` killed after some runs were written (or a lock file left beside a finished run)",
+              "a written run's lock is released at once; `--resume` removes a leftover one; `sweep --status` says done",
+              "tests/test_private_state.py::test_locks_of_complete_runs_do_not_outlive_a_killed_run"),
     StateCase("lock-race", "20 processes taking a stale run lock at once", "never two holders",
               "tests/test_sweep_robust.py::test_many_concurrent_takers_of_a_stale_lock_never_both_hold_it"),
     StateCase("huge-grid", "a sweep grid of 10^10 points", "refused from the axis lengths (`--max-grid`)",
@@ -321,8 +373,11 @@ STATE_CASES = [
     StateCase("non-utf8-path", "an `--out` path that is not UTF-8", "one line before any work",
               "tests/test_integrity.py::test_a_path_that_is_not_utf8_is_refused_before_any_work"),
     StateCase("read-only-install", "package and HOME not writable (numba's cache)",
-              "a private per-user cache directory, else uncached with one note",
-              "tests/test_integrity.py::test_numba_cache_falls_back_to_a_user_directory_then_to_none"),
+              "a private per-user cache directory, else a fresh private temporary one with one note",
+              "tests/test_integrity.py::test_numba_cache_falls_back_to_a_user_directory_then_to_a_private_temporary_one"),
+    StateCase("planted-numba-index", "numba's cache folder (or HOME) writable by others, with pickled index files planted in it",
+              "not used: kernels compile into a private temporary folder, one note; no planted code runs",
+              "tests/test_private_state.py::test_a_numba_cache_others_can_write_is_never_loaded"),
 ]
 
 
@@ -343,6 +398,21 @@ def markdown() -> str:
         where = f"file:{c.line}" if c.line else "file"
         extra = f" ({', '.join(f'{k}: {v}' for k, v in c.dataset.items())})" if c.dataset else ""
         lines.append(f"| `{c.id}` | {c.what}{extra} | {where} | {c.message} |")
+    lines += [
+        "",
+        "## Score files (`ltr eval`)",
+        "",
+        "Accepted: one score per line, RankLib's `qid<TAB>index<TAB>score` (checked line by line",
+        "against the data file's qids and order) and TREC runs `qid Q0 docno rank score tag`",
+        "(matched by qid and the data file's `# docid = ...` comments). The data file of these",
+        "cases has two queries (qid 10: docids a b c; qid 2: docids a d).",
+        "",
+        "| case | score file | error names | message contains |",
+        "|---|---|---|---|",
+    ]
+    for sc in SCORE_CASES:
+        where = f"file:{sc.line}" if sc.line else "file"
+        lines.append(f"| `{sc.id}` | {sc.what} | {where} | {_cell(sc.message)} |")
     lines += ["", "## Configs", "", "| case | input | key path | message contains |", "|---|---|---|---|"]
     for c in CONFIG_CASES:
         where = c.key or (f"file:{c.line}" if c.line else "(file)")
@@ -374,7 +444,9 @@ def markdown() -> str:
     lines += [
         "",
         "Accepted on purpose (documented behaviour, not errors): a UTF-8 byte-order mark,",
-        "CRLF, tabs, blank lines, scientific notation, labels like 0.5 or -1, metric cut-offs",
+        "CRLF, tabs, blank lines, scientific notation, labels like 0.5 or -1, any bytes inside",
+        "a `#` comment, integer qids written with a sign or leading zeros (`qid:01` and `qid:+1`",
+        "are qid 1; `ltr data inspect` lists such lines), metric cut-offs",
         "larger than a query (NDCG@k uses min(k, m)), `top-K` feedback with K larger than a",
         "query (all its labels are revealed). In configs, numbers follow YAML 1.2: `1e-3`,",
         "`.5`, `0x1F`, `0o17` are numbers, `1_000`, `1:30`, `0b101` and `yes`/`no`/`on`/`off`",

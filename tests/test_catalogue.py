@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.results.folders import find_runs
-from tests.catalogue import CONFIG_CASES, DATA_CASES, RESULTS_CASES, STATE_CASES, markdown
+from tests.catalogue import CONFIG_CASES, DATA_CASES, RESULTS_CASES, SCORE_CASES, SCORE_DATA, STATE_CASES, markdown
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -77,6 +77,19 @@ learners: {{slam: {{type: slam-perceptron}}}}
     if case.line is not None:
         assert f":{case.line}:" in err
     assert _no_finished_run(out)
+
+
+@pytest.mark.parametrize("case", SCORE_CASES, ids=[c.id for c in SCORE_CASES])
+def test_bad_score_file(tmp_path, case):
+    data, scores = tmp_path / "data.txt", tmp_path / "scores.txt"
+    data.write_bytes(SCORE_DATA)
+    scores.write_bytes(case.content)
+    res = runner.invoke(app, ["eval", str(data), str(scores)])
+    assert res.exit_code == 1
+    err = _error_line(res)
+    assert case.message in err and str(scores) in err and len(err) < 600
+    if case.line is not None:
+        assert f"{scores}:{case.line}:" in err
 
 
 @pytest.mark.parametrize("case", CONFIG_CASES, ids=[c.id for c in CONFIG_CASES])

@@ -150,7 +150,8 @@ def test_numbers_convert_exactly(tmp_path, values):
 
 _TOKENS = st.sampled_from([b"", b" ", b":", b"::", b"qid:", b"#", b"\t", b"\r", b"\n", b"NULL", b"nan",
                            b"-", b"+", b"e", b"E5", b".", b"1e999", b"0", b"6", b"-1", b"1.5", b"00",
-                           b"\x00", b"\xff", b"x", b"\xef\xbb\xbf", b"12345678901234567890123"])
+                           b"\x00", b"\xff", b"x", b"\xef\xbb\xbf", b"12345678901234567890123",
+                           b"\xc2\xa0", b"\x0b", b"\x0c", b"\r\n", b"_", b"01", b"+1", b"qid:01"])
 
 
 @SETTINGS

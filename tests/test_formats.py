@@ -153,7 +153,8 @@ def test_eval_and_inspect_read_a_table_as_they_read_its_source(tmp_path):
      "row 2: non-finite feature value nan in column f1"),
     ({"qid": ["1", "1"], "label": [1.0, 0.0], "f1": [0.1, None], "f2": [0.2] * 2}, "row 2: feature f1 is missing"),
     ({"qid": ["1", None], "label": [1.0, 0.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: the qid is missing"),
-    ({"qid": ["1", "a b"], "label": [1.0, 0.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: qid 'a b' is empty"),
+    ({"qid": ["1", "a b"], "label": [1.0, 0.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: qid 'a b' is not an integer"),
+    ({"qid": ["1", "q2"], "label": [1.0, 0.0], "f1": [0.1] * 2, "f2": [0.2] * 2}, "row 2: qid 'q2' is not an integer"),
     ({"qid": ["1"], "label": ["x"], "f1": [0.1], "f2": [0.2]}, "the label column has type string"),
 ])
 def test_a_bad_table_is_one_line_naming_the_file_and_row(tmp_path, columns, expected):
@@ -189,3 +190,11 @@ learners: {{slam: {{type: slam-perceptron}}}}
     assert res.stderr.strip().count("\n") == 0 and "not a readable Parquet table" in res.stderr
     assert "Traceback" not in res.stderr
     assert not list((tmp_path / "out").glob("fake/*/summary.json"))
+
+
+def test_table_qids_are_integers_compared_by_value_as_in_text(tmp_path):
+    path = _table(tmp_path / "q.parquet", {"qid": ["1", "01", "+1", "2"], "label": [1.0, 0.0, 2.0, 1.0],
+                                           "f1": [0.1, 0.2, 0.3, 0.4]})
+    reader = open_dataset(path, ReaderOptions(n_features=1))
+    assert [(q.qid, q.m) for q in reader] == [("1", 3), ("2", 1)]
+    assert reader.respelt == [(2, "01", "1"), (3, "+1", "1")]

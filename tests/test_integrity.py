@@ -203,13 +203,13 @@ def test_corrupt_cache_byte_during_a_run_is_one_line_and_the_cache_is_removed(tm
 
 # --- numba's cache on a read-only install -----------------------------------------------
 
-def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monkeypatch, capsys):
+def test_numba_cache_falls_back_to_a_user_directory_then_to_a_private_temporary_one(tmp_path, monkeypatch,
+                                                                                      capsys):
     import os
     import tempfile
 
     from ltr_cli.kernels import numba_cache
 
-    monkeypatch.setattr(numba_cache, "CACHE", True)
     readonly_pkg = tmp_path / "site-packages" / "ltr_cli"  # no writable kernels/ or data/
     env = {"HOME": str(tmp_path / "home")}
     assert numba_cache.configure(readonly_pkg, env) == "user-cache"
@@ -223,10 +223,13 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_none(tmp_path, monke
 
     temp.chmod(0o777)  # someone else could plant pickled index files there: not used
     env = {"HOME": "/dev/null/no-home"}
-    assert numba_cache.configure(readonly_pkg, env) == "none"
-    assert "NUMBA_CACHE_DIR" not in env and numba_cache.CACHE is False
-    assert "kernels compile in every run" in capsys.readouterr().err
-    assert numba_cache.configure(readonly_pkg, {"NUMBA_CACHE_DIR": "/x"}) == "user"
+    assert numba_cache.configure(readonly_pkg, env) == "private-temp"
+    fresh = Path(env["NUMBA_CACHE_DIR"])
+    assert fresh.parent == tmp_path / "tmp" and fresh != temp and not fresh.stat().st_mode & 0o077
+    assert numba_cache.CACHE is True
+    assert "kernels compile into a temporary directory" in capsys.readouterr().err
+    mine = tmp_path / "mine"
+    assert numba_cache.configure(readonly_pkg, {"NUMBA_CACHE_DIR": str(mine)}) == "user"
 
 
 def test_the_kernel_cache_is_keyed_by_every_compiled_source(tmp_path):

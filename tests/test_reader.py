@@ -156,8 +156,8 @@ MALFORMED = [
     ("qid split across file", "1 qid:1 1:1\n1 qid:2 1:1\n1 qid:1 1:1\n", {}, 3, "first line was 1"),
     ("missing comment qid", "1 1:1 # 5\n0 1:1\n", {"qid_source": "comment"}, 2, "missing qid"),
     ("NULL without fill", "1 qid:1 1:NULL\n", {}, 1, "NULL value"),
-    ("binary garbage", b"\x00\xff\xfe\x01 qid:1\n", {}, 1, "bad label"),
-    ("latin-1 token", "1 qid:1 1:caf\xe9\n".encode("latin-1"), {}, 1, "bad feature value"),
+    ("binary garbage", b"\x00\xff\xfe\x01 qid:1\n", {}, 1, "character U+0000 (NUL) outside a '#' comment"),
+    ("latin-1 token", "1 qid:1 1:caf\xe9\n".encode("latin-1"), {}, 1, "byte 0xe9 (not ASCII, not UTF-8)"),
 ]
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli.app import app
+from ltr_cli.cli.app.app import app
 
 runner = CliRunner()
 
@@ -71,12 +71,12 @@ def test_data_convert_writes_csv(tmp_path):
 def _yahoo(root: Path) -> None:
     root.mkdir()
     rng = np.random.default_rng(0)
-    for split in ("train", "valid", "test"):
+    for s, split in enumerate(("train", "valid", "test")):
         lines = []
         for q in range(5):
             for _ in range(5):
                 label = int(rng.integers(0, 3))
-                lines.append(f"{label} qid:{split}{q} 1:{rng.random():.3f} 2:{label * 0.3 + rng.random() * 0.1:.3f}")
+                lines.append(f"{label} qid:{100 * s + q} 1:{rng.random():.3f} 2:{label * 0.3 + rng.random() * 0.1:.3f}")
         (root / f"set1.{split}.txt").write_text("\n".join(lines) + "\n")
 
 
@@ -119,7 +119,7 @@ def test_failed_batch_run_leaves_no_empty_folder(tmp_path, monkeypatch):
 
 
 def test_a_grid_value_that_is_no_number_is_one_error_at_its_key(tmp_path):
-    from ltr_cli.config.experiment import ConfigError, parse_config
+    from ltr_cli.config.experiment.experiment import ConfigError, parse_config
 
     base = {"experiment": "e", "dataset": {"kind": "registry", "name": "letor3-ohsumed", "root": "x"}, "cv": {}}
     with pytest.raises(ConfigError) as err:

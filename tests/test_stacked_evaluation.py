@@ -60,7 +60,7 @@ def test_random_ties_take_the_reference_path_with_its_draws():
 SCORE_FILES = [
     "0.5\n-1\n3e2\n",
     "0.5\n-1\n3e2",  # no final newline
-    "  7 extra tokens\n\t1.25\r\n",  # first token of each line, CRLF
+    "  7 extra tokens\n\t1.25\r\n",  # a second token on a line: an error at line 1
     "0.1234567890123456789012\n1e-300\n1e300\n",  # numbers outside the exact fast path
     "\ufeff1\n2\n",  # byte-order mark
     "1\n\n2\n",  # a blank line: an error at line 2
@@ -124,7 +124,7 @@ def test_label_reader_reports_bad_lines_like_the_reference(tmp_path):
 
 def test_batch_bench_structure(tmp_path):
     """Structure only: timings are never asserted in unit tests."""
-    from ltr_cli.bench.batch import bench_fit, bench_ranksvm, shaped
+    from ltr_cli.bench.command.batch import bench_fit, bench_ranksvm, shaped
 
     qs = shaped("mslr-web10k", 4, docs=12)
     row = bench_ranksvm(qs)

@@ -354,6 +354,7 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
                        "through it: remove the link or set cache.dir to a real folder")
     with _open_lock(cache_dir / f".{path.name}-{key}.lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        _remove_dead_builds(cache_dir, directory.name)
         if directory.exists() or directory.is_symlink():
             try:
                 if directory.is_symlink() or not directory.is_dir():
@@ -378,6 +379,33 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
         except CacheInvalid as exc:  # written a moment ago: the disk is failing
             raise LtrError(f"{directory}: the cache just written does not read back ({exc}); "
                            "check the disk or set cache.dir elsewhere") from None
+
+
+def _remove_dead_builds(cache_dir: Path, mine: str) -> None:
+    """Delete the temporary folders (``.<file>-<key>.tmp-<pid>``) of builds whose process
+    died (SIGKILL, out of memory): every one of ``mine`` (its key's lock is held by this
+    process, so no other build of it runs), and of any other key whose lock nobody holds
+    (a build holds its key's flock until its folder is renamed into place; the kernel
+    drops it when the builder dies, whatever its pid now names)."""
+    for tmp in cache_dir.glob(".*.tmp-*"):
+        name, _, pid = tmp.name[1:].rpartition(".tmp-")
+        if not pid.isdigit() or not tmp.is_dir() or tmp.is_symlink():
+            continue
+        if name != mine:
+            lock_path = cache_dir / f".{name}.lock"
+            try:
+                fd = os.open(lock_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue  # no lock file: not a build of this tool's (or its lock is gone): leave it
+            try:
+                if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: a live build of that key
+            except OSError:
+                continue
+            finally:
+                os.close(fd)  # (closing drops the probe's lock)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _open_lock(path: Path):

@@ -20,7 +20,10 @@ of the fallback plus exact number conversion:
 * any other number is listed as *slow* (its byte span) and converted by the caller with
   ``float()``.
 
-Whitespace is what ``bytes.split()`` splits on (space, \\t, \\r, \\v, \\f); lines end at \\n.
+Whitespace is SVMlight's (space and tab); lines end at \\n, optionally after one \\r; a qid
+is canonical digits (no sign, no leading zero): anything else, any byte outside printable
+ASCII before a comment included, is irregular (:mod:`ltr_cli.data.grammar` is the grammar
+both parsers follow).
 """
 
 from __future__ import annotations
@@ -45,7 +48,23 @@ _POW10 = np.array([10.0**i for i in range(23)])
 
 @njit(cache=_CACHE, inline="always")
 def _is_space(c):
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+    return c == 32 or c == 9
+
+
+@njit(cache=_CACHE, inline="always")
+def _at_eol(buf, i, end):
+    """At the end of a line: end of input, LF, or a CR right before LF / end of input."""
+    if i >= end or buf[i] == 10:
+        return True
+    return buf[i] == 13 and (i + 1 >= end or buf[i + 1] == 10)
+
+
+@njit(cache=_CACHE, inline="always")
+def _next_line(buf, i, end):
+    """From the end of a line (see :func:`_at_eol`) to the start of the next."""
+    if i < end and buf[i] == 13:
+        i += 1
+    return i + 1
 
 
 @njit(cache=_CACHE, inline="always")
@@ -120,7 +139,7 @@ def _number(buf, i, end, pow10):
         exp10 += -e if eneg else e
     if i < end:
         c = buf[i]
-        if not (_is_space(c) or c == 35 or c == 10):
+        if not (_is_space(c) or c == 35 or _at_eol(buf, i, end)):
             return 0.0, i, -1
     if mant == 0:
         return (-0.0 if neg else 0.0), i, 0
@@ -174,8 +193,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
         if i >= end:
             break
         c = buf[i]
-        if c == 10:
-            i += 1
+        if _at_eol(buf, i, end):
+            i = _next_line(buf, i, end)
             line += 1
             continue
         if c == 35:  # comment-only line
@@ -207,7 +226,13 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
                 and buf[i + 3] == 58):
             i += 4
             qs = i
-            while i < end and not (_is_space(buf[i]) or buf[i] == 10 or buf[i] == 35):
+            while not (_at_eol(buf, i, end) or _is_space(buf[i]) or buf[i] == 35):
+                c = buf[i]
+                if qid_mode == QID_TOKEN:  # canonical digits only: '01', '+1' are respelled by the reference
+                    if not _is_digit(c) or (c == 48 and i == qs and i + 1 < end and _is_digit(buf[i + 1])):
+                        return rows, n_slow, IRREGULAR, line
+                elif c < 33 or c > 126:
+                    return rows, n_slow, IRREGULAR, line
                 i += 1
             if i == qs:
                 return rows, n_slow, IRREGULAR, line
@@ -220,7 +245,7 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
             return rows, n_slow, IRREGULAR, line
         # features
         last = -1
-        while i < end and buf[i] != 10 and buf[i] != 35:
+        while not _at_eol(buf, i, end) and buf[i] != 35:
             idx, nd, i = _digits(buf, i, end, 1000000000)  # all of any 10-digit index
             if nd == 0 or nd > 10 or i >= end or buf[i] != 58:
                 return rows, n_slow, IRREGULAR, line
@@ -253,7 +278,9 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
                 while i < end and _is_space(buf[i]):
                     i += 1
                 qs = i
-                while i < end and not (_is_space(buf[i]) or buf[i] == 10):
+                while not (_at_eol(buf, i, end) or _is_space(buf[i])):
+                    if not _is_digit(buf[i]) or (buf[i] == 48 and i == qs and i + 1 < end and _is_digit(buf[i + 1])):
+                        return rows, n_slow, IRREGULAR, line
                     i += 1
                 if i == qs:
                     return rows, n_slow, IRREGULAR, line
@@ -264,8 +291,8 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
         elif qid_mode == QID_COMMENT:
             return rows, n_slow, IRREGULAR, line
         rows += 1
-        if i < end:  # at '\n'
-            i += 1
+        if i < end:  # at the line end
+            i = _next_line(buf, i, end)
             line += 1
     return rows, n_slow, 0, line
 
@@ -301,11 +328,11 @@ def query_starts(buf, qid_start, qid_end, rows, prev):
 
 @njit(cache=_CACHE, nogil=True)
 def scan_scores(buf, out, slow, max_line_bytes):
-    """One number per line (``ltr eval``'s score files): the first whitespace-separated
-    token of each line into ``out``. Returns ``(n, n_slow, status, line)``; any line the
-    reference reader might treat otherwise (blank, not a plain number, too long) is
-    :data:`IRREGULAR` at ``line``; numbers outside the exact fast path are listed in
-    ``slow`` (2, capacity: line index, start byte; end byte in row 1 of the next column)."""
+    """One number per line (``ltr eval``'s plain score files), spaces and tabs around it
+    allowed, into ``out``. Returns ``(n, n_slow, status, line)``; any line the reference
+    reader (:mod:`ltr_cli.data.score_files`) might treat otherwise (blank, a second token,
+    not a plain number, too long) is :data:`IRREGULAR` at ``line``; numbers outside the
+    exact fast path are listed in ``slow`` (3, capacity: line index, start byte, end byte)."""
     end = buf.shape[0]
     pow10 = _POW10
     i = 0
@@ -315,26 +342,29 @@ def scan_scores(buf, out, slow, max_line_bytes):
         line_start = i
         while i < end and _is_space(buf[i]):
             i += 1
-        if i >= end or buf[i] == 10:
+        if _at_eol(buf, i, end):
             return n, n_slow, IRREGULAR, n + 1
         start = i
         value, i, status = _number(buf, i, end, pow10)
-        if status < 0 or (i < end and not (_is_space(buf[i]) or buf[i] == 10)):
+        if status < 0:
+            return n, n_slow, IRREGULAR, n + 1
+        stop = i
+        while i < end and _is_space(buf[i]):
+            i += 1
+        if not _at_eol(buf, i, end):
             return n, n_slow, IRREGULAR, n + 1
         if status == 1:
             if n_slow >= slow.shape[1]:
                 return n, n_slow, SLOW_FULL, n + 1
             slow[0, n_slow] = n
             slow[1, n_slow] = start
-            slow[2, n_slow] = i
+            slow[2, n_slow] = stop
             n_slow += 1
         if n >= out.shape[0]:
             return n, n_slow, IRREGULAR, n + 1
         out[n] = value
         n += 1
-        while i < end and buf[i] != 10:
-            i += 1
         if i - line_start > max_line_bytes:
             return n, n_slow, IRREGULAR, n
-        i += 1
+        i = _next_line(buf, i, end)
     return n, n_slow, 0, n

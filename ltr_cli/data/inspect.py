@@ -45,6 +45,11 @@ def inspect_file(path: Path, options: ReaderOptions) -> dict[str, Any]:
     docs = int(sum(sizes))
     width = options.n_features or (max_index + 1)
     problems = list(split)
+    # qids written other than canonically (qid:01, qid:+1): read by value, reported by line
+    for line, written, qid in reader.respelt[:_MAX_LISTED]:
+        problems.append(f"line {line}: qid {written!r} is read as qid {qid} (qids are integers compared by value)")
+    if len(reader.respelt) > _MAX_LISTED:
+        problems.append(f"... and {len(reader.respelt) - _MAX_LISTED} more lines with qids not written canonically")
     non_integer = sorted(v for v in labels if not float(v).is_integer())
     if non_integer:
         problems.append(f"non-integer labels {non_integer[:5]} (fine for the paper convention; "
@@ -65,6 +70,9 @@ def inspect_file(path: Path, options: ReaderOptions) -> dict[str, Any]:
         "all_zero_queries": {"count": len(zero_queries), "qids": zero_queries[:20]},
         "problems": problems,
     }
+
+
+_MAX_LISTED = 50
 
 
 def _label_key(v: float) -> str:

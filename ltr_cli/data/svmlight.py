@@ -13,7 +13,9 @@ Line format: ``<label> [qid:<qid>] <idx>:<val> ... [# comment]``.
   The width is fixed by the caller (the dataset registry), never guessed from one file.
 * Everything after ``#`` is a comment (LETOR: ``#docid = ... inc = ... prob = ...``).
 * gz / bz2 / xz files are recognised by their magic bytes. CRLF, tabs, blank lines,
-  a UTF-8 byte-order mark, and scientific notation are accepted.
+  a UTF-8 byte-order mark, and scientific notation are accepted. Separators, numbers and
+  qids follow :mod:`ltr_cli.data.grammar`: spaces and tabs only, ASCII outside comments,
+  no ``_`` in numbers, integer qids compared by value (``qid:01`` is ``qid:1``).
 * LETOR's literal ``NULL`` value is an error unless ``null_value`` gives a fill number.
 * A qid that reappears after another qid is an error naming both line numbers, unless
   ``split_qids="new-query"`` (then each run of lines is its own query, same qid).
@@ -47,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.fastread import Irregular, fast_query_rows
+from ltr_cli.data.grammar import bad_character, bad_character_message, canonical_qid, parse_number, strip_eol
 from ltr_cli.data.options import (
     LIMIT_OPTIONS,
     MAX_LABEL,
@@ -120,6 +123,9 @@ class SVMLightReader:
     def __init__(self, path: str | Path, options: ReaderOptions = ReaderOptions()):
         self.path = Path(path)
         self.options = options
+        # (line, qid as written, canonical qid) of qids not written canonically, as the
+        # reference parse meets them (the compiled scanner leaves such lines to it)
+        self.respelt: list[tuple[int, str, str]] = []
 
     # -- public iteration -------------------------------------------------------------
     def sparse_queries(self) -> Iterator[SparseQuery]:
@@ -210,14 +216,19 @@ class SVMLightReader:
         current: _Pending | None = None
         any_line = False
         n_lines = 0
+        self.respelt.clear()
 
         for lineno, raw in iter_lines(self.path, opts.max_line_bytes, opts.max_decompression_ratio):
+            raw = strip_eol(raw)
             hash_at = raw.find(b"#")
             if hash_at >= 0:
                 body, comment = raw[:hash_at], raw[hash_at + 1:]
             else:
                 body, comment = raw, b""
-            parts = body.split()
+            bad = bad_character(body)
+            if bad is not None:
+                raise DataFormatError(path, lineno, bad_character_message(bad))
+            parts = body.split()  # spaces and tabs: no other whitespace is left in body
             if not parts:
                 continue  # blank or comment-only line
             any_line = True
@@ -245,16 +256,15 @@ class SVMLightReader:
                     raise DataFormatError(
                         path, lineno, f"missing qid: expected 'qid:<id>' after the label; {hint}"
                     )
-                qid = parts[1][4:].decode("latin-1")
-                if not qid:
-                    raise DataFormatError(path, lineno, "empty qid in 'qid:' token")
+                qid = self._qid(lineno, parts[1][4:], "'qid:' token")
             elif source == "comment":
-                words = comment.split()
+                words = comment.replace(b"\t", b" ").split(b" ")
+                words = [w for w in words if w]
                 if not words:
                     raise DataFormatError(
                         path, lineno, "missing qid: expected a trailing '# <qid>' comment"
                     )
-                qid = words[0].decode("latin-1")
+                qid = self._qid(lineno, words[0], "'# <qid>' comment")
             else:  # group
                 assert groups is not None and group_path is not None
                 if left_in_group == 0:
@@ -302,6 +312,21 @@ class SVMLightReader:
         if current is not None:
             yield current
 
+    def _qid(self, lineno: int, token: bytes, where: str) -> str:
+        """The canonical qid of ``token`` (see :mod:`ltr_cli.data.grammar`); a respelt one
+        (``01``, ``+1``) is noted in :attr:`respelt` for ``ltr data inspect``."""
+        if not token:
+            raise DataFormatError(str(self.path), lineno, f"empty qid in {where}")
+        qid = canonical_qid(token)
+        if qid is None:
+            raise DataFormatError(
+                str(self.path), lineno,
+                f"qid {show(token)} in {where} is not an integer; qids are integers compared by "
+                "value (qid:1, qid:01 and qid:+1 are one query): renumber the queries")
+        if len(qid) != len(token):
+            self.respelt.append((lineno, token.decode("ascii"), qid))
+        return qid
+
     # -- numeric conversion ----------------------------------------------------------
     def _convert(self, pending: _Pending) -> SparseQuery:
         lines = pending.lines
@@ -311,7 +336,7 @@ class SVMLightReader:
         flat = None
         # every token must hold exactly one ':' so that numbers pair up as (idx, value):
         # as many colons as tokens, and no token with two (then none can have zero)
-        if joined.count(b":") == total and _TWO_COLONS.search(joined) is None:
+        if joined.count(b":") == total and _TWO_COLONS.search(joined) is None and b"_" not in joined:
             tokens = joined.replace(b":", b" ").split()
             if len(tokens) == 2 * total:
                 try:
@@ -343,7 +368,7 @@ class SVMLightReader:
                         path, ln.lineno, f"bad feature token {show(token)}; expected idx:value"
                     )
                 try:
-                    index = float(key)  # integrality is checked with the fast path's rule
+                    index = parse_number(key)  # integrality is checked with the fast path's rule
                 except ValueError:
                     raise DataFormatError(
                         path, ln.lineno,
@@ -359,7 +384,7 @@ class SVMLightReader:
                     number = float(self.options.null_value)
                 else:
                     try:
-                        number = float(value)
+                        number = parse_number(value)
                     except ValueError:
                         raise DataFormatError(
                             path, ln.lineno,
@@ -435,7 +460,7 @@ def _check_duplicates(
 
 def _parse_label(path: str, lineno: int, token: bytes) -> float:
     try:
-        value = float(token)
+        value = parse_number(token)
     except ValueError:
         raise DataFormatError(path, lineno, f"bad label {show(token)}; expected a number") from None
     if not math.isfinite(value):

@@ -144,18 +144,20 @@ def find_group_file(path: Path) -> Path | None:
 
 
 def read_group_sizes(path: Path) -> list[int]:
-    """Read a group file: one positive document count per line (blank lines ignored)."""
+    """Read a group file: one positive document count per line in ASCII digits (blank lines
+    ignored)."""
     sizes: list[int] = []
+    from ltr_cli.data.grammar import is_integer, strip_eol
+
     for lineno, raw in iter_lines(path):
-        text = raw.strip()
+        text = strip_eol(raw).strip(b" \t")
         if not text:
             continue
-        try:
-            n = int(text)
-        except ValueError:
+        if not is_integer(text) or len(text) > 18:  # ASCII digits: int() also reads '1_0'
             raise DataFormatError(
-                str(path), lineno, f"group size {show(text)} is not an integer"
-            ) from None
+                str(path), lineno, f"group size {show(text)} is not an integer (or implausibly large)"
+            )
+        n = int(text)
         if n <= 0:
             raise DataFormatError(str(path), lineno, f"group size {n} must be positive")
         sizes.append(n)

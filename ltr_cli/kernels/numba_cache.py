@@ -1,17 +1,20 @@
 """Where numba keeps the compiled kernels between runs.
 
-numba writes its cache beside the sources (``__pycache__`` in the package) when it can.
-A read-only install (a system site-packages, a container image) cannot; numba would then
-try the user's cache directory and, with no writable HOME either, fail with a traceback.
-:func:`configure` runs before numba is imported and picks, in order:
+numba's cache index files are pickles: whoever can write the cache directory, or replace
+any directory on the way to it, runs code in every later ``ltr`` process that loads it.
+So a cache directory is used only when it is *private*: it and every directory above it
+(checked with ``lstat``, symlinks followed to their targets, which are checked the same
+way) are owned by the current user or root, and none is writable by group or others,
+except a sticky directory such as ``/tmp`` (others cannot replace an entry in it that is
+not theirs). :func:`configure` runs before numba is imported and picks the first private
+one of:
 
 1. ``NUMBA_CACHE_DIR`` if the user set it;
-2. the package's own directories, if writable (numba's default);
+2. the package's own ``__pycache__`` (numba's default), if writable;
 3. ``$XDG_CACHE_HOME/ltr-cli/numba`` or ``~/.cache/ltr-cli/numba``;
-4. a private ``ltr-cli-numba-<uid>`` directory in the system temp directory, only if it
-   is ours and closed to other users (numba's index files are pickles: a cache directory
-   someone else can write would let them run code in our process);
-5. otherwise no cache: kernels compile in every process, with one note on stderr.
+4. a ``ltr-cli-numba-<uid>`` directory in the system temp directory;
+5. otherwise a fresh private temporary directory for this process (removed at exit), with
+   one note on stderr: kernels are compiled, never loaded from a place others could write.
 
 Inside that place the cache lives in a folder named by a digest of the compiled code's
 sources (:data:`COMPILED_SOURCES`). numba checks a cached function against its own source
@@ -28,61 +31,128 @@ import sys
 import tempfile
 from pathlib import Path
 
-CACHE = True  # False when no safe writable cache directory exists (kernels compile each run)
+CACHE = True  # numba's cache=True: there is always a private directory (at worst a fresh one)
 _configured = False
+_OWNED_TEMP: tuple[int, str] | None = None  # (pid, path) of the temporary directory this process made
 
 
 def _writable_dir(path: Path) -> bool:
+    """Create ``path`` and any missing parent with mode 0700; whether it is a writable dir."""
+    missing = []
+    at = Path(os.path.abspath(path))
+    while not os.path.lexists(at) and at != at.parent:
+        missing.append(at)
+        at = at.parent
     try:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for folder in reversed(missing):
+            folder.mkdir(mode=0o700, exist_ok=True)
     except OSError:
         return False
     return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
 
 
-def _private(path: Path) -> bool:
-    """Ours, a real directory, and not writable by group or others."""
+def private(path: Path, leaf: bool = True, _depth: int = 0) -> bool:
+    """``path`` is a directory that only this user (or root) can change, nor replace: it is
+    ours and closed to group and others, and so is every directory above it (a sticky one,
+    like /tmp, may be open: others cannot rename what is ours in it); a symlink on the way is
+    followed and its target checked the same way. ``leaf=False``: ``path`` is a directory to
+    create the cache in, so it may itself be root's and sticky, like /tmp."""
+    if _depth > 8:
+        return False
+    me = os.getuid()
+    path = Path(os.path.abspath(path))
+    parts = path.parts
+    current = Path(parts[0])
+    try:
+        root = os.lstat(current)
+    except OSError:
+        return False
+    if root.st_uid not in (me, 0) or (root.st_mode & 0o022 and not root.st_mode & stat.S_ISVTX):
+        return False
+    for i, name in enumerate(parts[1:], start=1):
+        parent_sticky_open = _open_but_sticky(current)
+        current = current / name
+        try:
+            st = os.lstat(current)
+        except OSError:
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            if parent_sticky_open and st.st_uid not in (me, 0):  # someone else's link in /tmp
+                return False
+            target = Path(os.path.realpath(current)).joinpath(*parts[i + 1:])
+            return private(target, leaf, _depth + 1)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (me, 0):
+            return False
+        if st.st_mode & 0o022 and not (st.st_mode & stat.S_ISVTX and (i < len(parts) - 1 or not leaf)):
+            return False  # others could replace what is inside (the cache itself: never open)
+    if not leaf:
+        return True
+    try:
+        return os.lstat(path).st_uid == me
+    except OSError:
+        return False
+
+
+def _open_but_sticky(path: Path) -> bool:
     try:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+    return bool(st.st_mode & 0o022 and st.st_mode & stat.S_ISVTX)
+
+
+def _private_dir(path: Path) -> bool:
+    """Create ``path`` (mode 0700) if the directories it would be created in are private;
+    whether it then is writable and :func:`private`."""
+    existing = Path(os.path.abspath(path))
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    return private(existing, leaf=False) and _writable_dir(path) and private(path)
+
+
+def _remove_owned_temp() -> None:
+    """At exit: the temporary cache directory this process made (not a child's inherited one)."""
+    import shutil
+
+    if _OWNED_TEMP is not None and _OWNED_TEMP[0] == os.getpid():
+        shutil.rmtree(_OWNED_TEMP[1], ignore_errors=True)
 
 
 def configure(package: Path | None = None, environ: dict[str, str] | None = None) -> str:
-    """Choose numba's cache location (sets ``NUMBA_CACHE_DIR`` or :data:`CACHE`); returns
-    a word saying which: ``user``, ``package``, ``user-cache``, ``temp`` or ``none``."""
-    global CACHE, _configured
+    """Choose numba's cache location (sets ``NUMBA_CACHE_DIR``); returns a word saying
+    which: ``user``, ``package``, ``user-cache``, ``temp`` or ``private-temp``."""
+    global _configured, _OWNED_TEMP
     env = os.environ if environ is None else environ
     package = package or Path(__file__).parent
-    _configured = True
+    _configured = _configured or environ is None  # another environment (a test) is not this process's
     sources = f"src-{sources_digest(package)}"
+    candidates: list[tuple[str, Path]] = []
     if env.get("NUMBA_CACHE_DIR"):
-        chosen = Path(env["NUMBA_CACHE_DIR"])
-        if chosen.name != sources:  # (a child process inherits the parent's choice as is)
-            env["NUMBA_CACHE_DIR"] = str(chosen / sources)
-        return "user"
+        chosen = Path(env["NUMBA_CACHE_DIR"])  # a child process inherits the parent's choice as is
+        candidates.append(("user", chosen if chosen.name == sources else chosen / sources))
     if all(os.access(package / sub, os.W_OK | os.X_OK) for sub in ("kernels", "data")):
-        env["NUMBA_CACHE_DIR"] = str(package / "__pycache__" / "numba" / sources)
-        return "package"
-    homes = []
+        candidates.append(("package", package / "__pycache__" / "numba" / sources))
     if env.get("XDG_CACHE_HOME"):
-        homes.append(Path(env["XDG_CACHE_HOME"]))
+        candidates.append(("user-cache", Path(env["XDG_CACHE_HOME"]) / "ltr-cli" / "numba" / sources))
     if env.get("HOME"):
-        homes.append(Path(env["HOME"]) / ".cache")
-    for base in homes:
-        if _writable_dir(base / "ltr-cli" / "numba"):
-            env["NUMBA_CACHE_DIR"] = str(base / "ltr-cli" / "numba" / sources)
-            return "user-cache"
-    temp = Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}"
-    if _writable_dir(temp) and _private(temp):
-        env["NUMBA_CACHE_DIR"] = str(temp / sources)
-        return "temp"
-    CACHE = False
-    print("ltr: note: no writable, private directory for numba's compiled-kernel cache (the "
-          "package and HOME are read-only); kernels compile in every run. Set NUMBA_CACHE_DIR "
-          "to a writable directory to keep them", file=sys.stderr)
-    return "none"
+        candidates.append(("user-cache", Path(env["HOME"]) / ".cache" / "ltr-cli" / "numba" / sources))
+    candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / sources))
+    for word, place in candidates:
+        if private(place) or (not place.exists() and _private_dir(place)):
+            env["NUMBA_CACHE_DIR"] = str(place)
+            return word
+    temp = tempfile.mkdtemp(prefix="ltr-cli-numba-")  # mode 0700, a new name
+    env["NUMBA_CACHE_DIR"] = temp
+    if _OWNED_TEMP is None:
+        import atexit
+
+        atexit.register(_remove_owned_temp)
+    _OWNED_TEMP = (os.getpid(), temp)
+    print(f"ltr: note: no private directory for numba's compiled-kernel cache ({candidates[0][1]} and the "
+          "others are missing, not writable or open to other users); kernels compile into a "
+          "temporary directory for this run. Set NUMBA_CACHE_DIR to a directory only you can write",
+          file=sys.stderr)
+    return "private-temp"
 
 
 #: The files whose code numba compiles, relative to the package.

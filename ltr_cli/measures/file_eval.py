@@ -1,6 +1,7 @@
 """``ltr eval``: score a labelled file under a named metric convention (the conventions
-and the per-query measures are :mod:`ltr_cli.measures.conventions`; this module reads the files,
-groups queries and formats the LETOR scripts' tables)."""
+and the per-query measures are :mod:`ltr_cli.measures.conventions`; score files are
+:mod:`ltr_cli.data.score_files`; this module groups queries and formats the LETOR
+scripts' tables)."""
 
 from __future__ import annotations
 
@@ -11,68 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli import kernels
+from ltr_cli.data.score_files import DataOrder, read_scores, read_scores_reference
 from ltr_cli.data.formats import open_dataset
-from ltr_cli.data.svmlight import ReaderOptions, iter_lines
-from ltr_cli.errors import DataFormatError, LtrError
+from ltr_cli.data.svmlight import ReaderOptions
+from ltr_cli.errors import LtrError
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.measures.stacked import evaluate_stacked
 
 
-def read_scores(path: Path) -> np.ndarray:
-    """One score per line (the LETOR tools' prediction format); blank lines not allowed.
-    The compiled scanner reads regular files; anything it does not accept is read again
-    by :func:`read_scores_reference`, which accepts it or names the line."""
-    if kernels.ENABLED:
-        fast = _read_scores_fast(Path(path))
-        if fast is not None:
-            return fast
-    return read_scores_reference(path)
-
-
-def _read_scores_fast(path: Path) -> np.ndarray | None:
-    from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_scores
-    from ltr_cli.data.options import DEFAULT_MAX_LINE_BYTES
-    from ltr_cli.data.textio import BOM, open_binary
-
-    try:
-        with open_binary(path) as fh:
-            data = fh.read()
-    except Exception:  # the reference reader reports it, with the line
-        return None
-    if data.startswith(BOM):
-        data = data[len(BOM):]
-    buf = np.frombuffer(data, dtype=np.uint8)
-    lines = data.count(b"\n") + 1
-    out = np.empty(lines)
-    slow = np.empty((3, 1024), dtype=np.int64)
-    n, n_slow, status, _ = scan_scores(buf, out, slow, DEFAULT_MAX_LINE_BYTES)
-    if status == SLOW_FULL:
-        slow = np.empty((3, lines), dtype=np.int64)
-        n, n_slow, status, _ = scan_scores(buf, out, slow, DEFAULT_MAX_LINE_BYTES)
-    if status == IRREGULAR:
-        return None
-    for j in range(n_slow):
-        value = float(data[slow[1, j]:slow[2, j]])
-        if not math.isfinite(value):
-            return None
-        out[slow[0, j]] = value
-    return out[:n]
-
-
-def read_scores_reference(path: Path) -> np.ndarray:
-    """:func:`read_scores`, line by line in Python."""
-    values: list[float] = []
-    for lineno, raw in iter_lines(Path(path)):
-        text = raw.strip()
-        try:
-            v = float(text.split()[0]) if text else float("nan")
-        except ValueError:
-            raise DataFormatError(str(path), lineno, f"bad score {text[:40]!r}; expected one number per line") from None
-        if not math.isfinite(v):
-            raise DataFormatError(str(path), lineno, "score is empty or not a finite number")
-        values.append(v)
-    return np.asarray(values, dtype=np.float64)
+__all__ = ["evaluate_file", "format_tables", "nan_to_none", "read_scores", "read_scores_reference"]
 
 
 def _qid_key(qid: str) -> tuple[int, float | str]:
@@ -101,14 +49,16 @@ def evaluate_file(
         n_features=None, index_base=options.index_base, qid_source=options.qid_source,
         group_file=options.group_file, null_value=0.0, split_qids="new-query"))  # features unused
     segments: dict[str, list[tuple[int, int]]] = {}
+    runs: list[tuple[str, int]] = []
     label_parts = []
     start = 0
     for qid, y, _ in reader.labelled_queries():
         segments.setdefault(qid, []).append((start, y.shape[0]))
+        runs.append((qid, y.shape[0]))
         label_parts.append(y)
         start += y.shape[0]
     labels = np.concatenate(label_parts) if label_parts else np.zeros(0)
-    scores = read_scores(score_path)
+    scores = read_scores(score_path, DataOrder(Path(data_path), runs))
     if scores.shape[0] != start:
         raise LtrError(
             f"{score_path}: has {scores.shape[0]} scores but {data_path} has {start} documents; "

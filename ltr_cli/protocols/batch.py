@@ -50,6 +50,11 @@ def _select_key(select_by: str) -> str:
     return "ap" if select_by in ("map", "ap") else select_by
 
 
+def row_columns(select_by: str) -> tuple[str, ...]:
+    """The value columns of a fold's table row (besides ``fold`` and ``chosen``)."""
+    return ("vali_" + _select_key(select_by), *TEST_METRICS)
+
+
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select_by: str,
               conv: Convention, measure: Measure | None, hooks: CVHooks) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's

@@ -1,15 +1,19 @@
 """Per-fold checkpoints of a batch (k-fold) run, so an interrupted CV resumes after the
 last finished fold.
 
-One JSON file beside the run directory, ``.<run>.folds.json``: the data identity the folds
-were computed on and, per finished fold, its table row, the grid it tried (with each fit's
-convergence record) and its selected model. It is written atomically after every fold and
-removed once the run directory is written. Reading it runs no code; a damaged or foreign
-file, or one taken on other data, is a one-line error that says to delete it.
+One JSON file beside the run directory, ``.<run>.folds.json``: the run id it belongs to,
+the digest of the learner's resolved config (with the selection measure, convention and
+normalisation the folds were computed under), the data identity and, per finished fold,
+its table row, the grid it tried (with each fit's convergence record) and its selected
+model. It is written atomically after every fold and removed once the run directory is
+written. Reading it runs no code; a damaged file, one of another run or learner config
+(renamed, or the config edited), one taken on other data, or a fold record missing any
+field a resume reads, is a one-line error that says to delete it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,26 +22,41 @@ from ltr_cli.data.identity import same_content
 from ltr_cli.errors import LtrError
 from ltr_cli.outputs import write_file
 
-FORMAT = "ltr-cv-folds/1"
+FORMAT = "ltr-cv-folds/2"  # /1 named no run and no learner config
 PARTS = ("row", "grid", "model")
+
+
+def learner_digest(learner: dict[str, Any], **context: Any) -> str:
+    """SHA-256 of a learner's resolved config (``model_dump(mode="json")``) and the settings
+    its folds depend on (``context``: selection measure, convention, normalisation)."""
+    text = json.dumps({"learner": learner, **context}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _number_or_none(v: Any) -> bool:
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v == v)
 
 
-def _record_problem(key: str, record: dict[str, Any]) -> str | None:
-    """What is wrong with one restored fold, or None: its row must hold numbers (or null)
-    for the fold's measures, its model must rebuild, its grid must list what it tried."""
+def _record_problem(key: str, record: dict[str, Any], columns: tuple[str, ...]) -> str | None:
+    """What is wrong with one restored fold, or None: its row must hold exactly the fold's
+    ``columns`` as numbers (or null), its model must rebuild, its grid must list what it
+    tried (each with its parameters and vali score)."""
     from ltr_cli.results.models import model_from_dict
 
     row, grid, model = record["row"], record["grid"], record["model"]
-    if str(row.get("fold")) != key or str(grid.get("fold")) != key:
+    fold = row.get("fold")
+    if not (fold is None or type(fold) is int) or str(fold) != key or grid.get("fold") != fold:
         return "its rows belong to another fold"
-    if not isinstance(row.get("chosen"), str) or not all(
-            _number_or_none(v) for k, v in row.items() if k not in ("fold", "chosen")):
+    if set(row) != {"fold", "chosen", *columns}:
+        missing = sorted(set(columns) - set(row))
+        return f"its table row lacks {', '.join(missing)}" if missing else \
+            f"its table row has other columns ({', '.join(sorted(set(row) - {'fold', 'chosen', *columns}))})"
+    if not isinstance(row.get("chosen"), str) or not all(_number_or_none(row[k]) for k in columns):
         return "a table value is not a number"
-    if not isinstance(grid.get("tried"), list):
+    tried = grid.get("tried")
+    if not isinstance(tried, list) or not tried or not all(
+            isinstance(t, dict) and isinstance(t.get("params"), dict) and _number_or_none(t.get("vali"))
+            and isinstance(t.get("convergence"), (dict, type(None))) for t in tried):
         return "no grid"
     for name in ("odd_labels", "test_queries", "test_documents"):
         value = record.get(name, 0)
@@ -53,9 +72,16 @@ def _record_problem(key: str, record: dict[str, Any]) -> str | None:
 class FoldCheckpoint:
     """The finished folds of one batch run (``run_dir``), on the data ``identity``."""
 
-    def __init__(self, run_dir: Path, identity: dict[str, Any]):
+    def __init__(self, run_dir: Path, identity: dict[str, Any], learner: str = "",
+                 columns: tuple[str, ...] = (), fold_keys: tuple[str, ...] | None = None):
+        """``learner``: :func:`learner_digest` of the run's learner; ``columns``: every
+        value column of a fold's table row; ``fold_keys``: the run's folds."""
         self.path = run_dir.parent / f".{run_dir.name}.folds.json"
+        self.run = run_dir.name
         self.identity = identity
+        self.learner = learner
+        self.columns = columns
+        self.fold_keys = fold_keys
         self.folds: dict[str, dict[str, Any]] = {}
 
     def exists(self) -> bool:
@@ -76,11 +102,20 @@ class FoldCheckpoint:
         if not ok:
             raise LtrError(f"{self.path}: not a fold checkpoint of this tool ({FORMAT}); delete it to "
                            "run every fold again")
+        if data.get("run") != self.run:
+            raise LtrError(f"{self.path}: a fold checkpoint of another run ({_show(data.get('run'))}), "
+                           f"not {self.run}; delete it to run every fold again")
+        if data.get("learner") != self.learner:
+            raise LtrError(f"{self.path}: these folds were computed with another learner config (its "
+                           "digest differs); delete it to run every fold again")
         if not same_content(data.get("data"), self.identity):
             raise LtrError(f"{self.path}: these folds were computed on other data than is now on disk; "
                            "delete the checkpoint to run every fold again on the new data")
         for key, record in data["folds"].items():
-            problem = _record_problem(key, record)
+            if self.fold_keys is not None and key not in self.fold_keys:
+                raise LtrError(f"{self.path}: fold {_show(key)} is not a fold of this run; delete it to "
+                               "run every fold again")
+            problem = _record_problem(key, record, self.columns)
             if problem:
                 raise LtrError(f"{self.path}: fold {key!r} of this checkpoint is not one this tool wrote "
                                f"({problem}); delete it to run every fold again")
@@ -91,7 +126,8 @@ class FoldCheckpoint:
         """Add one finished fold and rewrite the file atomically."""
         self.folds[key] = record
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"format": FORMAT, "data": self.identity, "folds": self.folds}, indent=1)
+        text = json.dumps({"format": FORMAT, "run": self.run, "learner": self.learner, "data": self.identity,
+                           "folds": self.folds}, indent=1)
 
         def write(tmp: Path) -> None:
             tmp.write_text(text, encoding="utf-8")
@@ -100,3 +136,8 @@ class FoldCheckpoint:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -89,6 +89,21 @@ def owning(run_dir: Path) -> Iterator[None]:
                 pass
 
 
+def clear_leftover_lock(run_dir: Path) -> None:
+    """Remove the lock file a killed process left beside a complete run (``--resume`` skips
+    the run without computing it, so nothing else would): taken without waiting and
+    released, which unlinks it. A lock some live process holds is left alone."""
+    path = run_dir.parent / f".{run_dir.name}.lock"
+    if not os.path.lexists(path):
+        return
+    lock = RunLock(path)
+    try:
+        lock.acquire(wait=0)
+    except (RunLocked, LockUnavailable):
+        return
+    lock.release()
+
+
 def refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:
     """One-line error if a finished run recorded other data than ``identity`` (it is
     neither counted as done nor silently recomputed over)."""

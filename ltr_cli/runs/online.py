@@ -28,7 +28,8 @@ from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
 from ltr_cli.runs.plan import PlannedRun
-from ltr_cli.runs.folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
+from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
+                                refuse_other_data,
                                 resume_command)
 from ltr_cli.learners.online.theory import stream_constants, theory_block
 
@@ -146,17 +147,20 @@ def run_online_jobs(
             done(outcome)
 
     with ExitStack() as locks:
+        held: dict[int, ExitStack] = {}  # each run's lock, released once the run is written
         prepared: dict[int, _Prepared] = {}
         for i, job in enumerate(jobs):
             run_dir = run_path(out_root, job.spec.experiment, job.run_id)
             try:
                 if resume and is_complete(run_dir):
                     refuse_other_data(run_dir, source.identity(), source.description)
+                    clear_leftover_lock(run_dir)
                     if not quiet:
                         console.note(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped")
                     settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
                     continue
-                locks.enter_context(owning(run_dir))
+                held[i] = locks.enter_context(ExitStack())
+                held[i].enter_context(owning(run_dir))
                 prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh)
             except LtrError as exc:
                 settle(i, exc)
@@ -178,6 +182,8 @@ def run_online_jobs(
                     settle(i, _finish(prep, result, source, constants, argv))
                 except LtrError as exc:
                     settle(i, exc)
+                else:
+                    held.pop(i).close()  # written: a kill from here on leaves no lock beside it
     failed = [(job, o) for job, o in zip(jobs, outcomes) if isinstance(o, LtrError)]
     if failed and not keep_going:
         job, error = failed[0]
@@ -241,10 +247,11 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     plan = None
     if BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
         plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
-                           protocol.drop_last_query, stream_stats)  # None (nothing drawn) without arrays
+                           protocol.drop_last_query, stream_stats,
+                           protocol.max_rounds)  # None (nothing drawn) without arrays
     rounds = None if plan is not None else stream_rounds(
         source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
-        protocol.drop_last_query, stream_stats)
+        protocol.drop_last_query, stream_stats, protocol.max_rounds)
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
         console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}")

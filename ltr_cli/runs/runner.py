@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec, RegistryData
@@ -15,7 +16,8 @@ from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.plan import PlannedRun, plan_experiment
 from ltr_cli.outputs import run_path
 from ltr_cli.results.folders import is_complete, read_run
-from ltr_cli.runs.folder import (RunOutcome, cache_dir, keep_checkpoint, owning, record_run, refuse_other_data,
+from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
+                                refuse_other_data,
                                 resume_command, run_name)
 
 __all__ = ["RunOutcome", "cache_dir", "run_experiment", "run_name", "run_planned"]
@@ -80,7 +82,6 @@ def _run_batch_learner(
     run: PlannedRun, out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
-    from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
     from ltr_cli.protocols.cv_folds import folds_identity, open_folds
     from ltr_cli.protocols.batch import run_cv
     from ltr_cli.protocols.cv_progress import CVHooks
@@ -93,6 +94,7 @@ def _run_batch_learner(
     identity = folds_identity(folds)
     if resume and is_complete(run_dir):
         refuse_other_data(run_dir, identity, f"the {dataset.name} files")
+        clear_leftover_lock(run_dir)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
 
     def log(line: str) -> None:
@@ -102,7 +104,7 @@ def _run_batch_learner(
         m = spec.metrics
         measure = None if cv.select_by in ("map", "ap") else Measure(
             cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
-        checkpoint = FoldCheckpoint(run_dir, identity)
+        checkpoint = fold_checkpoint(spec, lspec, run_dir, identity, [f.number for f in folds])
         if resume:
             checkpoint.load()
         elif checkpoint.exists():
@@ -128,3 +130,18 @@ def _run_batch_learner(
         }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
         checkpoint.remove()
         return outcome
+
+
+def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: dict[str, Any],
+                    fold_numbers: list[int | None]) -> Any:
+    """The fold checkpoint of one batch run: it names the run, the digest of the learner's
+    resolved config (with selection, convention and normalisation) and the data."""
+    from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint, learner_digest
+    from ltr_cli.protocols.batch import row_columns
+
+    cv, dataset = spec.cv, spec.dataset
+    assert cv is not None and isinstance(dataset, RegistryData)
+    digest = learner_digest(lspec.model_dump(mode="json"), select_by=cv.select_by, convention=cv.convention,
+                            normalize=dataset.normalize)
+    return FoldCheckpoint(run_dir, identity, digest, row_columns(cv.select_by),
+                          tuple(str(n) for n in fold_numbers))

@@ -24,6 +24,9 @@ class QueryReader(Protocol):
       -1)`` per query, for ``ltr data inspect``.
     * ``count_queries()``: the number of queries (one pass).
 
+    Qids are integers compared by value (:func:`ltr_cli.data.grammar.canonical_qid`), in
+    every format.
+
     Every reader applies ``options``' bounds (documents per query, label range, finite
     values, contiguous qids unless ``split_qids: new-query``) and raises
     :class:`~ltr_cli.errors.DataFormatError` naming the file and its line or row.
@@ -31,6 +34,9 @@ class QueryReader(Protocol):
 
     path: Path
     options: ReaderOptions
+    # ``(line or row, qid as written, qid as read)`` of every qid written other than
+    # canonically (``01``, ``+1``), filled as the file is read, for ``ltr data inspect``
+    respelt: list[tuple[int, str, str]]
 
     def __iter__(self) -> Iterator[Query]: ...
 

@@ -11,7 +11,9 @@ dataset declares, labels finite and at most :data:`~ltr_cli.data.options.MAX_LAB
 features finite (a ``null_value`` replaces missing ones), at most
 ``max_query_rows`` documents a query, and a qid that reappears after other queries is an
 error unless ``split_qids: new-query``. Errors name the file and the 1-based row.
-Integer qid or label columns are accepted (a qid is then its decimal string).
+Qids are integers compared by value, as in text files: a string column holds their decimal
+spellings (``01`` is read as ``1`` and reported by ``ltr data inspect``), an integer
+column the numbers; integer label columns are accepted.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.formats.base import DataFormat
+from ltr_cli.data.grammar import canonical_qid
 from ltr_cli.data.options import MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.svmlight import query_too_large
@@ -86,6 +89,7 @@ class ParquetReader:
     def __init__(self, path: str | Path, options: ReaderOptions = ReaderOptions()):
         self.path = Path(path)
         self.options = options
+        self.respelt: list[tuple[int, str, str]] = []
 
     # -- the QueryReader contract ---------------------------------------------------------
     def __iter__(self) -> Iterator[Query]:
@@ -154,6 +158,7 @@ class ParquetReader:
         columns = ["qid", "label"] + (names if features else [])
         limit = self.options.max_query_rows if self.options.n_features is not None else None
         seen: dict[str, int] = {}
+        self.respelt.clear()
         held: list[tuple[np.ndarray, np.ndarray | None]] = []  # the current query's parts
         held_qid: str | None = None
         held_row = 0
@@ -204,14 +209,21 @@ class ParquetReader:
             raise self._error(row + _first_null(column) + 1, "the qid is missing")
         if pa.types.is_integer(column.type):
             return [str(v) for v in column.to_pylist()]
-        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-                or pa.types.is_dictionary(column.type)):
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             raise self._error(None, f"the qid column has type {column.type}; expected strings or integers")
-        values = [str(v) for v in column.to_pylist()]
+        values = column.to_pylist()
+        out = []
         for i, v in enumerate(values):
-            if not v or not v.isprintable() or any(c.isspace() for c in v):
-                raise self._error(row + i + 1, f"qid {v!r} is empty or has spaces or control characters")
-        return values
+            qid = canonical_qid(v.encode("utf-8", "replace")) if v else None
+            if qid is None:
+                raise self._error(row + i + 1, f"qid {v!r} is not an integer; qids are integers compared by "
+                                               "value (1, 01 and +1 are one query): renumber the queries")
+            if qid != v:
+                self.respelt.append((row + i + 1, v, qid))
+            out.append(qid)
+        return out
 
     def _labels(self, column: Any, row: int) -> np.ndarray:
         import pyarrow as pa

@@ -1,0 +1,184 @@
+"""Issue 31, items 4 and 6: numba's kernel cache is used only where nobody else can write
+(its index files are pickles), and nothing a killed process leaves behind lingers."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+
+
+class _Exploit:
+    """Unpickling this creates the file ``target``."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def test_a_world_writable_home_is_not_a_cache(tmp_path):
+    from ltr_cli.kernels import numba_cache
+
+    home = tmp_path / "home"
+    (home / ".cache" / "ltr-cli" / "numba" / "src-none").mkdir(parents=True)
+    home.chmod(0o777)  # anyone may replace .cache (and what is below it)
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    assert numba_cache.configure(tmp_path / "ro" / "ltr_cli", env) in ("temp", "private-temp")
+    assert not env["NUMBA_CACHE_DIR"].startswith(str(home))
+    assert numba_cache.private(home / ".cache") is False
+    home.chmod(0o755)
+    assert numba_cache.private(home / ".cache" / "ltr-cli" / "numba" / "src-none")
+    (home / ".cache" / "ltr-cli").chmod(0o775)  # group-writable on the way: not private
+    assert not numba_cache.private(home / ".cache" / "ltr-cli" / "numba" / "src-none")
+    link = tmp_path / "link"
+    link.symlink_to(home / ".cache" / "ltr-cli" / "numba")  # a link is followed and its target checked
+    assert not numba_cache.private(link / "src-none")
+    (home / ".cache" / "ltr-cli").chmod(0o755)
+    assert numba_cache.private(link / "src-none")
+
+
+def test_a_numba_cache_others_can_write_is_never_loaded(tmp_path):
+    """The kernels' real cache files, copied to a world-writable folder with every index file
+    replaced by a pickle that creates OWNED: ltr compiles afresh and nothing runs."""
+    from ltr_cli.data.options import ReaderOptions
+    from ltr_cli.data.svmlight import SVMLightReader
+
+    data = tmp_path / "d.txt"
+    data.write_text("1 qid:1 1:0.5 2:1\n0 qid:1 1:0.25\n2 qid:2 2:3\n")
+    assert len(list(SVMLightReader(data, ReaderOptions(n_features=2)))) == 2  # compiled and cached here
+    mine = Path(os.environ["NUMBA_CACHE_DIR"])
+    assert list(mine.rglob("*fastscan*.nbi"))
+    planted = tmp_path / "shared"
+    planted.mkdir()
+    planted.chmod(0o777)
+    shutil.copytree(mine, planted / mine.name)
+    owned = tmp_path / "OWNED"
+    indexes = list((planted / mine.name).rglob("*.nbi"))
+    for index in indexes:
+        index.write_bytes(pickle.dumps(_Exploit(str(owned))))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(planted)}
+    res = subprocess.run([sys.executable, "-m", "ltr_cli", "data", "inspect", str(data), "--features", "2"],
+                         capture_output=True, text=True, env=env, cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    assert not owned.exists()
+    # the same files in a private folder are loaded (so the test would see code run)
+    planted.chmod(0o700)
+    res = subprocess.run([sys.executable, "-m", "ltr_cli", "data", "inspect", str(data), "--features", "2"],
+                         capture_output=True, text=True, env=env, cwd=REPO)
+    assert owned.exists()
+
+
+# --- item 6: nothing left behind ------------------------------------------------------------
+
+_DIE_WHILE_CACHING = """
+import os, signal, sys
+from pathlib import Path
+from ltr_cli.data import cache as c
+from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
+real = SVMLightReader.dense_queries
+def dying(self, dtype):
+    for i, q in enumerate(real(self, dtype)):
+        if i == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield q
+SVMLightReader.dense_queries = dying
+c.open_cached(Path(sys.argv[1]), ReaderOptions(n_features=5), Path(sys.argv[2]))
+"""
+
+
+def _letor(path: Path, queries: int = 20, seed: int = 0) -> Path:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    path.write_text("".join(f"{int(rng.integers(0, 3))} qid:{q + 1} "
+                            + " ".join(f"{j + 1}:{rng.random():.3f}" for j in range(5)) + "\n"
+                            for q in range(queries) for _ in range(4)))
+    return path
+
+
+def test_a_cache_build_killed_by_sigkill_leaves_no_temporary(tmp_path):
+    import fcntl
+
+    from ltr_cli.data.cache import open_cached
+    from ltr_cli.data.svmlight import ReaderOptions
+
+    cache = tmp_path / "cache"
+    left = []
+    for name in ("a.txt", "b.txt"):
+        data = _letor(tmp_path / name)
+        proc = subprocess.run([sys.executable, "-c", _DIE_WHILE_CACHING, str(data), str(cache)],
+                              capture_output=True, cwd=REPO)
+        assert proc.returncode == -9, proc.stderr
+        left.append(sorted(p.name for p in cache.glob(".*.tmp-*")))
+    # a's dead build is left; b's builder (another key) removed it, then died itself
+    assert len(left[0]) == 1 and left[0][0].startswith(".a.txt-")
+    assert len(left[1]) == 1 and left[1][0].startswith(".b.txt-")
+    (tmp_path / "a.txt").write_text((tmp_path / "a.txt").read_text() + "1 qid:99 1:1\n")
+    proc = subprocess.run([sys.executable, "-c", _DIE_WHILE_CACHING, str(tmp_path / "a.txt"), str(cache)],
+                          capture_output=True, cwd=REPO)
+    assert proc.returncode == -9 and len(list(cache.glob(".*.tmp-*"))) == 1  # b's removed, a's (new key) left
+    live = cache / ".c.txt-0123.tmp-1"  # a build in progress (its key's lock is held): kept
+    live.mkdir()
+    with open(cache / ".c.txt-0123.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        open_cached(tmp_path / "a.txt", ReaderOptions(n_features=5), cache)  # builds a; clears a's and b's
+        assert sorted(p.name for p in cache.glob(".*.tmp-*")) == [live.name]
+    open_cached(tmp_path / "a.txt", ReaderOptions(n_features=5), cache)  # a cache hit clears too
+    assert not list(cache.glob(".*.tmp-*"))
+
+
+_DIE_AT_SECOND_FINISH = """
+import os, sys
+from ltr_cli.runs import online as online_runs
+orig = online_runs._finish
+calls = []
+def finish(*a, **k):
+    calls.append(1)
+    if len(calls) == 2:
+        os._exit(9)
+    return orig(*a, **k)
+online_runs._finish = finish
+from ltr_cli.cli.app import main
+sys.argv = ['ltr', 'run', sys.argv[1], '--out', sys.argv[2], '-q']
+main()
+"""
+
+
+def test_locks_of_complete_runs_do_not_outlive_a_killed_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+
+    cfg, sweep = tmp_path / "c.yaml", tmp_path / "s.yaml"
+    cfg.write_text("experiment: locks\ndataset: {kind: separable, queries: 30}\nprotocol: {checkpoint_every: 0}\n"
+                   "learners: {a: {type: slam-perceptron}, b: {type: slam-perceptron, step: {eta: 0.5}}}\n")
+    sweep.write_text(cfg.read_text() + "sweep: {seed: [0]}\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _DIE_AT_SECOND_FINISH, str(cfg), str(out)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 9, proc.stderr
+    folder = out / "locks"
+    (done,) = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    locks = sorted(p.name for p in folder.glob(".*.lock"))
+    assert f".{done.name}.lock" not in locks and len(locks) == 1  # the written run's lock went with it
+    stale = folder / f".{done.name}.lock"  # as a kill between writing and releasing would leave it
+    stale.write_text("somehost 999999\n")
+    status = CliRunner().invoke(app, ["sweep", str(sweep), "--out", str(out), "--status"])
+    assert status.exit_code == 0, status.output
+    assert sorted(line.split()[0] for line in status.stdout.splitlines()[:2]) == ["done", "pending"], status.stdout
+    import fcntl
+
+    with open(stale) as held:  # even a lock some process holds: a finished run is done, not running
+        fcntl.flock(held, fcntl.LOCK_EX)
+        status = CliRunner().invoke(app, ["sweep", str(sweep), "--out", str(out), "--status"])
+        assert f"done     locks/{done.name}" in status.stdout and "running=0" in status.stdout
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--resume"])
+    assert res.exit_code == 0, res.output
+    assert not list(folder.glob(".*.lock"))  # the complete run's leftover lock is removed too
