@@ -71,7 +71,7 @@ class BlockFamily:
 
     code: int
     name: str
-    kernel: Callable[[], Callable[..., None]]
+    kernel: Callable[[], Callable[..., None]]  # through kernels.load(), which times the loading
     call: Callable[[Callable[..., None], BlockCall, list[Any], "tuple[np.ndarray, ...] | None"], None]
     draws: Callable[[Any, int, np.ndarray], Draws] | None = None
     not_finite: Callable[[Any], LtrError] | None = None

@@ -124,9 +124,7 @@ _KERNEL_SURROGATES = ("squared", "listnet", "kl", "smoothdcg")
 
 
 def _ogd_block() -> Callable[..., None]:
-    from ltr_cli.kernels import loop
-
-    return loop.ogd_block
+    return kernels.load().loop.ogd_block
 
 
 OGD_FAMILY = register_family(BlockFamily(codes.BLOCK_OGD, "ogd", _ogd_block, linear_call,
@@ -270,9 +268,7 @@ class ListNetSpec(_GradientConfig):
 
 
 def _random_block() -> Callable[..., None]:
-    from ltr_cli.kernels import loop
-
-    return loop.random_block
+    return kernels.load().loop.random_block
 
 
 def _random_call(kernel: Callable[..., None], block: BlockCall, learners: list[Any],

@@ -110,9 +110,7 @@ def _put_margin(P: np.ndarray, margin: str, delta: float) -> None:
 
 
 def _perceptron_block() -> Callable[..., None]:
-    from ltr_cli.kernels import loop
-
-    return loop.perceptron_block
+    return kernels.load().loop.perceptron_block
 
 
 PERCEPTRON_FAMILY = register_family(BlockFamily(codes.BLOCK_PERCEPTRON, "perceptron", _perceptron_block, linear_call))

@@ -214,9 +214,7 @@ _LABELS = {"squared": "Squared", "ranksvm": "RankSVM", "kl": "KL", "smoothdcg": 
 
 
 def _rtopkf_block() -> Callable[..., None]:
-    from ltr_cli.kernels import loop
-
-    return loop.rtopkf_block
+    return kernels.load().loop.rtopkf_block
 
 
 def _rtopkf_call(kernel: Callable[..., None], block: BlockCall, learners: list[Any],
