@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ltr_cli.config import ExperimentSpec, RegistryData
-from ltr_cli.conventions import CONVENTIONS
-from ltr_cli.metrics import Measure
+from ltr_cli.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.online_runs import OnlineJob, open_stream, run_online_jobs
 from ltr_cli.outputs import run_path
 from ltr_cli.results import is_complete, read_run
@@ -66,7 +65,7 @@ def _run_batch_learner(
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
     from ltr_cli.cv_checkpoint import FoldCheckpoint
     from ltr_cli.cv_folds import folds_identity, open_folds
-    from ltr_cli.protocols.batch import run_cv
+    from ltr_cli.protocols.batch import TEST_METRICS, run_cv
     from ltr_cli.protocols.cv_progress import CVHooks
 
     cv, dataset = spec.cv, spec.dataset
@@ -83,9 +82,9 @@ def _run_batch_learner(
         print(f"[{spec.experiment}] {name} {line}", file=sys.stderr)
 
     with owning(run_dir):
-        m = spec.metrics
-        measure = None if cv.select_by in ("map", "ap") else Measure(
-            cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
+        m, conv = spec.metrics, CONVENTIONS[cv.convention]
+        measure = Measure(cv.select_by, eru_d=m.eru_d, eru_alpha=m.eru_alpha, conv=conv)
+        tests = bind(cv.metrics or list(TEST_METRICS), conv, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
         checkpoint = FoldCheckpoint(run_dir, identity)
         if resume:
             checkpoint.load()
@@ -93,8 +92,8 @@ def _run_batch_learner(
             keep_checkpoint(checkpoint.path, f"{name} (its finished folds)", argv, fresh)
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
         try:
-            table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks,
-                                            measure, checkpoint, dataset.normalize)
+            table, summary, models = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
+                                            dataset.normalize, measure)
         except KeyboardInterrupt:
             hooks.close()
             saved = sorted(checkpoint.folds)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.metric_registry import is_metric_name
 from ltr_cli.metrics import time_average
 from ltr_cli.results import Run, group_seeds
 
@@ -35,7 +36,7 @@ def window_score(run: Run, metric: str, window: int) -> float:
     """Mean of the time-averaged curve of ``metric`` over the last ``window`` rounds."""
     if metric not in run.rounds.columns:
         raise ResultsError(f"{run.path}: no metric {metric!r} (it has "
-                           f"{', '.join(c for c in run.rounds.columns if '@' in c or c in ('ap', 'ndcg'))})")
+                           f"{', '.join(c for c in run.rounds.columns if is_metric_name(c))})")
     curve = time_average(run.rounds[metric].to_numpy(dtype=np.float64))
     return float(np.nanmean(curve[-window:])) if curve.size else float("nan")
 
