@@ -179,8 +179,9 @@ def err(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
 
     A query without relevant documents (every gain 0, as NDCG's rule) has ERR 0 under every
     ranking; the no-relevant policy decides whether it counts: ``skip`` -> NaN (left out of
-    averages, as NDCG and AP), ``zero`` and ``one`` -> 0 (ERR is not normalised: 1 would be
-    above its maximum, ``(2^gmax - 1) / 2^gmax``)."""
+    averages, as NDCG and AP), ``zero`` and ``one`` -> 0 (ERR is not normalised: every stop
+    probability is below 1, so no ranking of any query reaches 1, and 1 would score a query
+    that has nothing to find above every real one)."""
     stop = err_stop_probabilities(labels, meas)
     if not (stop > 0.0).any():
         return meas.none_value
