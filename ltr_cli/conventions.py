@@ -1,6 +1,9 @@
 """Metric conventions: one :class:`Convention` per named preset, the single source of the
-gain, discount, relevance rule, behaviour for k beyond the list, no-relevant value and tie
-order that ``ltr eval``, the batch CV and the manifests use.
+gain, discount, relevance rule, behaviour for k beyond the list, maximum grade,
+no-relevant value and tie order that online rounds, ``ltr eval``, the batch CV and the
+manifests use. :class:`Measure` binds a metric of the registry
+(:mod:`ltr_cli.metric_registry`) to a convention; :func:`evaluate_query` computes a list of
+them on one query.
 
 Presets (``../shared/METRIC-CONVENTIONS.md``):
 
@@ -18,6 +21,11 @@ Presets (``../shared/METRIC-CONVENTIONS.md``):
   denominator is still the number of queries); no MeanNDCG.
 * ``mslr`` - ``Eval-Score-MSLR.pl``: as letor4 with gains {0, 1, 3, 7, 15} for labels 0-4
   and relevant = label >= 2 for P@k and AP.
+
+The maximum grade (ERR's g_max) is 4 for paper and mslr (MSLR and Yahoo grade 0-4) and 2
+for letor3 and letor4 (OHSUMED, MQ2007/8 grade 0-2); a metric's ``gmax`` parameter
+overrides it. ERR and RR (not in the scripts) use the convention's gains and relevance
+rule and cover min(k, m) positions under every preset.
 
 The LETOR scripts read integer labels only (their line pattern is ``^(\\d+) qid:``), so
 the letor/mslr presets refuse other labels. Queries are grouped by qid (lines of one qid
@@ -166,9 +174,20 @@ class Measure:
         self.threshold = float(relevance_threshold)
         self.eru_d, self.eru_alpha = eru_d, eru_alpha
 
-    name = property(lambda self: self.spec.name, doc="The metric's one spelling, e.g. ``ndcg@10``.")
-    kind = property(lambda self: self.spec.kind, doc="The registry kind, e.g. ``ndcg``.")
-    k = property(lambda self: self.spec.k, doc="The cut-off, None for the whole list.")
+    @property
+    def name(self) -> str:
+        """The metric's one spelling, e.g. ``ndcg@10``."""
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        """The registry kind, e.g. ``ndcg``."""
+        return self.spec.kind
+
+    @property
+    def k(self) -> int | None:
+        """The cut-off, None for the whole list."""
+        return self.spec.k
 
     @property
     def title(self) -> str:
