@@ -70,9 +70,9 @@ class MetricKind:
 
     ``reference``: the pure function (see the module docstring); ``kernel``: its code in
     the compiled measures (:mod:`ltr_cli.kernels.codes`), None for Python only;
-    ``doc_values``: what the compiled evaluation of many queries needs per document
-    (ERR: each document's stop probability; RR: 1.0 for relevant documents), computed by
-    the convention; ``cutoff``: ``required``, ``optional`` or ``none``; ``params``:
+    ``doc_values``: what the compiled evaluation of many queries needs per document, a
+    function of each document's label alone (ERR: its stop probability; RR: 1.0 if
+    relevant), computed by the convention; ``cutoff``: ``required``, ``optional`` or ``none``; ``params``:
     parameter name -> help; ``labels``: ``graded`` (uses the convention's gains) or
     ``binary`` (its relevance rule) or ``raw`` (the label values); ``normalised``: 1 is a
     perfect ranking's value, so the ``one`` no-relevant policy gives 1 (otherwise it gives

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.errors import ResultsError
-from ltr_cli.metric_registry import is_metric_name
+from ltr_cli.errors import LtrError, ResultsError
+from ltr_cli.metric_registry import is_metric_name, parse_metric
 from ltr_cli.metrics import time_average
 from ltr_cli.results import Run, group_seeds
 
@@ -64,7 +64,12 @@ def _settings(group: list[Run], others: list[list[Run]]) -> dict[str, Any]:
 
 def select(runs: list[Run], metric: str, window: int) -> list[Choice]:
     """The best settings per (experiment, learner). Exact ties (e.g. step sizes that give
-    the same rankings) go to the smallest config id, deterministically; ``tied`` counts them."""
+    the same rankings) go to the smallest config id, deterministically; ``tied`` counts them.
+    ``metric`` is read by the registry's parser (``map`` is ``ap``)."""
+    try:
+        metric = parse_metric(metric).name
+    except ValueError as exc:
+        raise LtrError(f"--select-by: {exc}; 'ltr list' shows the metrics") from None
     by_learner: dict[tuple[str, str], list[tuple[str, list[Run]]]] = {}
     for (experiment, learner, config_id), members in group_seeds(runs).items():
         by_learner.setdefault((experiment, learner), []).append((config_id, members))

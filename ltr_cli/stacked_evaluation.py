@@ -99,7 +99,7 @@ def evaluate_stacked(
                 and meas.info.kernel is not None]
     if compiled:
         spec = np.array([_row(measures[j]) for j in compiled])
-        doc = np.stack([_doc_values(measures[j], y, offsets) for j in compiled])
+        doc = np.stack([_doc_values(measures[j], y) for j in compiled])
         values[:, compiled] = stacked_measures(s, y, offsets, _TIES[ties], spec, doc)
     rest = [j for j in range(len(measures)) if j not in in_table and j not in compiled]
     for q in range(Q if rest else 0):  # Python-only measures, beside the compiled ones
@@ -119,14 +119,11 @@ def _row(meas: Measure) -> tuple[float, float, float, float, float]:
             meas.none_value, 2.0 ** meas.max_grade)
 
 
-def _doc_values(meas: Measure, y: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The per-document inputs of a measure's kernel, query by query (N,)."""
+def _doc_values(meas: Measure, y: np.ndarray) -> np.ndarray:
+    """The per-document inputs of a measure's kernel (N,): a function of each document's
+    label alone, so one call covers every query."""
     assert meas.info.doc_values is not None
-    out = np.empty(y.shape[0])
-    for q in range(offsets.shape[0] - 1):
-        a, b = offsets[q], offsets[q + 1]
-        out[a:b] = meas.info.doc_values(y[a:b], meas)
-    return out
+    return np.ascontiguousarray(meas.info.doc_values(y, meas), dtype=np.float64)
 
 
 def _table_kernel(s: np.ndarray, y: np.ndarray, offsets: np.ndarray, conv: Convention, ties: str,
