@@ -305,3 +305,12 @@ def test_eval_err_and_rr_on_the_yahoo_sample_agree_with_a_computation_from_scrat
     per_query = list(out["per_query"].values())
     assert all(abs(q["err@10"] - e) <= 1e-12 and abs(q["rr"] - r) <= 1e-12
                for q, e, r in zip(per_query, errs, rrs))
+
+
+def test_select_by_is_read_by_the_registry():
+    from ltr_cli.errors import LtrError
+    from ltr_cli.selection import select
+
+    with pytest.raises(LtrError, match=r"^--select-by: unknown metric 'mrr'; known: .*'ltr list'"):
+        select([], "mrr", 10)
+    assert select([], "map", 10) == []
