@@ -24,7 +24,8 @@ from ltr_cli.learners.online.ogd import OGDLearner
 from ltr_cli.learners.online.perceptron import MaxPairPerceptron, SlamPerceptron
 from ltr_cli.learners.online.rtopkf import RTopKF
 from ltr_cli.learners.online.schedules import StepSchedule
-from ltr_cli.measures.metrics import Measure, log2_discount, rank_from_scores
+from ltr_cli.measures.conventions import Measure
+from ltr_cli.measures.metrics import log2_discount, rank_from_scores
 from ltr_cli.protocols.online import reveal, run_online
 from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_terms, slam_value_and_grad, slam_weights
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ltr_cli.measures.conventions import Measure
 from ltr_cli.measures.metrics import (
-    Measure,
     average_precision,
     eru,
     ideal_dcg_at_k,

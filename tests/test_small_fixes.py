@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ltr_cli.cli.app.app import app
+from ltr_cli.cli.app import app
 
 runner = CliRunner()
 
@@ -119,7 +119,7 @@ def test_failed_batch_run_leaves_no_empty_folder(tmp_path, monkeypatch):
 
 
 def test_a_grid_value_that_is_no_number_is_one_error_at_its_key(tmp_path):
-    from ltr_cli.config.experiment.experiment import ConfigError, parse_config
+    from ltr_cli.config.experiment import ConfigError, parse_config
 
     base = {"experiment": "e", "dataset": {"kind": "registry", "name": "letor3-ohsumed", "root": "x"}, "cv": {}}
     with pytest.raises(ConfigError) as err:

@@ -124,7 +124,7 @@ def test_label_reader_reports_bad_lines_like_the_reference(tmp_path):
 
 def test_batch_bench_structure(tmp_path):
     """Structure only: timings are never asserted in unit tests."""
-    from ltr_cli.bench.command.batch import bench_fit, bench_ranksvm, shaped
+    from ltr_cli.bench.batch import bench_fit, bench_ranksvm, shaped
 
     qs = shaped("mslr-web10k", 4, docs=12)
     row = bench_ranksvm(qs)

@@ -15,7 +15,7 @@ from ltr_cli.cli.app import app
 from ltr_cli.learners.online.base import Feedback
 from ltr_cli.learners.online.rtopkf import RTopKF
 from ltr_cli.protocols.online import reveal, run_online
-from ltr_cli.measures.metrics import Measure
+from ltr_cli.measures.conventions import Measure
 from ltr_cli.data.svmlight import Query
 from ltr_cli.surrogates import SURROGATES
 from ltr_cli.surrogates.topk_estimators import estimate_score_gradient, p_first, p_first_two

@@ -101,8 +101,8 @@ def run(
         if quiet:
             typer.echo(str(o.path))
         elif o.summary.get("protocol") == "batch-cv":
-            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, test MAP={metrics['ap']:.4f} "
-                       f"NDCG@3={metrics['ndcg@3']:.4f} (mean over folds) -> {o.path}")
+            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, test {_headline(metrics)} "
+                       f"(mean over folds) -> {o.path}")
         else:
             parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
                      if vals["final_time_average"] is not None]
@@ -115,6 +115,14 @@ def run(
 
 LATEST_HELP = "keep only each learner's newest configuration (runs of older settings are left out)"
 CONFIG_HELP = "keep only the runs this config (every point of its sweep) writes"
+
+
+def _headline(metrics: dict[str, Any]) -> str:
+    """A batch run's test metrics on its one line: MAP and NDCG@3 when it has them (the
+    batch papers' tables), else its first three."""
+    keys = [k for k in ("ap", "ndcg@3") if k in metrics] or list(metrics)[:3]
+    return " ".join(f"{'MAP' if k == 'ap' else k.upper()}="
+                    + ("n/a" if metrics[k] is None else f"{metrics[k]:.4f}") for k in keys)
 
 
 @command(app)
@@ -312,7 +320,7 @@ def list_(
     from ltr_cli.data.formats import formats
     from ltr_cli.data.registry import DATASETS
     from ltr_cli.learners.registry import learner_help
-    from ltr_cli.measures.metrics import METRIC_HELP
+    from ltr_cli.measures.registry import metric_help
 
     data = {
         "learners": learner_help(),
@@ -320,7 +328,7 @@ def list_(
                      for k, d in DATASETS.items()},
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",
                       "shaped": "queries shaped like a registry dataset (like: NAME)"},
-        "metrics": METRIC_HELP,
+        "metrics": metric_help(),
         "conventions": list(CONVENTION_NAMES),
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
         "plugins": {f"{p.group}:{p.name}": f"{p.value} (from {p.distribution})"
@@ -378,17 +386,19 @@ def eval_(
     seed: Annotated[int, typer.Option("--seed", min=0, help="seed for --ties random")] = 0,
     per_query: Annotated[bool, typer.Option("--per-query", help="also print every query")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", metavar="METRIC", help="a metric to report, repeatable (e.g. --metric err@10 --metric rr; 'ltr list' shows them); default: the convention's NDCG@k, MAP, P@k columns")] = None,
     dataset: DatasetOpt = None, index_base: BaseOpt = None, qid: QidSourceOpt = None,
     group: GroupOpt = None,
 ) -> None:
-    """Evaluate scores: NDCG@k, MAP and P@k per query and averaged (LETOR script presets)."""
+    """Evaluate scores per query and averaged under a metric convention: by default NDCG@k,
+    MAP and P@k (the LETOR scripts' tables), or the metrics given with --metric."""
     from ltr_cli.measures.file_eval import evaluate_file, format_tables, nan_to_none
 
     opts = reader_options(dataset, None, index_base, _value(qid), group, None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = evaluate_file(data_file, score_file, opts, _value(convention), _value(ties),
-                               _value(no_relevant), threshold, seed, per_query)
+                               _value(no_relevant), threshold, seed, per_query, metric)
     for w in caught:
         typer.echo(f"ltr: warning: {w.message}", err=True)
     if as_json:

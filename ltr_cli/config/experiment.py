@@ -25,7 +25,9 @@ from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLI
 from ltr_cli.config.errors import format_validation
 from ltr_cli.errors import ConfigError
 from ltr_cli.learners.registry import BATCH_TYPES, LearnerSpec, partial_feedback_types
-from ltr_cli.measures.metrics import Measure, parse_cutoff
+from ltr_cli.measures.conventions import CONVENTIONS, Measure
+from ltr_cli.measures.registry import parse_metric
+from ltr_cli.measures.metrics import parse_cutoff
 from ltr_cli.names import NAME_HELP, check_name
 from ltr_cli.config.schema import LaxPath, Name, OnlineLearnerConfig, Strict
 from ltr_cli.config.yamlio import StrictLoader, YamlProblem, parse_yaml
@@ -76,8 +78,19 @@ class ProtocolSpec(Strict):
         return int(self.feedback.split("-")[1]) if self.feedback.startswith("top-") else None
 
 
+def _metric_list(names: list[str]) -> list[str]:
+    """Each name parsed by the registry's one parser (ValueError names the known metrics),
+    no metric twice (``map`` is ``ap``)."""
+    spellings = [parse_metric(n).name for n in names]
+    twice = sorted({n for n in spellings if spellings.count(n) > 1})
+    if twice:
+        raise ValueError(f"metric {twice[0]!r} is listed twice; list each metric once")
+    return names
+
+
 class MetricsSpec(Strict):
-    names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1)
+    names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1,
+                             description="per-round metrics (ltr list shows the known ones), e.g. [ndcg@10, ap, err@10]")
     # online runs use the paper's Eq. 1/2; the LETOR/MSLR script presets are for `ltr eval`
     convention: Literal["paper"] = "paper"
     no_relevant: NoRelevant = "zero"
@@ -89,17 +102,13 @@ class MetricsSpec(Strict):
     @field_validator("names")
     @classmethod
     def _valid_names(cls, names: list[str]) -> list[str]:
-        for n in names:
-            Measure(n)  # raises ValueError with the list of known metrics
-        if len(set(names)) != len(names):
-            raise ValueError("metric names must be unique")
-        return names
+        return _metric_list(names)
 
     def measures(self) -> list[Measure]:
-        return [
-            Measure(n, self.no_relevant, self.relevance_threshold, self.eru_d, self.eru_alpha)
-            for n in self.names
-        ]
+        """The per-round measures under the online convention."""
+        conv = CONVENTIONS[self.convention]
+        return [Measure(n, self.no_relevant, self.relevance_threshold, self.eru_d, self.eru_alpha, conv)
+                for n in self.names]
 
 
 CV_SPLITS = {"train": "train", "vali": "vali", "test": "test"}  # role -> the split it reads by default
@@ -109,7 +118,11 @@ class CVSpec(Strict):
     """Batch k-fold protocol: for each fold fit on train, choose hyper-parameters on vali,
     evaluate on test (the LETOR protocol)."""
 
-    select_by: str = Field("map", description="vali metric: map (or ap), or any metric name (ndcg@K, p@K, neru@K...)")
+    select_by: str = Field("map", description="vali metric, scored under cv.convention: map (or ap), or any "
+                           "metric name (ndcg@K, p@K, err@K, rr, neru@K...; ltr list shows them)")
+    metrics: list[str] | None = Field(
+        None, min_length=1, description="test metrics of the per-fold table (default: ap, ndcg@1, ndcg@3, ndcg@5, "
+        "ndcg@10, p@1, p@3, p@5, p@10), scored under cv.convention")
     convention: ConventionName | None = Field(
         None, description="evaluation convention; default: the dataset's own (mslr-*: mslr, letor3-*: letor3, "
         "letor4-*: letor4, other graded 0-4 sets: mslr)")
@@ -129,9 +142,13 @@ class CVSpec(Strict):
     @field_validator("select_by")
     @classmethod
     def _select(cls, v: str) -> str:
-        if v not in ("map", "ap"):
-            Measure(v)  # one parser of metric names (ValueError names the known ones)
+        parse_metric(v)  # the registry's one parser (ValueError names the known metrics)
         return v
+
+    @field_validator("metrics")
+    @classmethod
+    def _test_metrics(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _metric_list(v)
 
 class PlotSpec(Strict):
     """How ``ltr plot`` draws this experiment's runs (not part of run ids)."""
@@ -283,6 +300,8 @@ class ExperimentSpec(Strict):
         for later in ("name", "qid", "index_base"):  # optional keys added later: unset, ids stay
             if later in data.get("dataset", {}) and data["dataset"][later] is None:
                 data["dataset"].pop(later)
+        if isinstance(data.get("cv"), dict) and data["cv"].get("metrics") is None:
+            data["cv"].pop("metrics", None)  # added later: unset, ids stay
         if not with_seed:
             data.pop("seed", None)
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]

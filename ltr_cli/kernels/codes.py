@@ -15,8 +15,9 @@ SURROGATE_CODES = {"squared": 0, "listnet": 1, "kl": 2, "smoothdcg": 3, "ranksvm
 SQUARED, LISTNET, KL, SMOOTHDCG, RANKSVM = 0, 1, 2, 3, 4
 STEP_RULES = {"constant": 0, "inv-sqrt": 1}
 MARGINS = {"constant": 0, "label-difference": 1}
-# round_measures rows: (kind, cut-off, threshold, no-relevant value)
-MEASURE_NDCG, MEASURE_AP, MEASURE_PRECISION = 0, 1, 2
+# measure kernels (round_measures, stacked_measures): the kind of a row (kind, cut-off, threshold,
+# no-relevant value, 2^gmax); the registry (ltr_cli.measures.registry) names each kind's code
+MEASURE_NDCG, MEASURE_AP, MEASURE_PRECISION, MEASURE_ERR, MEASURE_RR = 0, 1, 2, 3, 4
 
 # --- status of a round kernel (one convention for every learner) ----------------------------
 NOT_FINITE = -1  # the step is not finite (the caller decides: error, or the authors' NaN)

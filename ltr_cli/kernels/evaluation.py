@@ -10,6 +10,9 @@ discount is the reference's very number.
 Output ``values`` (Q, 2P+1[+1]) in the reference's key order: ndcg@1..P, ap, p@1..P,
 [mean_ndcg]; ``defined`` marks the values the convention defines (False: the reference's
 None, a LETOR-3 cut-off beyond the list). NaN is the ``skip`` policy's "no value".
+
+``stacked_measures`` computes other registry metrics that have a kernel (ERR, RR) for
+every query, from per-document values the convention computed beforehand.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
+from ltr_cli.kernels.codes import MEASURE_ERR, MEASURE_RR
+from ltr_cli.kernels.measures import expected_reciprocal_rank, reciprocal_rank
 
 INPUT_ORDER = 0
 REVERSE_INPUT = 1
@@ -107,3 +112,27 @@ def evaluate_queries(s, y, gain, rel, offsets, P, ties, letor, disc, letor_disc,
             else:
                 values[q, P + k] = hits / k
     return values, defined
+
+
+@njit(cache=_CACHE)
+def stacked_measures(s, y, offsets, ties, spec, doc):
+    """The registry's kernel measures beside the table: ``values`` (Q, K) for the K rows of
+    ``spec`` (kind, k, threshold, none_value, 2^gmax; kinds ``MEASURE_ERR`` and ``MEASURE_RR``)
+    on each query's ranking under ``ties``. ``doc`` (K, N): what row j's kernel reads per
+    document, computed by the convention (ERR: stop probabilities; RR: 1.0 if relevant)."""
+    Q = offsets.shape[0] - 1
+    values = np.zeros((Q, spec.shape[0]))
+    for q in range(Q):
+        a = offsets[q]
+        b = offsets[q + 1]
+        r = _ranking(s[a:b], y[a:b], ties)
+        for j in range(spec.shape[0]):
+            kind = int(spec[j, 0])
+            k = int(spec[j, 1])
+            if kind == MEASURE_ERR:
+                values[q, j] = expected_reciprocal_rank(r, doc[j, a:b], k, spec[j, 3])
+            elif kind == MEASURE_RR:
+                values[q, j] = reciprocal_rank(r, doc[j, a:b], k, spec[j, 3])
+            else:
+                values[q, j] = np.nan
+    return values

@@ -1,4 +1,6 @@
-"""Measures of a ranking (reference: :mod:`ltr_cli.measures.metrics`): the paper's gain ``2^r - 1``, ideal DCG, NDCG@k, AP, precision@k, and every measure of a round in one call (``round_measures``).
+"""Measures of a ranking (reference: :mod:`ltr_cli.measures.registry` under the ``paper``
+convention): the paper's gain ``2^r - 1``, ideal DCG, NDCG@k, AP, precision@k, ERR@k, RR, and
+every measure of a round in one call (``round_measures``).
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
+from ltr_cli.kernels.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_RR
 from ltr_cli.kernels.core import _dot, _pairwise_sum
 
 
@@ -129,22 +132,69 @@ def precision_at_k(ranking, y, k, threshold):
 
 
 @njit(cache=_CACHE)
+def expected_reciprocal_rank(ranking, stop, k, none_value):
+    """ERR@k (k < 0: whole list) from each document's stop probability ``stop`` (reference
+    ``measures.registry.err``, summed position by position as it is); ``none_value`` when no
+    stop probability is positive."""
+    positive = False
+    for i in range(stop.shape[0]):
+        if stop[i] > 0.0:
+            positive = True
+            break
+    if not positive:
+        return none_value
+    m = ranking.shape[0]
+    n = m if k < 0 else min(k, m)
+    total = 0.0
+    keep = 1.0
+    for i in range(n):
+        r = stop[ranking[i]]
+        total += keep * r / (i + 1)
+        keep *= 1.0 - r
+    return total
+
+
+@njit(cache=_CACHE)
+def reciprocal_rank(ranking, relevant, k, none_value):
+    """1 / position of the first document with ``relevant > 0`` (reference
+    ``measures.registry.rr``); 0 beyond the cut-off k (k < 0: none); ``none_value`` without any."""
+    for i in range(ranking.shape[0]):
+        if relevant[ranking[i]] > 0.0:
+            return 0.0 if 0 <= k <= i else 1.0 / (i + 1)
+    return none_value
+
+
+@njit(cache=_CACHE)
 def round_measures(ranking, y, spec, disc):
-    """Every measure of a round in one call. ``spec`` rows: (kind, k, threshold, none_value)
-    with kind 0 = NDCG (k < 0: whole list), 1 = AP, 2 = precision@k. The extra last entry is
-    1.0 when some label is above 0 (reference ``has_relevant``), else 0.0."""
+    """Every measure of a round in one call (the ``paper`` convention). ``spec`` rows:
+    (kind, k, threshold, none_value, 2^gmax) with kind a ``MEASURE_*`` code of
+    :mod:`ltr_cli.kernels.codes` (k < 0: whole list). The extra last entry is 1.0 when some
+    label is above 0 (reference ``has_relevant``), else 0.0."""
     n = spec.shape[0]
+    m = y.shape[0]
     out = np.empty(n + 1)
     for q in range(n):
-        kind = spec[q, 0]
-        if kind == 0.0:
-            out[q] = ndcg(ranking, y, int(spec[q, 1]), spec[q, 3], disc)
-        elif kind == 1.0:
+        kind = int(spec[q, 0])
+        k = int(spec[q, 1])
+        if kind == MEASURE_NDCG:
+            out[q] = ndcg(ranking, y, k, spec[q, 3], disc)
+        elif kind == MEASURE_AP:
             out[q] = average_precision(ranking, y, spec[q, 2], spec[q, 3])
-        else:
-            out[q] = precision_at_k(ranking, y, int(spec[q, 1]), spec[q, 2])
+        elif kind == MEASURE_ERR:
+            scale = spec[q, 4]
+            stop = np.empty(m)
+            for i in range(m):
+                stop[i] = min(_gain(y[i]), scale - 1.0) / scale
+            out[q] = expected_reciprocal_rank(ranking, stop, k, spec[q, 3])
+        elif kind == MEASURE_RR:
+            flags = np.empty(m)
+            for i in range(m):
+                flags[i] = 1.0 if y[i] > spec[q, 2] else 0.0
+            out[q] = reciprocal_rank(ranking, flags, k, spec[q, 3])
+        else:  # MEASURE_PRECISION
+            out[q] = precision_at_k(ranking, y, k, spec[q, 2])
     relevant = False
-    for i in range(y.shape[0]):
+    for i in range(m):
         if y[i] > 0.0:
             relevant = True
             break

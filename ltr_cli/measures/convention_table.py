@@ -21,15 +21,16 @@ BEYOND_LIST = {"truncate": "over min(k, m) positions; P@k divided by k",
 _LETOR_GAINS = {0: 0.0, 1: 1.0, 2: 3.0}
 
 # name -> gain table (None: 2^r - 1), relevant labels (None: label > threshold), reported
-# cut-offs, k beyond the list, MeanNDCG (see ../shared/METRIC-CONVENTIONS.md)
+# cut-offs, k beyond the list, MeanNDCG, the maximum grade (ERR's g_max: 4 for MSLR and Yahoo's
+# 0-4 grades, 2 for LETOR's 0-2) (see ../shared/METRIC-CONVENTIONS.md)
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"gain_table": None, "relevant": None, "positions": 10, "beyond_list": "truncate",
-              "mean_ndcg": False},
+              "mean_ndcg": False, "max_grade": 4},
     "letor3": {"gain_table": _LETOR_GAINS, "relevant": frozenset({1, 2}), "positions": 16,
-               "beyond_list": "omit", "mean_ndcg": False},
+               "beyond_list": "omit", "mean_ndcg": False, "max_grade": 2},
     "letor4": {"gain_table": _LETOR_GAINS, "relevant": frozenset({1, 2}), "positions": 10,
-               "beyond_list": "zero", "mean_ndcg": True},
+               "beyond_list": "zero", "mean_ndcg": True, "max_grade": 2},
     "mslr": {"gain_table": {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0, 4: 15.0}, "relevant": frozenset({2, 3, 4}),
-             "positions": 10, "beyond_list": "zero", "mean_ndcg": True},
+             "positions": 10, "beyond_list": "zero", "mean_ndcg": True, "max_grade": 4},
 }
 CONVENTION_NAMES: tuple[str, ...] = tuple(PRESETS)

@@ -1,6 +1,9 @@
 """Metric conventions: one :class:`Convention` per named preset, the single source of the
-gain, discount, relevance rule, behaviour for k beyond the list, no-relevant value and tie
-order that ``ltr eval``, the batch CV and the manifests use.
+gain, discount, relevance rule, behaviour for k beyond the list, maximum grade,
+no-relevant value and tie order that online rounds, ``ltr eval``, the batch CV and the
+manifests use. :class:`Measure` binds a metric of the registry
+(:mod:`ltr_cli.measures.registry`) to a convention; :func:`evaluate_query` computes a list of
+them on one query.
 
 Presets (``../shared/METRIC-CONVENTIONS.md``):
 
@@ -19,6 +22,11 @@ Presets (``../shared/METRIC-CONVENTIONS.md``):
 * ``mslr`` - ``Eval-Score-MSLR.pl``: as letor4 with gains {0, 1, 3, 7, 15} for labels 0-4
   and relevant = label >= 2 for P@k and AP.
 
+The maximum grade (ERR's g_max) is 4 for paper and mslr (MSLR and Yahoo grade 0-4) and 2
+for letor3 and letor4 (OHSUMED, MQ2007/8 grade 0-2); a metric's ``gmax`` parameter
+overrides it. ERR and RR (not in the scripts) use the convention's gains and relevance
+rule and cover min(k, m) positions under every preset.
+
 The LETOR scripts read integer labels only (their line pattern is ``^(\\d+) qid:``), so
 the letor/mslr presets refuse other labels. Queries are grouped by qid (lines of one qid
 anywhere in the file form one query, in file order) and reported in numeric qid order
@@ -34,15 +42,8 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.measures.convention_table import BEYOND_LIST, PRESETS
-from ltr_cli.measures.metrics import (
-    average_precision,
-    exp2_gain,
-    log2_discount,
-    ndcg_at_k,
-    no_relevant_value,
-    precision_at_k,
-    rank_from_scores,
-)
+from ltr_cli.measures.registry import KINDS, MetricSpec, none_value_for, parse_metric
+from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class Convention:
     None for the paper's ``2^r - 1`` on real labels; ``relevant``: the relevant labels, or
     None for ``label > threshold``; ``positions``: the cut-offs reported (1..positions);
     ``beyond_list``: a key of :data:`BEYOND_LIST`; ``mean_ndcg``: report MeanNDCG;
+    ``max_grade``: the highest grade of the labels (ERR's ``g_max``);
     ``ties``, ``no_relevant``: the default policies (:data:`ltr_cli.measures.metrics.TIE_POLICIES`,
     :data:`~ltr_cli.measures.metrics.NO_RELEVANT_POLICIES`). The discount is the paper's
     ``1/log2(i + 1)`` without a gain table and the LETOR scripts' ``1, 1, 1/log2(i)`` with one.
@@ -64,6 +66,7 @@ class Convention:
     positions: int
     beyond_list: str
     mean_ndcg: bool
+    max_grade: int
     ties: str = "input-order"
     no_relevant: str = "zero"
 
@@ -99,6 +102,27 @@ class Convention:
         """Discounts of positions 1..n (n,)."""
         return letor_discounts(n) if self.letor_style else log2_discount(n)
 
+    def relevance(self, labels: np.ndarray, threshold: float = 0.0) -> np.ndarray:
+        """Which documents are relevant (m,) bool: the convention's relevant labels, or
+        ``label > threshold`` without a list (the paper's rule)."""
+        y = np.asarray(labels, dtype=np.float64)
+        if self.relevant is None:
+            return y > threshold
+        return np.isin(y.astype(np.int64), np.fromiter(self.relevant, dtype=np.int64))
+
+    def dcg(self, gains_in_order: np.ndarray, n: int) -> float:
+        """DCG of the first n positions (n <= len) of gains in rank order, summed as the
+        convention's reference does: the paper's one dot product, the scripts' running sum."""
+        if self.letor_style:
+            return float(self.dcg_prefix(gains_in_order, n)[-1]) if n else 0.0
+        return float(np.ascontiguousarray(gains_in_order[:n]) @ log2_discount(n))
+
+    def dcg_prefix(self, gains_in_order: np.ndarray, n: int) -> np.ndarray:
+        """DCG@1..n (n,) of gains in rank order (n <= len)."""
+        if self.letor_style:
+            return np.cumsum(gains_in_order[:n] * letor_discounts(n))
+        return np.array([self.dcg(gains_in_order, i) for i in range(1, n + 1)])
+
     def describe(self) -> dict[str, Any]:
         """The convention as the manifest records it."""
         return {
@@ -107,7 +131,7 @@ class Convention:
             "discount": "1/log2(i+1)" if not self.letor_style else "1 at positions 1-2, then 1/log2(i)",
             "relevant": "label > threshold" if self.relevant is None else sorted(self.relevant),
             "k_beyond_list": BEYOND_LIST[self.beyond_list],
-            "ties": self.ties, "no_relevant": self.no_relevant,
+            "max_grade": self.max_grade, "ties": self.ties, "no_relevant": self.no_relevant,
         }
 
 
@@ -122,12 +146,83 @@ def letor_discounts(n: int) -> np.ndarray:
     return d
 
 
-def _letor_dcg_prefix(gains_in_order: np.ndarray, n: int) -> np.ndarray:
-    """DCG@1..n with missing positions (beyond the list) counted as gain 0."""
-    g = np.zeros(n)
-    k = min(n, gains_in_order.shape[0])
-    g[:k] = gains_in_order[:k]
-    return np.cumsum(g * letor_discounts(n))
+def default_metric_names(conv: Convention) -> list[str]:
+    """The columns the convention's script reports: ``ndcg@1..P``, ``ap``, ``p@1..P`` and,
+    for letor4 / mslr, ``mean_ndcg`` (``ltr eval``'s and the batch tables' defaults)."""
+    P = conv.positions
+    names = [f"ndcg@{k}" for k in range(1, P + 1)] + ["ap"] + [f"p@{k}" for k in range(1, P + 1)]
+    return names + (["mean_ndcg"] if conv.letor_style and conv.mean_ndcg else [])
+
+
+class Measure:
+    """A metric of the registry (:mod:`ltr_cli.measures.registry`) bound to a convention, a
+    no-relevant policy and a relevance threshold: ``Measure("err@10")(ranking, labels)``.
+
+    ``name`` is parsed by :func:`~ltr_cli.measures.registry.parse_metric`; ``conv`` defaults
+    to the ``paper`` preset; ``no_relevant`` defaults to the convention's policy; the ERU
+    parameters are used by ``eru`` and ``neru`` only. The settings are fixed at
+    construction, so every round and every query uses the same convention.
+    """
+
+    def __init__(self, name: str | MetricSpec, no_relevant: str | None = None, relevance_threshold: float = 0.0,
+                 eru_d: float = 0.0, eru_alpha: float = 5.0, conv: Convention | None = None):
+        self.spec = name if isinstance(name, MetricSpec) else parse_metric(name)
+        self.info = KINDS[self.spec.kind]
+        self.conv = conv or CONVENTIONS["paper"]
+        self.no_relevant = no_relevant or self.conv.no_relevant
+        self.none_value = none_value_for(self.spec.kind, no_relevant_value(self.no_relevant))
+        self.threshold = float(relevance_threshold)
+        self.eru_d, self.eru_alpha = eru_d, eru_alpha
+
+    @property
+    def name(self) -> str:
+        """The metric's one spelling, e.g. ``ndcg@10``."""
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        """The registry kind, e.g. ``ndcg``."""
+        return self.spec.kind
+
+    @property
+    def k(self) -> int | None:
+        """The cut-off, None for the whole list."""
+        return self.spec.k
+
+    @property
+    def title(self) -> str:
+        """Upper-case label used in plots, e.g. ``NDCG@10``."""
+        return self.name.upper()
+
+    @property
+    def max_grade(self) -> int:
+        """ERR's ``gmax``: the metric's ``gmax`` parameter, else the convention's maximum grade."""
+        return self.spec.param("gmax") or self.conv.max_grade
+
+    def kernel_row(self) -> tuple[float, float, float, float, float] | None:
+        """This measure as a row of the compiled measures (``round_measures``,
+        ``stacked_measures``): (kind code, cut-off (-1: whole list), threshold, no-relevant
+        value, 2^gmax); None when its kind has no kernel or the convention is not the
+        paper's (the online kernels compute the paper's gain and relevance rule)."""
+        if self.info.kernel is None or self.conv.letor_style:
+            return None
+        k = -1.0 if self.k is None else float(self.k)
+        return (float(self.info.kernel), k, self.threshold, self.none_value, 2.0 ** self.max_grade)
+
+    def __call__(self, ranking: np.ndarray, labels: np.ndarray) -> float:
+        """The value on one query (NaN where the convention does not define it)."""
+        value = self.info.reference(np.asarray(ranking), np.asarray(labels, dtype=np.float64), self)
+        return float("nan") if value is None else value
+
+    def value(self, ranking: np.ndarray, labels: np.ndarray) -> float | None:
+        """The reference value on one query; None where the convention does not define it."""
+        return self.info.reference(np.asarray(ranking), np.asarray(labels, dtype=np.float64), self)
+
+
+def bind(names: list[str] | None, conv: Convention, no_relevant: str | None = None, threshold: float = 0.0,
+         eru_d: float = 0.0, eru_alpha: float = 5.0) -> list[Measure]:
+    """Measures of ``names`` (default: :func:`default_metric_names`) under ``conv``."""
+    return [Measure(n, no_relevant, threshold, eru_d, eru_alpha, conv) for n in (names or default_metric_names(conv))]
 
 
 def evaluate_query(
@@ -138,58 +233,16 @@ def evaluate_query(
     no_relevant: str | None = None,
     threshold: float = 0.0,
     rng: np.random.Generator | None = None,
+    measures: list[Measure] | None = None,
 ) -> dict[str, float | None]:
-    """Per-query values ``ndcg@1..``, ``p@1..``, ``ap`` (and ``mean_ndcg``) under ``conv``.
-
-    ``ties`` / ``no_relevant`` override the preset's policies. Values the convention does
-    not define for this query (letor3, k > m) are ``None``.
+    """Per-query values of ``measures`` (default: the convention's columns ``ndcg@1..``,
+    ``ap``, ``p@1..`` and ``mean_ndcg`` under ``no_relevant`` and ``threshold``) on the
+    ranking of ``scores`` by the tie policy (``ties``, default the preset's). Values the
+    convention does not define for this query (letor3, k > m) are ``None``.
     """
-    ties = ties or conv.ties
-    policy = no_relevant or conv.no_relevant
     y = np.asarray(labels, dtype=np.float64)
-    ranking = rank_from_scores(scores, ties, rng, labels=y)
-    m = y.shape[0]
-    P = conv.positions
-    out: dict[str, float | None] = {}
-    if not conv.letor_style:
-        for k in range(1, P + 1):
-            out[f"ndcg@{k}"] = ndcg_at_k(ranking, y, k, policy)
-        out["ap"] = average_precision(ranking, y, threshold, policy)
-        for k in range(1, P + 1):
-            out[f"p@{k}"] = precision_at_k(ranking, y, k, threshold)
-        return out
-
-    ints = y.astype(np.int64)
-    gain = conv.gains(y)
-    rel = np.array([int(v) in conv.relevant for v in ints]) if conv.relevant else y > threshold
-    n_pos = max(m, P)
-    dcg = _letor_dcg_prefix(gain[ranking], n_pos)
-    ideal = _letor_dcg_prefix(np.sort(gain)[::-1], n_pos)
-    zero_value = no_relevant_value(policy) if no_relevant else 0.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ndcg_all = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), zero_value)
-    for k in range(1, P + 1):
-        if k <= m:
-            out[f"ndcg@{k}"] = float(ndcg_all[k - 1])
-        else:
-            out[f"ndcg@{k}"] = None if conv.beyond_list == "omit" else 0.0
-    hits = np.cumsum(rel[ranking])
-    r = int(hits[-1]) if m else 0
-    if r:
-        positions = np.arange(1, m + 1)
-        out["ap"] = float((hits[rel[ranking]] / positions[rel[ranking]]).sum() / r)
-    else:
-        out["ap"] = zero_value
-    for k in range(1, P + 1):
-        if k <= m:
-            out[f"p@{k}"] = float(hits[k - 1] / k)
-        elif conv.beyond_list == "omit":
-            out[f"p@{k}"] = None
-        else:
-            out[f"p@{k}"] = float(hits[-1] / k) if m else 0.0
-    if conv.mean_ndcg:
-        out["mean_ndcg"] = float(ndcg_all[:m].mean()) if m else 0.0
-    return out
+    ranking = rank_from_scores(scores, ties or conv.ties, rng, labels=y)
+    return {meas.name: meas.value(ranking, y) for meas in (measures or bind(None, conv, no_relevant, threshold))}
 
 
 def average_metrics(per_query: list[dict[str, float | None]], conv: Convention) -> dict[str, float | None]:

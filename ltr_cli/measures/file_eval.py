@@ -1,7 +1,7 @@
 """``ltr eval``: score a labelled file under a named metric convention (the conventions
-and the per-query measures are :mod:`ltr_cli.measures.conventions`; score files are
-:mod:`ltr_cli.data.score_files`; this module groups queries and formats the LETOR
-scripts' tables)."""
+are :mod:`ltr_cli.measures.conventions`, the metrics :mod:`ltr_cli.measures.registry`; this module
+reads the files, groups queries and formats the LETOR scripts' tables, or one column per
+metric for a chosen metric list)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.data.score_files import DataOrder, read_scores, read_scores_reference
 from ltr_cli.data.formats import open_dataset
+from ltr_cli.data.score_files import DataOrder, read_scores, read_scores_reference
 from ltr_cli.data.svmlight import ReaderOptions
 from ltr_cli.errors import LtrError
-from ltr_cli.measures.conventions import CONVENTIONS
+from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.measures.stacked import evaluate_stacked
 
 
@@ -40,11 +40,15 @@ def evaluate_file(
     threshold: float = 0.0,
     seed: int = 0,
     per_query: bool = True,
+    metrics: list[str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate a score file against a labelled file: averages and (``per_query``) every
-    query's values. Lines of one qid anywhere in the file form one query, in file order;
-    queries are reported in numeric qid order where all qids are numeric."""
+    query's values of ``metrics`` (metric names; default: the convention's columns, and
+    then the result has no ``metrics`` list). Lines of one qid anywhere in the file form
+    one query, in file order; queries are reported in numeric qid order where all qids are
+    numeric."""
     conv = CONVENTIONS[convention]
+    measures = _measures(metrics, conv.name, no_relevant, threshold)
     reader = open_dataset(data_path, ReaderOptions(
         n_features=None, index_base=options.index_base, qid_source=options.qid_source,
         group_file=options.group_file, null_value=0.0, split_qids="new-query"))  # features unused
@@ -82,7 +86,8 @@ def evaluate_file(
         odd_labels = conv.outside_gain_table(y)
         if odd_labels:
             warnings.warn(conv.outside_gain_table_warning(odd_labels), stacklevel=2)
-    table = evaluate_stacked(s, y, offsets, conv, ties, no_relevant, threshold, np.random.default_rng(seed))
+    table = evaluate_stacked(s, y, offsets, conv, ties, no_relevant, threshold, np.random.default_rng(seed),
+                             measures)
     result: dict[str, Any] = {
         "convention": conv.name,
         "ties": ties or conv.ties,
@@ -90,10 +95,27 @@ def evaluate_file(
         "queries": len(qids),
         "documents": start,
     }
+    if metrics:
+        result["metrics"] = [meas.name for meas in measures]
     if per_query:
         result["per_query"] = {qid: table.row(q) for q, qid in enumerate(qids)}
     result["average"] = table.average(conv) if qids else {}
     return result
+
+
+def _measures(names: list[str] | None, convention: str, no_relevant: str | None,
+              threshold: float) -> list[Measure]:
+    """The measures of ``--metric`` names (default: the convention's columns); a name the
+    registry does not know is one line naming it and the known ones."""
+    conv = CONVENTIONS[convention]
+    try:
+        measures = bind(names, conv, no_relevant, threshold)
+    except ValueError as exc:
+        raise LtrError(f"--metric: {exc}; 'ltr list' shows the metrics") from None
+    twice = sorted({m.name for m in measures if [n.name for n in measures].count(m.name) > 1})
+    if twice:
+        raise LtrError(f"--metric: {twice[0]} is given twice; give each metric once")
+    return measures
 
 
 def nan_to_none(obj: Any) -> Any:
@@ -108,7 +130,10 @@ def nan_to_none(obj: Any) -> Any:
 
 
 def format_tables(result: dict[str, Any], per_query: bool) -> str:
-    """The LETOR scripts' layout: ``qid P@1..P@k MAP`` and ``qid NDCG@1..NDCG@k [MeanNDCG]``."""
+    """The LETOR scripts' layout: ``qid P@1..P@k MAP`` and ``qid NDCG@1..NDCG@k [MeanNDCG]``;
+    for a chosen metric list (``result["metrics"]``), one table ``qid METRIC...``."""
+    if "metrics" in result:
+        return _format_columns(result, per_query)
     avg = result["average"]
     ks = sorted(int(k.split("@")[1]) for k in avg if k.startswith("ndcg@"))
 
@@ -130,4 +155,21 @@ def format_tables(result: dict[str, Any], per_query: bool) -> str:
         if has_mean:
             cells.append(cell(vals["mean_ndcg"]))
         lines.append("\t".join([qid] + cells))
+    return "\n".join(lines) + "\n"
+
+
+def _cell(v: float | None) -> str:
+    return "" if v is None or math.isnan(v) else f"{v:.4f}"
+
+
+def _format_columns(result: dict[str, Any], per_query: bool) -> str:
+    """``qid`` and one column per metric (upper case, e.g. ``ERR@10``), then ``Average``."""
+    names = result["metrics"]
+    lines = [f"# convention={result['convention']} ties={result['ties']} "
+             f"no_relevant={result['no_relevant']} queries={result['queries']} "
+             f"documents={result['documents']}",
+             "\t".join(["qid"] + [n.upper() for n in names])]
+    rows = list(result["per_query"].items()) if per_query else []
+    for qid, vals in rows + [("Average", result["average"])]:
+        lines.append("\t".join([qid] + [_cell(vals.get(n)) for n in names]))
     return "\n".join(lines) + "\n"

@@ -19,10 +19,10 @@ Conventions (the ``paper`` preset: perceptron paper Eq. 1 and Eq. 2):
 * **precision@k** counts relevant documents in the first ``min(k, m)`` positions and
   divides by k (a short list's missing positions count as not relevant).
 
-Everything here is vectorised numpy on one query; nothing keeps state. These functions are
-the reference: the online protocol evaluates NDCG, AP and precision@k of every round with
-one compiled call (:func:`ltr_cli.kernels.measures.round_measures`, equal to these functions;
-see ``tests/test_kernels.py``).
+Everything here is vectorised numpy on one query; nothing keeps state. These are the paper
+preset's building blocks (the learners' losses and SLAM weights use them too); metric names
+and the metrics under a convention are :mod:`ltr_cli.measures.registry` and
+:class:`ltr_cli.measures.conventions.Measure`.
 """
 
 from __future__ import annotations
@@ -208,17 +208,7 @@ def has_relevant(labels: np.ndarray, threshold: float = 0.0) -> bool:
     return bool(y.shape[0] and y.max() > threshold)
 
 
-# --- named measures for the online protocol -------------------------------------------------
-
-METRIC_HELP = {
-    "ndcg@K": "NDCG at cut-off K (Eq. 1; cut-off min(K, m))",
-    "ndcg": "NDCG over the whole list (k = m)",
-    "ap": "average precision (Eq. 2) on labels > relevance_threshold",
-    "p@K": "precision at K (relevant in the top min(K, m), divided by K)",
-    "eru[@K]": "expected rank utility (neutral vote eru_d, half-life eru_alpha)",
-    "neru[@K]": "normalised expected rank utility",
-}
-
+# --- cut-offs -------------------------------------------------------------------------------
 
 _CUTOFF = re.compile(r"[1-9][0-9]{0,8}", re.ASCII)
 
@@ -228,88 +218,6 @@ def parse_cutoff(text: str) -> int | None:
     digits without leading zeros, so every cut-off has exactly one spelling (``ndcg@\u0661``
     or ``ndcg@01`` would be a second NDCG@1). None if ``text`` is not one."""
     return int(text) if isinstance(text, str) and _CUTOFF.fullmatch(text) else None
-
-
-def is_metric_name(name: object) -> bool:
-    """``name`` is a valid metric name (``ndcg@10``, ``ap``, ...)."""
-    try:
-        if not isinstance(name, str):
-            return False
-        Measure(name)
-    except (ValueError, TypeError):
-        return False
-    return True
-
-
-class Measure:
-    """A named per-query measure, e.g. ``ndcg@10``, ``ap``, ``p@5``, ``neru@10``.
-
-    Call with ``(ranking, labels)``; the settings (no-relevant policy, AP threshold,
-    ERU parameters) are fixed at construction so every round uses the same convention.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        no_relevant: str = "zero",
-        relevance_threshold: float = 0.0,
-        eru_d: float = 0.0,
-        eru_alpha: float = 5.0,
-    ):
-        if not isinstance(name, str):
-            raise ValueError(f"a metric name must be a string, not {name!r}")
-        if name == "map":  # the batch configs' spelling of AP
-            name = "ap"
-        self.name = name
-        kind, at, cut = name.partition("@")
-        if kind not in ("ndcg", "ap", "p", "eru", "neru"):
-            raise ValueError(
-                f"unknown metric {name!r}; known: {', '.join(METRIC_HELP)} (K a positive integer)"
-            )
-        k: int | None = None
-        if at:
-            k = parse_cutoff(cut)
-            if k is None:
-                raise ValueError(f"metric {name!r}: the cut-off after '@' must be a positive integer "
-                                 "in ASCII digits without a leading zero (e.g. ndcg@10)")
-        if kind == "p" and k is None:
-            raise ValueError("metric 'p' needs a cut-off, e.g. p@10")
-        if kind == "ap" and k is not None:
-            raise ValueError("metric 'ap' takes no cut-off (AP is over the whole list)")
-        self.kind, self.k = kind, k
-        no_relevant_value(no_relevant)  # validates the policy
-        self.no_relevant = no_relevant
-        self.threshold = relevance_threshold
-        self.eru_d, self.eru_alpha = eru_d, eru_alpha
-
-    @property
-    def title(self) -> str:
-        """Upper-case label used in plots, e.g. ``NDCG@10``."""
-        return self.name.upper()
-
-    def kernel_row(self) -> tuple[float, float, float, float] | None:
-        """This measure as a row of the compiled ``round_measures`` kernel
-        (kind, cut-off, threshold, no-relevant value), or None (ERU and NERU: Python only)."""
-        k = -1.0 if self.k is None else float(self.k)
-        value = no_relevant_value(self.no_relevant)
-        if self.kind == "ndcg":
-            return (0.0, k, 0.0, value)
-        if self.kind == "ap":
-            return (1.0, -1.0, float(self.threshold), value)
-        if self.kind == "p":
-            return (2.0, k, float(self.threshold), value)
-        return None
-
-    def __call__(self, ranking: np.ndarray, labels: np.ndarray) -> float:
-        if self.kind == "ndcg":
-            return ndcg_at_k(ranking, labels, self.k, self.no_relevant)
-        if self.kind == "ap":
-            return average_precision(ranking, labels, self.threshold, self.no_relevant)
-        if self.kind == "p":
-            return precision_at_k(ranking, labels, self.k or ranking.shape[0], self.threshold)
-        if self.kind == "eru":
-            return eru(ranking, labels, self.eru_d, self.eru_alpha, self.k)
-        return neru(ranking, labels, self.eru_d, self.eru_alpha, self.k, self.no_relevant)
 
 
 def time_average(values: np.ndarray) -> np.ndarray:

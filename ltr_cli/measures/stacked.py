@@ -3,9 +3,16 @@ compiled kernel (:mod:`ltr_cli.kernels.evaluation`) when kernels are on and the 
 is deterministic, else :func:`~ltr_cli.measures.conventions.evaluate_query` per query (the
 reference; ``random`` ties draw from the generator query by query, as it does).
 
+Which measures: a list of :class:`~ltr_cli.measures.conventions.Measure` (default: the convention's
+columns, :func:`~ltr_cli.measures.conventions.default_metric_names`). On the compiled path the
+convention's columns come from the table kernel, ERR and RR from ``stacked_measures``
+(their per-document inputs computed by the registry's ``doc_values``), and any other
+measure (e.g. NERU, or NDCG@k beyond the convention's positions) from its reference function
+beside them, on the same rankings.
+
 Layout: documents stacked by query, query q owning ``offsets[q]:offsets[q+1]``; the result
-is a :class:`Table` of shape (queries, measures) with the reference's keys and a mask of
-the values the convention defines (the reference's None).
+is a :class:`Table` of shape (queries, measures) with the measures' names as keys and a
+mask of the values the convention defines (the reference's None).
 """
 
 from __future__ import annotations
@@ -15,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ltr_cli import kernels
-from ltr_cli.measures.conventions import Convention, evaluate_query, letor_discounts
-from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value
+from ltr_cli.measures.conventions import Convention, Measure, bind, default_metric_names, evaluate_query, letor_discounts
+from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores
 
 _TIES = {"input-order": 0, "reverse-input": 1, "pessimistic": 2}
 
@@ -54,58 +61,98 @@ class Table:
         return out
 
 
-def _keys(conv: Convention) -> list[str]:
-    P = conv.positions
-    keys = [f"ndcg@{k}" for k in range(1, P + 1)] + ["ap"] + [f"p@{k}" for k in range(1, P + 1)]
-    return keys + (["mean_ndcg"] if conv.letor_style and conv.mean_ndcg else [])
-
-
 def evaluate_stacked(
     scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray, conv: Convention, ties: str | None = None,
     no_relevant: str | None = None, threshold: float = 0.0, rng: np.random.Generator | None = None,
+    measures: list[Measure] | None = None,
 ) -> Table:
-    """Every query's measures, as :func:`~ltr_cli.measures.conventions.evaluate_query` gives them."""
+    """Every query's ``measures`` (default: the convention's columns under ``no_relevant``
+    and ``threshold``), as :func:`~ltr_cli.measures.conventions.evaluate_query` gives them."""
     ties = ties or conv.ties
-    keys = _keys(conv)
+    measures = measures or bind(None, conv, no_relevant, threshold)
+    keys = [meas.name for meas in measures]
     s = np.ascontiguousarray(scores, dtype=np.float64)
     y = np.ascontiguousarray(labels, dtype=np.float64)
     offsets = np.asarray(offsets, dtype=np.int64)
     Q = offsets.shape[0] - 1
+    values = np.zeros((Q, len(keys)))
+    defined = np.ones((Q, len(keys)), dtype=bool)
     if not kernels.ENABLED or ties not in _TIES or Q == 0:
-        values = np.zeros((Q, len(keys)))
-        defined = np.ones((Q, len(keys)), dtype=bool)
         for q in range(Q):
             a, b = offsets[q], offsets[q + 1]
-            row = evaluate_query(s[a:b], y[a:b], conv, ties, no_relevant, threshold, rng)
+            row = evaluate_query(s[a:b], y[a:b], conv, ties, rng=rng, measures=measures)
             for j, key in enumerate(keys):
                 v = row[key]
                 defined[q, j] = v is not None
                 values[q, j] = 0.0 if v is None else v
         return Table(keys, values, defined)
+    table_keys = default_metric_names(conv)
+    in_table = [j for j, meas in enumerate(measures) if meas.name in table_keys
+                and meas.no_relevant == (no_relevant or conv.no_relevant) and meas.threshold == threshold]
+    if in_table:
+        t_values, t_defined = _table_kernel(s, y, offsets, conv, ties, no_relevant, threshold)
+        cols = [table_keys.index(keys[j]) for j in in_table]
+        values[:, in_table], defined[:, in_table] = t_values[:, cols], t_defined[:, cols]
+    from ltr_cli.kernels.evaluation import stacked_measures
+
+    compiled = [j for j, meas in enumerate(measures) if j not in in_table and meas.info.doc_values is not None
+                and meas.info.kernel is not None]
+    if compiled:
+        spec = np.array([_row(measures[j]) for j in compiled])
+        doc = np.stack([_doc_values(measures[j], y) for j in compiled])
+        values[:, compiled] = stacked_measures(s, y, offsets, _TIES[ties], spec, doc)
+    rest = [j for j in range(len(measures)) if j not in in_table and j not in compiled]
+    for q in range(Q if rest else 0):  # Python-only measures, beside the compiled ones
+        a, b = offsets[q], offsets[q + 1]
+        ranking = rank_from_scores(s[a:b], ties, labels=y[a:b])
+        for j in rest:
+            v = measures[j].value(ranking, y[a:b])
+            defined[q, j] = v is not None
+            values[q, j] = 0.0 if v is None else v
+    return Table(keys, values, defined)
+
+
+def _row(meas: Measure) -> tuple[float, float, float, float, float]:
+    """``stacked_measures``' row of a measure, under any convention (the convention is in
+    the per-document inputs)."""
+    return (float(meas.info.kernel or 0), -1.0 if meas.k is None else float(meas.k), meas.threshold,
+            meas.none_value, 2.0 ** meas.max_grade)
+
+
+def _doc_values(meas: Measure, y: np.ndarray) -> np.ndarray:
+    """The per-document inputs of a measure's kernel (N,): a function of each document's
+    label alone, so one call covers every query."""
+    assert meas.info.doc_values is not None
+    return np.ascontiguousarray(meas.info.doc_values(y, meas), dtype=np.float64)
+
+
+def _table_kernel(s: np.ndarray, y: np.ndarray, offsets: np.ndarray, conv: Convention, ties: str,
+                  no_relevant: str | None, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The convention's columns (:func:`default_metric_names`) of every query, compiled."""
     from ltr_cli.kernels.evaluation import evaluate_queries  # numba loads only here
 
     policy = no_relevant or conv.no_relevant
-    longest = int(np.diff(offsets).max()) if Q else 0
+    longest = int(np.diff(offsets).max())
     if conv.letor_style:
         gain = conv.gains(y)
-        rel = (np.isin(y.astype(np.int64), np.fromiter(conv.relevant, dtype=np.int64)) if conv.relevant
-               else y > threshold)
+        rel = conv.relevance(y, threshold)
         zero_value = no_relevant_value(policy) if no_relevant else 0.0
     else:
         gain = exp2_gain(y)
         rel = y > threshold
         zero_value = no_relevant_value(policy)
     size = max(longest, conv.positions, 1)
-    values, defined = evaluate_queries(
+    return evaluate_queries(
         s, y, gain, rel, offsets, conv.positions, _TIES[ties], conv.letor_style, log2_discount(size),
         letor_discounts(size), no_relevant_value(policy), zero_value, conv.beyond_list == "omit",
         bool(conv.letor_style and conv.mean_ndcg))
-    return Table(keys, values, defined)
 
 
-def evaluate_lists(pairs: list[tuple[np.ndarray, np.ndarray]], conv: Convention) -> dict[str, float | None]:
-    """Mean measures over ``[(scores (m,), labels (m,)), ...]`` (the batch CV's test
-    table), as averaging :func:`~ltr_cli.measures.conventions.evaluate_query` with
+def evaluate_lists(pairs: list[tuple[np.ndarray, np.ndarray]], conv: Convention,
+                   measures: list[Measure] | None = None) -> dict[str, float | None]:
+    """Mean ``measures`` (default: the convention's columns) over ``[(scores (m,), labels
+    (m,)), ...]`` (the batch CV's vali and test tables), as averaging
+    :func:`~ltr_cli.measures.conventions.evaluate_query` with
     :func:`~ltr_cli.measures.conventions.average_metrics` gives them."""
     if not pairs:
         return {}
@@ -113,4 +160,4 @@ def evaluate_lists(pairs: list[tuple[np.ndarray, np.ndarray]], conv: Convention)
     np.cumsum([p[1].shape[0] for p in pairs], out=offsets[1:])
     s = np.concatenate([np.asarray(p[0], dtype=np.float64) for p in pairs])
     y = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in pairs])
-    return evaluate_stacked(s, y, offsets, conv).average(conv)
+    return evaluate_stacked(s, y, offsets, conv, measures=measures).average(conv)

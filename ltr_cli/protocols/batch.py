@@ -13,86 +13,81 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ltr_cli.learners.batch.common import rank
 from ltr_cli.learners.batch.convergence import Convergence, FitContext
-from ltr_cli.measures.conventions import Convention
+from ltr_cli.measures.registry import parse_metric
+from ltr_cli.measures.conventions import Convention, Measure, bind
 from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
 from ltr_cli.protocols.cv_folds import Fold, split_queries
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
-from ltr_cli.measures.metrics import Measure
 from ltr_cli.config.schema import BatchLearnerConfig
 from ltr_cli.measures.stacked import evaluate_lists
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
 MODEL_INFO = ("selected_features", "rounds")
 
+# the per-fold test table's default columns (cv.metrics overrides them)
 TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")
 
 
-def evaluate(model: Any, queries: list, conv: Convention) -> dict[str, float | None]:
-    """Mean test measures of ``model`` on ``[(X, y), ...]`` under a convention."""
-    return evaluate_lists([(model.scores(X), y) for X, y in queries], conv)
+def evaluate(model: Any, queries: list, conv: Convention,
+             measures: list[Measure] | None = None) -> dict[str, float | None]:
+    """Mean ``measures`` (default: the convention's columns) of ``model`` on ``[(X, y), ...]``
+    under a convention."""
+    return evaluate_lists([(model.scores(X), y) for X, y in queries], conv, measures)
 
 
-def _vali_score(model: Any, queries: list, conv: Convention, key: str, measure: Measure | None) -> float:
-    """The selection score on vali: the convention's value of ``key`` when it reports one,
-    else the mean of ``measure`` (e.g. NERU) over the queries, ranked by descending score
-    with ties in document order."""
-    value = evaluate(model, queries, conv).get(key)
-    if value is not None or measure is None:
-        return float("nan") if value is None else value
-    values = [measure(rank(model.scores(X)), y) for X, y in queries]
-    return float(np.nanmean(values)) if values else float("nan")
+def _vali_score(model: Any, queries: list, conv: Convention, select: Measure) -> float:
+    """The selection score on vali: the mean of ``select`` under the convention (NaN where
+    it defines none)."""
+    value = evaluate(model, queries, conv, [select]).get(select.name)
+    return float("nan") if value is None else value
 
 
-def _select_key(select_by: str) -> str:
-    return "ap" if select_by in ("map", "ap") else select_by
+def row_columns(select_by: str, tests: list[str] | None = None) -> tuple[str, ...]:
+    """The value columns of a fold's table row (besides ``fold`` and ``chosen``): the vali
+    score of the selection metric, then each test metric (default :data:`TEST_METRICS`),
+    by their canonical names."""
+    return ("vali_" + parse_metric(select_by).name,
+            *(parse_metric(t).name for t in (tests if tests is not None else TEST_METRICS)))
 
 
-def row_columns(select_by: str) -> tuple[str, ...]:
-    """The value columns of a fold's table row (besides ``fold`` and ``chosen``)."""
-    return ("vali_" + _select_key(select_by), *TEST_METRICS)
-
-
-def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select_by: str,
-              conv: Convention, measure: Measure | None, hooks: CVHooks) -> list[dict[str, Any]]:
+def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select: Measure, label: str,
+              conv: Convention, hooks: CVHooks) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's
     model) and scored on ``vali``."""
-    key = _select_key(select_by)
     tried: list[dict[str, Any]] = []
     warm = None
     for params in estimator.grid_points():
         hooks.start_fit(fold.number, params)
         model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress))
         warm = model
-        score = _vali_score(model, vali, conv, key, measure)
+        score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")
         tried.append({"params": params, "vali": score, "model": model, "convergence": record})
-        hooks.end_fit(f"fold {fold.number} {params}: vali {select_by} {score:.4f}",
+        hooks.end_fit(f"fold {fold.number} {params}: vali {label} {score:.4f}",
                       Convergence(**record).warning() if record else None)
     return tried
 
 
-def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select_by: str, conv: Convention,
-              measure: Measure | None, hooks: CVHooks, normalize: str) -> dict[str, Any]:
+def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label: str, conv: Convention,
+              tests: list[Measure], hooks: CVHooks, normalize: str) -> dict[str, Any]:
     """One fold: normalise, fit the grid, keep the first best on vali, evaluate it on test.
     Returns the fold's record (table row, grid tried, selected model, counts), as the fold
     checkpoint keeps it."""
-    key = _select_key(select_by)
     train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
     normalizer = Normalizer.fit(normalize, train)
     if normalizer.kind == "zscore":
         train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
-    tried = _fit_grid(fold, train, vali, estimator, select_by, conv, measure, hooks)
+    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks)
     best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
-    metrics = evaluate(best["model"], test, conv)
+    metrics = evaluate(best["model"], test, conv, tests)
     odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
     record: dict[str, Any] = {
         "odd_labels": odd,
         "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
-        "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + key: best["vali"],
-                **{m: metrics.get(m) for m in TEST_METRICS}},
+        "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + select.name: best["vali"],
+                **{m.name: metrics.get(m.name) for m in tests}},
         "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
                                                  "convergence": r["convergence"]} for r in tried]},
         "model": {**best["model"].to_dict(), "params": best["params"],
@@ -105,19 +100,22 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select_by: str, conv: C
 
 def run_cv(
     folds: list[Fold], estimator: BatchLearnerConfig, select_by: str, conv: Convention,
-    hooks: CVHooks | None = None, measure: Measure | None = None,
-    checkpoint: FoldCheckpoint | None = None, normalize: str = "none",
+    hooks: CVHooks | None = None, tests: list[Measure] | None = None,
+    checkpoint: FoldCheckpoint | None = None, normalize: str = "none", select: Measure | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """One estimator through every fold: each grid point is fitted on train and scored
-    by ``select_by`` on vali; the first best is evaluated on test. Returns the per-fold
-    table, the summary and the selected model of each fold (``models.json``, with every
-    fit's convergence record). ``hooks`` reports progress, one line per fit and a warning
-    per fit that stopped at its iteration cap; ``measure`` computes ``select_by`` when the
-    convention does not report it (NERU, ERU, NDCG over the whole list); ``checkpoint``
+    by the metric ``select_by`` on vali under ``conv`` (``select``: that metric bound with
+    its settings, e.g. ERU's; default: bound under ``conv``); the first best is evaluated on test by ``tests`` (default:
+    :data:`TEST_METRICS`) under ``conv``. Returns the per-fold table, the summary and the
+    selected model of each fold (``models.json``, with every fit's convergence record).
+    ``hooks`` reports progress, one line per fit and a warning per fit that stopped at its
+    iteration cap; ``checkpoint``
     holds folds finished earlier (they are not fitted again) and receives each new one.
     ``normalize``: ``zscore`` is fitted on each fold's train split and applied to all three
     (``query-level`` rows arrive normalised); each fold's model records it for ``ltr score``."""
     hooks = hooks or CVHooks()
+    select = select or Measure(select_by, conv=conv)
+    tests = tests or bind(list(TEST_METRICS), conv)
     done = checkpoint.folds if checkpoint is not None else {}
     rows, grids = [], []
     odd_labels = test_queries = test_documents = 0
@@ -126,7 +124,7 @@ def run_cv(
     for fold in folds:
         fold_key = str(fold.number)
         if fold_key not in done:
-            record = _fit_fold(fold, estimator, select_by, conv, measure, hooks, normalize)
+            record = _fit_fold(fold, estimator, select, select_by, conv, tests, hooks, normalize)
             if checkpoint is not None:
                 checkpoint.save(fold_key, record)
         else:
@@ -148,7 +146,7 @@ def run_cv(
         "folds": [f.number for f in folds],
         "selected_by": f"vali {select_by}",
         "convention": conv.name,
-        "metrics": {m: float(np.mean([r[m] for r in rows if r[m] is not None])) for m in TEST_METRICS},
+        "metrics": {m.name: _mean([r.get(m.name) for r in rows]) for m in tests},
         "per_fold": rows,
         "grid": grids,
         "labels_outside_gain_table": odd_labels,
@@ -158,3 +156,9 @@ def run_cv(
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
     return table, summary, models
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The mean over folds of a test metric (folds where it is undefined left out; None if all are)."""
+    kept = [v for v in values if v is not None]
+    return float(np.mean(kept)) if kept else None

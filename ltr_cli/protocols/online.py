@@ -31,7 +31,8 @@ from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import Feedback, OnlineLearner
-from ltr_cli.measures.metrics import Measure, time_average
+from ltr_cli.measures.conventions import Measure
+from ltr_cli.measures.metrics import time_average
 from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.online_blocks import BlockRunner

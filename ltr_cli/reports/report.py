@@ -114,6 +114,33 @@ SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings"
                      "tied", "seeds", "score", "score_std", "score_min", "score_max"]
 
 
+_BATCH_HEAD = ["experiment", "dataset", "learner", "label", "folds"]
+_BATCH_TAIL = ["paper_map", "paper_ndcg@3", "vs_paper"]
+_WITH_SPREAD = ("ap", "ndcg@3")  # the batch papers' headline metrics: their spread over folds is shown
+
+
+def _column(metric: str) -> str:
+    return "map" if metric == "ap" else metric
+
+
+def _batch_metrics(runs: list[Run]) -> list[str]:
+    """The test metrics of the batch runs, in the order the runs list them."""
+    names: list[str] = []
+    for run in runs:
+        names += [k for k in run.summary.get("metrics", {}) if k not in names]
+    return names
+
+
+def batch_columns(runs: list[Run]) -> list[str]:
+    """The batch table's columns: the runs' test metrics (AP shown as ``map``), the spread
+    over folds beside MAP and NDCG@3, and the paper's numbers (:data:`BATCH_COLUMNS` for
+    the default test metrics)."""
+    cols = list(_BATCH_HEAD)
+    for metric in _batch_metrics(runs):
+        cols += [_column(metric)] + ([f"{_column(metric)}_std"] if metric in _WITH_SPREAD else [])
+    return cols + _BATCH_TAIL
+
+
 BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "map_std", "ndcg@1", "ndcg@3",
                  "ndcg@3_std", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3", "vs_paper"]
 
@@ -124,6 +151,7 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
     direct-optimisation paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them."""
     from ltr_cli.reports.paper_numbers import batch_paper_value
 
+    names = _batch_metrics(runs)
     rows = []
     for run in sorted(runs, key=lambda r: (r.experiment, str(r.summary.get("learner")))):
         s = run.summary
@@ -131,9 +159,9 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
         rows.append({
             "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
-            "label": run.label, "folds": len(s.get("folds", [])), "map": m.get("ap"),
-            "map_std": _fold_std(run, "ap"), "ndcg@3_std": _fold_std(run, "ndcg@3"),
-            **{k: m.get(k) for k in ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")},
+            "label": run.label, "folds": len(s.get("folds", [])),
+            **{_column(k): m.get(k) for k in names},
+            **{f"{_column(k)}_std": _fold_std(run, k) for k in names if k in _WITH_SPREAD},
             "paper_map": batch_paper_value(dataset, role, "map"),
             "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
             "vs_paper": "" if (verdict := direct_optimisation_verdict(run)) is None else verdict.text(),
@@ -207,5 +235,5 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
     elif online:
         parts.append(render(report_rows(online)))
     if batch:
-        parts.append(render(batch_rows(batch), BATCH_COLUMNS))
+        parts.append(render(batch_rows(batch), batch_columns(batch)))
     return "\n".join(parts)

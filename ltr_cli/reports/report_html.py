@@ -20,7 +20,7 @@ from html import escape
 from typing import Any
 
 from ltr_cli import __version__
-from ltr_cli.reports.report import BATCH_COLUMNS, COLUMNS, batch_rows, report_rows
+from ltr_cli.reports.report import COLUMNS, batch_columns, batch_rows, report_rows
 from ltr_cli.results.folders import Run
 from ltr_cli.config.yamlio import dump_yaml
 
@@ -39,7 +39,10 @@ img{max-width:100%;height:auto}.note{background:#fff7e0;border-left:4px solid #e
 
 # columns of the text report that are the same for a whole experiment section
 _ONLINE_SHOWN = [c for c in COLUMNS if c not in ("experiment", "dataset")]
-_BATCH_SHOWN = [c for c in BATCH_COLUMNS if c not in ("experiment", "dataset")]
+
+
+def _batch_shown(batch: list[Run]) -> list[str]:
+    return [c for c in batch_columns(batch) if c not in ("experiment", "dataset")]
 
 
 def render_html(runs: list[Run], notes: list[str] | None = None, title: str = "ltr-cli reproduction report",
@@ -100,7 +103,7 @@ def _experiment_section(experiment: str, runs: list[Run], figures: list[tuple[st
     if online:
         out += ["<h3>Online results</h3>", _table(report_rows(online), _ONLINE_SHOWN)]
     if batch:
-        out += ["<h3>Batch results (k-fold cross validation)</h3>", _table(batch_rows(batch), _BATCH_SHOWN)]
+        out += ["<h3>Batch results (k-fold cross validation)</h3>", _table(batch_rows(batch), _batch_shown(batch))]
     out += ["<h3>Config</h3>", _config_block(runs)]
     out += ["<h3>Conventions</h3>", _conventions(runs)]
     out += ["<h3>Data and protocol</h3>", _data_block(runs)]

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.errors import ResultsError
+from ltr_cli.errors import LtrError, ResultsError
+from ltr_cli.measures.registry import is_metric_name, parse_metric
 from ltr_cli.measures.metrics import time_average
 from ltr_cli.results.folders import Run, group_seeds
 
@@ -35,7 +36,7 @@ def window_score(run: Run, metric: str, window: int) -> float:
     """Mean of the time-averaged curve of ``metric`` over the last ``window`` rounds."""
     if metric not in run.rounds.columns:
         raise ResultsError(f"{run.path}: no metric {metric!r} (it has "
-                           f"{', '.join(c for c in run.rounds.columns if '@' in c or c in ('ap', 'ndcg'))})")
+                           f"{', '.join(c for c in run.rounds.columns if is_metric_name(c))})")
     curve = time_average(run.rounds[metric].to_numpy(dtype=np.float64))
     return float(np.nanmean(curve[-window:])) if curve.size else float("nan")
 
@@ -63,7 +64,12 @@ def _settings(group: list[Run], others: list[list[Run]]) -> dict[str, Any]:
 
 def select(runs: list[Run], metric: str, window: int) -> list[Choice]:
     """The best settings per (experiment, learner). Exact ties (e.g. step sizes that give
-    the same rankings) go to the smallest config id, deterministically; ``tied`` counts them."""
+    the same rankings) go to the smallest config id, deterministically; ``tied`` counts them.
+    ``metric`` is read by the registry's parser (``map`` is ``ap``)."""
+    try:
+        metric = parse_metric(metric).name
+    except ValueError as exc:
+        raise LtrError(f"--select-by: {exc}; 'ltr list' shows the metrics") from None
     by_learner: dict[tuple[str, str], list[tuple[str, list[Run]]]] = {}
     for (experiment, learner, config_id), members in group_seeds(runs).items():
         by_learner.setdefault((experiment, learner), []).append((config_id, members))

@@ -140,6 +140,9 @@ def run_online_jobs(
     other run is written."""
     done = on_done or (lambda outcome: None)
     outcomes: list[RunOutcome | LtrError | None] = [None] * len(jobs)
+    note = RoundMeasures(jobs[0].spec.metrics.measures()).note if jobs else None
+    if note and not quiet:
+        console.note(f"ltr: note: {note}")
 
     def settle(i: int, outcome: RunOutcome | LtrError) -> None:
         outcomes[i] = outcome

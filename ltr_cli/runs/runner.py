@@ -9,9 +9,8 @@ from typing import Any
 
 from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec, RegistryData
-from ltr_cli.measures.conventions import CONVENTIONS
-from ltr_cli.measures.metrics import Measure
 from ltr_cli.errors import LtrError
+from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.plan import PlannedRun, plan_experiment
 from ltr_cli.outputs import run_path
@@ -82,8 +81,8 @@ def _run_batch_learner(
     run: PlannedRun, out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
     """One batch learner through the k-fold protocol; one run directory with a row per fold."""
+    from ltr_cli.protocols.batch import TEST_METRICS, run_cv
     from ltr_cli.protocols.cv_folds import folds_identity, open_folds
-    from ltr_cli.protocols.batch import run_cv
     from ltr_cli.protocols.cv_progress import CVHooks
 
     spec, name, lspec, run_id = run.spec, run.learner, run.learner_spec, run.run_id
@@ -101,9 +100,9 @@ def _run_batch_learner(
         console.note(f"[{spec.experiment}] {name} {line}")
 
     with owning(run_dir):
-        m = spec.metrics
-        measure = None if cv.select_by in ("map", "ap") else Measure(
-            cv.select_by, relevance_threshold=m.relevance_threshold, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
+        m, conv = spec.metrics, CONVENTIONS[cv.convention]
+        measure = Measure(cv.select_by, eru_d=m.eru_d, eru_alpha=m.eru_alpha, conv=conv)
+        tests = bind(cv.metrics or list(TEST_METRICS), conv, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
         checkpoint = fold_checkpoint(spec, lspec, run_dir, identity, [f.number for f in folds])
         if resume:
             checkpoint.load()
@@ -111,8 +110,8 @@ def _run_batch_learner(
             keep_checkpoint(checkpoint.path, f"{name} (its finished folds)", argv, fresh)
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
         try:
-            table, summary, models = run_cv(folds, lspec, cv.select_by, CONVENTIONS[cv.convention], hooks,
-                                            measure, checkpoint, dataset.normalize)
+            table, summary, models = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
+                                            dataset.normalize, measure)
         except KeyboardInterrupt:
             hooks.close()
             saved = sorted(checkpoint.folds)
@@ -141,7 +140,8 @@ def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: d
 
     cv, dataset = spec.cv, spec.dataset
     assert cv is not None and isinstance(dataset, RegistryData)
+    tests = list(cv.metrics) if cv.metrics else None
     digest = learner_digest(lspec.model_dump(mode="json"), select_by=cv.select_by, convention=cv.convention,
-                            normalize=dataset.normalize)
-    return FoldCheckpoint(run_dir, identity, digest, row_columns(cv.select_by),
+                            normalize=dataset.normalize, tests=tests)
+    return FoldCheckpoint(run_dir, identity, digest, row_columns(cv.select_by, tests),
                           tuple(str(n) for n in fold_numbers))

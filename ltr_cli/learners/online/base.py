@@ -14,7 +14,8 @@ import numpy as np
 from ltr_cli import kernels
 from ltr_cli.kernels import codes
 from ltr_cli.learners.online.schedules import StepSchedule
-from ltr_cli.measures.metrics import average_precision, ndcg_at_k, parse_cutoff, rank_from_scores
+from ltr_cli.measures.registry import parse_metric
+from ltr_cli.measures.metrics import average_precision, ndcg_at_k, rank_from_scores
 
 if TYPE_CHECKING:
     from ltr_cli.learners.online.family import BlockFamily
@@ -254,11 +255,13 @@ class RankingMeasure:
 
 
 def parse_measure(name: str) -> str:
-    """Validate a learner measure name (``ndcg``, ``ndcg@K``, ``ap``); return it."""
-    kind, at, cut = name.partition("@")
-    if kind == "ap" and not at:
-        return name
-    if kind == "ndcg" and (not at or parse_cutoff(cut) is not None):
+    """Validate a learner measure name (``ndcg``, ``ndcg@K``, ``ap``: the registry's metrics
+    the perceptrons' kernels compute, in their one spelling); return it."""
+    try:
+        spec = parse_metric(name)
+    except ValueError:
+        spec = None
+    if spec is not None and spec.kind in ("ndcg", "ap") and spec.name == name:
         return name
     raise ValueError(f"unknown ranking measure {name!r}; expected ndcg, ndcg@K (K a positive integer "
                      "in ASCII digits) or ap")
