@@ -24,6 +24,11 @@ rule), ``update(X, feedback)`` learns from a :class:`Feedback` and returns an
 **Batch learners.** A config model subclasses :class:`BatchLearnerConfig` (a ``grid`` of
 hyper-parameters and ``fit(train, params) -> model`` with ``scores(X)``).
 
+**Metrics.** A :class:`MetricKind` with a reference function ``f(ranking (m,), labels
+(m,), meas) -> float | None`` written against ``meas.conv`` (the :class:`Convention`: gains,
+discount, relevance rule, maximum grade) and ``meas.k``; the entry point's name is the
+metric's kind. Plugin metrics are computed by their reference function (no kernel).
+
 **Data formats.** A :class:`DataFormat` names the suffixes it claims and a reader class
 following :class:`QueryReader`; raise :class:`DataFormatError` naming the file and row.
 """
@@ -36,10 +41,12 @@ from ltr_cli.data.options import MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.errors import ConfigError, DataFormatError, LtrError
 from ltr_cli.learners.online.base import NO_MISTAKE, NO_UPDATE, Feedback, OnlineLearner, UpdateInfo
+from ltr_cli.measures.conventions import Convention, Measure
 from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, precision_at_k, rank_from_scores
+from ltr_cli.measures.registry import MetricKind
 
 __all__ = [
     "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "ConfigError", "DataFormat", "DataFormatError",
-    "Feedback", "LtrError", "OnlineLearner", "OnlineLearnerConfig", "Query", "QueryReader", "ReaderOptions",
+    "Convention", "Feedback", "LtrError", "Measure", "MetricKind", "OnlineLearner", "OnlineLearnerConfig", "Query", "QueryReader", "ReaderOptions",
     "Strict", "UpdateInfo", "average_precision", "dcg_at_k", "ndcg_at_k", "precision_at_k", "rank_from_scores",
 ]

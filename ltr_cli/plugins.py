@@ -6,7 +6,8 @@ An entry point names an object of the public API (:mod:`ltr_cli.api`):
 
 * ``ltr_cli.learners``: a learner config model (a subclass of
   :class:`~ltr_cli.api.OnlineLearnerConfig` or :class:`~ltr_cli.api.BatchLearnerConfig`);
-* ``ltr_cli.metrics``: a metric definition of the metric registry;
+* ``ltr_cli.metrics``: a :class:`~ltr_cli.api.MetricKind` without a kernel; the entry
+  point's name is the metric's kind (``mymetric@10`` in a config);
 * ``ltr_cli.formats``: a :class:`~ltr_cli.api.DataFormat`.
 
 Each group is loaded once per process, the first time the registry it extends is read. A
@@ -16,6 +17,8 @@ stderr naming it and its distribution; the rest of the tool keeps working.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Callable
@@ -50,13 +53,14 @@ class BrokenPlugin:
 _LOADED: dict[str, list[Plugin]] = {}
 _BROKEN: dict[str, list[BrokenPlugin]] = {}
 # group -> the function that checks and registers one plugin object (set by each registry)
-_REGISTRARS: dict[str, Callable[[Any, str], None]] = {}
+_REGISTRARS: dict[str, Callable[[Any, str, str], None]] = {}
 
 
-def registrar(group: str) -> Callable[[Callable[[Any, str], None]], Callable[[Any, str], None]]:
-    """Decorator: ``fn(obj, source)`` checks a plugin object of ``group`` and registers it,
-    raising ``TypeError``/``ValueError`` with the reason when it cannot."""
-    def wrap(fn: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+def registrar(group: str) -> Callable[[Callable[[Any, str, str], None]], Callable[[Any, str, str], None]]:
+    """Decorator: ``fn(obj, name, source)`` checks a plugin object of ``group`` (``name``: its
+    entry point's name) and registers it, raising ``TypeError``/``ValueError`` with the
+    reason when it cannot."""
+    def wrap(fn: Callable[[Any, str, str], None]) -> Callable[[Any, str, str], None]:
         _REGISTRARS[group] = fn
         return fn
     return wrap
@@ -76,10 +80,13 @@ def load_group(group: str) -> list[Plugin]:
     for ep in _entry_points(group):
         dist = getattr(getattr(ep, "dist", None), "name", None) or "?"
         try:
-            obj = ep.load()
-            if register is not None:
-                register(obj, f"plugin {dist}")
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the tool
+            # a plugin's prints at import go to stderr: stdout carries results (``--json``)
+            with contextlib.redirect_stdout(sys.stderr):
+                obj = ep.load()
+            if register is None:
+                raise TypeError(f"no registry reads the group ltr_cli.{group}")
+            register(obj, ep.name, f"plugin {dist}")
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken plugin must not stop the tool
             reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
             _BROKEN[group].append(BrokenPlugin(group, ep.name, ep.value, dist, reason))
             console.warn(f"plugin {ep.name!r} ({ep.value}, from {dist}) in ltr_cli.{group} was skipped: {reason}")

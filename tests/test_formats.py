@@ -198,3 +198,68 @@ def test_table_qids_are_integers_compared_by_value_as_in_text(tmp_path):
     reader = open_dataset(path, ReaderOptions(n_features=1))
     assert [(q.qid, q.m) for q in reader] == [("1", 3), ("2", 1)]
     assert reader.respelt == [(2, "01", "1"), (3, "+1", "1")]
+
+
+def test_a_damaged_table_is_one_line_never_a_traceback(tmp_path):
+    src = _data(tmp_path / "a.txt")
+    table = _convert(src, tmp_path / "a.parquet", 7)
+    raw = bytearray(table.read_bytes())
+    rng = np.random.default_rng(0)
+    outcomes = set()
+    for trial in range(40):
+        damaged = bytearray(raw)
+        for pos in rng.integers(4, len(raw) - 8, size=3):
+            damaged[int(pos)] ^= 0xFF
+        bad = tmp_path / f"bad{trial}.parquet"
+        bad.write_bytes(bytes(damaged))
+        try:
+            list(open_dataset(bad, ReaderOptions(n_features=7)))
+            outcomes.add("read")
+        except DataFormatError as exc:
+            assert str(exc).startswith(str(bad)) and "\n" not in str(exc)
+            outcomes.add("refused")
+    assert "refused" in outcomes
+
+
+def test_inspect_checks_every_value_of_a_table_and_counts_non_zeros(tmp_path):
+    path = _table(tmp_path / "z.parquet", {"qid": ["1", "1"], "label": [1.0, 0.0], "f1": [0.0, 0.5],
+                                           "f2": [0.0, 0.0]})
+    (summary,) = list(open_dataset(path, ReaderOptions(n_features=2)).summaries())
+    assert summary[3:] == (1, 0)  # one non-zero value, in the first column
+    nan = _table(tmp_path / "nan.parquet", {"qid": ["1"], "label": [1.0], "f1": [float("nan")]})
+    res = runner.invoke(app, ["data", "inspect", str(nan), "--features", "1"])
+    assert res.exit_code == 1 and "non-finite feature value nan" in res.stderr
+
+
+def test_a_table_refuses_other_qid_sources_and_binary_qids(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = _table(tmp_path / "t.parquet", {"qid": ["1"], "label": [1.0], "f1": [0.5]})
+    with pytest.raises(DataFormatError, match="carries its qids in the qid column"):
+        list(open_dataset(path, ReaderOptions(n_features=1, qid_source="group")))
+    binary = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"qid": pa.array([b"1"]).dictionary_encode(), "label": [1.0], "f1": [0.5]}), binary)
+    with pytest.raises(DataFormatError, match="expected strings or integers"):
+        list(open_dataset(binary, ReaderOptions(n_features=1)))
+
+
+def test_a_format_cannot_take_over_a_suffix_another_format_reads():
+    from ltr_cli.data.formats import DataFormat, register_format
+    from ltr_cli.data.formats.parquet_table import ParquetReader
+
+    formats()
+    for fmt, reason in ((DataFormat("mine", (".txt",), "x", ParquetReader), "already read as svmlight"),
+                        (DataFormat("mine", (".PQX",), "x", ParquetReader), "lower-case"),
+                        (DataFormat("svmlight", (".new",), "x", ParquetReader), "already registered"),
+                        (DataFormat("mine", (), "x", ParquetReader), "non-empty")):
+        with pytest.raises(ValueError, match=reason):
+            register_format(fmt)
+    assert format_for(Path("a.txt")).name == "svmlight"
+
+
+def test_the_cache_key_names_the_format_of_a_table(tmp_path):
+    from ltr_cli.data.cache import cache_key
+
+    opts = ReaderOptions(n_features=1)
+    assert cache_key(tmp_path / "a.txt", opts, "float64") != cache_key(tmp_path / "a.parquet", opts, "float64")

@@ -112,6 +112,15 @@ def _fake_distribution(site: Path, name: str, group: str, entry: str, module: st
     ("learners", "notaclass = odd_mod:THING", "odd_mod", "THING = 3\n", "TypeError: expected a subclass"),
     ("formats", "bad = odd_fmt:FMT", "odd_fmt", "FMT = 'parquet'\n", "TypeError: expected a DataFormat"),
     ("formats", "gone = no_such_module:FMT", None, "", "ModuleNotFoundError"),
+    ("learners", "quits = quit_mod:Spec", "quit_mod", "raise SystemExit(3)\n", "SystemExit: 3"),
+    ("formats", "txt = txt_fmt:FMT", "txt_fmt",
+     "from ltr_cli.api import DataFormat\nfrom ltr_cli.data.formats.parquet_table import ParquetReader\n"
+     "FMT = DataFormat('mytext', ('.txt',), 'takes over text', ParquetReader)\n", "already read as svmlight"),
+    ("metrics", "half = half_mod:KIND", "half_mod", "KIND = 0.5\n", "TypeError: expected a MetricKind"),
+    ("learners", "alias = alias_mod:Spec", "alias_mod",
+     "from typing import ClassVar, Literal\nfrom pydantic import Field\nfrom ltr_cli.api import OnlineLearnerConfig\n"
+     "class Spec(OnlineLearnerConfig):\n    type: Literal['ua'] = Field(alias='kind')\n"
+     "    summary: ClassVar[str] = 'x'\n", "cannot join the config's learner types"),
 ])
 def test_a_broken_plugin_is_one_line_and_the_rest_works(tmp_path, group, entry, module, code, reason):
     site = tmp_path / "site"
@@ -133,3 +142,68 @@ learners: {{slam: {{type: slam-perceptron}}}}
     run = ltr(env, "run", cfg, "--out", tmp_path / "out", "-q")
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_plugin_printing_at_import_does_not_spoil_json(tmp_path):
+    site = tmp_path / "site"
+    _fake_distribution(site, "chatty", "learners", "chatty = chatty_mod:Spec", "chatty_mod",
+                       "print('hello from a plugin')\nSpec = 3\n")
+    listed = ltr(_env(site), "list", "--json")
+    assert listed.returncode == 0 and "hello from a plugin" in listed.stderr
+    assert json.loads(listed.stdout)["broken_plugins"]
+
+
+_METRIC = """import numpy as np
+from ltr_cli.api import MetricKind
+
+
+def first_gain(ranking, labels, meas):
+    \"\"\"The gain of the top document over the largest gain (a toy metric).\"\"\"
+    gains = meas.conv.gains(labels)
+    return float(gains[ranking[0]] / gains.max()) if gains.max() > 0 else meas.none_value
+
+
+KIND = MetricKind("gain of the top document over the best gain", first_gain, cutoff="none")
+"""
+
+
+def test_a_metric_plugin_is_listed_and_evaluated(tmp_path):
+    site = tmp_path / "site"
+    _fake_distribution(site, "toy-metric", "metrics", "topgain = toy_metric_mod:KIND", "toy_metric_mod", _METRIC)
+    env = _env(site)
+    listed = ltr(env, "list", "--json")
+    assert "plugin toy-metric" in json.loads(listed.stdout)["metrics"]["topgain"]
+    data = tmp_path / "d.txt"
+    data.write_text("2 qid:1 1:1\n0 qid:1 1:0\n1 qid:2 1:0\n3 qid:2 1:1\n")
+    scores = tmp_path / "s.txt"
+    scores.write_text("0.1\n0.9\n0.2\n0.8\n")  # query 1: label 0 on top; query 2: label 3 on top
+    res = ltr(env, "eval", data, scores, "--metric", "topgain", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["average"]["topgain"] == pytest.approx(0.5)
+
+
+def test_a_plugin_learner_that_raises_fails_alone_in_one_line(site, tmp_path):
+    broken = tmp_path / "broken"
+    _fake_distribution(broken, "raiser", "learners", "raiser = raiser_mod:Spec", "raiser_mod", """
+from typing import ClassVar, Literal
+from ltr_cli.api import OnlineLearnerConfig
+
+
+class Spec(OnlineLearnerConfig):
+    type: Literal["raiser"]
+    summary: ClassVar[str] = "raises when built"
+
+    def build(self, n_features, ties, rng, planned_rounds=None, fidelity="paper"):
+        raise ValueError("this learner is broken")
+""")
+    data = write_data(tmp_path / "a.txt", queries=20)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""experiment: mixed
+dataset: {{kind: files, features: 12, files: [{data}]}}
+learners: {{slam: {{type: slam-perceptron}}, bad: {{type: raiser}}, listnet: {{type: listnet}}}}
+""")
+    res = ltr(_env(broken), "run", cfg, "--out", tmp_path / "out", "-q")
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "the learner (plugin raiser) raised ValueError: this learner is broken" in res.stderr
+    written = sorted(p.name.split("-")[0] for p in (tmp_path / "out" / "mixed").iterdir() if not p.name.startswith("."))
+    assert written == ["listnet", "slam"]

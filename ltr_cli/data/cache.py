@@ -77,8 +77,13 @@ def _options_dict(options: ReaderOptions) -> dict[str, Any]:
 
 def cache_key(path: Path, options: ReaderOptions, dtype: str) -> str:
     """The cache directory key of ``path`` read with ``options`` into ``dtype`` storage."""
+    from ltr_cli.data.formats import format_for
+
     identity = {"format": FORMAT_VERSION, "path": str(Path(path).resolve()),
                 "options": _options_dict(options), "dtype": dtype}
+    reader = format_for(Path(path)).name
+    if reader != "svmlight":  # the file format that reads it (keys of text files stay as they were)
+        identity["reader"] = reader
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 
 from ltr_cli.learners.batch.boosting import AdaRankSpec, RankBoostSpec
 from ltr_cli.learners.batch.neru import BMRMNERUSpec
@@ -39,7 +39,7 @@ SOURCES: dict[str, str] = {cls.type_name(): "built-in" for cls in BUILT_IN}  # t
 
 
 @plugins.registrar("learners")
-def _register_plugin(obj: Any, source: str) -> None:
+def _register_plugin(obj: Any, name: str, source: str) -> None:
     """A plugin's entry point must name a learner config model with a new type name."""
     if not (isinstance(obj, type) and issubclass(obj, (OnlineLearnerConfig, BatchLearnerConfig))):
         raise TypeError(f"expected a subclass of OnlineLearnerConfig or BatchLearnerConfig, got {obj!r}")
@@ -52,6 +52,12 @@ def _register_plugin(obj: Any, source: str) -> None:
     check_name(name)
     if not getattr(obj, "summary", ""):
         raise TypeError(f"{obj.__name__} has no summary (the line 'ltr list' shows)")
+    try:  # the config's union of learner models must still build with it
+        union: Any = Annotated[Union[BUILT_IN + tuple(_PLUGGED) + (obj,)], Field(discriminator="type")]
+        TypeAdapter(union)
+    except Exception as exc:  # noqa: BLE001 - pydantic's schema errors have several types
+        raise TypeError(f"{obj.__name__} cannot join the config's learner types: "
+                        f"{str(exc).splitlines()[0]}") from None
     _PLUGGED.append(obj)
     SOURCES[name] = source
 

@@ -30,10 +30,11 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ltr_cli import plugins
 from ltr_cli.kernels.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_PRECISION, MEASURE_RR
 from ltr_cli.measures.metrics import eru, neru, parse_cutoff
 
@@ -234,6 +235,36 @@ KINDS: dict[str, MetricKind] = {
 }
 
 _ALIASES = {"map": "ap"}  # the batch configs' spelling of AP
+_KIND_NAME = re.compile(r"[a-z][a-z0-9_]*\Z", re.ASCII)
+
+
+@plugins.registrar("metrics")
+def _register_plugin(obj: Any, name: str, source: str) -> None:
+    """A plugin's entry point names a :class:`MetricKind` without a kernel (compiled metrics
+    are built in); its entry point's name is the new kind."""
+    if not isinstance(obj, MetricKind):
+        raise TypeError(f"expected a MetricKind, got {type(obj).__name__}")
+    if not _KIND_NAME.match(name) or name in KINDS or name in _ALIASES:
+        raise ValueError(f"metric kind {name!r} is taken or not a lower-case name")
+    if obj.kernel is not None or obj.doc_values is not None:
+        raise ValueError("a plugin metric has no kernel (kernel and doc_values must be None)")
+    if not callable(obj.reference) or obj.cutoff not in ("required", "optional", "none") \
+            or obj.labels not in ("graded", "binary", "raw") or not isinstance(obj.help, str):
+        raise ValueError("a MetricKind needs a reference function, a cutoff rule (required | optional | none), "
+                         "a labels kind (graded | binary | raw) and a help line")
+    if not all(_KIND_NAME.match(p) and "_" not in p for p in obj.params):
+        raise ValueError("parameter names are lower-case letters and digits")
+    KINDS[name] = obj
+    SOURCES[name] = source
+
+
+SOURCES: dict[str, str] = dict.fromkeys(KINDS, "built-in")  # kind -> where it comes from
+
+
+def _kinds() -> dict[str, MetricKind]:
+    """The kinds, plugins' included (loaded on first use)."""
+    plugins.load_group("metrics")
+    return KINDS
 
 
 def _usage(kind: str) -> str:
@@ -243,13 +274,14 @@ def _usage(kind: str) -> str:
 
 
 def metric_help() -> dict[str, str]:
-    """``ltr list``'s metric lines: usage -> help."""
-    return {_usage(kind): info.help for kind, info in KINDS.items()}
+    """``ltr list``'s metric lines: usage -> help (a plugin's says where it comes from)."""
+    return {_usage(kind): info.help + ("" if SOURCES[kind] == "built-in" else f" [{SOURCES[kind]}]")
+            for kind, info in _kinds().items()}
 
 
 def known_metrics() -> str:
     """The known metric forms, for error messages."""
-    return ", ".join(_usage(kind) for kind in KINDS)
+    return ", ".join(_usage(kind) for kind in _kinds())
 
 
 _PARAM = re.compile(r"([a-z]+)=(.*)", re.ASCII)
@@ -264,7 +296,7 @@ def parse_metric(name: object) -> MetricSpec:
     head, *parts = name.split("-")
     head = _ALIASES.get(head, head)
     kind, at, cut = head.partition("@")
-    if kind not in KINDS:
+    if kind not in _kinds():
         raise ValueError(f"unknown metric {name!r}; known: {known_metrics()} (K a positive integer)")
     info = KINDS[kind]
     k: int | None = None

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.protocols.learner_state import CheckpointInvalid, LearnerState, set_rng
 from ltr_cli.protocols.round_log import column_kinds, column_names
 
 FORMAT = 3
@@ -61,109 +62,6 @@ _DIGEST = 32  # bytes of its SHA-256
 _FIXED = set(column_names([]))  # the columns every log has; the others are measures
 MAX_STATE_JSON = 1 << 20  # bytes of state.json read at most (it holds no arrays)
 
-
-
-class CheckpointInvalid(Exception):
-    """A checkpoint that must not be used (the message says why)."""
-
-
-# the state fields every learner of the built-in families may have; a learner declares
-# more in ``state_fields`` (:class:`ltr_cli.learners.online.base.OnlineLearner`)
-_CORE_FIELDS = ("w", "t", "rng")
-
-
-def state_fields(learner: Any) -> tuple[str, ...]:
-    """The names of the attributes that are a learner's whole mutable state: its declared
-    ``state_fields``, else the core fields it has (weights, round counter, own generator)."""
-    declared = getattr(learner, "state_fields", None)
-    if declared is None:
-        return tuple(n for n in _CORE_FIELDS if getattr(learner, n, None) is not None)
-    return tuple(declared)
-
-
-@dataclass
-class LearnerState:
-    """The mutable part of an online learner: weights ``w``, round counter ``t``, its own
-    generator ``rng``, and ``extra``: any other state it declares in ``state_fields``
-    (float64/int64/bool arrays, ints, floats, bools or numpy Generators, by name)."""
-
-    cls: str
-    w: np.ndarray | None
-    t: int | None
-    rng: dict[str, Any] | None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, learner: Any) -> "LearnerState":
-        names = state_fields(learner)
-        w = getattr(learner, "w", None) if "w" in names else None
-        rng = getattr(learner, "rng", None) if "rng" in names else None
-        extra = {name: _snapshot(name, getattr(learner, name)) for name in names if name not in _CORE_FIELDS}
-        return cls(type(learner).__name__,
-                   None if w is None else np.array(w, dtype=np.float64),
-                   getattr(learner, "t", None) if "t" in names else None,
-                   None if rng is None else rng.bit_generator.state, extra)
-
-    def restore(self, learner: Any) -> None:
-        """Put this state into a freshly built ``learner`` of the same config (validated:
-        class, field names, weight and array shapes and kinds, counter, generator kind)."""
-        if type(learner).__name__ != self.cls:
-            raise CheckpointInvalid(f"it holds a {self.cls} learner, the config builds a "
-                                    f"{type(learner).__name__}")
-        names = state_fields(learner)
-        for name, saved in (("w", self.w), ("t", self.t), ("rng", self.rng)):
-            has = name in names and getattr(learner, name, None) is not None
-            if has != (saved is not None):
-                raise CheckpointInvalid(f"learner field {name!r} does not match the learner's state")
-        if set(self.extra) != {n for n in names if n not in _CORE_FIELDS}:
-            raise CheckpointInvalid(f"it holds the learner fields {sorted(self.extra)}, the learner has "
-                                    f"{sorted(n for n in names if n not in _CORE_FIELDS)}")
-        if self.w is not None:
-            if self.w.shape != learner.w.shape:
-                raise CheckpointInvalid(f"weights have shape {self.w.shape}, the learner has "
-                                        f"{learner.w.shape}")
-            learner.w = self.w
-        if self.t is not None:
-            learner.t = self.t
-        if self.rng is not None:
-            _set_rng(learner.rng, self.rng, "learner.rng")
-        for name, saved in self.extra.items():
-            setattr(learner, name, _restored(name, saved, getattr(learner, name)))
-
-
-def _snapshot(name: str, value: Any) -> Any:
-    """A copy of one extra state field as the checkpoint stores it."""
-    if isinstance(value, np.random.Generator):
-        return {"generator": value.bit_generator.state}
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "fib" or value.dtype.hasobject:
-            raise TypeError(f"learner state field {name!r}: arrays must be float, int or bool, not {value.dtype}")
-        return np.array(value, copy=True)
-    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
-        return value
-    if isinstance(value, np.generic) and value.dtype.kind in "fib":
-        return value.item()
-    raise TypeError(f"learner state field {name!r} is a {type(value).__name__}; a checkpoint keeps arrays, "
-                    "numbers, booleans and numpy Generators")
-
-
-def _restored(name: str, saved: Any, current: Any) -> Any:
-    """``saved`` checked against the freshly built learner's value of the field."""
-    if isinstance(current, np.random.Generator):
-        if not (isinstance(saved, dict) and isinstance(saved.get("generator"), dict)):
-            raise CheckpointInvalid(f"learner.{name} must be a generator state")
-        _set_rng(current, saved["generator"], f"learner.{name}")
-        return current
-    if isinstance(current, np.ndarray):
-        if not isinstance(saved, np.ndarray) or saved.shape != current.shape or saved.dtype != current.dtype:
-            raise CheckpointInvalid(f"learner.{name} must be a {current.dtype} array of shape {current.shape}")
-        return saved
-    kind = bool if isinstance(current, bool) else int if isinstance(current, int) else float
-    if type(saved) is not kind and not (kind is float and type(saved) is int):
-        raise CheckpointInvalid(f"learner.{name} must be a {kind.__name__}")
-    if kind is float and not math.isfinite(saved):
-        raise CheckpointInvalid(f"learner.{name} must be finite")
-    return kind(saved)
 
 
 @dataclass
@@ -176,16 +74,6 @@ class RunState:
     wall_seconds: float
     nonfinite_round: int | None = None  # first round after which the weights were NaN/inf
     data: dict[str, Any] = field(default_factory=dict)  # identity of the data read
-
-
-def _set_rng(rng: np.random.Generator, state: Any, what: str) -> None:
-    bg = rng.bit_generator
-    if not isinstance(state, dict) or state.get("bit_generator") != type(bg).__name__:
-        raise CheckpointInvalid(f"{what} is not a {type(bg).__name__} state")
-    try:
-        bg.state = state
-    except (TypeError, ValueError, KeyError, OverflowError) as exc:
-        raise CheckpointInvalid(f"{what} is not a valid generator state ({exc})") from None
 
 
 def _check_range(name: str, arr: np.ndarray) -> None:
@@ -450,7 +338,7 @@ class Checkpointer:
         tie = meta.get("tie_rng")
         if not isinstance(tie, dict):
             raise CheckpointInvalid("tie_rng is not a generator state")
-        _set_rng(np.random.default_rng(), tie, "tie_rng")  # validate now, applied by the caller
+        set_rng(np.random.default_rng(), tie, "tie_rng")  # validate now, applied by the caller
         extra = self._extra_state(archive, lmeta.get("extra", {}))
         return RunState(self.run_id, t, columns, LearnerState(lmeta["class"], w, lt, lrng, extra),
                         tie, float(wall), nonfinite, data)
@@ -470,7 +358,7 @@ class Checkpointer:
                 extra[name] = self._member(archive, key)
             elif "value" in how:
                 value = how["value"]
-                if not isinstance(value, (bool, int, float, dict)):
+                if value is not None and not isinstance(value, (bool, int, float, dict)):
                     raise CheckpointInvalid(f"learner.extra.{name} has a value of the wrong kind")
                 extra[name] = value
             else:

@@ -167,6 +167,8 @@ def run_online_jobs(
                 prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh)
             except LtrError as exc:
                 settle(i, exc)
+            except Exception as exc:
+                settle(i, _plugin_failure(job, exc))
         groups: dict[Any, list[int]] = {}
         for i, prep in prepared.items():
             key = prep.group_key() if prep.plan is not None and prep.job.group is not None else ("alone", i)
@@ -262,6 +264,19 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
                      np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity())
 
 
+def _plugin_failure(job: PlannedRun, exc: Exception) -> LtrError:
+    """A plugin learner's own exception as its run's one-line error (the other runs go on);
+    anything else that escapes is a bug of this tool and is raised as it is."""
+    from ltr_cli.learners.registry import SOURCES
+
+    source = SOURCES.get(job.learner_spec.type_name(), "built-in")
+    if source == "built-in":
+        raise exc
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return LtrError(f"{job.name}: the learner ({source}) raised {type(exc).__name__}"
+                    + (f": {first}" if first else "") + "; report it to the plugin's authors")
+
+
 def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> list[OnlineResult | LtrError]:
     """The rounds of prepared runs: one alone (round by round or in blocks), or a group in
     blocks; a failing run's error is its result."""
@@ -277,6 +292,8 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                                    plan=first.plan)]
             except LtrError as exc:
                 return [exc]
+            except Exception as exc:
+                return [_plugin_failure(first.job, exc)]
         members = [GroupMember(p.learner, p.tie_rng, p.checkpointer if protocol.checkpoint_every else None,
                                p.state, p.job.name, p.identity) for p in preps]
         return run_online_group(first.plan, members, first.measures, protocol.max_rounds, quiet,

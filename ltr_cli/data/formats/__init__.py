@@ -26,15 +26,28 @@ _DEFAULT = "svmlight"
 
 
 def register_format(fmt: DataFormat) -> DataFormat:
-    """Add a format to the registry (a built-in or a plugin's); its name must be new."""
+    """Add a format to the registry (a built-in or a plugin's): its name must be new, and so
+    must every suffix it claims (a file's format never depends on which plugins are
+    installed, except for a suffix no other format claims)."""
+    if not (isinstance(fmt.name, str) and fmt.name.isidentifier()):
+        raise ValueError(f"a data format's name must be an identifier, not {fmt.name!r}")
     if fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt:
         raise ValueError(f"a data format named {fmt.name!r} is already registered")
+    if not (isinstance(fmt.suffixes, tuple) and fmt.suffixes
+            and all(isinstance(s, str) and s.startswith(".") and s == s.lower() and len(s) > 1 for s in fmt.suffixes)):
+        raise ValueError(f"format {fmt.name!r}: suffixes must be a non-empty tuple of lower-case '.ext' strings")
+    if not callable(fmt.reader) or not isinstance(fmt.description, str):
+        raise ValueError(f"format {fmt.name!r}: needs a reader class and a one-line description")
+    for other in _FORMATS.values():
+        taken = set(other.suffixes) & set(fmt.suffixes)
+        if other is not fmt and taken:
+            raise ValueError(f"format {fmt.name!r} claims {', '.join(sorted(taken))}, already read as {other.name}")
     _FORMATS[fmt.name] = fmt
     return fmt
 
 
 @plugins.registrar("formats")
-def _register_plugin(obj: Any, source: str) -> None:
+def _register_plugin(obj: Any, name: str, source: str) -> None:
     """A plugin's entry point must name a :class:`DataFormat` with a new name."""
     if not isinstance(obj, DataFormat):
         raise TypeError(f"expected a DataFormat, got {type(obj).__name__}")
@@ -50,8 +63,8 @@ def formats() -> dict[str, DataFormat]:
 
 
 def format_for(path: Path, name: str | None = None) -> DataFormat:
-    """The format of ``path``: ``name`` when given, else the format that claims its suffix
-    (case-insensitive, after a compression suffix), else SVMlight text."""
+    """The format of ``path``: ``name`` when given, else the format that claims its last
+    suffix (case-insensitive), else SVMlight text (which also reads compressed text)."""
     known = formats()
     if name is not None:
         if name not in known:

@@ -111,9 +111,14 @@ class ParquetReader:
             yield qid, y, row
 
     def summaries(self) -> Iterator[tuple[str, np.ndarray, int, int, int]]:
-        width = len(self._feature_names())
-        for qid, y, row, _ in self._queries(features=False):
-            yield qid, y, row, int(y.shape[0]) * width, width - 1
+        """Every value is stored in a table, so "feature values stored" counts the non-zero
+        ones (what a sparse text line would have to write) and the largest column is the
+        last with a non-zero value; every value is checked as a dense read checks it."""
+        for qid, y, row, X in self._queries(features=True):
+            assert X is not None
+            nonzero = X != 0
+            cols = np.flatnonzero(nonzero.any(axis=0))
+            yield qid, y, row, int(nonzero.sum()), int(cols[-1]) if cols.size else -1
 
     def count_queries(self) -> int:
         return sum(1 for _ in self._queries(features=False))
@@ -126,11 +131,12 @@ class ParquetReader:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self.options.group_file is not None:
-            raise self._error(None, "a Parquet table carries its qids in the qid column; drop the group file")
+        if self.options.group_file is not None or self.options.qid_source in ("group", "comment"):
+            raise self._error(None, "a Parquet table carries its qids in the qid column; drop the group file "
+                                    "and the qid source setting")
         try:
             return pq.ParquetFile(self.path)
-        except (pa.ArrowException, OSError) as exc:
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise self._error(None, f"not a readable Parquet table ({str(exc).splitlines()[0]}); write one "
                                     "with ltr data convert") from None
 
@@ -145,14 +151,17 @@ class ParquetReader:
         n = self.options.n_features if self.options.n_features is not None else len(features)
         expected = feature_columns(n, base)
         if features != expected:
-            got = f"{len(features)} feature columns ({', '.join(features[:2])}{', ...' if len(features) > 2 else ''})"
-            raise self._error(None, f"has {got} but the dataset declares {n} features named "
-                                    f"{expected[0] if expected else 'none'}..; check the dataset's features "
+            first = f"{features[0]}..{features[-1]}" if features else "none"
+            want = f"{expected[0]}..{expected[-1]}" if expected else "none"
+            raise self._error(None, f"has {len(features)} feature columns named {first}, but the dataset's "
+                                    f"{n} features ({base}-based) are {want}; check the dataset's features "
                                     "and index_base settings")
         return features
 
     def _queries(self, features: bool) -> Iterator[tuple[str, np.ndarray, int, np.ndarray | None]]:
         """``(qid, labels, first row, X or None)`` per query, rows grouped by consecutive qid."""
+        import pyarrow as pa
+
         file = self._file()
         names = self._feature_names()
         columns = ["qid", "label"] + (names if features else [])
@@ -164,10 +173,13 @@ class ParquetReader:
         held_row = 0
         held_rows = 0
         row = 0  # rows read before this batch
-        for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns):
-            qids = self._qid_strings(batch.column(0), row)
-            y = self._labels(batch.column(1), row)
-            X = self._features(batch, row) if features else None
+        for batch in self._batches(file, columns):
+            try:
+                qids = self._qid_strings(batch.column(0), row)
+                y = self._labels(batch.column(1), row)
+                X = self._features(batch, row) if features else None
+            except (pa.ArrowException, UnicodeDecodeError) as exc:
+                raise self._unreadable(exc) from None
             n = len(qids)
             # boundaries of runs of equal qids inside the batch
             cuts = [0] + [i for i in range(1, n) if qids[i] != qids[i - 1]] + [n]
@@ -193,6 +205,24 @@ class ParquetReader:
             raise self._error(None, "no rows (an empty table)")
         yield self._joined(held_qid, held, held_row)
 
+    def _batches(self, file: Any, columns: list[str]) -> Iterator[Any]:
+        """The table's record batches; a damaged file is one line naming it."""
+        import pyarrow as pa
+
+        batches = file.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+                raise self._unreadable(exc) from None
+            yield batch
+
+    def _unreadable(self, exc: BaseException) -> DataFormatError:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return self._error(None, f"not a readable Parquet table ({reason}); write one with ltr data convert")
+
     @staticmethod
     def _joined(qid: str, parts: list[tuple[np.ndarray, np.ndarray | None]],
                 row: int) -> tuple[str, np.ndarray, int, np.ndarray | None]:
@@ -210,7 +240,11 @@ class ParquetReader:
         if pa.types.is_integer(column.type):
             return [str(v) for v in column.to_pylist()]
         if pa.types.is_dictionary(column.type):
+            if not (pa.types.is_string(column.type.value_type) or pa.types.is_integer(column.type.value_type)):
+                raise self._error(None, f"the qid column has type {column.type}; expected strings or integers")
             column = column.cast(column.type.value_type)
+            if pa.types.is_integer(column.type):
+                return [str(v) for v in column.to_pylist()]
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             raise self._error(None, f"the qid column has type {column.type}; expected strings or integers")
         values = column.to_pylist()
