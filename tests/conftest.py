@@ -63,3 +63,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if left:
         print(f"\nERROR: the tests left files in the working tree: {', '.join(left)}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def load_queries(spec, split: str, fold: int | None) -> list:
+    """The queries ``[(X, y), ...]`` of one split (``train``, ``vali``, ``test``) of one fold
+    of a batch config, uncached."""
+    from ltr_cli.config.experiment import RegistryData
+    from ltr_cli.protocols.cv_folds import open_folds, split_queries
+
+    ds = spec.dataset
+    assert isinstance(ds, RegistryData)
+    one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
+    (chosen,) = open_folds(one)
+    return split_queries(getattr(chosen, split))

@@ -64,7 +64,7 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     assert rows["svmmap"]["paper_map"] == "0.4456" and rows["rankboost"]["paper_ndcg@3"] == "0.4726"
     assert all(0 < float(r["map"]) <= 1 and 0 < float(r["ndcg@3"]) <= 1 for r in rows.values())
     # every method beats a random ranker on test MAP (random: mean over 20 shuffles per fold)
-    from ltr_cli.protocols.cv_folds import load_queries
+    from tests.conftest import load_queries
     from ltr_cli.config.experiment import load_config
     from ltr_cli.measures.conventions import CONVENTIONS, average_metrics, evaluate_query
 

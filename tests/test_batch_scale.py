@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
-from ltr_cli.protocols.cv_folds import load_queries
+from tests.conftest import load_queries
 from ltr_cli.config.experiment import load_config
 from ltr_cli.data.normalize import Normalizer, query_level
 from tests.test_batch_protocol import make_letor

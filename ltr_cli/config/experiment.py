@@ -30,7 +30,7 @@ from ltr_cli.measures.registry import parse_metric
 from ltr_cli.measures.metrics import parse_cutoff
 from ltr_cli.names import NAME_HELP, check_name
 from ltr_cli.config.schema import LaxPath, Name, OnlineLearnerConfig, Strict
-from ltr_cli.config.yamlio import StrictLoader, YamlProblem, parse_yaml
+from ltr_cli.config.yamlio import YamlProblem, parse_yaml
 from ltr_cli.pathnames import tried
 
 
@@ -309,9 +309,6 @@ class ExperimentSpec(Strict):
 
 
 # --- loading -----------------------------------------------------------------------------
-
-_SafeNoAliasLoader = StrictLoader  # the YAML loader of configs (see ltr_cli.config.yamlio)
-
 
 def _load_yaml(text: str, source: str, in_file: bool = True) -> Any:
     """Parse config YAML (YAML 1.2 core schema, no aliases or repeated keys); a refused

@@ -76,15 +76,9 @@ def ndcg(ranking, y, k, none_value, disc):
 
 
 @njit(cache=_CACHE)
-def _ndcg_levels(ranking, y, levels, k, none_value, disc):
-    """:func:`ndcg` when the label levels are known: the ideal DCG takes the top labels
-    level by level instead of selecting them."""
-    return _ndcg_levels_into(ranking, y, levels, k, none_value, disc, np.empty(ranking.shape[0]))
-
-
-@njit(cache=_CACHE)
 def _ndcg_levels_into(ranking, y, levels, k, none_value, disc, buf):
-    """:func:`_ndcg_levels` with a scratch buffer ``buf`` of at least m entries."""
+    """:func:`ndcg` when the label levels are known (the ideal DCG takes the top labels level
+    by level instead of selecting them), with a scratch buffer ``buf`` of at least m entries."""
     L, values, sizes, lev = levels
     m = ranking.shape[0]
     if m == 0:

@@ -5,10 +5,8 @@ from it are :mod:`ltr_cli.measures.conventions`; what each field means is docume
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-TiePolicy = Literal["input-order", "reverse-input", "random", "pessimistic"]
-NoRelevantPolicy = Literal["zero", "one", "skip"]
 
 TIE_POLICIES: tuple[str, ...] = ("input-order", "reverse-input", "random", "pessimistic")
 NO_RELEVANT_POLICIES: tuple[str, ...] = ("zero", "one", "skip")

@@ -60,12 +60,3 @@ def folds_identity(folds: list[Fold]) -> dict[str, Any]:
 def split_queries(source: QuerySource) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every query of one split, in memory (LETOR sets are small): ``[(X, y), ...]``."""
     return [(q.X, q.y) for unit in source.units() for q in source.queries(unit)]
-
-
-def load_queries(spec: ExperimentSpec, split: str, fold: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The queries of one split (``train``, ``vali``, ``test``) of one fold, uncached."""
-    ds = spec.dataset
-    assert isinstance(ds, RegistryData)
-    one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
-    (chosen,) = open_folds(one)
-    return split_queries(getattr(chosen, split))

@@ -36,13 +36,3 @@ SURROGATES: dict[str, Surrogate] = {
     "kl": kl_value_and_grad,
     "smoothdcg": smoothdcg_value_and_grad,
 }
-
-SURROGATE_HELP = {
-    "squared": "||s - R||^2 (pointwise)",
-    "ranksvm": "pairwise hinge over pairs with different labels, by counting (delta)",
-    "ordinal": "ordinal regression, supplement Algorithm 1 (cost: uniform|difference|matrix)",
-    "preference": "preference pairs y_i < y_j, supplement Algorithm 2 (cost)",
-    "listnet": "ListNet top-1 cross entropy, target softmax(R)",
-    "kl": "un-normalised ListNet (KL between e^R and e^s)",
-    "smoothdcg": "negative SmoothDCG@1 (epsilon), non-convex",
-}

@@ -1,0 +1,45 @@
+"""``ltr eval``: a score file evaluated against a labelled file under a metric convention."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ltr_cli.cli.options import (BaseOpt, ConventionOpt, DatasetOpt, GroupOpt, NoRelevantOpt, QidSourceOpt, TiesOpt,
+                                 _value)
+from ltr_cli.data.registry import reader_options
+
+
+def eval_(
+    data_file: Annotated[Path, typer.Argument(metavar="DATA_FILE", help="labelled SVMlight/LETOR file")],
+    score_file: Annotated[Path, typer.Argument(metavar="SCORE_FILE", help="one score per line, in data-file order")],
+    convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt("paper"),
+    ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
+    no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
+    threshold: Annotated[float, typer.Option("--relevance-threshold", help="paper preset: relevant = label > this")] = 0.0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="seed for --ties random")] = 0,
+    per_query: Annotated[bool, typer.Option("--per-query", help="also print every query")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", metavar="METRIC", help="a metric to report, repeatable (e.g. --metric err@10 --metric rr; 'ltr list' shows them); default: the convention's NDCG@k, MAP, P@k columns")] = None,
+    dataset: DatasetOpt = None, index_base: BaseOpt = None, qid: QidSourceOpt = None,
+    group: GroupOpt = None,
+) -> None:
+    """Evaluate scores per query and averaged under a metric convention: by default NDCG@k,
+    MAP and P@k (the LETOR scripts' tables), or the metrics given with --metric."""
+    from ltr_cli.measures.file_eval import evaluate_file, format_tables, nan_to_none
+
+    opts = reader_options(dataset, None, index_base, _value(qid), group, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = evaluate_file(data_file, score_file, opts, _value(convention), _value(ties),
+                               _value(no_relevant), threshold, seed, per_query, metric)
+    for w in caught:
+        typer.echo(f"ltr: warning: {w.message}", err=True)
+    if as_json:
+        typer.echo(json.dumps(nan_to_none(result), indent=2, allow_nan=False))
+    else:
+        typer.echo(format_tables(result, per_query), nl=False)

@@ -1,0 +1,40 @@
+"""``ltr plot``: time-averaged metric curves of finished runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ltr_cli.cli.chosen_runs import CONFIG_HELP, LATEST_HELP, chosen_runs
+from ltr_cli.cli.options import BandOpt, _value
+
+
+def plot(
+    results: Annotated[list[Path], typer.Argument(metavar="RESULTS", help="run directories or folders containing them")],
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", metavar="METRIC", help="metric column(s) to plot (default: all)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
+    max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
+    theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
+    band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt("minmax"),
+    select_by: Annotated[Optional[str], typer.Option("--select-by", help="draw only each learner's best settings by this metric")] = None,
+    window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the curve to average")] = 10,
+    latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+) -> None:
+    """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
+    from ltr_cli.reports.plot import check_outputs, output_names, plot_runs, plot_theory
+
+    runs = chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
+    if select_by:
+        from ltr_cli.reports.selection import select
+
+        runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
+    target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
+    check_outputs(target, output_names(runs, metric, theory))  # before anything is written
+    written = plot_runs(runs, metric, target, max_rounds, _value(band))
+    if theory:
+        written += plot_theory(runs, target)
+    for p in written:
+        typer.echo(str(p))

@@ -1,0 +1,63 @@
+"""``ltr run``: every learner of an experiment config, one run folder each."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ltr_cli.errors import LtrError
+
+
+def run(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="experiment config (YAML)")],
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="override a config key: --set protocol.passes=2 (repeatable)")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output, 'results')")] = None,
+    learner: Annotated[Optional[list[str]], typer.Option("--learner", metavar="NAME", help="run only this learner of the config (repeatable)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
+) -> None:
+    """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
+    from ltr_cli.config.experiment import load_config
+    from ltr_cli.runs.runner import run_experiment
+
+    spec = load_config(config, set_ or [])
+    if spec.sweep:
+        raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
+                       "(or remove the sweep block)")
+    if learner:
+        unknown = [name for name in learner if name not in spec.learners]
+        if unknown:
+            raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
+                           f"{', '.join(spec.learners)}")
+    if resume and fresh:
+        raise LtrError("--resume continues interrupted runs and --fresh starts them over: give one of them")
+
+    def done(o: Any) -> None:  # each run's line as soon as it is written
+        metrics = o.summary["metrics"]
+        if quiet:
+            typer.echo(str(o.path))
+        elif o.summary.get("protocol") == "batch-cv":
+            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, test {_headline(metrics)} "
+                       f"(mean over folds) -> {o.path}")
+        else:
+            parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
+                     if vals["final_time_average"] is not None]
+            typer.echo(f"{o.learner}: {o.summary['rounds']} rounds, {o.summary['updates']} updates, "
+                       f"time-averaged {' '.join(parts)} -> {o.path}")
+
+    run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv, resume=resume, fresh=fresh,
+                   on_done=done)
+
+
+
+
+def _headline(metrics: dict[str, Any]) -> str:
+    """A batch run's test metrics on its one line: MAP and NDCG@3 when it has them (the
+    batch papers' tables), else its first three."""
+    keys = [k for k in ("ap", "ndcg@3") if k in metrics] or list(metrics)[:3]
+    return " ".join(f"{'MAP' if k == 'ap' else k.upper()}="
+                    + ("n/a" if metrics[k] is None else f"{metrics[k]:.4f}") for k in keys)
