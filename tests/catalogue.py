@@ -369,6 +369,10 @@ STATE_CASES = [
     StateCase("lock-of-complete-run", "`ltr run` killed after some runs were written (or a lock file left beside a finished run)",
               "a written run's lock is released at once; `--resume` removes a leftover one; `sweep --status` says done",
               "tests/test_private_state.py::test_locks_of_complete_runs_do_not_outlive_a_killed_run"),
+    StateCase("cache-rebuilt-mid-run", "the data file relabelled and its cache rebuilt by another `ltr` command "
+              "while a run reads the cache", "the running run keeps reading the version it opened (labels in memory, "
+              "X.bin held open); the next run reads the new one",
+              "tests/test_integrity.py::test_a_cache_rebuilt_under_a_running_run_does_not_change_what_it_reads"),
     StateCase("lock-race", "20 processes taking a stale run lock at once", "never two holders",
               "tests/test_sweep_robust.py::test_many_concurrent_takers_of_a_stale_lock_never_both_hold_it"),
     StateCase("huge-grid", "a sweep grid of 10^10 points", "refused from the axis lengths (`--max-grid`)",

@@ -475,3 +475,27 @@ def test_usage_errors_are_one_line_with_status_1(argv):
     assert res.returncode == 1
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ltr: error:") and "--help" in lines[0], res.stderr
+
+
+def test_a_cache_rebuilt_under_a_running_run_does_not_change_what_it_reads(tmp_path):
+    """A run reads one version of its data: once its cache is open, another process that
+    relabels the file and rebuilds the cache changes neither the labels nor the rows the
+    run reads (window by window, or as the block loop's arrays)."""
+    import numpy as np
+
+    from ltr_cli.data.cache import open_cached
+    from ltr_cli.data.svmlight import ReaderOptions
+
+    data = tmp_path / "d.txt"
+    _data(data, queries=60)
+    opts = ReaderOptions(n_features=5)
+    running = open_cached(data, opts, tmp_path / "c")
+    first = [q.y.copy() for q in running.queries(window_bytes=256)]
+    _data(data, queries=60, relabel=True)  # relabelled, and the cache rebuilt by "another command"
+    rebuilt = open_cached(data, opts, tmp_path / "c")
+    assert rebuilt.directory == running.directory
+    assert [q.y.tolist() for q in rebuilt.queries()] != [y.tolist() for y in first]
+    again = [q.y for q in running.queries(window_bytes=256)]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again)) and len(again) == len(first)
+    X, y = running.arrays()
+    assert np.array_equal(y, np.concatenate(first))

@@ -25,7 +25,9 @@ this key, and its dtype (float32 or float64) and width equal the run's; every fi
 exactly the size its shapes imply; the small arrays (labels, offsets, lines, qids, block
 digests) match their digests; offsets are consistent. ``X.bin`` is verified block by block
 as reads map it: each block is hashed the first time a window that covers it is mapped in
-the process, so every byte a learner sees has been checked. A cache that fails at open is
+the process, so every byte a learner sees has been checked. An open cache holds what it validated: its
+labels are read into memory and ``X.bin`` stays open, so a rebuild by another process (a
+new directory renamed into place) never changes what a running run reads. A cache that fails at open is
 reported on stderr, removed and rebuilt; a block that fails during a run is an error (the
 cache is removed, so the next run rebuilds it). ``ltr data cache --verify`` hashes
 everything now.
@@ -112,6 +114,11 @@ class CachedFile:
     offsets: np.ndarray
     lines: np.ndarray
     blocks: np.ndarray  # uint64 digests of X.bin's blocks
+    # what the run reads, held from the moment the cache was validated, so that a rebuild of
+    # the cache by another process (a new directory renamed into place) cannot change it:
+    # X.bin open (mapped window by window, each block verified once), the labels in memory
+    x_file: Any = field(default=None, repr=False)
+    labels: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     _checked: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool), repr=False)
 
     @property
@@ -161,12 +168,11 @@ class CachedFile:
             first = (start * row_bytes) // BLOCK
             lo = first * BLOCK
             hi = min(total, -(-(stop * row_bytes) // BLOCK) * BLOCK)
-            raw = np.memmap(self.directory / "X.bin", dtype=np.uint8, mode="r", offset=lo,
+            raw = np.memmap(self.x_file, dtype=np.uint8, mode="r", offset=lo,
                             shape=(hi - lo,)).view(np.ndarray)
             self._check_blocks(raw, first)
             X = raw[start * row_bytes - lo:stop * row_bytes - lo].view(dtype).reshape(stop - start, d)
-            y = np.fromfile(self.directory / "y.bin", dtype=np.float64, count=stop - start,
-                            offset=start * 8)
+            y = self.labels[start:stop]
             for j in range(q, end_q):
                 a, b = bounds[j] - start, bounds[j + 1] - start
                 yield Query(qids[j], X[a:b], y[a:b], lines[j])
@@ -182,12 +188,11 @@ class CachedFile:
         n = self.n_documents
         if n == 0:
             return np.zeros((0, d), dtype=dtype), np.zeros(0)
-        raw = np.memmap(self.directory / "X.bin", dtype=np.uint8, mode="r",
+        raw = np.memmap(self.x_file, dtype=np.uint8, mode="r",
                         shape=(n * d * dtype.itemsize,)).view(np.ndarray)
         self._check_blocks(raw, 0)
         X = raw.view(dtype).reshape(n, d)
-        y = np.fromfile(self.directory / "y.bin", dtype=np.float64, count=n)
-        return X, y
+        return X, self.labels
 
     def verify(self) -> None:
         """Hash every byte of every file against meta.json (raises CacheInvalid)."""
@@ -237,12 +242,11 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
             if st.st_size != size:
                 raise CacheInvalid(f"{name} has {st.st_size} bytes, expected {size}")
         small = {name: _read_small(directory / name, expected.get(name, 1 << 30))
-                 for name in ("offsets.bin", "lines.bin", "qids.json", "blocks.bin")}
+                 for name in ("offsets.bin", "lines.bin", "qids.json", "blocks.bin", "y.bin")}
         for name, data in small.items():
             if _digest(data) != digests.get(name):
                 raise CacheInvalid(f"{name} does not match its checksum")
-        if content_digest(directory / "y.bin") != digests.get("y.bin"):
-            raise CacheInvalid("y.bin does not match its checksum")
+        x_file = _open_regular(directory / "X.bin", x_bytes)
         qids = json.loads(small["qids.json"])
     except OSError as exc:
         raise CacheInvalid(f"incomplete ({type(exc).__name__}: {exc})") from None
@@ -254,7 +258,8 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
     if (not isinstance(qids, list) or len(qids) != queries or not all(isinstance(q, str) for q in qids)
             or offsets[0] != 0 or offsets[-1] != rows or (np.diff(offsets) <= 0).any()):
         raise CacheInvalid("query offsets are inconsistent")
-    return CachedFile(directory, meta, qids, offsets, lines, blocks)
+    labels = np.frombuffer(small["y.bin"], dtype=np.float64)
+    return CachedFile(directory, meta, qids, offsets, lines, blocks, x_file, labels)
 
 
 def _build(path: Path, options: ReaderOptions, dtype: str, key: str, tmp: Path) -> None:
@@ -425,6 +430,21 @@ def _open_lock(path: Path):
         os.close(fd)
         raise LtrError(f"{path}: the cache lock is not a plain file; remove it")
     return os.fdopen(fd, "r+")
+
+
+def _open_regular(path: Path, size: int) -> Any:
+    """``path`` opened for reading, checked to be a plain file of ``size`` bytes; the open
+    file keeps the bytes it names even when the directory is replaced."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise CacheInvalid(f"{path.name} unreadable ({exc.strerror})") from None
+    fh = os.fdopen(fd, "rb")
+    st = os.fstat(fd)
+    if not stat_mod.S_ISREG(st.st_mode) or st.st_size != size:
+        fh.close()
+        raise CacheInvalid(f"{path.name} is not a plain file of {size} bytes")
+    return fh
 
 
 def _read_small(path: Path, limit: int) -> bytes:
