@@ -66,8 +66,17 @@ def registrar(group: str) -> Callable[[Callable[[Any, str, str], None]], Callabl
     return wrap
 
 
+_SCANNED: dict[str, list[Any]] | None = None
+
+
 def _entry_points(group: str) -> list[Any]:
-    return list(metadata.entry_points(group=f"ltr_cli.{group}"))
+    """The entry points of one group; the installed distributions are scanned once per
+    process for all groups."""
+    global _SCANNED
+    if _SCANNED is None:
+        found = metadata.entry_points()
+        _SCANNED = {g: list(found.select(group=f"ltr_cli.{g}")) for g in GROUPS}
+    return _SCANNED.get(group, [])
 
 
 def load_group(group: str) -> list[Plugin]:
