@@ -182,3 +182,21 @@ def test_locks_of_complete_runs_do_not_outlive_a_killed_run(tmp_path):
     res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--resume"])
     assert res.exit_code == 0, res.output
     assert not list(folder.glob(".*.lock"))  # the complete run's leftover lock is removed too
+
+
+def test_a_metadata_refresh_killed_midway_leaves_nothing_behind(tmp_path):
+    """A touched source file makes the next open refresh meta.json through a temporary; one
+    left by a killed process (only the key's lock holder writes it) is removed."""
+    import os
+
+    from ltr_cli.data.cache import open_cached
+    from ltr_cli.data.svmlight import ReaderOptions
+
+    data = _letor(tmp_path / "a.txt")
+    cache = tmp_path / "cache"
+    first = open_cached(data, ReaderOptions(n_features=5), cache)
+    (first.directory / ".meta.json.tmp-999999").write_text("{")
+    os.utime(data, ns=(1, 1))  # same bytes, another stat key: the record is refreshed
+    again = open_cached(data, ReaderOptions(n_features=5), cache)
+    assert again.directory == first.directory
+    assert not list(again.directory.glob(".meta.json.tmp-*"))

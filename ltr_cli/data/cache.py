@@ -365,6 +365,11 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
     with _open_lock(cache_dir / f".{path.name}-{key}.lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _remove_dead_builds(cache_dir, directory.name)
+        if directory.is_dir() and not directory.is_symlink():
+            # a metadata refresh is written under this key's lock: one left over is a dead writer's
+            for stale in directory.glob(".meta.json.tmp-*"):
+                if stale.is_file() and not stale.is_symlink():
+                    stale.unlink(missing_ok=True)
         if directory.exists() or directory.is_symlink():
             try:
                 if directory.is_symlink() or not directory.is_dir():
