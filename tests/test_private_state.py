@@ -200,3 +200,22 @@ def test_a_metadata_refresh_killed_midway_leaves_nothing_behind(tmp_path):
     again = open_cached(data, ReaderOptions(n_features=5), cache)
     assert again.directory == first.directory
     assert not list(again.directory.glob(".meta.json.tmp-*"))
+
+
+def test_the_kernel_cache_is_named_by_the_compiled_sources_of_this_package(tmp_path):
+    """The default package is ltr_cli itself (not kernels/, where this module lives): its
+    compiled sources name the cache folder, so editing any of them selects a new one."""
+    import shutil
+
+    from ltr_cli.kernels import numba_cache
+
+    assert (numba_cache.PACKAGE / "kernels" / "loop.py").is_file()
+    assert (numba_cache.PACKAGE / "data" / "fastscan.py").is_file()
+    before = numba_cache.sources_digest(numba_cache.PACKAGE)
+    assert before != "none"
+    copy = tmp_path / "ltr_cli"
+    shutil.copytree(numba_cache.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert numba_cache.sources_digest(copy) == before
+    measures = copy / "kernels" / "measures.py"
+    measures.write_text(measures.read_text() + "\n# edited\n")
+    assert numba_cache.sources_digest(copy) != before

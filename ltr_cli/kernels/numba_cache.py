@@ -123,7 +123,7 @@ def configure(package: Path | None = None, environ: dict[str, str] | None = None
     which: ``user``, ``package``, ``user-cache``, ``temp`` or ``private-temp``."""
     global _configured, _OWNED_TEMP
     env = os.environ if environ is None else environ
-    package = package or Path(__file__).parent
+    package = package or PACKAGE
     _configured = _configured or environ is None  # another environment (a test) is not this process's
     sources = f"src-{sources_digest(package)}"
     candidates: list[tuple[str, Path]] = []
@@ -154,6 +154,9 @@ def configure(package: Path | None = None, environ: dict[str, str] | None = None
           file=sys.stderr)
     return "private-temp"
 
+
+#: The ``ltr_cli`` package folder (this module lives in its ``kernels/``).
+PACKAGE = Path(__file__).resolve().parents[1]
 
 #: The files whose code numba compiles, relative to the package.
 COMPILED_SOURCES = ("kernels/*.py", "data/fastscan.py")
