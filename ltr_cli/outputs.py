@@ -62,6 +62,19 @@ def _new_file(folder: Path, name: str) -> Path:
     raise LtrError(f"{folder}: cannot create a temporary file to write {name}")
 
 
+def replace_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically through a temporary created exclusively
+    beside it (never through a link planted under a guessable name)."""
+    tmp = _new_file(path.parent, path.name)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_file(out_dir: Path, name: str, write: Callable[[Path], None], own_name: bool = True) -> Path:
     """Write ``out_dir/name`` atomically with ``write(temporary_path)``; return
     ``out_dir/name`` (as given, for messages)."""

@@ -219,3 +219,26 @@ def test_the_kernel_cache_is_named_by_the_compiled_sources_of_this_package(tmp_p
     measures = copy / "kernels" / "measures.py"
     measures.write_text(measures.read_text() + "\n# edited\n")
     assert numba_cache.sources_digest(copy) != before
+
+
+def test_temporaries_are_never_written_through_planted_links(tmp_path):
+    """The cache's metadata refresh and a sweep's failure record create their temporaries
+    exclusively: a link planted under any name they might use is never written through."""
+    import os
+
+    from ltr_cli.data.cache import open_cached
+    from ltr_cli.data.svmlight import ReaderOptions
+    from ltr_cli.outputs import replace_text
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    data = _letor(tmp_path / "a.txt")
+    first = open_cached(data, ReaderOptions(n_features=5), tmp_path / "cache")
+    for pid in range(os.getpid(), os.getpid() + 50):
+        (first.directory / f".meta.json.tmp-{pid}").symlink_to(victim)
+    os.utime(data, ns=(1, 1))
+    open_cached(data, ReaderOptions(n_features=5), tmp_path / "cache")
+    target = tmp_path / "record.json"
+    (tmp_path / f".record.json.tmp-{os.getpid()}").symlink_to(victim)
+    replace_text(target, "{}")
+    assert victim.read_text() == "untouched" and target.read_text() == "{}"

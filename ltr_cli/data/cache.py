@@ -58,6 +58,7 @@ from ltr_cli.data.options import LIMIT_OPTIONS, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.errors import LtrError
+from ltr_cli.outputs import replace_text
 
 FORMAT_VERSION = 2
 BLOCK = 1 << 20  # bytes of X.bin per block digest
@@ -338,9 +339,7 @@ def _source_state(cached: CachedFile, path: Path, options: ReaderOptions) -> str
         rec["stat"] = now
         refreshed = True
     if refreshed:  # touched, copied back or moved: same bytes; remember the new stat key
-        tmp = cached.directory / f".meta.json.tmp-{os.getpid()}"
-        tmp.write_text(json.dumps(cached.meta, indent=1))
-        os.replace(tmp, cached.directory / "meta.json")
+        replace_text(cached.directory / "meta.json", json.dumps(cached.meta, indent=1))
     return "same"
 
 
@@ -367,7 +366,7 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
         _remove_dead_builds(cache_dir, directory.name)
         if directory.is_dir() and not directory.is_symlink():
             # a metadata refresh is written under this key's lock: one left over is a dead writer's
-            for stale in directory.glob(".meta.json.tmp-*"):
+            for stale in directory.glob(".meta.json.*tmp*"):
                 if stale.is_file() and not stale.is_symlink():
                     stale.unlink(missing_ok=True)
         if directory.exists() or directory.is_symlink():

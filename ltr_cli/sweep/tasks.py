@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ltr_cli.errors import LtrError
+from ltr_cli.outputs import replace_text
 
 #: TEST HOOK, never set outside the test suite: a comma-separated list of run ids or
 #: learner names. The process that starts computing a matching run dies at once - by
@@ -92,11 +93,9 @@ def record_failure(task: Task, out_root: str | Path, message: str, start: float 
     failed = _failed_path(task, out_root)
     try:
         failed.parent.mkdir(parents=True, exist_ok=True)
-        tmp = failed.with_name(failed.name + f".tmp-{os.getpid()}")
-        tmp.write_text(json.dumps({"run": task.key, "point": task.point, "error": message,
-                                   "time": start if start is not None else time.time()},
-                                  indent=2, default=str))
-        os.replace(tmp, failed)
+        replace_text(failed, json.dumps({"run": task.key, "point": task.point, "error": message,
+                                         "time": start if start is not None else time.time()},
+                                        indent=2, default=str))
     except OSError:
         pass
 
