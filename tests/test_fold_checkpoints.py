@@ -128,3 +128,27 @@ def test_a_damaged_or_crafted_fold_checkpoint_is_one_line(tmp_path, interrupted,
     line = _one_line(_resume(cfg, out))
     assert mine.name in line and ("delete it" in line or "delete the checkpoint" in line)
     assert not [p for p in (out / "scale").iterdir() if not p.name.startswith(".")]  # no run written
+
+
+@pytest.mark.parametrize("plant", ["deep", "fifo", "zero", "dir"])
+def test_a_fold_checkpoint_that_is_not_a_small_file_is_one_line(tmp_path, plant):
+    """Deeply nested JSON, a FIFO, a link to /dev/zero or a folder in the checkpoint's place
+    is refused in one line: never a traceback, never a hang, never an unbounded read."""
+    import os
+
+    from ltr_cli.errors import LtrError
+    from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
+
+    checkpoint = FoldCheckpoint(tmp_path / "run-1", {}, "digest")
+    path = checkpoint.path
+    if plant == "deep":
+        path.write_text("[" * 200000)
+    elif plant == "fifo":
+        os.mkfifo(path)
+    elif plant == "zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
+    with pytest.raises(LtrError) as err:
+        checkpoint.load()
+    assert "\n" not in str(err.value) and "delete it" in str(err.value)

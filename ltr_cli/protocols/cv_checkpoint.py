@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,22 @@ def learner_digest(learner: dict[str, Any], **context: Any) -> str:
     its folds depend on (``context``: selection measure, convention, normalisation)."""
     text = json.dumps({"learner": learner, **context}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+MAX_BYTES = 256 << 20  # a fold checkpoint holds models and grids, never this much
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """A regular file of at most ``limit`` bytes, opened without following a link and
+    without blocking (a FIFO or a device is refused, never read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a plain file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path.name} is larger than {limit} bytes")
+    return data
 
 
 def _number_or_none(v: Any) -> bool:
@@ -89,15 +107,16 @@ class FoldCheckpoint:
 
     def load(self) -> dict[str, dict[str, Any]]:
         """The finished folds, by fold key (``str(number)``); {} when there is no file."""
-        if not self.path.exists():
+        if not (self.path.exists() or self.path.is_symlink()):
             return {}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(_read_regular(self.path, MAX_BYTES).decode("utf-8"))
             ok = (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("folds"), dict)
                   and all(isinstance(rec, dict) and all(isinstance(rec.get(p), dict) for p in PARTS)
                           for rec in data["folds"].values()))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise LtrError(f"{self.path}: unreadable fold checkpoint ({exc}); delete it to run every "
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise LtrError(f"{self.path}: unreadable fold checkpoint ({type(exc).__name__}: "
+                           f"{str(exc)[:200]}); delete it to run every "
                            "fold again") from None
         if not ok:
             raise LtrError(f"{self.path}: not a fold checkpoint of this tool ({FORMAT}); delete it to "
