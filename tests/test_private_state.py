@@ -242,3 +242,29 @@ def test_temporaries_are_never_written_through_planted_links(tmp_path):
     (tmp_path / f".record.json.tmp-{os.getpid()}").symlink_to(victim)
     replace_text(target, "{}")
     assert victim.read_text() == "untouched" and target.read_text() == "{}"
+
+
+def test_a_checkpoint_left_beside_a_complete_run_is_removed_by_resume(tmp_path):
+    """A kill between writing a run and deleting its checkpoint leaves the checkpoint beside
+    a complete run: --resume skips the run and removes it, so a plain run does not stop on
+    it again and again."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+    from tests.conformance import write_config, write_data
+
+    cli = CliRunner()
+    cfg = write_config(tmp_path / "c.yaml", [write_data(tmp_path / "a.txt", queries=30)],
+                       {"slam": {"type": "slam-perceptron"}}, protocol="{passes: 2, checkpoint_every: 20}")
+    out = tmp_path / "out"
+    assert cli.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 0
+    (run_dir,) = [p for p in (out / "conformance").iterdir() if not p.name.startswith(".")]
+    leftover = out / "conformance" / f".{run_dir.name}.checkpoint"
+    shutil.copy(__file__, leftover)  # any file: its content is never read for a complete run
+    assert cli.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 1
+    res = cli.invoke(app, ["run", str(cfg), "--out", str(out), "--resume"])
+    assert res.exit_code == 0 and "complete, skipped" in res.stderr
+    assert not leftover.exists()
+    assert cli.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 0

@@ -95,13 +95,27 @@ def clear_leftover_lock(run_dir: Path) -> None:
     released, which unlinks it. A lock some live process holds is left alone."""
     path = run_dir.parent / f".{run_dir.name}.lock"
     if not os.path.lexists(path):
+        _clear_leftover_checkpoints(run_dir)
         return
     lock = RunLock(path)
     try:
         lock.acquire(wait=0)
     except (RunLocked, LockUnavailable):
         return
-    lock.release()
+    try:
+        _clear_leftover_checkpoints(run_dir)
+    finally:
+        lock.release()
+
+
+def _clear_leftover_checkpoints(run_dir: Path) -> None:
+    """A complete run's checkpoint (online) or fold checkpoint (batch) is what a kill
+    between writing the run and deleting it left: the run no longer needs it, and a plain
+    ``ltr run`` would otherwise stop on it again and again."""
+    for name in (f".{run_dir.name}.checkpoint", f".{run_dir.name}.folds.json"):
+        leftover = run_dir.parent / name
+        if leftover.is_symlink() or leftover.is_file():
+            leftover.unlink(missing_ok=True)
 
 
 def refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:
