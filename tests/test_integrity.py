@@ -499,3 +499,53 @@ def test_a_cache_rebuilt_under_a_running_run_does_not_change_what_it_reads(tmp_p
     assert all(np.array_equal(a, b) for a, b in zip(first, again)) and len(again) == len(first)
     X, y = running.arrays()
     assert np.array_equal(y, np.concatenate(first))
+
+
+def test_a_cache_whose_labels_the_readers_refuse_is_rebuilt(tmp_path):
+    """A crafted y.bin (a label of 5000, NaN) with a matching digest is not trusted: the
+    cache is rebuilt from the source and the run reads the source's labels."""
+    import json
+
+    import numpy as np
+    import xxhash
+
+    from ltr_cli.data.cache import open_cached
+    from ltr_cli.data.svmlight import ReaderOptions
+
+    data = tmp_path / "d.txt"
+    _data(data, queries=10)
+    opts = ReaderOptions(n_features=5)
+    first = open_cached(data, opts, tmp_path / "c", log=lambda m: None)
+    original = first.labels.copy()
+    for bad in (5000.0, float("nan")):
+        y = original.copy()
+        y[3] = bad
+        (first.directory / "y.bin").write_bytes(y.tobytes())
+        meta = json.loads((first.directory / "meta.json").read_text())
+        meta["digests"]["y.bin"] = xxhash.xxh3_128_hexdigest(y.tobytes())
+        (first.directory / "meta.json").write_text(json.dumps(meta))
+        notes: list[str] = []
+        again = open_cached(data, opts, tmp_path / "c", log=notes.append)
+        assert np.array_equal(again.labels, original) and "invalid" in notes[0]
+
+
+def test_select_by_never_takes_a_nan_score_for_the_best(tmp_path):
+    import pandas as pd
+
+    from ltr_cli.reports.selection import select
+    from ltr_cli.results.folders import find_runs, read_run
+    from tests.conformance import write_config, write_data
+
+    data = write_data(tmp_path / "a.txt", queries=30)
+    out = tmp_path / "out"
+    for eta in (0.5, 1.0):
+        cfg = write_config(tmp_path / f"c{eta}.yaml", [data],
+                           {"slam": {"type": "slam-perceptron", "step": {"rule": "constant", "eta": eta}}})
+        assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]).exit_code == 0
+    runs = [read_run(d) for d in find_runs([out])]
+    nan_run = runs[0]
+    rounds = pd.read_parquet(nan_run.path / "rounds.parquet")
+    rounds["ap"] = float("nan")
+    rounds.to_parquet(nan_run.path / "rounds.parquet", index=False)
+    (choice,) = select([read_run(d) for d in find_runs([out])], "ap", 10)
+    assert nan_run.path not in [r.path for r in choice.runs] and choice.score == choice.score

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 from typing import Annotated, Optional
@@ -14,13 +15,19 @@ from ltr_cli.cli.options import (BaseOpt, ConventionOpt, DatasetOpt, GroupOpt, N
 from ltr_cli.data.registry import reader_options
 
 
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise typer.BadParameter("must be a finite number, e.g. 0 or 1")
+    return value
+
+
 def eval_(
     data_file: Annotated[Path, typer.Argument(metavar="DATA_FILE", help="labelled SVMlight/LETOR file")],
     score_file: Annotated[Path, typer.Argument(metavar="SCORE_FILE", help="one score per line, in data-file order")],
     convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt("paper"),
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
-    threshold: Annotated[float, typer.Option("--relevance-threshold", help="paper preset: relevant = label > this")] = 0.0,
+    threshold: Annotated[float, typer.Option("--relevance-threshold", callback=_finite, help="paper preset: relevant = label > this")] = 0.0,
     seed: Annotated[int, typer.Option("--seed", min=0, help="seed for --ties random")] = 0,
     per_query: Annotated[bool, typer.Option("--per-query", help="also print every query")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,

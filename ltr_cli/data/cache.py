@@ -54,7 +54,7 @@ import xxhash
 
 from ltr_cli import console
 from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
-from ltr_cli.data.options import LIMIT_OPTIONS, ReaderOptions
+from ltr_cli.data.options import LIMIT_OPTIONS, MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.errors import LtrError
@@ -260,6 +260,8 @@ def _open(directory: Path, key: str, dtype: str, n_features: int) -> CachedFile:
             or offsets[0] != 0 or offsets[-1] != rows or (np.diff(offsets) <= 0).any()):
         raise CacheInvalid("query offsets are inconsistent")
     labels = np.frombuffer(small["y.bin"], dtype=np.float64)
+    if not (np.isfinite(labels).all() and (labels <= MAX_LABEL).all()):  # what the readers accept
+        raise CacheInvalid(f"y.bin holds a label the readers refuse (non-finite or above {MAX_LABEL:g})")
     return CachedFile(directory, meta, qids, offsets, lines, blocks, x_file, labels)
 
 

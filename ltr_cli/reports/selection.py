@@ -37,8 +37,9 @@ def window_score(run: Run, metric: str, window: int) -> float:
     if metric not in run.rounds.columns:
         raise ResultsError(f"{run.path}: no metric {metric!r} (it has "
                            f"{', '.join(c for c in run.rounds.columns if is_metric_name(c))})")
-    curve = time_average(run.rounds[metric].to_numpy(dtype=np.float64))
-    return float(np.nanmean(curve[-window:])) if curve.size else float("nan")
+    tail = time_average(run.rounds[metric].to_numpy(dtype=np.float64))[-window:]
+    finite = tail[np.isfinite(tail)]
+    return float(finite.mean()) if finite.size else float("nan")  # NaN: no score (ranked last)
 
 
 def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -78,7 +79,9 @@ def select(runs: list[Run], metric: str, window: int) -> list[Choice]:
         scored = []
         for config_id, members in groups:
             scores = [window_score(r, metric, window) for r in sorted(members, key=lambda r: r.path.name)]
-            scored.append((-float(np.nanmean(scores)), config_id, scores, members))
+            finite = [s for s in scores if s is not None and np.isfinite(s)]
+            # settings without one finite score rank last (NaN must never look best)
+            scored.append((-float(np.mean(finite)) if finite else float("inf"), config_id, scores, members))
         scored.sort(key=lambda x: (x[0], x[1]))
         neg, config_id, scores, members = scored[0]
         others = [g for cid, g in groups if cid != config_id]

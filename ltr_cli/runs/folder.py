@@ -51,7 +51,9 @@ def _versions() -> dict[str, str]:
         "blas": {k: blas.get(k) for k in ("name", "version")},
         # thread counts can change floating-point reduction order in BLAS
         "environment": {k: os.environ.get(k) for k in (
-            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")},
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED",
+            # compiled kernels or the reference path: equal to rounding, not bit for bit
+            "LTR_KERNELS", "LTR_BLOCKS")},
     }
 
 
