@@ -431,3 +431,27 @@ def test_status_shows_a_running_run(tmp_path):
         holder.wait()
     res = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--status"])
     assert "running=0 pending=3" in res.stdout  # the dead holder's lock file holds nothing
+
+
+def test_a_killed_sweep_leaves_no_worker_behind(tmp_path):
+    """SIGKILL of `ltr sweep --jobs 2` takes its workers with it (they would otherwise finish
+    their units, hold their runs' locks and make the next sweep record failures)."""
+    psutil = pytest.importorskip("psutil")
+    cfg = write_sweep(tmp_path, queries=3000)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "ltr_cli", "sweep", str(cfg), "--out", str(out), "--jobs", "2",
+                             "-q"], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    workers: list = []
+    while time.time() < deadline and len(workers) < 2 and proc.poll() is None:
+        workers = psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(0.05)
+    if proc.poll() is not None or len(workers) < 2:
+        proc.kill()
+        pytest.skip("the sweep ended before its workers could be seen")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert alive == []
+    again = ltr("sweep", cfg, "--out", out, "-q")
+    assert again.returncode == 0, again.stderr

@@ -121,7 +121,7 @@ def _compile_and_exit(job: Callable[[], None]) -> None:
     # the parent's files (run locks above all) are not the child's to keep open: were the
     # parent killed, a lock held through the child's copy would outlive it
     os.closerange(3, _max_fd())
-    _die_with_parent()
+    die_with_parent()
     code = 0
     try:
         job()
@@ -138,7 +138,7 @@ def _max_fd() -> int:
     return soft if 0 < soft < (1 << 20) else 4096
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: this process gets SIGKILL when its parent dies (a killed run leaves no
     compiling orphan behind); elsewhere nothing."""
     import ctypes

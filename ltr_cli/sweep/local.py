@@ -18,10 +18,14 @@ from typing import Any
 from ltr_cli.errors import LtrError
 from ltr_cli.sweep.tasks import ExecutorOptions, Task, _lost, run_group
 
+
 def _worker_loop(conn: Any) -> None:
     """A local worker: run the units the parent sends until it sends None or goes away."""
+    from ltr_cli.protocols.warmup import die_with_parent
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     parent = os.getppid()
+    die_with_parent()  # a killed sweep leaves no worker finishing its unit behind it
     while True:
         try:
             if not conn.poll(1.0):
