@@ -263,3 +263,20 @@ def test_the_cache_key_names_the_format_of_a_table(tmp_path):
 
     opts = ReaderOptions(n_features=1)
     assert cache_key(tmp_path / "a.txt", opts, "float64") != cache_key(tmp_path / "a.parquet", opts, "float64")
+
+
+def test_a_table_that_expands_past_the_bound_is_refused_before_reading(tmp_path):
+    """A small file whose pages decompress to hundreds of times its size is refused as a
+    compressed text file is (dataset.max_decompression_ratio), before anything is read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 2_000_000
+    bomb = tmp_path / "bomb.parquet"
+    pq.write_table(pa.table({"qid": pa.array(np.ones(n, dtype=np.int64)), "label": np.zeros(n), "f1": np.zeros(n)}),
+                   bomb, compression="zstd", use_dictionary=False)
+    assert bomb.stat().st_size * 20 < n * 24  # pages 20+ times smaller than what they expand to
+    with pytest.raises(DataFormatError, match="raise dataset.max_decompression_ratio"):
+        list(open_dataset(bomb, ReaderOptions(n_features=1, max_decompression_ratio=10)))
+    (q,) = list(open_dataset(bomb, ReaderOptions(n_features=1, max_decompression_ratio=1e6)))
+    assert q.m == n

@@ -135,10 +135,18 @@ class ParquetReader:
             raise self._error(None, "a Parquet table carries its qids in the qid column; drop the group file "
                                     "and the qid source setting")
         try:
-            return pq.ParquetFile(self.path)
+            file = pq.ParquetFile(self.path)
+            meta = file.metadata
+            expands = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise self._error(None, f"not a readable Parquet table ({str(exc).splitlines()[0]}); write one "
                                     "with ltr data convert") from None
+        size = self.path.stat().st_size
+        if expands > self.options.max_decompression_ratio * size + (1 << 20):  # as compressed text is bounded
+            raise self._error(None, f"the table expands to {expands:,} bytes, more than "
+                                    f"{self.options.max_decompression_ratio:g} times its size (a decompression "
+                                    "bomb?); if it is genuine, raise dataset.max_decompression_ratio")
+        return file
 
     def _feature_names(self) -> list[str]:
         """The feature columns, checked against the schema and the declared width."""
