@@ -53,7 +53,7 @@ import numpy as np
 import xxhash
 
 from ltr_cli import console
-from ltr_cli.data.identity import DIGEST, check_unchanged, content_digest, stat_key
+from ltr_cli.data.identity import DIGEST, NotSmallFile, check_unchanged, content_digest, read_small_file, stat_key
 from ltr_cli.data.options import LIMIT_OPTIONS, MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.formats import open_dataset
@@ -454,19 +454,14 @@ def _open_regular(path: Path, size: int) -> Any:
 
 
 def _read_small(path: Path, limit: int) -> bytes:
-    """A cache file of at most ``limit`` bytes (regular files only: never blocks on a FIFO,
-    never reads a device without end)."""
+    """A cache file of at most ``limit`` bytes (:func:`~ltr_cli.data.identity.read_small_file`);
+    CacheInvalid otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_small_file(path, limit)
+    except NotSmallFile as exc:
+        raise CacheInvalid(str(exc)) from None
     except OSError as exc:
         raise CacheInvalid(f"{path.name} unreadable ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-            raise CacheInvalid(f"{path.name} is not a plain file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise CacheInvalid(f"{path.name} is larger than expected")
-    return data
 
 
 def _remove(path: Path) -> None:

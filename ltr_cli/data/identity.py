@@ -94,3 +94,21 @@ def same_content(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_content(x, y) for x, y in zip(a, b))
     return a == b
+
+
+class NotSmallFile(OSError):
+    """A state file that is not a plain file of the expected size (the message says which)."""
+
+
+def read_small_file(path: Path, limit: int) -> bytes:
+    """The bytes of a file of at most ``limit`` bytes, opened without following a link and
+    without blocking: a FIFO or a device is refused, never read (:class:`NotSmallFile`);
+    an OSError of opening it propagates."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            raise NotSmallFile(f"{path.name} is not a plain file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise NotSmallFile(f"{path.name} is larger than expected")
+    return data

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
-from ltr_cli.data.identity import same_content
+from ltr_cli.data.identity import read_small_file, same_content
 from ltr_cli.errors import LtrError
 from ltr_cli.outputs import write_file
 
@@ -36,19 +34,6 @@ def learner_digest(learner: dict[str, Any], **context: Any) -> str:
 
 
 MAX_BYTES = 256 << 20  # a fold checkpoint holds models and grids, never this much
-
-
-def _read_regular(path: Path, limit: int) -> bytes:
-    """A regular file of at most ``limit`` bytes, opened without following a link and
-    without blocking (a FIFO or a device is refused, never read)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path.name} is not a plain file")
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(f"{path.name} is larger than {limit} bytes")
-    return data
 
 
 def _number_or_none(v: Any) -> bool:
@@ -110,7 +95,7 @@ class FoldCheckpoint:
         if not (self.path.exists() or self.path.is_symlink()):
             return {}
         try:
-            data = json.loads(_read_regular(self.path, MAX_BYTES).decode("utf-8"))
+            data = json.loads(read_small_file(self.path, MAX_BYTES).decode("utf-8"))
             ok = (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("folds"), dict)
                   and all(isinstance(rec, dict) and all(isinstance(rec.get(p), dict) for p in PARTS)
                           for rec in data["folds"].values()))

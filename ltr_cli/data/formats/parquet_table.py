@@ -148,9 +148,10 @@ class ParquetReader:
                                     "bomb?); if it is genuine, raise dataset.max_decompression_ratio")
         return file
 
-    def _feature_names(self) -> list[str]:
-        """The feature columns, checked against the schema and the declared width."""
-        names = list(self._file().schema_arrow.names)
+    def _feature_names(self, file: Any) -> list[str]:
+        """The feature columns of the open table ``file``, checked against the schema and the
+        declared width."""
+        names = list(file.schema_arrow.names)
         if names[:2] != ["qid", "label"]:
             raise self._error(None, f"the first columns are {names[:2]}, not ['qid', 'label']; write the "
                                     "table with ltr data convert")
@@ -171,7 +172,7 @@ class ParquetReader:
         import pyarrow as pa
 
         file = self._file()
-        names = self._feature_names()
+        names = self._feature_names(file)
         columns = ["qid", "label"] + (names if features else [])
         limit = self.options.max_query_rows if self.options.n_features is not None else None
         seen: dict[str, int] = {}
