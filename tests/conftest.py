@@ -76,3 +76,16 @@ def load_queries(spec, split: str, fold: int | None) -> list:
     one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
     (chosen,) = open_folds(one)
     return split_queries(getattr(chosen, split))
+
+
+def make_learner(type_: str, n_features: int, ties: str = "input-order", rng=None, planned_rounds: int | None = None,
+                 fidelity: str = "paper", **settings):
+    """An online learner built from its validated config (``{type: type_, **settings}``), as a
+    run builds it; ``rng`` its own stream (default: seed 0)."""
+    import numpy as np
+
+    from ltr_cli.learners.registry import REGISTRY
+
+    spec = REGISTRY[type_].model_validate({"type": type_, **settings})
+    return spec.build(n_features, ties, rng if rng is not None else np.random.default_rng(0), planned_rounds,
+                      fidelity)

@@ -20,17 +20,17 @@ from hypothesis import strategies as st
 from ltr_cli import kernels
 from ltr_cli.data.svmlight import Query
 from ltr_cli.learners.online.base import Feedback
-from ltr_cli.learners.online.ogd import OGDLearner
-from ltr_cli.learners.online.perceptron import MaxPairPerceptron, SlamPerceptron
-from ltr_cli.learners.online.rtopkf import RTopKF
-from ltr_cli.learners.online.schedules import StepSchedule
 from ltr_cli.measures.conventions import Measure
 from ltr_cli.measures.metrics import log2_discount, rank_from_scores
 from ltr_cli.protocols.online import reveal, run_online
+from tests.conftest import make_learner
 from ltr_cli.surrogates.slam import max_pair_value_and_grad, slam_terms, slam_value_and_grad, slam_weights
 
 K = kernels.load()
 TOL = 1e-12
+CONST_1 = {"rule": "constant", "eta": 1.0}
+# RTop-kF's decaying schedule with the authors' constants
+AUTHORS_SCHEDULE = {"schedule": "authors-code", "eta_scale": 0.1, "gamma_scale": 0.1}
 
 # labels: integer grades with ties, all zero, negative ("not judged"), real-valued
 label_lists = st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 4.0, -1.0, 0.5, 2.25]), min_size=1, max_size=40)
@@ -130,7 +130,7 @@ def test_paper_weights_never_trust_a_changed_ranking(ties):
     """``update`` may receive a ranking other than the one ``rank`` sorted: changed in place
     by the caller, or ``rank``'s ranking of other rows (the scores were computed again since).
     The paper weights then still follow the score order, as the reference's do."""
-    fast, ref = (SlamPerceptron(4, StepSchedule("constant", 1.0), weights="paper", ties=ties) for _ in range(2))
+    fast, ref = (make_learner("slam-perceptron", 4, ties, step=CONST_1, weights="paper") for _ in range(2))
     ref.use_kernels = False
     for learner in (fast, ref):
         learner.w = np.array([1.0, -0.5, 0.25, 2.0])
@@ -286,10 +286,12 @@ SLAM_CONFIGS = [dict(measure=measure, mistake=mistake, weights=weights, margin=m
 
 @pytest.mark.parametrize("config", SLAM_CONFIGS, ids=lambda c: "-".join(str(v) for v in c.values()))
 def test_slam_perceptron_trajectory_equals_the_reference(config):
-    step = StepSchedule("inv-sqrt", 0.7, loss_scaled=config["margin"] == "constant")
-    _run_pair(lambda: SlamPerceptron(6, step, ties="reverse-input", **config))
+    step = {"rule": "inv-sqrt", "eta": 0.7, "loss_scaled": config["margin"] == "constant"}
+    config = {("relevance_threshold" if k == "threshold" else k): v for k, v in config.items()}
+    _run_pair(lambda: make_learner("slam-perceptron", 6, "reverse-input", step=step, **config))
     # float64, integer labels: BLAS as numpy, numpy's sums reproduced: bit for bit
-    fast, ref = _run_pair(lambda: SlamPerceptron(6, step, ties="reverse-input", **config), exact=True)
+    fast, ref = _run_pair(lambda: make_learner("slam-perceptron", 6, "reverse-input", step=step, **config),
+                          exact=True)
     np.testing.assert_array_equal(fast.w, ref.w)
 
 
@@ -297,11 +299,11 @@ def test_slam_perceptron_trajectory_equals_the_reference(config):
 @pytest.mark.parametrize("margin", ["constant", "label-difference"])
 @pytest.mark.parametrize("maximiser_ties", ["first-index", "authors-code"])
 def test_alg3_trajectory_equals_the_reference(mistake, margin, maximiser_ties):
-    step = StepSchedule("constant", 1.0, loss_scaled=True)
+    step = {"rule": "constant", "eta": 1.0, "loss_scaled": True}
 
     def make():
-        return MaxPairPerceptron(6, step, mistake, margin, threshold=1.0, ties="reverse-input",
-                                 maximiser_ties=maximiser_ties)
+        return make_learner("alg3", 6, "reverse-input", step=step, mistake=mistake, margin=margin,
+                            relevance_threshold=1.0, maximiser_ties=maximiser_ties)
 
     _run_pair(make)
     fast, ref = _run_pair(make, exact=True)
@@ -310,11 +312,10 @@ def test_alg3_trajectory_equals_the_reference(mistake, margin, maximiser_ties):
 
 @pytest.mark.parametrize("measure", ["ndcg", "ap"])
 def test_slam_with_the_authors_tie_rule_equals_the_reference(measure):
-    step = StepSchedule("inv-sqrt", 1.0)
-
     def make():
-        return SlamPerceptron(6, step, measure, "ndcg@10", "level-averaged", "label-difference",
-                              ties="reverse-input", maximiser_ties="authors-code")
+        return make_learner("slam-perceptron", 6, "reverse-input", step={"rule": "inv-sqrt", "eta": 1.0},
+                            measure=measure, mistake="ndcg@10", weights="level-averaged", margin="label-difference",
+                            maximiser_ties="authors-code")
 
     fast, ref = _run_pair(make, exact=True)
     np.testing.assert_array_equal(fast.w, ref.w)
@@ -324,8 +325,8 @@ def test_authors_listnet_numerics_equal_the_reference_nan_included():
     """Unshifted exponentials: large features overflow e^s, the weights become NaN and stay
     NaN on both paths; the rankings (NaN scores first, reverse file order) stay equal."""
     def make():
-        return OGDLearner(6, "listnet", StepSchedule("inv-sqrt", 1.0), ties="reverse-input",
-                          numerics="authors-code")
+        return make_learner("listnet", 6, "reverse-input", step={"rule": "inv-sqrt", "eta": 1.0},
+                            numerics="authors-code")
 
     fast, ref = make(), make()
     ref.use_kernels = False
@@ -351,22 +352,22 @@ def test_authors_listnet_numerics_equal_the_reference_nan_included():
 
 @pytest.mark.parametrize("ties", ["input-order", "reverse-input", "random"])
 def test_tie_policies_and_float32_rows(ties):
-    _run_pair(lambda: SlamPerceptron(6, measure="ndcg", weights="paper", ties=ties))
+    _run_pair(lambda: make_learner("slam-perceptron", 6, ties, measure="ndcg", weights="paper"))
     # float32 rows: loops with float64 accumulation instead of numpy's upcast + BLAS
-    _run_pair(lambda: SlamPerceptron(6, measure="ap", ties=ties), dtype=np.float32, tol=1e-9)
-    _run_pair(lambda: MaxPairPerceptron(6, ties=ties), dtype=np.float32, tol=1e-9)
+    _run_pair(lambda: make_learner("slam-perceptron", 6, ties, measure="ap"), dtype=np.float32, tol=1e-9)
+    _run_pair(lambda: make_learner("alg3", 6, ties), dtype=np.float32, tol=1e-9)
 
 
 @pytest.mark.parametrize("surrogate", ["squared", "listnet", "kl", "smoothdcg", "ranksvm", "ordinal"])
 @pytest.mark.parametrize("radius", [None, 1.0])
 def test_ogd_trajectory_equals_the_reference(surrogate, radius):
-    params = {"epsilon": 0.5} if surrogate == "smoothdcg" else None
+    config = {"surrogate": surrogate, "step": {"rule": "inv-sqrt", "eta": 0.05}, "radius": radius,
+              **({"epsilon": 0.5} if surrogate == "smoothdcg" else {})}
     # smoothdcg: with every label equal the gradient is zero up to rounding, so "updated"
     # can differ by a step of 1e-17; the weights still agree
-    _run_pair(lambda: OGDLearner(6, surrogate, StepSchedule("inv-sqrt", 0.05), radius, params),
+    _run_pair(lambda: make_learner("ogd", 6, **config), compare_flags=surrogate != "smoothdcg")
+    _run_pair(lambda: make_learner("ogd", 6, **config), dtype=np.float32, tol=1e-9,
               compare_flags=surrogate != "smoothdcg")
-    _run_pair(lambda: OGDLearner(6, surrogate, StepSchedule("inv-sqrt", 0.05), radius, params),
-              dtype=np.float32, tol=1e-9, compare_flags=surrogate != "smoothdcg")
 
 
 @pytest.mark.parametrize("surrogate", ["squared", "kl", "smoothdcg", "ranksvm"])
@@ -376,7 +377,8 @@ def test_rtopkf_trajectory_equals_the_reference(surrogate, fidelity):
     # of exp by 1/epsilon every round (the reference disagrees with itself as much);
     # a single round at epsilon 0.01 is compared below
     def make():
-        return RTopKF(6, surrogate, np.random.default_rng(3), "authors-code", None, 0.1, 0.1, 1.0, 0.5, fidelity)
+        return make_learner("rtopkf", 6, rng=np.random.default_rng(3), surrogate=surrogate, epsilon=0.5,
+                            fidelity=fidelity, **AUTHORS_SCHEDULE)
 
     _run_pair(make)
     _run_pair(make, dtype=np.float32, tol=1e-9)
@@ -392,23 +394,23 @@ def test_rtopkf_authors_options_equal_the_reference(surrogate, options):
         options = {k: v for k, v in options.items() if k != "direction"}
 
     def make():
-        return RTopKF(6, surrogate, np.random.default_rng(3), "authors-code", None, 0.1, 0.1, 1.0, 0.5,
-                      ties="reverse-input", **options)
+        return make_learner("rtopkf", 6, "reverse-input", rng=np.random.default_rng(3), surrogate=surrogate,
+                            epsilon=0.5, **AUTHORS_SCHEDULE, **options)
 
     _run_pair(make)
     _run_pair(make, dtype=np.float32, tol=1e-9)
 
 
 def test_rtopkf_skips_short_lists_without_a_draw():
-    learner = RTopKF(2, "squared", np.random.default_rng(0), "authors-code", None, 0.1, 0.9, 1.0,
-                     short_lists="skip")
+    settings = {"surrogate": "squared", "schedule": "authors-code", "eta_scale": 0.1, "gamma_scale": 0.9}
+    learner = make_learner("rtopkf", 2, short_lists="skip", **settings)
     state = learner.rng.bit_generator.state
     X, y = np.array([[1.0, 2.0]]), np.array([3.0])
     shown = learner.rank(X, np.random.default_rng(1))
     info = learner.update(X, reveal(learner, shown, y))
     assert shown.tolist() == [0] and not info.updated and learner.t == 1
     assert learner.rng.bit_generator.state == state and not learner.w.any()
-    learner = RTopKF(2, "squared", np.random.default_rng(0), "authors-code", None, 0.1, 0.9, 1.0)
+    learner = make_learner("rtopkf", 2, **settings)
     learner.update(X, reveal(learner, learner.rank(X, np.random.default_rng(1)), y))
     assert learner.w.any()  # "learn": a one-document list moves the squared loss
 
@@ -420,10 +422,11 @@ def test_one_round_of_the_sharp_surrogates(surrogate):
         X, y = rng.normal(size=(12, 5)), rng.integers(0, 5, 12).astype(float)
         w = rng.normal(size=5)
         if surrogate == "smoothdcg":
-            a, b = (RTopKF(5, surrogate, np.random.default_rng(3), "authors-code", None, 0.1, 0.1, None, 0.01)
-                    for _ in range(2))
+            a, b = (make_learner("rtopkf", 5, rng=np.random.default_rng(3), surrogate=surrogate, radius=None,
+                                 epsilon=0.01, **AUTHORS_SCHEDULE) for _ in range(2))
         else:
-            a, b = (OGDLearner(5, surrogate, StepSchedule("constant", 0.1)) for _ in range(2))
+            a, b = (make_learner("ogd", 5, surrogate=surrogate, step={"rule": "constant", "eta": 0.1})
+                    for _ in range(2))
         b.use_kernels = False
         a.w, b.w = w.copy(), w.copy()
         ra, rb = a.rank(X, np.random.default_rng(0)), b.rank(X, np.random.default_rng(0))
@@ -436,7 +439,7 @@ def test_one_round_of_the_sharp_surrogates(surrogate):
 def test_update_without_rank_and_weights_are_replaced_not_modified():
     rng = np.random.default_rng(5)
     X, y = rng.normal(size=(9, 4)), rng.integers(0, 3, 9).astype(float)
-    a, b = SlamPerceptron(4), SlamPerceptron(4)
+    a, b = make_learner("slam-perceptron", 4), make_learner("slam-perceptron", 4)
     b.use_kernels = False
     a.w = b.w = shared = rng.normal(size=4)
     ranking = np.arange(9)  # not the learner's ranking, no rank() call: scores computed in update
@@ -453,9 +456,10 @@ def test_pickled_learners_resume_identically_and_drop_the_round_cache():
             learner.update(X, reveal(learner, learner.rank(X, rng), y))
         return learner
 
-    for make in (lambda: SlamPerceptron(6, measure="ndcg@10", weights="level-averaged"),
-                 lambda: OGDLearner(6, "listnet"),
-                 lambda: RTopKF(6, "ranksvm", np.random.default_rng(3), "authors-code")):
+    for make in (lambda: make_learner("slam-perceptron", 6, measure="ndcg@10", weights="level-averaged"),
+                 lambda: make_learner("listnet", 6),
+                 lambda: make_learner("rtopkf", 6, rng=np.random.default_rng(3), surrogate="ranksvm",
+                                      schedule="authors-code")):
         stream = list(_stream(7, 120, 6))
         whole = play(make(), stream)
         first = play(make(), stream[:60])
@@ -471,7 +475,7 @@ def test_run_online_equals_the_reference_protocol(monkeypatch):
     measures = [Measure("ndcg@10"), Measure("ap", "skip"), Measure("ndcg", "one"), Measure("p@5")]
 
     def run():
-        learner = SlamPerceptron(5, measure="ap")
+        learner = make_learner("slam-perceptron", 5, measure="ap")
         return run_online(iter([(1, q) for q in queries]), learner, measures, np.random.default_rng(0),
                           quiet=True).rounds
 

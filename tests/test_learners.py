@@ -7,9 +7,9 @@ import pytest
 
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import Feedback, RankingMeasure, parse_measure
-from ltr_cli.learners.online.ogd import OGDLearner, RandomRanker, project_to_ball
-from ltr_cli.learners.online.perceptron import MaxPairPerceptron, SlamPerceptron
+from ltr_cli.learners.online.ogd import RandomRanker, project_to_ball
 from ltr_cli.learners.online.schedules import StepSchedule
+from tests.conftest import make_learner
 
 
 def one_round(learner, X, y, rng=None):
@@ -22,11 +22,11 @@ def test_slam_ap_updates_only_on_ap_mistakes():
     # labels 2 and 1 are both "relevant" for AP: ranking 1 above 2 is not an AP mistake
     X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
     y = np.array([2.0, 1.0, 0.0])
-    learner = SlamPerceptron(2, measure="ap")
+    learner = make_learner("slam-perceptron", 2, measure="ap")
     learner.w = np.array([1.0, 0.0])  # ranks doc 1 (label 1) first, then doc 0, then doc 2
     _, info = one_round(learner, X, y)
     assert not info.mistake and info.ranking_loss == 0.0
-    ndcg_learner = SlamPerceptron(2, measure="ndcg")
+    ndcg_learner = make_learner("slam-perceptron", 2, measure="ndcg")
     ndcg_learner.w = np.array([1.0, 0.0])
     _, info = one_round(ndcg_learner, X, y)
     assert info.mistake and info.updated and info.ranking_loss > 0
@@ -36,7 +36,7 @@ def test_mistake_measure_can_differ_from_weights():
     X = np.eye(12)
     y = np.zeros(12)
     y[11] = 1.0  # the only relevant document is last in file order
-    learner = SlamPerceptron(12, measure="ndcg", mistake="ndcg@10")
+    learner = make_learner("slam-perceptron", 12, measure="ndcg", mistake="ndcg@10")
     _, info = one_round(learner, X, y)  # w = 0: input-order ties put doc 11 at position 12
     assert info.mistake and info.ranking_loss == 1.0  # NDCG@10 = 0
 
@@ -52,7 +52,7 @@ def test_step_schedules():
 def test_alg3_loss_scaled_step_moves_w_by_loss_times_gradient():
     X = np.array([[0.0, 1.0], [1.0, 0.0]])
     y = np.array([1.0, 0.0])
-    learner = MaxPairPerceptron(2, StepSchedule("constant", 1.0, loss_scaled=True), mistake="ndcg")
+    learner = make_learner("alg3", 2, step={"rule": "constant", "eta": 1.0, "loss_scaled": True}, mistake="ndcg")
     learner.w = np.array([1.0, 0.0])  # doc 1 (irrelevant) on top
     _, info = one_round(learner, X, y)
     loss = info.ranking_loss
@@ -63,7 +63,7 @@ def test_alg3_loss_scaled_step_moves_w_by_loss_times_gradient():
 
 def test_projection_keeps_w_in_the_ball():
     rng = np.random.default_rng(1)
-    learner = OGDLearner(5, "squared", StepSchedule("constant", 10.0), radius=1.0)
+    learner = make_learner("ogd", 5, surrogate="squared", step={"rule": "constant", "eta": 10.0}, radius=1.0)
     for _ in range(20):
         X = rng.normal(size=(6, 5))
         one_round(learner, X, rng.integers(0, 3, 6).astype(float))
@@ -74,7 +74,7 @@ def test_projection_keeps_w_in_the_ball():
 
 
 def test_kl_is_guarded_and_non_finite_steps_are_errors():
-    learner = OGDLearner(1, "kl", StepSchedule("constant", 1.0), radius=1.0)
+    learner = make_learner("ogd", 1, surrogate="kl", step={"rule": "constant", "eta": 1.0}, radius=1.0)
     learner.w = np.array([1000.0])  # scores 1000, 2000: exp is capped, the step is finite
     one_round(learner, np.array([[1.0], [2.0]]), np.array([1.0, 0.0]))
     assert np.all(np.isfinite(learner.w))

@@ -153,7 +153,7 @@ def test_stacked_kernel_equals_the_reference(queries, convention, policy, ties):
 
 def test_online_rounds_with_err_and_rr_equal_the_reference_path(monkeypatch):
     from ltr_cli.data.svmlight import Query
-    from ltr_cli.learners.online.perceptron import SlamPerceptron
+    from tests.conftest import make_learner
     from ltr_cli.protocols.online import run_online
 
     rng = np.random.default_rng(3)
@@ -162,7 +162,7 @@ def test_online_rounds_with_err_and_rr_equal_the_reference_path(monkeypatch):
     measures = [Measure("err@10"), Measure("rr", "skip"), Measure("err-gmax=2", "one")]
 
     def run() -> pd.DataFrame:
-        return run_online(iter([(1, q) for q in queries]), SlamPerceptron(4, measure="ndcg"), measures,
+        return run_online(iter([(1, q) for q in queries]), make_learner("slam-perceptron", 4, measure="ndcg"), measures,
                           np.random.default_rng(0), quiet=True).rounds
 
     fast = run()

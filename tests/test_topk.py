@@ -13,13 +13,12 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.learners.online.base import Feedback
-from ltr_cli.learners.online.rtopkf import RTopKF
 from ltr_cli.protocols.online import reveal, run_online
 from ltr_cli.measures.conventions import Measure
 from ltr_cli.data.svmlight import Query
 from ltr_cli.surrogates import SURROGATES
 from ltr_cli.surrogates.topk_estimators import estimate_score_gradient, p_first, p_first_two
-from tests.conftest import REPO
+from tests.conftest import REPO, make_learner
 
 runner = CliRunner()
 SURROGATE_NAMES = ["squared", "kl", "smoothdcg", "ranksvm"]
@@ -27,8 +26,8 @@ SURROGATE_NAMES = ["squared", "kl", "smoothdcg", "ranksvm"]
 
 def fixed_learner(m_features, surrogate="squared", gamma=0.3, seed=0, **kw):
     """RTop-kF with constant gamma (paper schedule with T = 1 and c_gamma = gamma)."""
-    return RTopKF(m_features, surrogate, np.random.default_rng(seed), schedule="paper", horizon=1,
-                  gamma_scale=gamma, eta_scale=kw.pop("eta", 0.1), **kw)
+    return make_learner("rtopkf", m_features, rng=np.random.default_rng(seed), surrogate=surrogate,
+                        schedule="paper", horizon=1, gamma_scale=gamma, eta_scale=kw.pop("eta", 0.1), **kw)
 
 
 def test_exact_probabilities_equal_empirical_frequencies():
@@ -199,8 +198,8 @@ def test_paper_schedule_needs_a_horizon():
     from ltr_cli.errors import LtrError
 
     with pytest.raises(LtrError, match="horizon"):
-        RTopKF(3, "kl", np.random.default_rng(0), schedule="paper", horizon=None)
-    learner = RTopKF(3, "kl", np.random.default_rng(0), schedule="authors-code", eta_scale=0.1, gamma_scale=0.1)
+        make_learner("rtopkf", 3, surrogate="kl", schedule="paper", horizon=None)
+    learner = make_learner("rtopkf", 3, surrogate="kl", schedule="authors-code", eta_scale=0.1, gamma_scale=0.1)
     assert learner.rates(8) == pytest.approx((0.1 * 8 ** (-2 / 3), 0.1 / 2))
 
 
@@ -263,9 +262,10 @@ def test_learner_steps_are_unbiased_through_rank_and_update(surrogate):
     X = rng.normal(size=(5, 3))
     y = np.array([2.0, 0.0, 1.0, 3.0, 0.0])
     w0 = rng.normal(size=3)
-    learner = RTopKF(3, surrogate, np.random.default_rng(12), schedule="authors-code",
-                     eta_scale=1.0, gamma_scale=0.6, radius=None, epsilon=0.5,
-                     direction="ascend-gain")  # SmoothDCG: the step on the loss -SmoothDCG
+    learner = make_learner("rtopkf", 3, rng=np.random.default_rng(12), surrogate=surrogate, schedule="authors-code",
+                           eta_scale=1.0, gamma_scale=0.6, radius=None, epsilon=0.5,
+                           **({"direction": "ascend-gain"} if surrogate == "smoothdcg" else {}))
+    # SmoothDCG: the step on the loss -SmoothDCG
     eta5, gamma5 = learner.rates(5)
     assert 0 < gamma5 < 0.5
     n = 20000

@@ -31,9 +31,7 @@ RANKED_INPUT_ORDER = 0  # by the ranking kernel's input-order sort of s
 RANKED_REVERSE_INPUT = 1  # by its reverse-input sort of s (tied scores in reverse index order)
 RANKED_UNKNOWN = -1  # anything else (random ties, a ranking from elsewhere): sort s again
 
-# --- the block kernels (ltr_cli.kernels.loop): learner families and how a block stopped -------
-# perceptron_round | ogd_round | rtopkf_round | the random baseline (shows its draws, never learns)
-BLOCK_PERCEPTRON, BLOCK_OGD, BLOCK_RTOPKF, BLOCK_RANDOM = 0, 1, 2, 3
+# --- the block kernels (ltr_cli.kernels.loop): how a block stopped ----------------------------
 BLOCK_DONE, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_NOT_FINITE_STEP = 0, 1, 2
 
 # --- perceptron_round: P slots ----------------------------------------------------------------

@@ -36,9 +36,6 @@ in ``perms`` with round r of learner ``i`` at ``perms[perm_starts[i, r]:perm_sta
 feedback. ``skip_short[i]``: lists shorter than 2 are shown in input order, with no draw
 and no update (the authors' scripts). The random baseline's permutations come the same way
 (every round "explores").
-
-Family codes (:mod:`ltr_cli.kernels.codes`): ``BLOCK_PERCEPTRON``, ``BLOCK_OGD``,
-``BLOCK_RTOPKF``, ``BLOCK_RANDOM``.
 """
 
 from __future__ import annotations

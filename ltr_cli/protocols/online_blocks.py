@@ -56,10 +56,10 @@ def _ties(learner: Any) -> str:
     return getattr(learner, "ties", "input-order")  # the random baseline ranks without scores
 
 
-def group_key(learner: Any) -> tuple[int, int, str]:
+def group_key(learner: Any) -> tuple[str, int, str]:
     """Learners with equal keys can share a block call: family, parameter count, ties."""
     family, params = learner.block_kernel()
-    return family.code, int(np.asarray(params).shape[0]), _ties(learner)
+    return family.name, int(np.asarray(params).shape[0]), _ties(learner)
 
 
 @dataclass

@@ -205,12 +205,12 @@ def _compile_jobs(groups: list[list[_Prepared]]) -> list[Callable[[], None]]:
     its kernel for this run's argument types (one round on copies, see
     :meth:`~ltr_cli.protocols.online_blocks.BlockRunner.warm_up`), to run alongside the first."""
     jobs: list[Callable[[], None]] = []
-    seen: set[int] = set()
+    seen: set[str] = set()
     for preps in groups:
         first = preps[0]
         if first.plan is None:
             continue
-        family = first.learner.block_kernel()[0].code
+        family = first.learner.block_kernel()[0].name
         if family not in seen and seen:
             jobs.append(functools.partial(_warm_up_family, first))
         seen.add(family)

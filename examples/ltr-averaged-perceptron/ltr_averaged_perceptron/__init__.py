@@ -13,19 +13,20 @@ from ltr_cli import api
 class AveragedPerceptron:
     """Shows the ranking of the averaged weights; learns from mis-ordered pairs.
 
-    State: ``w`` (d,) the perceptron's weights, ``w_sum`` (d,) their sum over the rounds so
-    far, ``t`` the rounds seen. ``weights`` (the saved model) is ``w_sum / t``.
+    ``spec``: its validated config, kept as is (settings are read from it). State: ``w`` (d,)
+    the perceptron's weights, ``w_sum`` (d,) their sum over the rounds so far, ``t`` the
+    rounds seen. ``weights`` (the saved model) is ``w_sum / t``.
     """
 
     feedback_k: int | None = None  # needs every label
     numerics = "stable"
     state_fields = ("w", "w_sum", "t")
 
-    def __init__(self, n_features: int, eta: float, ties: str):
+    def __init__(self, spec: "AveragedPerceptronSpec", n_features: int, ties: str):
+        self.spec = spec
         self.w = np.zeros(n_features)
         self.w_sum = np.zeros(n_features)
         self.t = 0
-        self.eta = eta
         self.ties = ties
 
     @property
@@ -33,7 +34,7 @@ class AveragedPerceptron:
         return self.w_sum / self.t if self.t else self.w
 
     def resolved_settings(self) -> dict[str, object]:
-        return {"eta": self.eta}
+        return {"eta": self.spec.eta}
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return api.rank_from_scores(X @ self.weights, self.ties, rng)
@@ -46,7 +47,7 @@ class AveragedPerceptron:
         pairs = int(wrong.sum())
         if pairs:
             i, j = np.nonzero(wrong)
-            self.w = self.w + self.eta * (X[i].sum(axis=0) - X[j].sum(axis=0)) / pairs
+            self.w = self.w + self.spec.eta * (X[i].sum(axis=0) - X[j].sum(axis=0)) / pairs
         self.t += 1
         self.w_sum = self.w_sum + self.w
         shown = api.ndcg_at_k(feedback.ranking, y, None, "one")
@@ -66,4 +67,4 @@ class AveragedPerceptronSpec(api.OnlineLearnerConfig):
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> AveragedPerceptron:
-        return AveragedPerceptron(n_features, self.eta, ties)
+        return AveragedPerceptron(self, n_features, ties)

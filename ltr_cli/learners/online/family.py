@@ -69,8 +69,7 @@ Draws = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 class BlockFamily:
     """One compiled block family (see the module docstring)."""
 
-    code: int
-    name: str
+    name: str  # unique: learners of one family (and parameter count, tie rule) share block calls
     kernel: Callable[[], Callable[..., None]]  # through kernels.load(), which times the loading
     call: Callable[[Callable[..., None], BlockCall, list[Any], "tuple[np.ndarray, ...] | None"], None]
     draws: Callable[[Any, int, np.ndarray], Draws] | None = None
@@ -78,14 +77,14 @@ class BlockFamily:
     counts_rounds: bool = True
 
 
-FAMILIES: dict[int, BlockFamily] = {}
+FAMILIES: dict[str, BlockFamily] = {}
 
 
 def register(family: BlockFamily) -> BlockFamily:
-    """Add a family (its code must be new)."""
-    if family.code in FAMILIES and FAMILIES[family.code] is not family:
-        raise ValueError(f"block family code {family.code} is taken by {FAMILIES[family.code].name}")
-    FAMILIES[family.code] = family
+    """Add a family (its name must be new)."""
+    if family.name in FAMILIES and FAMILIES[family.name] is not family:
+        raise ValueError(f"a block family named {family.name!r} is already registered")
+    FAMILIES[family.name] = family
     return family
 
 

@@ -22,7 +22,7 @@ from ltr_cli.kernels import codes
 from ltr_cli.learners.online.family import BlockCall, BlockFamily, linear_call
 from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels, round_result
-from ltr_cli.learners.online.schedules import StepSchedule, StepSpec, reject_loss_scaled
+from ltr_cli.learners.online.schedules import StepSpec, reject_loss_scaled
 from ltr_cli.config.schema import OnlineLearnerConfig
 from ltr_cli.surrogates import SURROGATES
 from ltr_cli.surrogates.listwise import listnet_authors_gradient
@@ -40,26 +40,16 @@ def project_to_ball(w: np.ndarray, radius: float | None) -> np.ndarray:
 
 
 class OGDLearner(LinearRanker):
-    def __init__(
-        self,
-        n_features: int,
-        surrogate: str,
-        step: StepSchedule = StepSchedule(),
-        radius: float | None = None,
-        params: dict[str, Any] | None = None,
-        ties: str = "input-order",
-        numerics: str = "stable",
-    ):
-        if surrogate not in SURROGATES:
-            raise ValueError(f"unknown surrogate {surrogate!r}; known: {', '.join(SURROGATES)}")
-        if numerics not in NUMERICS or (numerics == "authors-code" and surrogate != "listnet"):
-            raise ValueError(f"numerics {numerics!r} is not available for the {surrogate} surrogate")
-        super().__init__(n_features, step, ties)
-        self.numerics = numerics
-        self.surrogate = surrogate
-        self._fn = SURROGATES[surrogate]
-        self.params = dict(params or {})
-        self.radius = radius
+    """OGD on one surrogate, configured by its validated :class:`OGDSpec` or
+    :class:`ListNetSpec` (``spec``), which it keeps and reads its settings from."""
+
+    def __init__(self, spec: "_GradientConfig", n_features: int, ties: str = "input-order"):
+        super().__init__(n_features, spec.step.schedule(), ties)
+        self.spec = spec
+        self.surrogate = spec.surrogate_name()
+        self.numerics = spec.numerics_rule()
+        self.params = spec.surrogate_params()
+        self._fn = SURROGATES[self.surrogate]
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1
@@ -72,7 +62,7 @@ class OGDLearner(LinearRanker):
         elif self.numerics == "authors-code":
             grad = listnet_authors_gradient(X, feedback.labels, self.w)
             with np.errstate(over="ignore", invalid="ignore"):
-                self.w = project_to_ball(self.w - self.step(self.t) * grad, self.radius)
+                self.w = project_to_ball(self.w - self.step(self.t) * grad, self.spec.radius)
             return UpdateInfo(mistake=False, updated=True)
         else:
             scores = X @ self.w
@@ -84,7 +74,7 @@ class OGDLearner(LinearRanker):
         if not step.any():
             return UpdateInfo(mistake=False, updated=False, surrogate=value)
         with np.errstate(over="ignore", invalid="ignore"):  # the protocol checks w is finite
-            self.w = project_to_ball(self.w - self.step(self.t) * step, self.radius)
+            self.w = project_to_ball(self.w - self.step(self.t) * step, self.spec.radius)
         return UpdateInfo(mistake=False, updated=True, surrogate=value)
 
     def block_kernel(self) -> tuple[BlockFamily, np.ndarray] | None:
@@ -107,8 +97,8 @@ class OGDLearner(LinearRanker):
                         "scores too large); rescale the features or use a smaller step or radius")
 
     def _make_params(self) -> np.ndarray:
-        epsilon = float(self.params.get("epsilon", 0.01)) if self.surrogate == "smoothdcg" else 0.0
-        radius = np.nan if self.radius is None else float(self.radius)
+        epsilon = float(self.params["epsilon"]) if self.surrogate == "smoothdcg" else 0.0
+        radius = np.nan if self.spec.radius is None else float(self.spec.radius)
         P = np.zeros(codes.OGD_SIZE)
         P[codes.OGD_SURROGATE] = codes.SURROGATE_CODES[self.surrogate]
         P[codes.OGD_EPSILON] = epsilon
@@ -127,7 +117,7 @@ def _ogd_block() -> Callable[..., None]:
     return kernels.load().loop.ogd_block
 
 
-OGD_FAMILY = register_family(BlockFamily(codes.BLOCK_OGD, "ogd", _ogd_block, linear_call,
+OGD_FAMILY = register_family(BlockFamily("ogd", _ogd_block, linear_call,
                                          not_finite=lambda learner: learner._not_finite()))
 
 
@@ -182,21 +172,27 @@ class _GradientConfig(OnlineLearnerConfig):
 
     _no_loss_scaling = field_validator("step")(lambda v: reject_loss_scaled(v))
 
-    def _surrogate(self) -> str:
+    def surrogate_name(self) -> str:
+        """The surrogate this learner descends (a key of :data:`ltr_cli.surrogates.SURROGATES`)."""
         raise NotImplementedError
 
+    def surrogate_params(self) -> dict[str, Any]:
+        """Keyword arguments of the surrogate function."""
+        return {}
+
     def paper_role(self) -> str:
-        return "listnet" if self._surrogate() == "listnet" else f"ogd-{self._surrogate()}"
+        return "listnet" if self.surrogate_name() == "listnet" else f"ogd-{self.surrogate_name()}"
 
     def default_label(self) -> str:
         return self.label or ("ListNet" if self.paper_role() == "listnet" else self.paper_role().upper())
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "step": self.step.schedule().describe(),
-                "algorithm": "online gradient descent every round", "surrogate": self._surrogate(),
-                "projection_radius": self.radius, "numerics": self._numerics()}
+                "algorithm": "online gradient descent every round", "surrogate": self.surrogate_name(),
+                "projection_radius": self.radius, "numerics": self.numerics_rule()}
 
-    def _numerics(self) -> str:
+    def numerics_rule(self) -> str:
+        """``stable`` or ``authors-code`` (:data:`NUMERICS`)."""
         return "stable"
 
 
@@ -227,7 +223,7 @@ class OGDSpec(_GradientConfig):
                 raise ValueError("cost matrix entries must be >= 0")
         return v
 
-    def _surrogate(self) -> str:
+    def surrogate_name(self) -> str:
         return self.surrogate
 
     def surrogate_params(self) -> dict[str, Any]:
@@ -237,8 +233,7 @@ class OGDSpec(_GradientConfig):
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:
-        return OGDLearner(n_features, self.surrogate, self.step.schedule(), self.radius,
-                          self.surrogate_params(), ties)
+        return OGDLearner(self, n_features, ties)
 
 
 class ListNetSpec(_GradientConfig):
@@ -254,16 +249,15 @@ class ListNetSpec(_GradientConfig):
     radius: float | None = Field(None, gt=0)
     numerics: NumericsField = Field("stable", description=NUMERICS_HELP)
 
-    def _surrogate(self) -> str:
+    def surrogate_name(self) -> str:
         return "listnet"
 
-    def _numerics(self) -> str:
+    def numerics_rule(self) -> str:
         return self.numerics
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> OGDLearner:
-        return OGDLearner(n_features, "listnet", self.step.schedule(), self.radius, ties=ties,
-                          numerics=self.numerics)
+        return OGDLearner(self, n_features, ties)
 
 
 
@@ -279,7 +273,7 @@ def _random_call(kernel: Callable[..., None], block: BlockCall, learners: list[A
 
 
 # the random baseline keeps no round counter: its rounds are the run's
-RANDOM_FAMILY = register_family(BlockFamily(codes.BLOCK_RANDOM, "random", _random_block, _random_call,
+RANDOM_FAMILY = register_family(BlockFamily("random", _random_block, _random_call,
                                             draws=lambda learner, t0, sizes: learner.block_draws(t0, sizes),
                                             counts_rounds=False))
 

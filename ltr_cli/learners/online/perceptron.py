@@ -14,7 +14,7 @@ Alg. 3 step). A query without relevant documents has RML 0, so it never causes a
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Literal, cast
+from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -26,12 +26,10 @@ from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import (Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels,
                                    round_result)
 from ltr_cli.learners.online.base import parse_measure
-from ltr_cli.learners.online.schedules import StepSchedule, StepSpec
+from ltr_cli.learners.online.schedules import StepSpec
 from ltr_cli.config.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.slam import (
     MAXIMISER_TIES,
-    Margin,
-    MaximiserTies,
     max_pair_value_and_grad,
     slam_value_and_grad,
     slam_weights,
@@ -39,15 +37,18 @@ from ltr_cli.surrogates.slam import (
 
 
 class _MistakeDriven(LinearRanker):
-    """Shared loop: rank by X w; on a mistake round take a (sub)gradient step."""
+    """Shared loop: rank by X w; on a mistake round take a (sub)gradient step.
 
-    def __init__(self, n_features: int, step: StepSchedule, mistake: RankingMeasure, ties: str,
-                 maximiser_ties: str = "first-index"):
-        super().__init__(n_features, step, ties)
-        self.mistake = mistake
-        if maximiser_ties not in MAXIMISER_TIES:
-            raise ValueError(f"unknown maximiser tie rule {maximiser_ties!r}")
-        self.maximiser_ties = maximiser_ties
+    The learner keeps its validated config (``spec``: :class:`SlamPerceptronSpec` or
+    :class:`MaxPairPerceptronSpec`) and reads its settings from it; ``mistake`` is the
+    measure whose loss triggers updates."""
+
+    spec: "_PerceptronConfig"
+
+    def __init__(self, spec: "_PerceptronConfig", n_features: int, ties: str = "input-order"):
+        super().__init__(n_features, spec.step.schedule(), ties)
+        self.spec = spec
+        self.mistake = RankingMeasure(spec.mistake_measure(), spec.relevance_threshold)
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         raise NotImplementedError
@@ -90,111 +91,79 @@ class _MistakeDriven(LinearRanker):
         raise NotImplementedError
 
     def _make_params(self) -> np.ndarray:
-        m = self.mistake
+        m, spec = self.mistake, self.spec
         P = np.zeros(codes.PC_SIZE)
         P[codes.PC_MISTAKE_AP] = 1.0 if m.kind == "ap" else 0.0
         P[codes.PC_MISTAKE_K] = -1.0 if m.k is None else float(m.k)
         P[codes.PC_THRESHOLD] = float(m.threshold)
         self._put_surrogate(P)
+        P[codes.PC_MARGIN] = codes.MARGINS[spec.margin]
+        P[codes.PC_DELTA] = float(spec.delta)
         self._put_step(P, codes.PC_STEP_RULE, codes.PC_ETA, codes.PC_LOSS_SCALED)
-        P[codes.PC_MAXIMISER_TIES] = float(MAXIMISER_TIES.index(self.maximiser_ties))
+        P[codes.PC_MAXIMISER_TIES] = float(MAXIMISER_TIES.index(spec.maximiser_ties))
         return P
 
-
-def _put_margin(P: np.ndarray, margin: str, delta: float) -> None:
-    if margin not in codes.MARGINS:
-        raise ValueError(f"unknown SLAM margin {margin!r}")
-    P[codes.PC_MARGIN] = codes.MARGINS[margin]
-    P[codes.PC_DELTA] = float(delta)
-
+    @staticmethod
+    def _surrogate_labels(labels: np.ndarray, measure: RankingMeasure) -> np.ndarray:
+        """Labels as the surrogate sees them: binarised at the threshold when ``measure`` is AP."""
+        if measure.kind == "ap":
+            return (labels > measure.threshold).astype(np.float64)
+        return labels
 
 
 def _perceptron_block() -> Callable[..., None]:
     return kernels.load().loop.perceptron_block
 
 
-PERCEPTRON_FAMILY = register_family(BlockFamily(codes.BLOCK_PERCEPTRON, "perceptron", _perceptron_block, linear_call))
+PERCEPTRON_FAMILY = register_family(BlockFamily("perceptron", _perceptron_block, linear_call))
 
 
 class SlamPerceptron(_MistakeDriven):
-    """Algorithm 2 on a SLAM surrogate.
-
-    ``measure``: which weight vector (``ndcg``, ``ndcg@K``, ``ap``); ``mistake``: the RML
+    """Algorithm 2 on a SLAM surrogate, configured by a :class:`SlamPerceptronSpec`:
+    ``measure`` picks the weight vector (``ndcg``, ``ndcg@K``, ``ap``), ``mistake`` the RML
     measure (default: the same); ``weights``: ``paper`` (documents of a level in score
     order, as in the proof of Theorem 8), ``paper-fixed`` (in input order: phi convex) or
     ``level-averaged`` (authors' code); ``margin``: ``constant`` (Eq. 8, Delta = ``delta``)
-    or ``label-difference`` (authors' code); ``threshold``: AP's relevance threshold.
+    or ``label-difference`` (authors' code); ``relevance_threshold``: AP's threshold.
     """
 
-    def __init__(
-        self,
-        n_features: int,
-        step: StepSchedule = StepSchedule(),
-        measure: str = "ndcg",
-        mistake: str | None = None,
-        weights: str = "paper",
-        margin: str = "constant",
-        delta: float = 1.0,
-        threshold: float = 0.0,
-        ties: str = "input-order",
-        maximiser_ties: str = "first-index",
-    ):
-        super().__init__(n_features, step, RankingMeasure(mistake or measure, threshold), ties, maximiser_ties)
-        self.measure = RankingMeasure(measure, threshold)
-        self.level_average = weights == "level-averaged"
-        self.score_ordered = weights == "paper"
-        self.margin = margin
-        self.delta = delta
+    spec: "SlamPerceptronSpec"
+
+    def __init__(self, spec: "SlamPerceptronSpec", n_features: int, ties: str = "input-order"):
+        super().__init__(spec, n_features, ties)
+        self.measure = RankingMeasure(spec.measure, spec.relevance_threshold)
 
     def weight_vector(self, labels: np.ndarray, scores: np.ndarray | None = None) -> np.ndarray:
-        m = self.measure
-        order_by = scores if self.score_ordered else None
-        return slam_weights(labels, order_by, m.kind, m.k, self.level_average, m.threshold)
+        m, weights = self.measure, self.spec.weights
+        order_by = scores if weights == "paper" else None
+        return slam_weights(labels, order_by, m.kind, m.k, weights == "level-averaged", m.threshold)
 
     def _put_surrogate(self, P: np.ndarray) -> None:
-        m = self.measure
+        m, weights = self.measure, self.spec.weights
         P[codes.PC_SURROGATE] = 0.0  # SLAM
         P[codes.PC_WEIGHTS_AP] = 1.0 if m.kind == "ap" else 0.0
         P[codes.PC_WEIGHTS_K] = -1.0 if m.k is None else float(m.k)
-        P[codes.PC_WEIGHT_MODE] = 0.0 if self.score_ordered else (2.0 if self.level_average else 1.0)
-        _put_margin(P, self.margin, self.delta)
+        P[codes.PC_WEIGHT_MODE] = {"paper": 0.0, "paper-fixed": 1.0, "level-averaged": 2.0}[weights]
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+        spec = self.spec
         v = self.weight_vector(labels, scores)
-        if self.measure.kind == "ap":
-            labels = (labels > self.measure.threshold).astype(np.float64)
-        return slam_value_and_grad(scores, labels, v, cast(Margin, self.margin), self.delta,
-                                   cast(MaximiserTies, self.maximiser_ties))
+        return slam_value_and_grad(scores, self._surrogate_labels(labels, self.measure), v,
+                                   spec.margin, spec.delta, spec.maximiser_ties)
 
 
 class MaxPairPerceptron(_MistakeDriven):
-    """Algorithm 3: the perceptron on phi_C (Eq. 27), the largest violated pair."""
-
-    def __init__(
-        self,
-        n_features: int,
-        step: StepSchedule = StepSchedule(),
-        mistake: str = "ndcg",
-        margin: str = "constant",
-        delta: float = 1.0,
-        threshold: float = 0.0,
-        ties: str = "input-order",
-        maximiser_ties: str = "first-index",
-    ):
-        super().__init__(n_features, step, RankingMeasure(mistake, threshold), ties, maximiser_ties)
-        self.margin = margin
-        self.delta = delta
+    """Algorithm 3: the perceptron on phi_C (Eq. 27), the largest violated pair, configured
+    by a :class:`MaxPairPerceptronSpec`."""
 
     def _put_surrogate(self, P: np.ndarray) -> None:
         P[codes.PC_SURROGATE] = 1.0  # max-pair
         P[codes.PC_WEIGHTS_AP], P[codes.PC_WEIGHTS_K], P[codes.PC_WEIGHT_MODE] = 0.0, -1.0, 1.0  # unused
-        _put_margin(P, self.margin, self.delta)
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
-        if self.mistake.kind == "ap":
-            labels = (labels > self.mistake.threshold).astype(np.float64)
-        return max_pair_value_and_grad(scores, labels, cast(Margin, self.margin), self.delta,
-                                       cast(MaximiserTies, self.maximiser_ties))
+        spec = self.spec
+        return max_pair_value_and_grad(scores, self._surrogate_labels(labels, self.mistake), spec.margin,
+                                       spec.delta, spec.maximiser_ties)
 
 
 # --- config ------------------------------------------------------------------------------
@@ -218,9 +187,10 @@ class _PerceptronConfig(OnlineLearnerConfig):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "step": self.step.schedule().describe(),
                 "margin": f"{self.margin} (delta={self.delta:g})",
-                "mistake_condition": f"1 - {self._mistake()} != 0", "maximiser_ties": self.maximiser_ties}
+                "mistake_condition": f"1 - {self.mistake_measure()} != 0", "maximiser_ties": self.maximiser_ties}
 
-    def _mistake(self) -> str:
+    def mistake_measure(self) -> str:
+        """The measure whose loss triggers updates."""
         raise NotImplementedError
 
 
@@ -249,7 +219,7 @@ class SlamPerceptronSpec(_PerceptronConfig):
 
     _measures = field_validator("measure", "mistake")(_measure_name)
 
-    def _mistake(self) -> str:
+    def mistake_measure(self) -> str:
         return self.mistake or self.measure
 
     def paper_role(self) -> str:
@@ -266,8 +236,7 @@ class SlamPerceptronSpec(_PerceptronConfig):
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> SlamPerceptron:
-        return SlamPerceptron(n_features, self.step.schedule(), self.measure, self.mistake, self.weights,
-                              self.margin, self.delta, self.relevance_threshold, ties, self.maximiser_ties)
+        return SlamPerceptron(self, n_features, ties)
 
 
 class MaxPairPerceptronSpec(_PerceptronConfig):
@@ -285,7 +254,7 @@ class MaxPairPerceptronSpec(_PerceptronConfig):
 
     _measures = field_validator("mistake")(_measure_name)
 
-    def _mistake(self) -> str:
+    def mistake_measure(self) -> str:
         return self.mistake
 
     def default_label(self) -> str:
@@ -296,5 +265,4 @@ class MaxPairPerceptronSpec(_PerceptronConfig):
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> MaxPairPerceptron:
-        return MaxPairPerceptron(n_features, self.step.schedule(), self.mistake, self.margin, self.delta,
-                                 self.relevance_threshold, ties, self.maximiser_ties)
+        return MaxPairPerceptron(self, n_features, ties)

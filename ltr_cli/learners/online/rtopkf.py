@@ -40,47 +40,28 @@ from ltr_cli.surrogates.topk_estimators import FEEDBACK_K, estimate_score_gradie
 
 
 class RTopKF(KernelScores):
-    def __init__(
-        self,
-        n_features: int,
-        surrogate: str,
-        rng: np.random.Generator,
-        schedule: str = "paper",
-        horizon: int | None = None,
-        eta_scale: float = 1.0,
-        gamma_scale: float = 1.0,
-        radius: float | None = 1.0,
-        epsilon: float = 0.01,
-        fidelity: str = "exact",
-        ties: str = "input-order",
-        miss_scale: float = 0.001,
-        numerics: str = "stable",
-        direction: str = "descend-gain",
-        short_lists: str = "learn",
-    ):
-        if surrogate not in FEEDBACK_K:
-            raise ValueError(f"RTop-kF has no estimator for {surrogate!r}")
-        if schedule == "paper" and not horizon:
+    """Algorithm 1 of the top-k paper, configured by its :class:`RTopKFSpec`, which it keeps
+    resolved for the run (:meth:`RTopKFSpec.resolved`: the horizon T, the rate constants and
+    the short-list rule filled in) and reads its settings from. ``rng``: its own stream
+    (exploration draws)."""
+
+    def __init__(self, spec: "RTopKFSpec", n_features: int, rng: np.random.Generator, ties: str = "input-order",
+                 planned_rounds: int | None = None, fidelity: str = "paper"):
+        spec = spec.resolved(planned_rounds, fidelity)
+        if spec.schedule == "paper" and not spec.horizon:
             raise LtrError(
                 "rtopkf with schedule 'paper' needs the planned number of rounds T: set the "
                 "learner's horizon, or protocol.max_rounds"
             )
+        self.spec = spec
         self.w = np.zeros(n_features)
         self.t = 0
-        self.surrogate = surrogate
-        self.feedback_k = FEEDBACK_K[surrogate]
         self.rng = rng
-        self.schedule = schedule
-        self.horizon = horizon
-        self.eta_scale, self.gamma_scale = eta_scale, gamma_scale
-        self.radius = radius
-        self.epsilon = epsilon
-        self.fidelity = fidelity
         self.ties = ties
-        self.miss_scale = miss_scale
-        self.numerics = numerics
-        self.direction = direction
-        self.skip_short = short_lists == "skip"
+        self.surrogate = spec.surrogate
+        self.feedback_k = FEEDBACK_K[spec.surrogate]
+        self.numerics = spec.numerics
+        self.skip_short = spec.short_lists == "skip"
         self._exploit: np.ndarray | None = None
         self._gamma = 0.0
 
@@ -90,21 +71,23 @@ class RTopKF(KernelScores):
 
     def resolved_settings(self) -> dict[str, object]:
         """The schedule constants this run actually used (for the manifest)."""
-        return {"schedule": self.schedule, "horizon": self.horizon, "eta_scale": self.eta_scale,
-                "gamma_scale": self.gamma_scale, "projection_radius": self.radius,
-                "feedback_k": self.feedback_k, "numerics": self.numerics,
-                "short_lists": "skip" if self.skip_short else "learn",
-                **({"miss_scale": self.miss_scale} if self.fidelity == "authors-code" else {}),
-                **({"direction": self.direction} if self.surrogate == "smoothdcg" else {})}
+        spec = self.spec
+        return {"schedule": spec.schedule, "horizon": spec.horizon, "eta_scale": spec.eta_scale,
+                "gamma_scale": spec.gamma_scale, "projection_radius": spec.radius,
+                "feedback_k": self.feedback_k, "numerics": spec.numerics, "short_lists": spec.short_lists,
+                **({"miss_scale": spec.miss_scale} if spec.fidelity == "authors-code" else {}),
+                **({"direction": spec.direction} if spec.surrogate == "smoothdcg" else {})}
 
     def rates(self, t: int) -> tuple[float, float]:
         """(eta_t, gamma_t) for round t (1-based)."""
-        if self.schedule == "paper":
-            assert self.horizon is not None  # checked when the learner is built
-            T = float(self.horizon)
-            eta, gamma = self.eta_scale * T ** (-2 / 3), self.gamma_scale * T ** (-1 / 3)
+        spec = self.spec
+        assert spec.eta_scale is not None and spec.gamma_scale is not None  # resolved when built
+        if spec.schedule == "paper":
+            assert spec.horizon is not None  # checked when the learner is built
+            T = float(spec.horizon)
+            eta, gamma = spec.eta_scale * T ** (-2 / 3), spec.gamma_scale * T ** (-1 / 3)
         else:
-            eta, gamma = self.eta_scale * t ** (-2 / 3), self.gamma_scale * t ** (-1 / 3)
+            eta, gamma = spec.eta_scale * t ** (-2 / 3), spec.gamma_scale * t ** (-1 / 3)
         return eta, min(gamma, 0.5)
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -134,11 +117,12 @@ class RTopKF(KernelScores):
         eta, _ = self.rates(self.t)
         if self.use_kernels and kernels.ENABLED:
             return self._update_fast(X, feedback.ranking, top, eta)
+        spec = self.spec
         with np.errstate(over="ignore", invalid="ignore"):
             z = estimate_score_gradient(self.surrogate, X @ self.w, feedback.ranking,
                                         top, self._exploit, self._gamma,
-                                        self.fidelity, self.epsilon, self.miss_scale,
-                                        self.numerics, self.direction)
+                                        spec.fidelity, spec.epsilon, spec.miss_scale,
+                                        self.numerics, spec.direction)
             step = X.T @ z
         finite = bool(np.all(np.isfinite(step)))
         if not finite and self.numerics != "authors-code":
@@ -146,7 +130,7 @@ class RTopKF(KernelScores):
         if finite and not step.any():
             return UpdateInfo(mistake=False, updated=False)
         with np.errstate(over="ignore", invalid="ignore"):
-            self.w = project_to_ball(self.w - eta * step, self.radius)
+            self.w = project_to_ball(self.w - eta * step, spec.radius)
         return UpdateInfo(mistake=False, updated=True)
 
     def block_kernel(self) -> tuple[BlockFamily, np.ndarray] | None:
@@ -196,14 +180,15 @@ class RTopKF(KernelScores):
         return LtrError(f"round {self.t}: the {self.surrogate} gradient estimate is not finite")
 
     def _make_params(self) -> np.ndarray:
+        spec = self.spec
         P = np.zeros(codes.RT_SIZE)
-        P[codes.RT_SURROGATE] = codes.SURROGATE_CODES[self.surrogate]
-        P[codes.RT_FIDELITY] = 1.0 if self.fidelity == "authors-code" else 0.0
-        P[codes.RT_EPSILON] = float(self.epsilon)
-        P[codes.RT_RADIUS] = np.nan if self.radius is None else float(self.radius)
-        P[codes.RT_MISS_SCALE] = float(self.miss_scale)
-        P[codes.RT_NUMERICS] = 1.0 if self.numerics == "authors-code" else 0.0
-        P[codes.RT_DESCEND] = 1.0 if self.direction == "descend-gain" else 0.0
+        P[codes.RT_SURROGATE] = codes.SURROGATE_CODES[spec.surrogate]
+        P[codes.RT_FIDELITY] = 1.0 if spec.fidelity == "authors-code" else 0.0
+        P[codes.RT_EPSILON] = float(spec.epsilon)
+        P[codes.RT_RADIUS] = np.nan if spec.radius is None else float(spec.radius)
+        P[codes.RT_MISS_SCALE] = float(spec.miss_scale)
+        P[codes.RT_NUMERICS] = 1.0 if spec.numerics == "authors-code" else 0.0
+        P[codes.RT_DESCEND] = 1.0 if spec.direction == "descend-gain" else 0.0
         return P
 
 
@@ -226,7 +211,7 @@ def _rtopkf_call(kernel: Callable[..., None], block: BlockCall, learners: list[A
            np.array([bool(lr.skip_short) for lr in learners], dtype=np.bool_), *draws)
 
 
-RTOPKF_FAMILY = register_family(BlockFamily(codes.BLOCK_RTOPKF, "rtopkf", _rtopkf_block, _rtopkf_call,
+RTOPKF_FAMILY = register_family(BlockFamily("rtopkf", _rtopkf_block, _rtopkf_call,
                                             draws=lambda learner, t0, sizes: learner.block_draws(t0, sizes),
                                             not_finite=lambda learner: learner._not_finite()))
 
@@ -298,11 +283,17 @@ class RTopKFSpec(OnlineLearnerConfig):
             out["direction"] = self.direction
         return out
 
+    def resolved(self, planned_rounds: int | None = None, fidelity: str = "paper") -> "RTopKFSpec":
+        """This config with its run-dependent defaults filled in: the horizon (the planned
+        rounds), the rate constants (1 under the paper schedule, 0.1 under the authors'),
+        and the short-list rule (skip under the experiment's ``authors-code`` fidelity)."""
+        default = 1.0 if self.schedule == "paper" else 0.1
+        return self.model_copy(update={
+            "horizon": self.horizon or planned_rounds,
+            "eta_scale": self.eta_scale or default,
+            "gamma_scale": default if self.gamma_scale is None else self.gamma_scale,  # 0: no exploration
+            "short_lists": self.short_lists or ("skip" if fidelity == "authors-code" else "learn")})
+
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
               planned_rounds: int | None = None, fidelity: str = "paper") -> RTopKF:
-        default = 1.0 if self.schedule == "paper" else 0.1
-        gamma_scale = default if self.gamma_scale is None else self.gamma_scale  # 0: no exploration
-        short = self.short_lists or ("skip" if fidelity == "authors-code" else "learn")
-        return RTopKF(n_features, self.surrogate, rng, self.schedule, self.horizon or planned_rounds,
-                      self.eta_scale or default, gamma_scale, self.radius, self.epsilon, self.fidelity,
-                      ties, self.miss_scale, self.numerics, self.direction, short)
+        return RTopKF(self, n_features, rng, ties, planned_rounds, fidelity)
