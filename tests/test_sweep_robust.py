@@ -108,56 +108,83 @@ def test_a_killed_local_worker_is_a_failed_run_and_a_rerun_completes_it(tmp_path
     assert hidden_files(out) == []  # no lock, checkpoint or failure record left
 
 
-def test_a_worker_that_exits_is_a_failed_run(tmp_path, monkeypatch):
-    cfg = write_sweep(tmp_path)
-    victim = expand(cfg)[1].run_id
-    monkeypatch.setenv("LTR_TEST_KILL_RUN", victim)  # test hook: that run's worker calls os._exit(3)
-    monkeypatch.setenv("LTR_TEST_KILL_HOW", "exit")
-    out = tmp_path / "out"
-    res = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--jobs", "2"])
-    assert res.exit_code == 1
-    (error,) = one_line_errors(res.stderr)
-    assert f"run grid/{victim} failed: worker process" in error and "exited with status 3" in error
-    assert "2 of 3 runs done" in res.stdout
-    assert (out / "grid" / f".{victim}.failed.json").is_file()
+KILLER_SWEEP = """
+experiment: grid
+dataset: {kind: separable, variant: paper, queries: 40}
+metrics: {names: [ndcg@10]}
+learners:
+  k: {type: killer}
+sweep:
+  learners.k.eta: [0.01, 0.1, 1.0]
+"""
 
-    monkeypatch.delenv("LTR_TEST_KILL_RUN")
-    again = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--jobs", "2"])
-    assert again.exit_code == 0, again.output
+
+@pytest.fixture
+def killer(tmp_path):
+    """The sweep config of the killer plugin (:mod:`tests.killer_plugin`) and the environment
+    that registers it: ``run(*args, die=ETA|"all"|None, how=...)`` runs ``ltr``."""
+    from tests.killer_plugin import install
+
+    cfg = tmp_path / "killer.yaml"
+    cfg.write_text(KILLER_SWEEP)
+    plugin = install(tmp_path / "plugin")
+
+    def run(*args: object, die: str | None = None, how: str = "sigkill",
+            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        extra = {"PYTHONPATH": os.pathsep.join([env()["PYTHONPATH"], str(plugin)]), **(extra_env or {})}
+        if die is not None:
+            extra.update(LTR_TEST_KILLER_ETA=die, LTR_TEST_KILLER_HOW=how)
+        return ltr(*args, extra_env=extra)
+
+    return cfg, run
+
+
+def test_a_worker_that_exits_is_a_failed_run(tmp_path, killer):
+    cfg, run = killer
+    out = tmp_path / "out"
+    res = run("sweep", cfg, "--out", out, "--jobs", "2", die="0.1", how="exit")
+    assert res.returncode == 1
+    (error,) = one_line_errors(res.stderr)
+    victim = re.search(r"run grid/(\S+) failed: worker process", error)
+    assert victim is not None and "exited with status 3" in error, error
+    assert "2 of 3 runs done" in res.stdout
+    assert (out / "grid" / f".{victim[1]}.failed.json").is_file()
+    status = run("sweep", cfg, "--out", out, "--status")
+    assert re.search(rf"failed   grid/{victim[1]} \[eta=0\.1\]", status.stdout), status.stdout
+
+    again = run("sweep", cfg, "--out", out, "--jobs", "2")
+    assert again.returncode == 0, again.stderr
     assert len(find_runs([out])) == 3 and hidden_files(out) == []
 
 
-def test_every_worker_dying_still_ends_the_sweep(tmp_path, monkeypatch):
-    cfg = write_sweep(tmp_path)
-    monkeypatch.setenv("LTR_TEST_KILL_RUN", "slam")  # test hook: every run's worker is SIGKILLed
-    res = runner.invoke(app, ["sweep", str(cfg), "--out", str(tmp_path / "out"), "--jobs", "2"])
-    assert res.exit_code == 1
+def test_every_worker_dying_still_ends_the_sweep(tmp_path, killer):
+    cfg, run = killer
+    res = run("sweep", cfg, "--out", tmp_path / "out", "--jobs", "2", die="all")
+    assert res.returncode == 1
     errors = one_line_errors(res.stderr)
     assert len(errors) == 3 and all("was killed by SIGKILL" in e for e in errors)
     assert "0 of 3 runs done" in res.stdout
 
 
-def test_a_dask_task_whose_worker_dies_is_reported_failed(tmp_path, monkeypatch):
+def test_a_dask_task_whose_worker_dies_is_reported_failed(tmp_path, killer):
     pytest.importorskip("distributed")
-    import dask
-
-    cfg = write_sweep(tmp_path)
-    victim = expand(cfg)[0].run_id
-    monkeypatch.setenv("LTR_TEST_KILL_RUN", victim)  # test hook: that run's Dask worker is SIGKILLed
+    cfg, run = killer
     out = tmp_path / "out"
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # no retry: fail at once
-        res = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--executor", "dask", "--jobs", "2"])
-    assert res.exit_code == 1
+    no_retry = {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}  # fail at once
+    res = run("sweep", cfg, "--out", out, "--executor", "dask", "--jobs", "2", die="0.01", extra_env=no_retry)
+    assert res.returncode == 1
     errors = one_line_errors(res.stderr)
     # Dask may have queued another task on the dying worker; it fails with it (no retries here)
-    assert any(e.startswith(f"ltr: error: run grid/{victim} failed: the Dask worker computing this run died")
-               for e in errors), errors
+    assert errors and all(re.match(r"ltr: error: run grid/\S+ failed: the Dask worker computing this run died", e)
+                          for e in errors), errors
+    status = run("sweep", cfg, "--out", out, "--status")
+    assert re.search(r"failed   grid/\S+ \[eta=0\.01\]", status.stdout), status.stdout
     assert f"{3 - len(errors)} of 3 runs done" in res.stdout
 
-    monkeypatch.delenv("LTR_TEST_KILL_RUN")
-    again = runner.invoke(app, ["sweep", str(cfg), "--out", str(out), "--executor", "dask", "--jobs", "2"])
-    assert again.exit_code == 0, again.output
+    again = run("sweep", cfg, "--out", out, "--executor", "dask", "--jobs", "2")
+    assert again.returncode == 0, again.stderr
     assert len(find_runs([out])) == 3 and hidden_files(out) == []
+
 
 
 def test_a_killed_dask_worker_has_its_task_retried(tmp_path):

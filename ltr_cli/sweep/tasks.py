@@ -7,8 +7,6 @@ module and nothing above it.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +14,6 @@ from typing import Any
 
 from ltr_cli.errors import LtrError
 from ltr_cli.outputs import replace_text
-
-#: TEST HOOK, never set outside the test suite: a comma-separated list of run ids or
-#: learner names. The process that starts computing a matching run dies at once - by
-#: SIGKILL, or by ``os._exit(3)`` when ``LTR_TEST_KILL_HOW=exit`` - to simulate a worker
-#: dying. Unset (always, in normal use) it does nothing.
-TEST_KILL_ENV = "LTR_TEST_KILL_RUN"
-
 
 #: The executors: name -> the module that runs a sweep's tasks there. Each module has
 #: ``run(tasks, out_root, options) -> results`` (one result dict per task, in task order;
@@ -100,18 +91,6 @@ def record_failure(task: Task, out_root: str | Path, message: str, start: float 
         pass
 
 
-def _test_kill_hook(task: Task) -> None:
-    """See :data:`TEST_KILL_ENV` (a test hook; does nothing unless that variable is set)."""
-    wanted = os.environ.get(TEST_KILL_ENV)
-    if not wanted:
-        return
-    names = {w.strip() for w in wanted.split(",") if w.strip()}
-    if task.run_id in names or task.learner in names or task.key in names:
-        if os.environ.get("LTR_TEST_KILL_HOW") == "exit":
-            os._exit(3)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 #: Runs computed together at most (their round logs are held in memory side by side).
 MAX_GROUP = 64
 
@@ -148,8 +127,6 @@ def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
     from ltr_cli.runs.runner import run_planned
 
     sources.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
-    for task in tasks:
-        _test_kill_hook(task)
     start = time.time()
     try:
         outcomes: list[Any] = run_planned([task.run for task in tasks], Path(out_root), quiet=True, resume=True,
