@@ -204,11 +204,12 @@ learners:
 
 def test_units_past_the_memory_budget_stream_query_by_query(tmp_path, monkeypatch):
     from ltr_cli.data import sources
+    from ltr_cli.data.sources import arrays, generated
 
     from collections import OrderedDict
 
-    monkeypatch.setattr(sources, "ARRAY_BUDGET", 1000)
-    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
+    monkeypatch.setattr(arrays, "ARRAY_BUDGET", 1000)
+    monkeypatch.setattr(generated, "_GENERATED", OrderedDict())
     from types import SimpleNamespace
 
     spec = SimpleNamespace(kind="separable", variant="authors", queries=50, docs=20, features=None, margin=1.0,
@@ -273,16 +274,17 @@ def test_a_generated_stream_is_produced_once_per_process(monkeypatch):
     from types import SimpleNamespace
 
     from ltr_cli.data import sources
+    from ltr_cli.data.sources import generated
 
-    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
+    monkeypatch.setattr(generated, "_GENERATED", OrderedDict())
     made: list[int] = []
-    real = sources.separable_queries
+    real = generated.separable_queries
 
     def counted(spec):
         made.append(1)
         return real(spec)
 
-    monkeypatch.setattr(sources, "separable_queries", counted)
+    monkeypatch.setattr(generated, "separable_queries", counted)
     spec = SimpleNamespace(kind="separable", variant="paper", queries=30, docs=20, features=None, margin=1.0,
                            seed=None)
     a = sources.open_source(spec, 4).unit_arrays(0)
@@ -299,10 +301,11 @@ def test_a_large_generated_stream_is_kept_only_when_read_again(monkeypatch):
     from types import SimpleNamespace
 
     from ltr_cli.data import sources
+    from ltr_cli.data.sources import generated
 
-    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
-    monkeypatch.setattr(sources, "SMALL_STREAM", 1000)  # bytes: every stream here is "large"
-    monkeypatch.setattr(sources, "KEEP_GENERATED", False)  # (an in-process sweep before may have set it)
+    monkeypatch.setattr(generated, "_GENERATED", OrderedDict())
+    monkeypatch.setattr(generated, "SMALL_STREAM", 1000)  # bytes: every stream here is "large"
+    monkeypatch.setattr(generated, "KEEP_GENERATED", False)  # (an in-process sweep before may have set it)
     spec = SimpleNamespace(kind="separable", variant="paper", queries=30, docs=20, features=None, margin=1.0,
                            seed=None)
     once = sources.open_source(spec, 1)
@@ -310,8 +313,8 @@ def test_a_large_generated_stream_is_kept_only_when_read_again(monkeypatch):
     twice = sources.open_source(spec, 1)
     twice.reads = 2
     assert twice.unit_arrays(0) is not None
-    monkeypatch.setattr(sources, "_GENERATED", OrderedDict())
-    monkeypatch.setattr(sources, "KEEP_GENERATED", True)  # a sweep worker: later points read it again
+    monkeypatch.setattr(generated, "_GENERATED", OrderedDict())
+    monkeypatch.setattr(generated, "KEEP_GENERATED", True)  # a sweep worker: later points read it again
     assert sources.open_source(spec, 1).unit_arrays(0) is not None
 
 

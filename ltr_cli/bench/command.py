@@ -278,14 +278,15 @@ def _integrity_cost(config: Path, cache_dir: Path, timings: dict[str, Any]) -> d
     from ltr_cli.config.experiment import load_config
     from ltr_cli.data.cache import open_cached
     from ltr_cli.data.identity import content_digest
-    from ltr_cli.data.sources import open_source
+    from ltr_cli.data.sources import FileSource, open_source
 
     source = open_source(load_config(config).dataset, 0, cache_dir)
+    assert isinstance(source, FileSource)
     units = source.units()
 
     def check_all() -> None:
         for unit in units:
-            cached = open_cached(source.files[unit], source._options(unit), cache_dir, "float32",
+            cached = open_cached(source.files[unit], source.unit_options(unit), cache_dir, "float32",
                                  log=_no_rebuild)
             cached.verify()
 

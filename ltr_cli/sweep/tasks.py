@@ -123,10 +123,10 @@ def run_group(tasks: list[Task], out_root: str) -> list[dict[str, Any]]:
     """Execute a unit of :func:`group_tasks` (resuming its runs if possible): a task alone,
     or tasks that share a stream in one pass over it. Each run writes its own folder,
     exactly what it writes alone, and fails alone. Never raises for a failing run."""
-    from ltr_cli.data import sources
+    from ltr_cli.data.sources import generated
     from ltr_cli.runs.runner import run_planned
 
-    sources.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
+    generated.KEEP_GENERATED = True  # the next points of this worker read the same generated stream
     start = time.time()
     try:
         outcomes: list[Any] = run_planned([task.run for task in tasks], Path(out_root), quiet=True, resume=True,
