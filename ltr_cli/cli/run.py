@@ -41,8 +41,11 @@ def run(
         if quiet:
             typer.echo(str(o.path))
         elif o.summary.get("protocol") == "batch-cv":
-            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, test {_headline(metrics)} "
-                       f"(mean over folds) -> {o.path}")
+            folds = o.summary.get("degenerate_folds") or []
+            result = (f"test {_headline(metrics)} (mean over folds)" if not folds else
+                      f"DEGENERATE model (constant scores: file order) in fold(s) {', '.join(map(str, folds))}, "
+                      "no test numbers for the method")
+            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, {result} -> {o.path}")
         else:
             parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
                      if vals["final_time_average"] is not None]

@@ -55,6 +55,9 @@ class LearnerConfig(Strict):
 
     kind: ClassVar[Literal["online", "batch"]]
     summary: ClassVar[str]  # one line for ``ltr list``
+    # settings added after runs were first recorded: left out of the run id while they hold
+    # these values, so the ids of existing runs do not change
+    id_defaults: ClassVar[dict[str, Any]] = {}
     label: Label | None = Field(None, description="legend label (default: the paper's name)")
 
     @classmethod

@@ -24,7 +24,7 @@ from ltr_cli.config.schema import BatchLearnerConfig
 from ltr_cli.measures.stacked import evaluate_lists
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
-MODEL_INFO = ("selected_features", "rounds")
+MODEL_INFO = ("selected_features", "rounds", "feature_scale")
 
 # the per-fold test table's default columns (cv.metrics overrides them)
 TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")
@@ -42,6 +42,19 @@ def _vali_score(model: Any, queries: list, conv: Convention, select: Measure) ->
     it defines none)."""
     value = evaluate(model, queries, conv, [select]).get(select.name)
     return float("nan") if value is None else value
+
+
+def degenerate(model: Any, queries: list) -> bool:
+    """True when ``model`` gives every document of each query (of two or more documents)
+    the same score, so it ranks in file order: e.g. all-zero weights, where a solver ended
+    at its cap without leaving w = 0. Its test numbers then measure the file order, not
+    the method."""
+    for X, _ in queries:
+        if X.shape[0] > 1:
+            s = np.asarray(model.scores(X), dtype=np.float64)
+            if not (s == s[0]).all():
+                return False
+    return True
 
 
 def row_columns(select_by: str, tests: list[str] | None = None) -> tuple[str, ...]:
@@ -84,7 +97,7 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
     metrics = evaluate(best["model"], test, conv, tests)
     odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
     record: dict[str, Any] = {
-        "odd_labels": odd,
+        "odd_labels": odd, "degenerate": degenerate(best["model"], train),
         "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
         "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + select.name: best["vali"],
                 **{m.name: metrics.get(m.name) for m in tests}},
@@ -119,6 +132,7 @@ def run_cv(
     done = checkpoint.folds if checkpoint is not None else {}
     rows, grids = [], []
     odd_labels = test_queries = test_documents = 0
+    degenerate_folds: list[int | None] = []
     models: dict[str, Any] = {}
     start = time.perf_counter()
     for fold in folds:
@@ -131,6 +145,11 @@ def run_cv(
             record = done[fold_key]
             hooks.skip_fold(fold.number, len(estimator.grid_points()))
         odd_labels += int(record.get("odd_labels", 0))
+        if record.get("degenerate", False):
+            degenerate_folds.append(fold.number)
+            hooks.warn(f"fold {fold.number}: the selected model gives every training document of a query the "
+                       "same score (it ranks in file order); its test numbers are not the method's - for a "
+                       "structural SVM on raw features, keep feature_scale: auto or set normalize")
         test_queries += int(record.get("test_queries", 0))
         test_documents += int(record.get("test_documents", 0))
         rows.append(record["row"])
@@ -153,6 +172,8 @@ def run_cv(
         # every query is a test query of exactly one fold: the dataset's size
         "test_queries": test_queries, "test_documents": test_documents,
         "fits_at_cap": sum(1 for g in grids for r in g["tried"] if (r.get("convergence") or {}).get("at_cap")),
+        # folds whose selected model scores every training document of a query alike
+        "degenerate_folds": degenerate_folds,
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
     return table, summary, models

@@ -61,6 +61,8 @@ def _record_problem(key: str, record: dict[str, Any], columns: tuple[str, ...]) 
             isinstance(t, dict) and isinstance(t.get("params"), dict) and _number_or_none(t.get("vali"))
             and isinstance(t.get("convergence"), (dict, type(None))) for t in tried):
         return "no grid"
+    if not isinstance(record.get("degenerate", False), bool):
+        return "degenerate is not true or false"
     for name in ("odd_labels", "test_queries", "test_documents"):
         value = record.get(name, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

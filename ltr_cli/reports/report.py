@@ -157,14 +157,19 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         s = run.summary
         m = s.get("metrics", {})
         dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
+        degenerate = s.get("degenerate_folds") or []
+        verdict = None if degenerate else direct_optimisation_verdict(run)
         rows.append({
             "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
             "label": run.label, "folds": len(s.get("folds", [])),
-            **{_column(k): m.get(k) for k in names},
-            **{f"{_column(k)}_std": _fold_std(run, k) for k in names if k in _WITH_SPREAD},
+            # a degenerate model's numbers measure the file order, never the method
+            **{_column(k): None if degenerate else m.get(k) for k in names},
+            **{f"{_column(k)}_std": None if degenerate else _fold_std(run, k) for k in names if k in _WITH_SPREAD},
             "paper_map": batch_paper_value(dataset, role, "map"),
             "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
-            "vs_paper": "" if (verdict := direct_optimisation_verdict(run)) is None else verdict.text(),
+            "vs_paper": (f"degenerate model (constant scores, file order) in fold(s) "
+                         f"{', '.join(map(str, degenerate))}: no numbers" if degenerate
+                         else "" if verdict is None else verdict.text()),
         })
     return rows
 

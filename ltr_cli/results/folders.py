@@ -235,6 +235,7 @@ class BatchSummary(_SummaryBase):
     protocol: Literal["batch-cv"]
     folds: list[int | None]
     metrics: dict[_Metric, float | None]
+    degenerate_folds: list[int | None] = []  # folds whose selected model ranks in file order
 
     @model_validator(mode="after")
     def _headline(self) -> "BatchSummary":

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ltr_cli.learners.batch.common import Queries
+from ltr_cli.learners.batch.common import Queries, column_scale
 from ltr_cli.learners.batch.convergence import Convergence, FitContext, converged, progress_of, warm_weights
 from ltr_cli.learners.batch.losses import QueryLoss, mean_risk
 from ltr_cli.learners.batch.qp import solve_dual_qp
@@ -109,10 +109,25 @@ def bmrm(
 
 
 def fit_bmrm(train: Queries, loss: QueryLoss, C: float, eps: float, max_iter: int,
-             context: FitContext | None) -> LinearModel:
+             context: FitContext | None, feature_scale: str = "none") -> LinearModel:
     """A linear model by BMRM with lambda = 1/C on the mean of ``loss`` over the training
-    queries; its ``info`` keeps the convergence record."""
-    res = bmrm(mean_risk(train, loss), train[0][0].shape[1], 1.0 / C, eps, max_iter,
-               warm_weights(context), progress_of(context))
-    return LinearModel(res.w, {"iterations": res.iterations, "objective": res.objective,
-                               "convergence": res.convergence.to_dict()})
+    queries; its ``info`` keeps the convergence record.
+
+    ``feature_scale`` (:func:`~ltr_cli.learners.batch.common.column_scale`): when it
+    applies, the problem is solved on the columns divided by ``s`` (d,) and the weights
+    are mapped back (``w = u / s``), so the model scores raw rows; a warm start is mapped
+    into the scaled problem (``u = w * s``). BMRM's iteration count grows with the squared
+    size of the subgradients over lambda, so on raw features with values in the
+    thousands it ends at its cap long before it leaves w = 0."""
+    scale = column_scale(train, feature_scale)
+    warm = warm_weights(context)
+    if scale is not None:
+        train = [(X / scale, y) for X, y in train]
+        warm = None if warm is None else np.asarray(warm, dtype=np.float64) * scale
+    res = bmrm(mean_risk(train, loss), train[0][0].shape[1], 1.0 / C, eps, max_iter, warm, progress_of(context))
+    info: dict = {"iterations": res.iterations, "objective": res.objective,
+                  "convergence": res.convergence.to_dict()}
+    if scale is not None:
+        info["feature_scale"] = "max-abs"
+        return LinearModel(res.w / scale, info)
+    return LinearModel(res.w, info)

@@ -25,7 +25,8 @@ from ltr_cli.learners.batch.bmrm import fit_bmrm
 from ltr_cli.learners.batch.common import Queries
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.learners.batch.losses import position_measure_hinge
-from ltr_cli.learners.batch.structural import EPS_HELP, MAX_ITER_HELP
+from ltr_cli.learners.batch.common import FEATURE_SCALE_HELP
+from ltr_cli.learners.batch.structural import EPS_HELP, MAX_ITER_HELP, FeatureScale
 from ltr_cli.measures.metrics import eru_weights
 from ltr_cli.results.models import LinearModel
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
@@ -44,10 +45,10 @@ def neru_structural_hinge(
 
 def fit_bmrm_neru(train: Queries, C: float, d: float = 0.0, alpha: float = 5.0, k: int = 10,
                   weights: str = "bmrm", eps: float = 1e-3, max_iter: int = 1000,
-                  context: FitContext | None = None) -> LinearModel:
+                  context: FitContext | None = None, feature_scale: str = "none") -> LinearModel:
     """BMRM with lambda = 1/C on the mean NERU structural hinge of the training queries."""
     return fit_bmrm(train, lambda X, y, w: neru_structural_hinge(X, y, w, d, alpha, k, weights), C, eps,
-                    max_iter, context)
+                    max_iter, context, feature_scale)
 
 
 class BMRMNERUSpec(BatchLearnerConfig):
@@ -62,6 +63,8 @@ class BMRMNERUSpec(BatchLearnerConfig):
     weights: Literal["bmrm", "cofirank"] = Field("bmrm", description="score weights c of the NDCG method")
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
+    feature_scale: FeatureScale = Field("auto", description=FEATURE_SCALE_HELP)
+    id_defaults: ClassVar[dict[str, Any]] = {"feature_scale": "auto"}
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "measure": f"NERU@{self.k} (d={self.d:g}, alpha={self.alpha:g})",
@@ -69,4 +72,4 @@ class BMRMNERUSpec(BatchLearnerConfig):
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
         return fit_bmrm_neru(train, params["C"], self.d, self.alpha, self.k, self.weights, self.eps,
-                             self.max_iter, context)
+                             self.max_iter, context, self.feature_scale)

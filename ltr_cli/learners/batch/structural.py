@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import Field
 
 from ltr_cli.learners.batch.bmrm import fit_bmrm
-from ltr_cli.learners.batch.common import Queries
+from ltr_cli.learners.batch.common import FEATURE_SCALE_HELP, Queries
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.learners.batch.losses import ap_structural_hinge, ndcg_structural_hinge
 from ltr_cli.results.models import LinearModel
@@ -26,18 +26,20 @@ from ltr_cli.surrogates import SURROGATES
 
 
 def fit_svmmap(train: Queries, C: float, threshold: float = 0.0, eps: float = 1e-3,
-               max_iter: int = 1000, context: FitContext | None = None) -> LinearModel:
-    return fit_bmrm(train, lambda X, y, w: ap_structural_hinge(X, y, w, threshold), C, eps, max_iter, context)
+               max_iter: int = 1000, context: FitContext | None = None, feature_scale: str = "none") -> LinearModel:
+    return fit_bmrm(train, lambda X, y, w: ap_structural_hinge(X, y, w, threshold), C, eps, max_iter, context,
+                    feature_scale)
 
 
 def fit_bmrm_ndcg(train: Queries, C: float, k: int = 10, weights: str = "bmrm", eps: float = 1e-3,
-                  max_iter: int = 1000, context: FitContext | None = None) -> LinearModel:
+                  max_iter: int = 1000, context: FitContext | None = None, feature_scale: str = "none") -> LinearModel:
     return fit_bmrm(train, lambda X, y, w: ndcg_structural_hinge(X, y, w, k, weights), C, eps, max_iter,
-                     context)
+                    context, feature_scale)
 
 
 def fit_bmrm_surrogate(train: Queries, C: float, loss: str, cost: Any = "uniform", eps: float = 1e-3,
-                       max_iter: int = 1000, context: FitContext | None = None) -> LinearModel:
+                       max_iter: int = 1000, context: FitContext | None = None,
+                       feature_scale: str = "none") -> LinearModel:
     """BMRM on a score-space surrogate of the ranking-losses supplement (``ordinal`` by its
     Algorithm 1, ``preference`` by its Algorithm 2), mean over queries, lambda = 1/C."""
     fn = SURROGATES[loss]
@@ -48,11 +50,12 @@ def fit_bmrm_surrogate(train: Queries, C: float, loss: str, cost: Any = "uniform
         value, grad_s = fn(X @ w, y, cost=cost)
         return value, X.T @ grad_s
 
-    return fit_bmrm(train, per_query, C, eps, max_iter, context)
+    return fit_bmrm(train, per_query, C, eps, max_iter, context, feature_scale)
 
 
 # --- config ------------------------------------------------------------------------------
 
+FeatureScale = Literal["auto", "max-abs", "none"]
 EPS_HELP = "stop when the duality gap is at most eps x the objective (relative)"
 MAX_ITER_HELP = "iteration cap; a fit that reaches it without converging prints a warning"
 
@@ -66,12 +69,15 @@ class SVMmapSpec(BatchLearnerConfig):
     relevance_threshold: float = 0.0
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
+    feature_scale: FeatureScale = Field("auto", description=FEATURE_SCALE_HELP)
+    id_defaults: ClassVar[dict[str, Any]] = {"feature_scale": "auto"}
 
     def paper_role(self) -> str:
         return "SVMmap"  # its row in the paper's tables
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
-        return fit_svmmap(train, params["C"], self.relevance_threshold, self.eps, self.max_iter, context)
+        return fit_svmmap(train, params["C"], self.relevance_threshold, self.eps, self.max_iter, context,
+                          self.feature_scale)
 
 
 class BMRMNDCGSpec(BatchLearnerConfig):
@@ -84,9 +90,12 @@ class BMRMNDCGSpec(BatchLearnerConfig):
     weights: Literal["bmrm", "cofirank"] = "bmrm"
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
+    feature_scale: FeatureScale = Field("auto", description=FEATURE_SCALE_HELP)
+    id_defaults: ClassVar[dict[str, Any]] = {"feature_scale": "auto"}
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
-        return fit_bmrm_ndcg(train, params["C"], self.k, self.weights, self.eps, self.max_iter, context)
+        return fit_bmrm_ndcg(train, params["C"], self.k, self.weights, self.eps, self.max_iter, context,
+                             self.feature_scale)
 
 
 class BMRMSpec(BatchLearnerConfig):
@@ -99,6 +108,9 @@ class BMRMSpec(BatchLearnerConfig):
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
+    feature_scale: FeatureScale = Field("auto", description=FEATURE_SCALE_HELP)
+    id_defaults: ClassVar[dict[str, Any]] = {"feature_scale": "auto"}
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
-        return fit_bmrm_surrogate(train, params["C"], self.loss, self.cost, self.eps, self.max_iter, context)
+        return fit_bmrm_surrogate(train, params["C"], self.loss, self.cost, self.eps, self.max_iter, context,
+                                  self.feature_scale)
