@@ -23,7 +23,9 @@ def plot(
     latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
-    """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
+    """Plot time-averaged metric curves (PNG + PDF), one line per learner; batch (cv:) runs
+    as grouped bars of their test metrics per method."""
+    from ltr_cli.reports.batch_bars import bar_names, is_batch, plot_bars
     from ltr_cli.reports.plot import check_outputs, output_names, plot_runs, plot_theory
 
     runs = chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
@@ -32,9 +34,14 @@ def plot(
 
         runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
     target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
-    check_outputs(target, output_names(runs, metric, theory))  # before anything is written
-    written = plot_runs(runs, metric, target, max_rounds, _value(band))
-    if theory:
-        written += plot_theory(runs, target)
+    batch = [r for r in runs if is_batch(r)]
+    online = [r for r in runs if not is_batch(r)]
+    curves = bool(online) or not batch  # with no run at all, the curve planner says what is missing
+    names = (output_names(online, metric, theory) if curves else []) + bar_names(batch, metric)
+    check_outputs(target, names)  # before anything is written
+    written = plot_runs(online, metric, target, max_rounds, _value(band)) if curves else []
+    if theory and curves:
+        written += plot_theory(online, target)
+    written += plot_bars(batch, metric, target)
     for p in written:
         typer.echo(str(p))
