@@ -61,7 +61,11 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     assert rep.exit_code == 0, rep.stderr
     rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(rep.stdout))}
     assert set(rows) == {"svmmap", "adarank", "permurank", "ranksvm", "rankboost"}
-    assert rows["svmmap"]["paper_map"] == "0.4456" and rows["rankboost"]["paper_ndcg@3"] == "0.4726"
+    # the paper's numbers are LETOR 2.0's: a LETOR 3.0 run is named as other data, without them
+    for r in rows.values():
+        assert r["paper_map"] == r["paper_ndcg@3"] == ""
+        assert r["vs_paper"].startswith("not comparable: other data version: the paper used LETOR 2.0 OHSUMED "
+                                        "(25 features); this run: LETOR 3.0 OHSUMED (45 features)"), r["vs_paper"]
     assert all(0 < float(r["map"]) <= 1 and 0 < float(r["ndcg@3"]) <= 1 for r in rows.values())
     # every method beats a random ranker on test MAP (random: mean over 20 shuffles per fold)
     from tests.conftest import load_queries

@@ -50,7 +50,7 @@ def test_no_setup_no_verdict():
 
 
 def _batch(folds=5, convention="letor3", queries=106, documents=16_140, normalize="none", files=None,
-           dataset="letor3-ohsumed"):
+           dataset="letor2-ohsumed"):
     if files is None:  # LETOR's rotation: fold k's test subset is fold k+1's vali subset
         files = [{"xxh3_128": f"train{k}", "used_as": [{"fold": k, "role": "train"}]} for k in range(1, 6)]
         files += [{"xxh3_128": f"S{k}", "used_as": [{"fold": k, "role": "test"}, {"fold": k % 5 + 1, "role": "vali"}]}
@@ -79,6 +79,23 @@ def test_batch_runs_against_the_letor_protocol():
     assert direct_optimisation_verdict(_batch(dataset="mslr-web10k")) is None
 
 
+def test_letor3_runs_are_another_data_version():
+    """The paper's numbers were measured on LETOR 2.0: a LETOR 3.0 run gets no number and
+    a verdict naming both versions, never a difference from numbers of other data."""
+    from ltr_cli.reports.comparability import direct_optimisation_verdict
+    from ltr_cli.reports.paper_numbers import batch_paper_value
+
+    assert batch_paper_value("letor2-ohsumed", "SVMmap", "map") == 0.4456
+    assert batch_paper_value("letor2-td2004", "RankBoost", "ndcg@3") == 0.4640
+    assert batch_paper_value("letor3-ohsumed", "SVMmap", "map") is None
+    for name, features in (("ohsumed", 25), ("td2003", 44), ("td2004", 44)):
+        v = direct_optimisation_verdict(_batch(dataset=f"letor3-{name}", queries=None, documents=None))
+        assert v is not None and not v.comparable
+        assert v.differences[0] == (f"other data version: the paper used LETOR 2.0 {name.upper()} ({features} "
+                                    f"features); this run: LETOR 3.0 {name.upper()} ({45 if features == 25 else 64} "
+                                    "features)")
+
+
 def _rotated_letor(root: Path, copy: dict[int, tuple[str, str]] | None = None) -> None:
     """LETOR's layout written by hand: five subsets S1..S5; fold k trains on three of
     them, validates on the next and tests on the one after (Fold1: S1-S3, S4, S5; Fold2:
@@ -87,7 +104,7 @@ def _rotated_letor(root: Path, copy: dict[int, tuple[str, str]] | None = None) -
     from ltr_cli.data.registry import get_dataset
     from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
 
-    info = get_dataset("letor3-ohsumed")
+    info = get_dataset("letor2-ohsumed")
     subsets = []
     for k in range(5):
         buf = root / f"S{k + 1}.txt"
@@ -117,7 +134,7 @@ def _verdict_on(root: Path, strip_roles: bool = False):
     from ltr_cli.reports.comparability import direct_optimisation_verdict
 
     spec = parse_config({"experiment": "x", "cv": {}, "learners": {"s": {"type": "svmmap"}},
-                         "dataset": {"kind": "registry", "name": "letor3-ohsumed", "root": str(root)}})
+                         "dataset": {"kind": "registry", "name": "letor2-ohsumed", "root": str(root)}})
     identity = folds_identity(open_folds(spec))
     if strip_roles:
         identity = {"files": [{k: v for k, v in f.items() if k != "used_as"} for f in identity["files"]]}

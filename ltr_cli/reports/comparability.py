@@ -15,7 +15,8 @@ file's query sizes and is not a data file: it is neither counted nor compared):
 
 The other checks: the paper's number of files or folds, rounds within 10% of the paper's
 T, passes, shuffling, keep-probability, the conventions, the dataset's query and document
-counts and normalisation. Averaging several seeds is noted, not counted against the run (the
+counts, normalisation, and the data version (a LETOR 3.0 run against numbers the paper
+measured on LETOR 2.0). Averaging several seeds is noted, not counted against the run (the
 paper reports one run).
 """
 
@@ -139,17 +140,31 @@ def _copies_within_folds(run: Any) -> list[str]:
     return out
 
 
+def _version(title: str) -> str:
+    return title.split(" (")[0]
+
+
 def direct_optimisation_verdict(run: Any) -> Verdict | None:
     """A batch run against the direct-optimisation paper's LETOR protocol; None when the
-    paper has no number for its dataset."""
+    paper has no number for its dataset or another version of it."""
     from ltr_cli.data.registry import DATASETS
-    from ltr_cli.reports.paper_numbers import DIRECT_OPTIMISATION_PAPER, DIRECT_OPTIMISATION_SETUP as setup
+    from ltr_cli.reports.paper_numbers import (
+        DIRECT_OPTIMISATION_PAPER,
+        DIRECT_OPTIMISATION_SETUP as setup,
+        PAPER_DATA_VERSION,
+    )
 
     dataset = str(run.summary.get("dataset", ""))
-    if not any(key[0] == dataset for key in DIRECT_OPTIMISATION_PAPER):
+    papers = PAPER_DATA_VERSION.get(dataset, dataset)
+    if not any(key[0] == papers for key in DIRECT_OPTIMISATION_PAPER):
         return None
     info = DATASETS.get(dataset)
     diffs: list[str] = []
+    if papers != dataset:
+        used = DATASETS[papers]
+        diffs.append(f"other data version: the paper used {_version(used.title)} ({used.n_features} features); "
+                     f"this run: {_version(info.title) if info else dataset}"
+                     + (f" ({info.n_features} features)" if info else ""))
     folds = run.summary.get("folds", [])
     if not isinstance(folds, list) or len(folds) != setup["folds"]:
         diffs.append(f"{len(folds) if isinstance(folds, list) else 0} fold(s) (paper: {setup['folds']})")
@@ -164,7 +179,7 @@ def direct_optimisation_verdict(run: Any) -> Verdict | None:
     normalize = (config.get("dataset") or {}).get("normalize", "none") if isinstance(config.get("dataset"), dict) \
         else "none"
     if normalize != setup["normalize"]:
-        diffs.append(f"normalize {normalize} (the paper's files are already QueryLevelNorm)")
+        diffs.append(f"normalize {normalize} (the paper describes no normalisation of LETOR's files)")
     if diffs:
         diffs.append(f"the paper: {setup['what']}")
     return Verdict(not diffs, diffs)
