@@ -4,6 +4,8 @@ they hold (kept in reports), and path errors name the absolute path and its dire
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -48,6 +50,11 @@ def test_registry_dataset_takes_qid_group_and_index_base(tmp_path):
     assert summary["dataset"] == "yahoo-set1" and summary["rounds"] == 4
     res = runner.invoke(app, ["report", str(tmp_path / "res"), "--format", "csv"])
     assert res.exit_code == 0 and ",yahoo-set1," in res.stdout
+    # the .query group file is recorded as the data file's group file, not as a second data file
+    files = json.loads((run_dir / "manifest.json").read_text())["dataset"]["fingerprint"]["files"]
+    assert [f.get("group", False) for f in files] == [False, True]
+    verdict = next(csv.DictReader(io.StringIO(res.stdout)))["vs_paper"]
+    assert verdict.startswith("not comparable: 4 rounds") and "data file" not in verdict, verdict
 
 
 def test_registry_overrides_are_validated(tmp_path):

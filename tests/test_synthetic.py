@@ -75,3 +75,42 @@ def test_group_style_file(tmp_path):
     assert (tmp_path / "rank.train.query").read_text().split() == [str(q.m) for q in qs]
     back = list(SVMLightReader(path, ReaderOptions(n_features=700)))
     assert [q.m for q in back] == [q.m for q in qs]
+
+
+def test_fold_layout_rotates_subsets_like_letor(tmp_path):
+    """Fold1 trains on S1-S3, validates on S4, tests on S5; Fold2 trains on S2-S4, validates
+    on S5, tests on S1; ... so each fold's test file is the next fold's vali file."""
+    from ltr_cli.data.synthetic import rotation, write_fold_layout
+    from ltr_cli.errors import LtrError
+
+    assert rotation(5) == [([0, 1, 2], 3, 4), ([1, 2, 3], 4, 0), ([2, 3, 4], 0, 1), ([3, 4, 0], 1, 2),
+                           ([4, 0, 1], 2, 3)]
+    info = get_dataset("letor2-td2003")
+    written = write_fold_layout(tmp_path, info, ShapeSpec(12, 5, seed=1))
+    assert written["subsets"] == [2, 3, 2, 3, 2] and written["features"] == 44
+    files = {(f, s): info.path_for(tmp_path, s, f).read_bytes() for f in info.folds for s in ("train", "vali", "test")}
+    for f in info.folds:
+        nxt = f % 5 + 1
+        assert files[(f, "test")] == files[(nxt, "vali")]
+        assert len({files[(f, s)] for s in ("train", "vali", "test")}) == 3
+    # a training file is its three subsets in order, each written as in the other folds
+    assert files[(1, "train")] == files[(2, "test")] + files[(3, "test")] + files[(4, "test")]
+    qids = [line.split()[1] for f in info.folds for line in files[(f, "test")].decode().splitlines()]
+    assert len(dict.fromkeys(qids)) == 12  # qids unique over the dataset
+    with pytest.raises(LtrError, match="no train/vali/test fold layout"):
+        write_fold_layout(tmp_path / "y", get_dataset("yahoo-set1"), ShapeSpec(10))
+    with pytest.raises(LtrError, match="at least 5"):
+        write_fold_layout(tmp_path / "z", info, ShapeSpec(4))
+
+
+def test_synth_folds_needs_a_registry_dataset_and_a_directory(tmp_path):
+    from ltr_cli.data.synthetic import synthesize
+    from ltr_cli.errors import LtrError
+
+    with pytest.raises(LtrError, match="give --like NAME"):
+        synthesize(tmp_path / "d", None, "authors", 10, None, 0, None, folds=True)
+    (tmp_path / "f").write_text("")
+    with pytest.raises(LtrError, match="writes a directory"):
+        synthesize(tmp_path / "f", "letor2-ohsumed", None, 10, None, 0, None, folds=True)
+    out = synthesize(tmp_path / "d", "letor2-ohsumed", None, 10, 4, 0, None, folds=True)
+    assert out["root"] == str(tmp_path / "d") and (tmp_path / "d" / "Fold5" / "testset.txt").is_file()

@@ -102,9 +102,11 @@ def data_synth(
     docs_per_query: Annotated[Optional[float], typer.Option("--docs-per-query", min=1, help="mean documents per query (shaped data)")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="generator seed")] = 0,
     qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
+    folds: Annotated[bool, typer.Option("--folds", help="OUT is a directory: write the --like dataset's fold layout there (e.g. Fold1..Fold5/trainingset.txt ...), its queries split into one subset per fold and rotated over the folds as in LETOR and MSLR")] = False,
 ) -> None:
-    """Write generated data as an SVMlight file (for tests, benchmarks, trying the tool)."""
+    """Write generated data as an SVMlight file, or a registry dataset's folds (for tests,
+    benchmarks, trying the tool)."""
     from ltr_cli.data.synthetic import synthesize
 
     style = _value(qid) if qid is not None and _value(qid) != "auto" else None
-    typer.echo(json.dumps(synthesize(out, like, separable, queries, docs_per_query, seed, style)))
+    typer.echo(json.dumps(synthesize(out, like, separable, queries, docs_per_query, seed, style, folds)))

@@ -125,7 +125,7 @@ class CVSpec(Strict):
         "ndcg@10, p@1, p@3, p@5, p@10), scored under cv.convention")
     convention: ConventionName | None = Field(
         None, description="evaluation convention; default: the dataset's own (mslr-*: mslr, letor3-*: letor3, "
-        "letor4-*: letor4, other graded 0-4 sets: mslr)")
+        "letor2-*: letor3 (LETOR 2.0's own script is not documented), letor4-*: letor4, other graded 0-4 sets: mslr)")
     splits: dict[str, str] = Field(
         default_factory=lambda: dict(CV_SPLITS),
         description="the dataset split each role reads: train, vali, test (default: the role's name; "

@@ -64,11 +64,14 @@ class DatasetInfo:
 
 
 _MSLR_FILES = {s: f"Fold{{fold}}/{s}.txt" for s in ("train", "vali", "test")}
-_LETOR3_FILES = {
+# LETOR 2.0 and 3.0 (OHSUMED, .gov): trainingset / validationset / testset in Fold1..Fold5
+_LETOR_FILES = {
     "train": "Fold{fold}/trainingset.txt",
     "vali": "Fold{fold}/validationset.txt",
     "test": "Fold{fold}/testset.txt",
 }
+
+_LETOR2_CONVENTION = "evaluated with LETOR 3.0's script conventions (letor3); LETOR 2.0's own script is not documented here"
 
 DATASETS: dict[str, DatasetInfo] = {
     d.name: d
@@ -123,8 +126,36 @@ DATASETS: dict[str, DatasetInfo] = {
             notes=("no qid: token; the qid is the trailing '# <qid>' comment", "qids are not sorted"),
         ),
         DatasetInfo(
+            name="letor2-ohsumed", convention="letor3", title="LETOR 2.0 OHSUMED", n_features=25, index_base=1,
+            labels="integer 0-2", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR_FILES,
+            obtain="Obtain OHSUMED from LETOR 2.0 (Microsoft Research Asia, December 2007) and unpack "
+            "it so that Fold1/trainingset.txt lies under the root.",
+            docs_per_query=152.0, queries=106, documents=16_140,
+            label_levels=(0, 1, 2), label_probs=(0.7, 0.16, 0.14),
+            notes=("the version the direct-optimisation paper used (25 features; LETOR 3.0 has 45)",
+                   "MAP treats labels 1 and 2 as relevant", _LETOR2_CONVENTION),
+        ),
+        DatasetInfo(
+            name="letor2-td2003", convention="letor3", title="LETOR 2.0 TD2003 (.gov)", n_features=44, index_base=1,
+            labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR_FILES,
+            obtain="Obtain TD2003 from LETOR 2.0 (Microsoft Research Asia, December 2007) and unpack "
+            "it so that Fold1/trainingset.txt lies under the root.",
+            docs_per_query=1000.0, queries=50, label_levels=(0, 1), label_probs=(0.992, 0.008),
+            notes=("the version the direct-optimisation paper used (44 features; LETOR 3.0 has 64)",
+                   _LETOR2_CONVENTION),
+        ),
+        DatasetInfo(
+            name="letor2-td2004", convention="letor3", title="LETOR 2.0 TD2004 (.gov)", n_features=44, index_base=1,
+            labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR_FILES,
+            obtain="Obtain TD2004 from LETOR 2.0 (Microsoft Research Asia, December 2007) and unpack "
+            "it so that Fold1/trainingset.txt lies under the root.",
+            docs_per_query=1000.0, queries=75, label_levels=(0, 1), label_probs=(0.988, 0.012),
+            notes=("the version the direct-optimisation paper used (44 features; LETOR 3.0 has 64)",
+                   _LETOR2_CONVENTION),
+        ),
+        DatasetInfo(
             name="letor3-ohsumed", convention="letor3", title="LETOR 3.0 OHSUMED", n_features=45, index_base=1,
-            labels="integer 0-2", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR3_FILES,
+            labels="integer 0-2", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR_FILES,
             obtain="Download OHSUMED from Microsoft Research's LETOR 3.0 page and unpack "
             "QueryLevelNorm so that Fold1/trainingset.txt lies under the root.",
             docs_per_query=152.0, queries=106, documents=16_140,
@@ -133,7 +164,7 @@ DATASETS: dict[str, DatasetInfo] = {
         ),
         DatasetInfo(
             name="letor3-td2003", convention="letor3", title="LETOR 3.0 TD2003 (.gov)", n_features=64, index_base=1,
-            labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR3_FILES,
+            labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR_FILES,
             obtain="Download Gov/TD2003 from Microsoft Research's LETOR 3.0 page and unpack "
             "QueryLevelNorm so that Fold1/trainingset.txt lies under the root.",
             docs_per_query=980.0, queries=50, label_levels=(0, 1), label_probs=(0.992, 0.008),
@@ -141,7 +172,7 @@ DATASETS: dict[str, DatasetInfo] = {
         ),
         DatasetInfo(
             name="letor3-td2004", convention="letor3", title="LETOR 3.0 TD2004 (.gov)", n_features=64, index_base=1,
-            labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR3_FILES,
+            labels="binary", qid_source="token", folds=(1, 2, 3, 4, 5), files=_LETOR_FILES,
             obtain="Download Gov/TD2004 from Microsoft Research's LETOR 3.0 page and unpack "
             "QueryLevelNorm so that Fold1/trainingset.txt lies under the root.",
             docs_per_query=990.0, queries=75, label_levels=(0, 1), label_probs=(0.988, 0.012),

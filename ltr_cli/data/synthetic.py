@@ -196,12 +196,57 @@ def write_svmlight(
     return n_docs
 
 
+def rotation(n_folds: int) -> list[tuple[list[int], int, int]]:
+    """LETOR's and MSLR's fold layout over ``n_folds`` subsets (0-based): fold i trains on
+    the ``n_folds - 2`` subsets from i on, validates on the next and tests on the one after,
+    so fold i + 1's vali subset is fold i's test subset. For five folds: Fold1 trains on
+    S1-S3, validates on S4, tests on S5; Fold2 trains on S2-S4, validates on S5, tests on S1."""
+    return [([(i + j) % n_folds for j in range(n_folds - 2)], (i + n_folds - 2) % n_folds,
+             (i + n_folds - 1) % n_folds) for i in range(n_folds)]
+
+
+def write_fold_layout(root: Path, info: DatasetInfo, spec: ShapeSpec) -> dict[str, object]:
+    """Write ``spec.queries`` queries shaped like ``info`` in its registry layout under
+    ``root``, split into one subset per fold and rotated over the folds like the real
+    data (:func:`rotation`): a subset is written the same way wherever it appears, so one
+    fold's test file and the next fold's vali file are identical bytes. Qids are unique
+    over the whole dataset."""
+    n = len(info.folds)
+    if n < 3 or not {"train", "vali", "test"} <= set(info.files):
+        raise LtrError(f"{info.name} has no train/vali/test fold layout to write (it has splits "
+                       f"{', '.join(sorted(info.files))} and {n} folds)")
+    if spec.queries < n:
+        raise LtrError(f"--queries must be at least {n} (one query per subset, {n} subsets)")
+    queries = list(shaped_queries(info, spec))
+    bounds = np.linspace(0, len(queries), n + 1).round().astype(int)
+    subsets = [queries[bounds[k]:bounds[k + 1]] for k in range(n)]
+    style = spec.qid_style or info.qid_source
+    for number, (train, vali, test) in zip(info.folds, rotation(n)):
+        for split, parts in (("train", train), ("vali", [vali]), ("test", [test])):
+            path = info.path_for(root, split, number)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_svmlight(path, (q for k in parts for q in subsets[k]), qid_style=style, sparse=info.sparse)
+    return {"root": str(root), "dataset": info.name, "folds": n, "subsets": [len(s) for s in subsets],
+            "queries": len(queries), "documents": sum(q.m for q in queries), "features": info.n_features,
+            "qid": style}
+
+
 def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
-               docs_per_query: float | None, seed: int, qid_style: str | None) -> dict[str, object]:
+               docs_per_query: float | None, seed: int, qid_style: str | None,
+               folds: bool = False) -> dict[str, object]:
     """``ltr data synth``: write generated queries (shaped like a registry dataset, or the
-    perceptron paper's separable set) to ``out``; what was written."""
+    perceptron paper's separable set) to ``out``, or with ``folds`` the registry dataset's
+    fold layout under the directory ``out`` (:func:`write_fold_layout`); what was written."""
     if (like is None) == (separable is None):
         raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+    if folds:
+        if like is None:
+            raise LtrError("--folds writes a registry dataset's layout: give --like NAME")
+        if out.exists() and not out.is_dir():
+            raise LtrError(f"{out}: --folds writes a directory (the dataset root); this is a file")
+        out.mkdir(exist_ok=True)
+        return write_fold_layout(out, get_dataset(like), ShapeSpec(queries, docs_per_query, seed=seed,
+                                                                   qid_style=qid_style))
     if like is not None:
         info = get_dataset(like)
         queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))

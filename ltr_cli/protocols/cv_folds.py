@@ -48,12 +48,16 @@ def open_folds(spec: ExperimentSpec, cache_dir: Path | None = None) -> list[Fold
 
 def folds_identity(folds: list[Fold]) -> dict[str, Any]:
     """Identity (path, size, content digest, stat key) of every file the CV reads, each
-    once, in the order it reads them."""
+    once, in the order it reads them; ``used_as`` lists the fold and role of each use
+    (``{"fold": 2, "role": "vali"}``), so a reader can tell LETOR's rotation (one fold's
+    test file is the next fold's vali file) from one fold reading a file twice."""
     seen: dict[str, dict[str, Any]] = {}
     for fold in folds:
-        for source in (fold.train, fold.vali, fold.test):
+        for role in SPLITS:
+            source: QuerySource = getattr(fold, role)
             for ident in source.identity()["files"]:
-                seen.setdefault(ident["path"], ident)
+                entry = seen.setdefault(ident["path"], {**ident, "used_as": []})
+                entry["used_as"].append({"fold": fold.number, "role": role})
     return {"files": list(seen.values())}
 
 

@@ -179,16 +179,16 @@ class FileSource:
     def identity(self) -> dict[str, Any]:
         """``{"files": [...]}``: each file's (and group file's) path, size and content digest
         with its stat key (:mod:`ltr_cli.data.identity`), in reading order, from the cache
-        when there is one."""
-        ids = []
+        when there is one; a group file's entry follows its data file's and says
+        ``"group": true``."""
+        ids: list[dict[str, Any]] = []
         for unit in self.units():
             if self.cache_dir is not None:
                 meta = self._cached(unit).meta
-                ids.append(meta["source"])
-                if "group_source" in meta:
-                    ids.append(meta["group_source"])
+                found = [meta["source"]] + ([meta["group_source"]] if "group_source" in meta else [])
             else:
-                ids.extend(self._file_identity(p) for p in self._watched(unit))
+                found = [self._file_identity(p) for p in self._watched(unit)]
+            ids += [found[0]] + [{**group, "group": True} for group in found[1:]]
         return {"files": ids}
 
 
