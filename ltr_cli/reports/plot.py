@@ -231,7 +231,7 @@ def _curve_plan(runs: list[Run], metrics: list[str] | None) -> list[tuple[str, s
                 raise ResultsError(f"metric {metric!r} is not in the runs of {experiment}; they have: "
                                    f"{', '.join(available)}")
     if not plan:
-        raise ResultsError("nothing to plot: no online runs with metric columns (batch runs: use ltr report)")
+        raise ResultsError("nothing to plot: no runs with metric columns")
     return plan
 
 
