@@ -229,3 +229,40 @@ def test_run_refuses_a_cache_folder_or_lock_that_is_a_link(tmp_path):
     shutil.rmtree(out / "c")
     err = _one_error(runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"]))
     assert "cache lock" in err and victim.read_text() == "precious"
+
+
+def _copy_run(results: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    (run,) = [p.parent for p in results.rglob("summary.json")]
+    copy = tmp_path / "copy" / run.parent.name / run.name
+    shutil.copytree(run, copy)
+    return copy
+
+
+@pytest.mark.parametrize("edit", ["summary-number", "summary-rounds", "inf-value", "t-backwards"])
+def test_a_run_folder_whose_files_disagree_is_refused_not_reported(tmp_path, results, edit):
+    """A summary edited by hand, rounds from another run, an infinite metric value or rounds
+    out of order: plot and report refuse the folder in one line instead of drawing it."""
+    import pandas as pd
+
+    run = _copy_run(results, tmp_path)
+    summary = json.loads((run / "summary.json").read_text())
+    rounds = pd.read_parquet(run / "rounds.parquet")
+    metric = next(iter(summary["metrics"]))
+    if edit == "summary-number":
+        summary["metrics"][metric]["final_time_average"] = 0.999
+    elif edit == "summary-rounds":
+        summary["rounds"] += 1
+    elif edit == "inf-value":
+        rounds.loc[3, metric] = float("inf")
+    else:
+        rounds.loc[[2, 3], "t"] = rounds.loc[[3, 2], "t"].to_numpy()
+    (run / "summary.json").write_text(json.dumps(summary))
+    rounds.to_parquet(run / "rounds.parquet")
+    expected = {"summary-number": "summary.json does not match rounds.parquet (final time average",
+                "summary-rounds": "summary.json does not match rounds.parquet (rounds",
+                "inf-value": "holds an infinite value", "t-backwards": "must count rounds upwards"}[edit]
+    for argv in (["report", str(run.parent.parent)], ["plot", str(run.parent.parent), "--out", str(tmp_path / "p")]):
+        assert expected in _one_error(runner.invoke(app, argv))
+    assert not (tmp_path / "p").exists()

@@ -32,10 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.measures.metrics import time_average
 from ltr_cli.measures.registry import is_metric_name
 from ltr_cli.names import check_label, check_name
 from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
@@ -376,6 +378,9 @@ def check_rounds(rounds: pd.DataFrame, path: Path) -> None:
     if len(set(columns)) != len(columns):
         raise _damaged(path, "has a repeated column")
     if "t" in columns:
+        t = rounds["t"].to_numpy()
+        if _dtype_ok(rounds["t"], "integer") and t.size and (t[0] < 1 or (np.diff(t) <= 0).any()):
+            raise _damaged(path, "column 't' must count rounds upwards from 1")
         for column in columns:
             kind = _ROUND_COLUMNS.get(column, "number")
             if column not in _ROUND_COLUMNS and not is_metric_name(column):
@@ -391,6 +396,42 @@ def check_rounds(rounds: pd.DataFrame, path: Path) -> None:
                 raise _damaged(path, f"column {column!r} must hold numbers, not {rounds[column].dtype} values")
     else:
         raise _damaged(path, "has neither a 't' (online) nor a 'fold' (batch) column")
+    for column in columns:
+        if is_metric_name(column) and _dtype_ok(rounds[column], "number") and \
+                np.isinf(rounds[column].to_numpy(dtype=np.float64)).any():
+            raise _damaged(path, f"column {column!r} holds an infinite value")
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+
+
+def check_summary_matches(summary: dict[str, Any], rounds: pd.DataFrame, path: Path) -> None:
+    """``summary.json``'s numbers are those of ``rounds.parquet``: the round count and each
+    metric's final time average (online), each test metric's mean over folds (batch).
+    A folder edited by hand, or put together from two runs, is refused, never reported."""
+    def mismatch(what: str, stated: Any, found: Any) -> ResultsError:
+        return _damaged(path, f"summary.json does not match rounds.parquet ({what}: {stated} in summary.json, "
+                              f"{found} in rounds.parquet)")
+
+    if summary.get("protocol") == "batch-cv":
+        for name, stated in (summary.get("metrics") or {}).items():
+            if name in rounds.columns:
+                kept = rounds[name].dropna().to_numpy(dtype=np.float64)
+                found = float(np.mean(kept)) if kept.size else None
+                if not _same(stated, found):
+                    raise mismatch(f"mean over folds of {name}", stated, found)
+        return
+    if summary.get("rounds") != len(rounds):
+        raise mismatch("rounds", summary.get("rounds"), len(rounds))
+    for name, stats in (summary.get("metrics") or {}).items():
+        if name in rounds.columns and len(rounds):
+            curve = time_average(rounds[name].to_numpy(dtype=np.float64))
+            found = None if np.isnan(curve[-1]) else float(curve[-1])
+            if not _same(stats.get("final_time_average"), found):
+                raise mismatch(f"final time average of {name}", stats.get("final_time_average"), found)
 
 
 def _read_rounds(path: Path) -> pd.DataFrame:
@@ -418,4 +459,5 @@ def read_run(run_dir: Path) -> Run:
     rounds = _read_rounds(run_dir / "rounds.parquet")
     if batch == ("t" in rounds.columns):
         raise _damaged(run_dir / "rounds.parquet", "does not match summary.json (online vs batch run)")
+    check_summary_matches(summary, rounds, run_dir / "rounds.parquet")
     return Run(path=run_dir, config=config, summary=summary, manifest=manifest, rounds=rounds)
