@@ -1,6 +1,6 @@
 """Paired significance tests between learners: the machinery against scipy, the per-query
-test values a batch run stores, ``ltr compare`` end to end and the refusals (one line,
-status 1)."""
+test values a batch run stores, ``ltr compare`` end to end, ``ltr report --baseline`` and
+the refusals (one line, status 1)."""
 
 from __future__ import annotations
 
@@ -183,6 +183,27 @@ def test_compare_text_lists_pairs_and_the_multiple_comparison_note(batch):
     assert "all 45 differences are zero" in next(line for line in lines if " twin " in line and "strong" in line)
 
 
+def test_report_marks_learners_better_than_a_baseline(batch):
+    plain = runner.invoke(app, ["report", str(batch)])
+    assert plain.exit_code == 0 and "†" not in plain.stdout and "vs_baseline" not in plain.stdout
+    res = runner.invoke(app, ["report", str(batch), "--baseline", "weak"])
+    assert res.exit_code == 0, res.stderr
+    table, legend = res.stdout.strip().split("\n\n")
+    rows = {line.split(" | ")[2]: line for line in table.splitlines()[2:]}
+    assert "| baseline |" in rows["weak"] and "†" not in rows["weak"]
+    for learner in ("strong", "twin"):
+        assert "better on " in rows[learner] and "ndcg@1 (+" in rows[learner] and "45 queries" in rows[learner]
+    assert legend.startswith("†: significantly better than weak (paired t-test")
+    # the same cells as the plain report, each marked value with its mark
+    head = plain.stdout.splitlines()[0]
+    assert table.splitlines()[0] == head + " vs_baseline |"
+    for line, marked in zip(plain.stdout.splitlines()[2:], table.splitlines()[2:]):
+        assert marked.replace("†", "").startswith(line[:-1])
+    csv = runner.invoke(app, ["report", str(batch), "--baseline", "RankBoost", "--format", "csv"])
+    assert csv.exit_code == 0 and "†" not in csv.stdout.split("\n")[1].split(",")[5]
+    assert csv.stdout.splitlines()[0].endswith(",vs_baseline")
+
+
 # --- online runs: paired by seed ------------------------------------------------------------
 
 
@@ -210,6 +231,11 @@ def test_online_runs_are_paired_by_seed_on_the_reports_last10(online):
     b = np.array([last10[(pair["b"], seed)] for seed in (0, 1, 2)])
     assert pair["mean_difference"] == pytest.approx(np.mean(a - b))
     assert pair["p"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
+    report = runner.invoke(app, ["report", str(online), "--baseline", "listnet"])
+    assert report.exit_code == 0, report.stderr
+    rows = [line for line in report.stdout.splitlines() if line.startswith("| simulated_separable")]
+    assert all(line.endswith("| baseline |") for line in rows if "| listnet |" in line)
+    assert all("3 seeds |" in line for line in rows if "| slam-ndcg |" in line)
 
 
 def test_one_seed_is_too_few_pairs_for_a_test(online):
@@ -255,6 +281,8 @@ def test_a_run_without_per_query_values_says_to_re_run(tmp_path, batch):
     (_run(folder, "weak") / "test_queries.parquet").unlink()
     line = _one_line(runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@1"]))
     assert "weak-" in line and "re-run it to record per-query values" in line
+    report = runner.invoke(app, ["report", str(folder), "--baseline", "strong", "--format", "csv"])
+    assert report.exit_code == 0 and "no per-query values for this run" in report.stdout
 
 
 def _edit_table(change):
@@ -302,3 +330,10 @@ def _main(argv: list[str], capsys) -> tuple[int, str]:
 def test_an_unknown_test_is_a_usage_line(batch, capsys):
     code, err = _main(["compare", str(batch), "--metric", "map", "--test", "sign"], capsys)
     assert code == 1 and len(err.strip().splitlines()) == 1 and "ltr compare --help" in err
+
+
+def test_report_baseline_refusals(batch):
+    assert "no learner named 'nobody'" in _one_line(runner.invoke(app, ["report", str(batch), "--baseline", "nobody"]))
+    assert "--html" in _one_line(runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--html"]))
+    assert "--select-by" in _one_line(
+        runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--select-by", "map"]))
