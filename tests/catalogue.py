@@ -354,6 +354,10 @@ STATE_CASES = [
     StateCase("corrupt-cache-byte", "one byte of X.bin flipped anywhere",
               "caught as its block is mapped, before its query is yielded; one line, the cache removed",
               "tests/test_integrity.py::test_corrupt_cache_byte_during_a_run_is_one_line_and_the_cache_is_removed"),
+    StateCase("crafted-per-query-table", "a batch run's `test_queries.parquet` not Parquet, a FIFO or folder, a column "
+              "renamed, qids or folds of the wrong type, a fold the run lacks, or a value edited (its fold mean no "
+              "longer matches `rounds.parquet`)", "`compare`: one line naming the file",
+              "tests/test_compare.py::test_a_damaged_or_crafted_per_query_table_is_one_line"),
     StateCase("traversal-experiment", "`experiment: ../../x/OWNED` in a received run folder",
               "`plot`/`report`: one line naming the run file; nothing written",
               "tests/test_catalogue.py::test_hostile_run_folder"),

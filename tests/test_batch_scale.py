@@ -287,6 +287,7 @@ def test_a_crafted_fold_checkpoint_on_the_right_data_is_refused(tmp_path, tamper
     checkpoint = fold_checkpoint(spec, spec.learners["r"], folder / run_name(spec, "r"),
                                  folds_identity(open_folds(spec)), [1, 2, 3])
     record = {"row": {"fold": 1, "chosen": "{}", **dict.fromkeys(row_columns("map"), 0.5)},
+              "queries": {"qid": [], **{m: [] for m in row_columns("map")[1:]}},
               "grid": {"fold": 1, "tried": [{"params": {"C": 1}, "vali": 0.5, "convergence": None}]},
               "model": {"kind": "linear", "features": 45, "w": [0.0] * 45}}
     tamper(record)

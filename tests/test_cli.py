@@ -355,7 +355,7 @@ def test_every_command_is_registered():
     from ltr_cli.cli.app import app
 
     names = set(get_command(app).commands)  # type: ignore[attr-defined]
-    assert {"run", "plot", "report", "list", "bench", "sweep", "data", "eval", "score"} <= names, names
+    assert {"run", "plot", "report", "compare", "list", "bench", "sweep", "data", "eval", "score"} <= names, names
     assert not any(name.startswith("-") or name.startswith("point") for name in names)
 
 

@@ -74,6 +74,12 @@ def test_an_untouched_checkpoint_resumes(tmp_path, interrupted):
     res = _resume(cfg, out)
     assert res.exit_code == 0, res.stderr
     assert not list((out / "scale").glob(".*.folds.json"))
+    from ltr_cli.results.folders import find_runs, read_run
+    from ltr_cli.results.query_values import read_test_queries
+
+    (run,) = [read_run(d) for d in find_runs([out])]
+    table = read_test_queries(run)  # folds 1 and 2 from the checkpoint, 3 computed: all average to the table
+    assert table is not None and table["fold"].tolist() == [1] * 4 + [2] * 4 + [3] * 4
 
 
 def test_another_runs_checkpoint_renamed_to_this_run_is_refused(tmp_path, interrupted):
@@ -111,6 +117,10 @@ DAMAGE = {
     "grid-entry-without-params": _edit(lambda d: d["folds"]["1"]["grid"]["tried"][0].pop("params")),
     "grid-empty": _edit(lambda d: d["folds"]["1"]["grid"].update({"tried": []})),
     "count-negative": _edit(lambda d: d["folds"]["1"].update({"test_queries": -1})),
+    "query-value-string": _edit(lambda d: d["folds"]["1"]["queries"]["ap"].__setitem__(0, "0.5")),
+    "query-values-lack-a-metric": _edit(lambda d: d["folds"]["2"]["queries"].pop("ndcg@10")),
+    "query-ids-one-too-many": _edit(lambda d: d["folds"]["1"]["queries"]["qid"].append("x")),
+    "no-query-values": _edit(lambda d: d["folds"]["1"].pop("queries")),
     "old-format": _edit(lambda d: (d.update({"format": "ltr-cv-folds/1"}), d.pop("run"), d.pop("learner"))),
     "no-run": _edit(lambda d: d.pop("run")),
     "learner-digest-edited": _edit(lambda d: d.update({"learner": "0" * 64})),

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from ltr_cli.cli import bench as bench_cmd
+from ltr_cli.cli import compare as compare_cmd
 from ltr_cli.cli import evaluate, listing
 from ltr_cli.cli import plot as plot_cmd
 from ltr_cli.cli import report as report_cmd
@@ -75,6 +76,7 @@ command(app)(run_cmd.run)
 command(app)(plot_cmd.plot)
 command(app)(sweep_cmd.sweep)
 command(app)(report_cmd.report)
+command(app)(compare_cmd.compare)
 command(app)(bench_cmd.bench)
 command(app, "list")(listing.list_)
 command(app, "score")(score_cmd.score)

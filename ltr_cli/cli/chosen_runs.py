@@ -1,4 +1,4 @@
-"""Which finished runs ``ltr plot`` and ``ltr report`` show (``--latest``, ``--config``)."""
+"""Which finished runs ``ltr plot``, ``ltr report`` and ``ltr compare`` show (``--latest``, ``--config``)."""
 
 from __future__ import annotations
 

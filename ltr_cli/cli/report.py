@@ -26,13 +26,18 @@ def report(
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the time-averaged curve to average")] = 10,
     latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="LEARNER", help="mark each learner significantly better than this one (paired t-test, p < 0.05: online over seeds, batch over test queries) and add a vs_baseline column")] = None,
     html: Annotated[bool, typer.Option("--html", help="write one self-contained HTML report (figures, tables with verdicts and spreads, config, conventions, data fingerprints, versions) to --out, default RESULTS/report.html")] = False,
 ) -> None:
     """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
-    with --select-by, each learner's best hyper-parameters (mean and spread over seeds)."""
+    with --select-by, each learner's best hyper-parameters (mean and spread over seeds);
+    with --baseline, marks where a learner is significantly better than that one."""
+    from ltr_cli.errors import LtrError
     from ltr_cli.outputs import write_text
     from ltr_cli.reports.run_filter import mixed_configurations
 
+    if baseline is not None and (html or select_by):
+        raise LtrError(f"--baseline marks the report's tables; it does not apply to {'--html' if html else '--select-by'}")
     runs = chosen_runs(results, latest, config, say=not html)
     if html:
         from ltr_cli.reports.report_html import render_html
@@ -47,7 +52,7 @@ def report(
         return
     from ltr_cli.reports.report import render_report
 
-    text = render_report(runs, _value(fmt), select_by, window)
+    text = render_report(runs, _value(fmt), select_by, window, baseline)
     if out is not None:
         write_text(out, text)
     typer.echo(text, nl=False)

@@ -40,25 +40,32 @@ class Table:
         """Query q as the reference's dict."""
         return {k: (float(v) if ok else None) for k, v, ok in zip(self.keys, self.values[q], self.defined[q])}
 
+    def contributions(self, conv: Convention) -> np.ndarray:
+        """What each query adds to :meth:`average` (Q, K), NaN where it is left out:
+        letor-style presets count a missing value as 0 and leave NaN out; the paper preset
+        leaves a missing value out."""
+        return np.where(self.defined, self.values, 0.0 if conv.letor_style else np.nan)
+
     def average(self, conv: Convention) -> dict[str, float | None]:
         """The averages of :func:`~ltr_cli.measures.conventions.average_metrics`, column by column:
         letor-style presets sum the defined values in query order (a missing value adds 0,
         NaN leaves numerator and denominator) over the queries kept; the paper preset takes
-        the NaN-mean of the defined values."""
-        out: dict[str, float | None] = {}
-        for j, key in enumerate(self.keys):
-            col = np.ascontiguousarray(self.values[:, j])
-            ok = self.defined[:, j]
-            if conv.letor_style:
-                kept = ~ok | ~np.isnan(col)
-                parts = np.where(ok & kept, col, 0.0)
-                total = float(np.cumsum(parts)[-1]) if parts.shape[0] else 0.0  # sequential, as sum()
-                n = int(kept.sum())
-                out[key] = total / n if n else None
-            else:
-                vals = np.ascontiguousarray(np.where(ok, col, np.nan))
-                out[key] = None if np.isnan(vals).all() else float(np.nanmean(vals))
-        return out
+        the NaN-mean of the defined values. Both are means of :meth:`contributions`."""
+        return {key: mean_kept(col, conv) for key, col in zip(self.keys, self.contributions(conv).T)}
+
+
+def mean_kept(values: np.ndarray, conv: Convention) -> float | None:
+    """The mean of one column of :meth:`Table.contributions` as :meth:`Table.average` takes
+    it (None when every value is left out): letor-style presets sum in query order, as
+    ``sum()``; the paper preset takes the NaN-mean."""
+    col = np.ascontiguousarray(values, dtype=np.float64)
+    kept = ~np.isnan(col)
+    n = int(kept.sum())
+    if not n:
+        return None
+    if conv.letor_style:
+        return float(np.cumsum(np.where(kept, col, 0.0))[-1]) / n  # sequential, as sum()
+    return float(np.nanmean(col))
 
 
 def evaluate_stacked(
@@ -148,16 +155,22 @@ def _table_kernel(s: np.ndarray, y: np.ndarray, offsets: np.ndarray, conv: Conve
         bool(conv.letor_style and conv.mean_ndcg))
 
 
+def evaluate_pairs(pairs: list[tuple[np.ndarray, np.ndarray]], conv: Convention,
+                   measures: list[Measure] | None = None) -> Table:
+    """Every query's ``measures`` (default: the convention's columns) over ``[(scores (m,),
+    labels (m,)), ...]``, in order (the batch CV's vali and test tables)."""
+    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum([p[1].shape[0] for p in pairs], out=offsets[1:])
+    s = np.concatenate([np.zeros(0)] + [np.asarray(p[0], dtype=np.float64) for p in pairs])
+    y = np.concatenate([np.zeros(0)] + [np.asarray(p[1], dtype=np.float64) for p in pairs])
+    return evaluate_stacked(s, y, offsets, conv, measures=measures)
+
+
 def evaluate_lists(pairs: list[tuple[np.ndarray, np.ndarray]], conv: Convention,
                    measures: list[Measure] | None = None) -> dict[str, float | None]:
     """Mean ``measures`` (default: the convention's columns) over ``[(scores (m,), labels
-    (m,)), ...]`` (the batch CV's vali and test tables), as averaging
-    :func:`~ltr_cli.measures.conventions.evaluate_query` with
+    (m,)), ...]``, as averaging :func:`~ltr_cli.measures.conventions.evaluate_query` with
     :func:`~ltr_cli.measures.conventions.average_metrics` gives them."""
     if not pairs:
         return {}
-    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
-    np.cumsum([p[1].shape[0] for p in pairs], out=offsets[1:])
-    s = np.concatenate([np.asarray(p[0], dtype=np.float64) for p in pairs])
-    y = np.concatenate([np.asarray(p[1], dtype=np.float64) for p in pairs])
-    return evaluate_stacked(s, y, offsets, conv, measures=measures).average(conv)
+    return evaluate_pairs(pairs, conv, measures).average(conv)

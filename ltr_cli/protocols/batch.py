@@ -17,11 +17,11 @@ from ltr_cli.learners.batch.convergence import Convergence, FitContext
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.measures.conventions import Convention, Measure, bind
 from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
-from ltr_cli.protocols.cv_folds import Fold, split_queries
+from ltr_cli.protocols.cv_folds import Fold, named_split, split_queries
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
 from ltr_cli.config.schema import BatchLearnerConfig
-from ltr_cli.measures.stacked import evaluate_lists
+from ltr_cli.measures.stacked import Table, evaluate_lists, evaluate_pairs
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
 MODEL_INFO = ("selected_features", "rounds", "feature_scale")
@@ -35,6 +35,12 @@ def evaluate(model: Any, queries: list, conv: Convention,
     """Mean ``measures`` (default: the convention's columns) of ``model`` on ``[(X, y), ...]``
     under a convention."""
     return evaluate_lists([(model.scores(X), y) for X, y in queries], conv, measures)
+
+
+def evaluate_each(model: Any, queries: list, conv: Convention, measures: list[Measure]) -> Table:
+    """Each query's ``measures`` of ``model`` on ``[(X, y), ...]`` under a convention:
+    :func:`evaluate` is the average of this table."""
+    return evaluate_pairs([(model.scores(X), y) for X, y in queries], conv, measures)
 
 
 def _vali_score(model: Any, queries: list, conv: Convention, select: Measure) -> float:
@@ -86,21 +92,27 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
 def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label: str, conv: Convention,
               tests: list[Measure], hooks: CVHooks, normalize: str) -> dict[str, Any]:
     """One fold: normalise, fit the grid, keep the first best on vali, evaluate it on test.
-    Returns the fold's record (table row, grid tried, selected model, counts), as the fold
-    checkpoint keeps it."""
-    train, vali, test = (split_queries(s) for s in (fold.train, fold.vali, fold.test))
+    Returns the fold's record (table row, each test query's values, grid tried, selected
+    model, counts), as the fold checkpoint keeps it."""
+    train, vali = split_queries(fold.train), split_queries(fold.vali)
+    test, test_ids = named_split(fold.test)
     normalizer = Normalizer.fit(normalize, train)
     if normalizer.kind == "zscore":
         train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
     tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks)
     best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
-    metrics = evaluate(best["model"], test, conv, tests)
+    each = evaluate_each(best["model"], test, conv, tests)
+    metrics = each.average(conv)  # the fold's test row: the means of the per-query values below
+    values = each.contributions(conv)
     odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
     record: dict[str, Any] = {
         "odd_labels": odd, "degenerate": degenerate(best["model"], train),
         "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
         "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + select.name: best["vali"],
                 **{m.name: metrics.get(m.name) for m in tests}},
+        # what each test query adds to the row's means (None: left out of them)
+        "queries": {"qid": test_ids, **{m.name: [None if np.isnan(v) else float(v) for v in values[:, j]]
+                                        for j, m in enumerate(tests)}},
         "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
                                                  "convergence": r["convergence"]} for r in tried]},
         "model": {**best["model"].to_dict(), "params": best["params"],
@@ -115,12 +127,13 @@ def run_cv(
     folds: list[Fold], estimator: BatchLearnerConfig, select_by: str, conv: Convention,
     hooks: CVHooks | None = None, tests: list[Measure] | None = None,
     checkpoint: FoldCheckpoint | None = None, normalize: str = "none", select: Measure | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
+) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any], pd.DataFrame]:
     """One estimator through every fold: each grid point is fitted on train and scored
     by the metric ``select_by`` on vali under ``conv`` (``select``: that metric bound with
     its settings, e.g. ERU's; default: bound under ``conv``); the first best is evaluated on test by ``tests`` (default:
-    :data:`TEST_METRICS`) under ``conv``. Returns the per-fold table, the summary and the
-    selected model of each fold (``models.json``, with every fit's convergence record).
+    :data:`TEST_METRICS`) under ``conv``. Returns the per-fold table, the summary, the
+    selected model of each fold (``models.json``, with every fit's convergence record) and
+    the per-query test table (:func:`query_table`).
     ``hooks`` reports progress, one line per fit and a warning per fit that stopped at its
     iteration cap; ``checkpoint``
     holds folds finished earlier (they are not fitted again) and receives each new one.
@@ -130,7 +143,7 @@ def run_cv(
     select = select or Measure(select_by, conv=conv)
     tests = tests or bind(list(TEST_METRICS), conv)
     done = checkpoint.folds if checkpoint is not None else {}
-    rows, grids = [], []
+    rows, grids, queries = [], [], []
     odd_labels = test_queries = test_documents = 0
     degenerate_folds: list[int | None] = []
     models: dict[str, Any] = {}
@@ -154,6 +167,7 @@ def run_cv(
         test_documents += int(record.get("test_documents", 0))
         rows.append(record["row"])
         grids.append(record["grid"])
+        queries.append((fold.number, record["queries"]))
         models[fold_key] = record["model"]
     hooks.close()
     if odd_labels:
@@ -176,7 +190,24 @@ def run_cv(
         "degenerate_folds": degenerate_folds,
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
-    return table, summary, models
+    return table, summary, models, query_table(queries, [m.name for m in tests])
+
+
+def query_table(folds: list[tuple[int | None, dict[str, Any]]], metrics: list[str]) -> pd.DataFrame:
+    """``test_queries.parquet``: one row per test query of each fold (``fold``, ``qid``) and
+    one column per test metric, the value the query adds to its fold's mean in the per-fold
+    table (NaN: left out of it). The per-fold table's values are these columns' means."""
+    numbers: list[int | None] = []
+    qids: list[str] = []
+    columns: dict[str, list[float | None]] = {m: [] for m in metrics}
+    for number, q in folds:
+        numbers += [number] * len(q["qid"])
+        qids += q["qid"]
+        for m in metrics:
+            columns[m] += q[m]
+    return pd.DataFrame({"fold": pd.array(numbers, dtype="Int64"), "qid": pd.Series(qids, dtype=object),
+                         **{m: np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+                            for m, values in columns.items()}})
 
 
 def _mean(values: list[float | None]) -> float | None:

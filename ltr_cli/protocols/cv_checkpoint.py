@@ -4,11 +4,11 @@ last finished fold.
 One JSON file beside the run directory, ``.<run>.folds.json``: the run id it belongs to,
 the digest of the learner's resolved config (with the selection measure, convention and
 normalisation the folds were computed under), the data identity and, per finished fold,
-its table row, the grid it tried (with each fit's convergence record) and its selected
-model. It is written atomically after every fold and removed once the run directory is
-written. Reading it runs no code; a damaged file, one of another run or learner config
-(renamed, or the config edited), one taken on other data, or a fold record missing any
-field a resume reads, is a one-line error that says to delete it.
+its table row, each test query's values, the grid it tried (with each fit's convergence
+record) and its selected model. It is written atomically after every fold and removed once
+the run directory is written. Reading it runs no code; a damaged file, one of another run
+or learner config (renamed, or the config edited), one taken on other data, or a fold
+record missing any field a resume reads, is a one-line error that says to delete it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from ltr_cli.data.identity import read_small_file, same_content
 from ltr_cli.errors import LtrError
 from ltr_cli.outputs import write_file
 
-FORMAT = "ltr-cv-folds/2"  # /1 named no run and no learner config
-PARTS = ("row", "grid", "model")
+FORMAT = "ltr-cv-folds/3"  # /1 named no run and no learner config, /2 kept no per-query values
+PARTS = ("row", "queries", "grid", "model")
 
 
 def learner_digest(learner: dict[str, Any], **context: Any) -> str:
@@ -42,11 +42,12 @@ def _number_or_none(v: Any) -> bool:
 
 def _record_problem(key: str, record: dict[str, Any], columns: tuple[str, ...]) -> str | None:
     """What is wrong with one restored fold, or None: its row must hold exactly the fold's
-    ``columns`` as numbers (or null), its model must rebuild, its grid must list what it
-    tried (each with its parameters and vali score)."""
+    ``columns`` as numbers (or null), its per-query values one list per test metric (the
+    columns after the vali score) beside the query ids, its model must rebuild, its grid must
+    list what it tried (each with its parameters and vali score)."""
     from ltr_cli.results.models import model_from_dict
 
-    row, grid, model = record["row"], record["grid"], record["model"]
+    row, grid, model, queries = record["row"], record["grid"], record["model"], record["queries"]
     fold = row.get("fold")
     if not (fold is None or type(fold) is int) or str(fold) != key or grid.get("fold") != fold:
         return "its rows belong to another fold"
@@ -56,6 +57,9 @@ def _record_problem(key: str, record: dict[str, Any], columns: tuple[str, ...]) 
             f"its table row has other columns ({', '.join(sorted(set(row) - {'fold', 'chosen', *columns}))})"
     if not isinstance(row.get("chosen"), str) or not all(_number_or_none(row[k]) for k in columns):
         return "a table value is not a number"
+    problem = _queries_problem(queries, columns[1:], record.get("test_queries", 0))
+    if problem:
+        return problem
     tried = grid.get("tried")
     if not isinstance(tried, list) or not tried or not all(
             isinstance(t, dict) and isinstance(t.get("params"), dict) and _number_or_none(t.get("vali"))
@@ -71,6 +75,19 @@ def _record_problem(key: str, record: dict[str, Any], columns: tuple[str, ...]) 
         model_from_dict(model)
     except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
         return f"its model: {exc}"
+    return None
+
+
+def _queries_problem(queries: dict[str, Any], metrics: tuple[str, ...], count: Any) -> str | None:
+    """What is wrong with a fold's per-query test values, or None."""
+    qids = queries.get("qid")
+    if not isinstance(qids, list) or not all(isinstance(q, str) for q in qids) or len(qids) != count:
+        return "its query ids are not one string per test query"
+    if set(queries) != {"qid", *metrics}:
+        return "its per-query values are not one list per test metric"
+    if not all(isinstance(queries[m], list) and len(queries[m]) == len(qids)
+               and all(_number_or_none(v) for v in queries[m]) for m in metrics):
+        return "a per-query value is not a number"
     return None
 
 

@@ -63,4 +63,10 @@ def folds_identity(folds: list[Fold]) -> dict[str, Any]:
 
 def split_queries(source: QuerySource) -> list[tuple[np.ndarray, np.ndarray]]:
     """Every query of one split, in memory (LETOR sets are small): ``[(X, y), ...]``."""
-    return [(q.X, q.y) for unit in source.units() for q in source.queries(unit)]
+    return named_split(source)[0]
+
+
+def named_split(source: QuerySource) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]]:
+    """Every query of one split, ``[(X, y), ...]``, and its query ids in the same order."""
+    queries = [q for unit in source.units() for q in source.queries(unit)]
+    return [(q.X, q.y) for q in queries], [q.qid for q in queries]

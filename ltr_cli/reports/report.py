@@ -170,6 +170,7 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
             "vs_paper": (f"degenerate model (constant scores, file order) in fold(s) "
                          f"{', '.join(map(str, degenerate))}: no numbers" if degenerate
                          else "" if verdict is None else verdict.text()),
+            "runs": run.path.name,
         })
     return rows
 
@@ -199,22 +200,30 @@ COLUMNS = ["experiment", "dataset", "learner", "label", "settings", "metric", "r
            "last10_std", "last10_min", "last10_max", "final", "paper", "difference", "vs_paper", "notes", "runs"]
 
 
-def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None, note: bool | None = None) -> str:
+    """A Markdown table of ``columns`` (default :data:`COLUMNS`, with the online table's
+    note unless ``note`` is False); a value a row lists in ``marked`` gets the mark of
+    :mod:`ltr_cli.reports.report_marks` beside it."""
+    from ltr_cli.reports.report_marks import MARK
+
     cols = columns or COLUMNS
     head = "| " + " | ".join(cols) + " |"
     rule = "|" + "|".join("---" for _ in cols) + "|"
-    body = ["| " + " | ".join(_fmt(r[c]).replace("|", "\\|") for c in cols) + " |" for r in rows]
-    if columns is not None:
+    body = ["| " + " | ".join((_fmt(r[c]) + (MARK if c in r.get("marked", ()) else "")).replace("|", "\\|")
+                              for c in cols) + " |" for r in rows]
+    if not (columns is None if note is None else note):
         return "\n".join([head, rule, *body]) + "\n"
-    note = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
+    text = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
             "paper's statistic), averaged over seeds, with its spread over seeds "
             "(`last10_std`, `_min`, `_max`); `paper`: the number printed in the paper, where "
             "there is one; `notes`: weights that became NaN (the authors' numerics), SmoothDCG's "
             "step direction, and the top-k paper's figure shifts (+0.008 SmoothDCG, +0.005 RankSVM).\n")
-    return "\n".join([head, rule, *body]) + "\n" + note
+    return "\n".join([head, rule, *body]) + "\n" + text
 
 
-def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None, note: bool | None = None) -> str:
+    """A CSV table of ``columns`` (default :data:`COLUMNS`); ``note`` is :func:`to_markdown`'s
+    (a CSV file carries no notes)."""
     cols = columns or COLUMNS
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
@@ -224,21 +233,44 @@ def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
     return buf.getvalue()
 
 
-def render_report(runs: list[Run], fmt: str, select_by: str | None = None, window: int = 10) -> str:
+def render_report(runs: list[Run], fmt: str, select_by: str | None = None, window: int = 10,
+                  baseline: str | None = None) -> str:
     """``ltr report``: the online table (or, with ``select_by``, each learner's best
     settings by that metric over the last ``window`` rounds) and the batch table, as
-    ``markdown`` or ``csv``."""
+    ``markdown`` or ``csv``; with ``baseline``, each row's paired t-test against that
+    learner (:mod:`ltr_cli.reports.report_marks`)."""
     from ltr_cli.reports.selection import select
 
     batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
     online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
     render = to_csv if fmt == "csv" else to_markdown
     parts = []
+    if baseline:
+        from ltr_cli.reports.report_marks import check_baseline
+
+        check_baseline(runs, baseline)
     if select_by:
         parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
                             SELECTION_COLUMNS))
+    elif online and baseline:
+        from ltr_cli.reports.report_marks import COLUMN, mark_online
+
+        rows = report_rows(online)
+        mark_online(rows, online, baseline)
+        parts.append(render(rows, COLUMNS + [COLUMN], note=True))
     elif online:
         parts.append(render(report_rows(online)))
-    if batch:
+    if batch and baseline:
+        from ltr_cli.reports.report_marks import COLUMN, mark_batch
+
+        rows = batch_rows(batch)
+        names = _batch_metrics(batch)
+        mark_batch(rows, batch, baseline, names, {m: _column(m) for m in names})
+        parts.append(render(rows, batch_columns(batch) + [COLUMN]))
+    elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))
+    if baseline and fmt != "csv":
+        from ltr_cli.reports.report_marks import legend
+
+        parts.append(legend(baseline))
     return "\n".join(parts)

@@ -7,7 +7,11 @@ Files of a finished run:
   fold for a batch (``cv:``) run;
 * ``summary.json`` - final and last-ten averages per metric, counts, timings;
 * ``manifest.json`` - versions, seed, dataset fingerprint, every convention used;
-* ``models.json`` (batch runs) - the model selected in each fold, for ``ltr score``.
+* ``models.json`` (batch runs) - the model selected in each fold, for ``ltr score``;
+* ``test_queries.parquet`` (batch runs) - one row per test query of each fold (``fold``,
+  ``qid``) and one column per test metric: the value the query adds to its fold's mean in
+  ``rounds.parquet`` (NaN where the convention leaves it out), for paired tests. Runs
+  written before it existed lack it (:func:`read_test_queries` returns None).
 
 A run is written into a hidden temporary sibling directory and renamed into place when
 all four files are complete, so an interrupted run never leaves a directory that looks
@@ -44,6 +48,7 @@ from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
 from ltr_cli.pathnames import tried
 
 RUN_FILES = ("config.yaml", "rounds.parquet", "summary.json", "manifest.json")
+TEST_QUERIES = "test_queries.parquet"  # a batch run's per-query test values (results/query_values.py)
 
 
 def _dump_json(obj: Any, path: Path) -> None:
@@ -57,9 +62,11 @@ def write_run(
     summary: dict[str, Any],
     manifest: dict[str, Any],
     extra: dict[str, str] | None = None,
+    tables: dict[str, pd.DataFrame] | None = None,
 ) -> Path:
     """Atomically create (or replace) ``run_dir`` with the four run files (and any
-    ``extra`` text files, e.g. a batch run's ``models.json``)."""
+    ``extra`` text files, e.g. a batch run's ``models.json``, and ``tables``, e.g. its
+    ``test_queries.parquet``)."""
     run_dir = Path(run_dir)
     try:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -71,6 +78,8 @@ def write_run(
         rounds.to_parquet(tmp / "rounds.parquet", index=False)
         for name, text in (extra or {}).items():
             (tmp / name).write_text(text)
+        for name, table in (tables or {}).items():
+            table.to_parquet(tmp / name, index=False)
         _dump_json(summary, tmp / "summary.json")
         _dump_json(manifest, tmp / "manifest.json")
         for name in RUN_FILES:

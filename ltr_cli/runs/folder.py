@@ -174,10 +174,11 @@ def resume_command(argv: list[str] | None) -> str:
 def record_run(
     spec: ExperimentSpec, name: str, lspec: Any, run_id: str, run_dir: Path, table: Any,
     summary: dict[str, Any], manifest: dict[str, Any], timings: dict[str, Any], models: dict[str, Any],
-    argv: list[str] | None,
+    argv: list[str] | None, tables: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """The one write path of a run: summary, manifest, resolved config, the table
-    (``rounds.parquet``) and ``models.json``, written atomically into ``run_dir``."""
+    (``rounds.parquet``), ``models.json`` and any other ``tables`` (a batch run's
+    ``test_queries.parquet``), written atomically into ``run_dir``."""
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                "label": lspec.default_label(), "role": lspec.paper_role(), **summary}
@@ -188,5 +189,5 @@ def record_run(
                 "command": argv or sys.argv, **manifest, "timings": timings,
                 "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     path = write_run(run_dir, resolved, table, summary, manifest,
-                     extra={"models.json": json.dumps(models, indent=1)})
+                     extra={"models.json": json.dumps(models, indent=1)}, tables=tables)
     return RunOutcome(name, path, summary)

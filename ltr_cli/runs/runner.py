@@ -14,7 +14,7 @@ from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.plan import PlannedRun, plan_experiment
 from ltr_cli.outputs import run_path
-from ltr_cli.results.folders import is_complete, read_run
+from ltr_cli.results.folders import TEST_QUERIES, is_complete, read_run
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
                                 refuse_other_data,
                                 resume_command, run_name)
@@ -110,8 +110,8 @@ def _run_batch_learner(
             keep_checkpoint(checkpoint.path, f"{name} (its finished folds)", argv, fresh)
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
         try:
-            table, summary, models = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
-                                            dataset.normalize, measure)
+            table, summary, models, queries = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
+                                                     dataset.normalize, measure)
         except KeyboardInterrupt:
             hooks.close()
             saved = sorted(checkpoint.folds)
@@ -126,7 +126,7 @@ def _run_batch_learner(
                             "selection": f"vali {cv.select_by}",
                             "ties": "stable: descending score, then document order"},
             "learner_conventions": {**lspec.describe(), **lspec.model_dump(mode="json")},
-        }, {"wall_seconds": summary["wall_seconds"]}, models, argv)
+        }, {"wall_seconds": summary["wall_seconds"]}, models, argv, {TEST_QUERIES: queries})
         checkpoint.remove()
         return outcome
 

@@ -1,0 +1,229 @@
+"""``ltr compare``: paired significance tests between the learners of finished runs.
+
+What is paired:
+
+* batch (``cv:``) runs: the test queries, pooled over the folds; a query's value is what it
+  adds to its fold's mean in the per-fold test table (``test_queries.parquet``), and a pair
+  is the same query of the same fold under two learners;
+* online runs: the seeds; a seed's value is the report's headline, the mean of the
+  time-averaged curve over the last ten rounds (``last10``), and a pair is one seed under
+  two learners.
+
+A learner is what ``ltr report`` shows as one row: the runs of one learner with the same
+settings (its seeds), named by the learner and, when it was run with several settings, by
+the settings that differ. Learners are compared within one experiment (the same data and
+protocol), every pair of them; a batch learner run with several seeds has each query's
+value averaged over its seeds. Only values that are numbers on both sides form pairs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.errors import LtrError
+from ltr_cli.measures.registry import parse_metric
+from ltr_cli.reports.run_labels import differing_settings, with_settings
+from ltr_cli.reports.significance import ALPHA, RESAMPLES, SEED, TESTS, Paired, holm, paired_test
+from ltr_cli.results.folders import Run, group_seeds
+
+BATCH = "batch-cv"
+ONLINE = "online"
+RERUN = "re-run it to record per-query values"
+
+
+@dataclass
+class Learner:
+    """One row of the report: its group key (experiment, learner, config id), the name
+    shown, and its value on each unit (``(fold, qid, occurrence)`` or a seed); ``values``
+    None: a batch run without per-query values, read with ``strict=False``."""
+
+    key: tuple[str, str, str]
+    name: str
+    values: dict[Hashable, float] | None = field(default_factory=dict)
+
+    @property
+    def experiment(self) -> str:
+        return self.key[0]
+
+
+@dataclass
+class Row:
+    experiment: str
+    a: str
+    b: str
+    result: Paired
+    p_holm: float | None = None
+
+
+@dataclass
+class Comparison:
+    metric: str
+    test: str
+    protocol: str
+    rows: list[Row]
+
+
+def metric_name(metric: str) -> str:
+    """A metric's one spelling (``map`` is ``ap``), or a one-line error."""
+    try:
+        return parse_metric(metric).name
+    except ValueError as exc:
+        raise LtrError(f"--metric: {exc}; 'ltr list' shows the metrics") from None
+
+
+def protocol_of(runs: list[Run]) -> str:
+    """``batch-cv`` or ``online``; runs of both kinds are refused."""
+    kinds = {BATCH if r.summary.get("protocol") == BATCH else ONLINE for r in runs}
+    if len(kinds) > 1:
+        raise LtrError("the results hold both batch (cv:) and online runs, which pair different units "
+                       "(test queries, seeds); compare the folders of one kind at a time")
+    return kinds.pop()
+
+
+def learners(runs: list[Run], metric: str, strict: bool = True,
+             tables: dict[Path, Any] | None = None) -> list[Learner]:
+    """Every learner of ``runs`` with its values of ``metric`` (a canonical name), in the
+    report's order; a run without the metric is a one-line error, and so is a batch run
+    without per-query values unless ``strict`` is False (its learner's values are None).
+    ``tables``: the per-query tables read so far, by run folder (filled in)."""
+    groups = sorted(group_seeds(runs).items())
+    names = _names([(key, members) for key, members in groups])
+    out = []
+    for (key, members), name in zip(groups, names):
+        members = sorted(members, key=lambda r: r.path.name)
+        batch = members[0].summary.get("protocol") == BATCH
+        values = _query_values(members, metric, strict, {} if tables is None else tables) if batch \
+            else _seed_values(members, metric)
+        out.append(Learner(key, name, values))
+    return out
+
+
+def _names(groups: list[tuple[tuple[str, str, str], list[Run]]]) -> list[str]:
+    """The learner's name, with the settings that differ when one experiment has it with
+    several settings."""
+    by_learner: dict[tuple[str, str], list[int]] = {}
+    for i, (key, _) in enumerate(groups):
+        by_learner.setdefault(key[:2], []).append(i)
+    names = [key[1] for key, _ in groups]
+    for idx in by_learner.values():
+        if len(idx) > 1:
+            for i, differ in zip(idx, differing_settings([groups[i][1][0].config for i in idx])):
+                names[i] = with_settings(names[i], differ)
+    return names
+
+
+def _seed_values(members: list[Run], metric: str) -> dict[Hashable, float]:
+    values: dict[Hashable, float] = {}
+    for run in members:
+        stats = run.summary.get("metrics", {})
+        if metric not in stats:
+            raise LtrError(f"{run.path}: no metric {metric!r} (it has {', '.join(stats) or 'none'})")
+        value = (stats[metric] or {}).get("last10_mean_of_time_average")
+        if isinstance(value, float) and np.isfinite(value):
+            values[run.summary.get("seed")] = value
+    return values
+
+
+def _query_values(members: list[Run], metric: str, strict: bool,
+                  tables: dict[Path, Any]) -> dict[Hashable, float] | None:
+    from ltr_cli.results.query_values import fold_key, read_test_queries
+
+    pooled: dict[Hashable, list[float]] = {}
+    for run in members:
+        if run.path not in tables:
+            tables[run.path] = read_test_queries(run)
+        table = tables[run.path]
+        if table is None and not strict:
+            return None
+        if table is None:
+            raise LtrError(f"{run.path}: no per-query test values (written by an older version); {RERUN}")
+        if metric not in table.columns[2:]:
+            raise LtrError(f"{run.path}: no test metric {metric!r} (it has {', '.join(table.columns[2:])})")
+        folds = [fold_key(f) for f in table["fold"]]
+        occurrence = table.groupby(["fold", "qid"], dropna=False).cumcount().tolist()
+        for key, value in zip(zip(folds, table["qid"].tolist(), occurrence), table[metric].tolist()):
+            if np.isfinite(value):
+                pooled.setdefault(key, []).append(float(value))
+    return {k: float(np.mean(v)) for k, v in pooled.items()}
+
+
+def paired(a: Learner, b: Learner) -> tuple[np.ndarray, np.ndarray]:
+    """The two learners' values on the units both have, in a fixed order."""
+    assert a.values is not None and b.values is not None
+    keys = sorted(set(a.values) & set(b.values), key=repr)
+    return (np.array([a.values[k] for k in keys], dtype=np.float64),
+            np.array([b.values[k] for k in keys], dtype=np.float64))
+
+
+def compare(runs: list[Run], metric: str, test: str = "t") -> Comparison:
+    """Every pair of learners of each experiment, tested by ``test`` on ``metric``, with
+    Holm's adjustment over all the comparisons that have a p-value."""
+    metric = metric_name(metric)
+    protocol = protocol_of(runs)
+    found = learners(runs, metric)
+    rows = [Row(a.experiment, a.name, b.name, paired_test(*paired(a, b), test=test))
+            for i, a in enumerate(found) for b in found[i + 1:] if a.experiment == b.experiment]
+    if not rows:
+        shown = ", ".join(sorted({f"{x.experiment}: {x.name}" for x in found}))
+        raise LtrError(f"nothing to compare: every experiment has one learner ({shown}); give the runs "
+                       "of at least two learners of one experiment")
+    for row, p in zip(rows, holm([r.result.p for r in rows])):
+        row.p_holm = p
+    return Comparison(metric, test, protocol, rows)
+
+
+def _unit(c: Comparison) -> str:
+    if c.protocol == BATCH:
+        return "the test queries of every fold, pooled (a pair: one query under both learners)"
+    return "the seeds (a pair: one seed under both learners; a seed's value: mean of the time-averaged curve " \
+           "over the last ten rounds, the report's last10)"
+
+
+def _header(c: Comparison) -> str:
+    how = TESTS[c.test] + " (two-sided)"
+    if c.test == "randomization":
+        how += f", {RESAMPLES} random swaps within pairs, seed {SEED} (every swap when there are fewer)"
+    return f"{c.metric}: {how} over {_unit(c)}; mean_diff = a - b"
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.1e}" if p < 1e-4 else f"{p:.4f}"
+
+
+def _stat(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def render_text(c: Comparison) -> str:
+    head = ["experiment", "a", "b", "n", "mean_diff", "statistic", "p", "p_holm", "note"]
+    body = [[r.experiment, r.a, r.b, str(r.result.n),
+             "-" if r.result.mean_difference is None else f"{r.result.mean_difference:+.4f}",
+             _stat(r.result.statistic), _p(r.result.p), _p(r.p_holm), r.result.note] for r in c.rows]
+    widths = [max(len(line[j]) for line in [head, *body]) for j in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [head, *body]]
+    tested = sum(1 for r in c.rows if r.result.p is not None)
+    note = (f"{len(c.rows)} pair{'s' * (len(c.rows) != 1)} of learners, {tested} with a p-value: p_holm is p "
+            f"adjusted by Holm's method for these {tested} comparisons; a difference is significant at {ALPHA:g} "
+            f"when p_holm < {ALPHA:g} (p alone does not allow for the number of comparisons).")
+    return "\n".join([_header(c), *lines, note]) + "\n"
+
+
+def to_json(c: Comparison) -> str:
+    out: dict[str, Any] = {
+        "metric": c.metric, "test": c.test, "test_name": TESTS[c.test], "alternative": "two-sided",
+        "protocol": c.protocol, "unit": "query" if c.protocol == BATCH else "seed",
+        "comparisons": sum(1 for r in c.rows if r.result.p is not None), "adjustment": "holm",
+        **({"resamples": RESAMPLES, "seed": SEED} if c.test == "randomization" else {}),
+        "pairs": [{"experiment": r.experiment, "a": r.a, "b": r.b, "n": r.result.n,
+                   "mean_difference": r.result.mean_difference, "statistic": r.result.statistic,
+                   "p": r.result.p, "p_holm": r.p_holm, "note": r.result.note or None} for r in c.rows],
+    }
+    return json.dumps(out, indent=2, allow_nan=False) + "\n"

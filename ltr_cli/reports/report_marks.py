@@ -1,0 +1,129 @@
+"""``ltr report --baseline LEARNER``: the report's rows marked where a learner is
+significantly better than the baseline, as the papers mark their tables.
+
+The test is the paired t-test (two-sided, p < 0.05, not adjusted for the number of
+comparisons: ``ltr compare`` gives Holm's adjustment) on the report's own numbers: for an
+online row, each seed's ``last10`` paired by seed; for a batch row, each test query's value
+of a metric column, pooled over the folds and paired by query (``test_queries.parquet``).
+A row gets ``vs_baseline`` (the mean difference, p and the number of pairs; why there is no
+test where there is none) and, in Markdown, :data:`MARK` beside each value that is
+significantly better.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ltr_cli.errors import LtrError
+from ltr_cli.reports.compare import RERUN, Learner, learners, paired
+from ltr_cli.reports.significance import ALPHA, Paired, paired_test
+from ltr_cli.results.folders import Run
+
+MARK = "†"
+COLUMN = "vs_baseline"
+
+
+def legend(baseline: str) -> str:
+    return (f"{MARK}: significantly better than {baseline} (paired t-test, two-sided, p < {ALPHA:g}, not "
+            "adjusted for the number of comparisons; online rows over the seeds' last10, batch rows over the "
+            f"test queries pooled over the folds); `{COLUMN}`: the mean difference from {baseline}, p and the "
+            "number of pairs (batch: of each marked metric); 'ltr compare' tests every pair of learners, "
+            "with Holm's adjustment.\n")
+
+
+def _baselines(found: list[Learner], runs: list[Run], baseline: str) -> dict[str, Learner]:
+    """Per experiment, the learner named ``baseline`` (its config name or its label), if
+    it has one."""
+    labels = {(r.experiment, str(r.summary.get("learner"))): r.label for r in runs}
+    out: dict[str, Learner] = {}
+    for x in found:
+        if baseline in (x.key[1], labels.get(x.key[:2])):
+            if x.experiment in out:
+                raise LtrError(f"--baseline {baseline}: experiment {x.experiment} has it with several settings "
+                               "(--latest or --config keeps one)")
+            out[x.experiment] = x
+    return out
+
+
+def check_baseline(runs: list[Run], baseline: str) -> None:
+    """A one-line error unless some run's learner is named ``baseline`` (its config name or
+    its label)."""
+    if not any(baseline in (str(r.summary.get("learner")), r.label) for r in runs):
+        names = sorted({str(r.summary.get("learner")) for r in runs})
+        raise LtrError(f"--baseline: no learner named {baseline!r} (learners: {', '.join(names)})")
+
+
+class Marks:
+    """The baseline comparisons of one kind of runs (online or batch)."""
+
+    def __init__(self, runs: list[Run], baseline: str, metrics: list[str]):
+        self.baseline = baseline
+        tables: dict[Path, Any] = {}
+        self.by_metric = {m: learners(runs, m, strict=False, tables=tables) for m in metrics}
+        self.group = {(r.experiment, r.path.name): (r.experiment, str(r.summary.get("learner")),
+                                                    str(r.summary.get("config_id"))) for r in runs}
+        found = next(iter(self.by_metric.values()), [])
+        self.base = _baselines(found, runs, baseline) if found else {}
+
+    def test(self, row: dict[str, Any], metric: str) -> Paired | str | None:
+        """The row's learner against the baseline on ``metric``: the test, a reason there
+        is none, or None for the baseline itself and experiments without it."""
+        key = self.group[(row["experiment"], str(row["runs"]).split()[0])]
+        base = self.base.get(key[0])
+        if base is None or base.key == key:
+            return None
+        mine = next(x for x in self.by_metric[metric] if x.key == key)
+        other = next(x for x in self.by_metric[metric] if x.key == base.key)
+        if mine.values is None or other.values is None:
+            who = "this run" if mine.values is None else "the baseline"
+            return f"no per-query values for {who}: {RERUN}"
+        return paired_test(*paired(mine, other), test="t")
+
+    def is_baseline(self, row: dict[str, Any]) -> bool:
+        key = self.group[(row["experiment"], str(row["runs"]).split()[0])]
+        base = self.base.get(key[0])
+        return base is not None and base.key == key
+
+
+def _text(result: Paired, unit: str) -> str:
+    """An online row's test: ``better: +0.0310, p=0.012, 5 seeds`` (``better`` when marked)."""
+    if result.p is None:
+        return f"no test ({result.note})"
+    return (f"{'better: ' if result.better() else ''}{result.mean_difference:+.4f}, p={result.p:.2g}, "
+            f"{result.n} {unit}{'s' * (result.n != 1)}")
+
+
+def mark_online(rows: list[dict[str, Any]], runs: list[Run], baseline: str) -> None:
+    """Online rows: ``vs_baseline`` and the mark beside ``last10``."""
+    marks = Marks(runs, baseline, sorted({str(r["metric"]) for r in rows}))
+    for row in rows:
+        result = None if marks.is_baseline(row) else marks.test(row, str(row["metric"]))
+        row[COLUMN] = "baseline" if marks.is_baseline(row) else "" if result is None else \
+            result if isinstance(result, str) else _text(result, "seed")
+        if isinstance(result, Paired) and result.better():
+            row["marked"] = ("last10",)
+
+
+def mark_batch(rows: list[dict[str, Any]], runs: list[Run], baseline: str, metrics: list[str],
+               column: dict[str, str]) -> None:
+    """Batch rows: ``vs_baseline`` (the metrics with a mark, or why there is no test) and
+    the mark beside each such metric column (``column``: metric -> its column name)."""
+    marks = Marks(runs, baseline, metrics)
+    for row in rows:
+        if marks.is_baseline(row):
+            row[COLUMN] = "baseline"
+            continue
+        results = {m: marks.test(row, m) for m in metrics}
+        reasons = {r for r in results.values() if isinstance(r, str)}
+        better = {m: r for m, r in results.items() if isinstance(r, Paired) and r.better()}
+        row["marked"] = tuple(column[m] for m in better)
+        if reasons:
+            row[COLUMN] = "; ".join(sorted(reasons))
+        elif any(isinstance(r, Paired) for r in results.values()):
+            n = max(r.n for r in results.values() if isinstance(r, Paired))
+            row[COLUMN] = ("better on " + ", ".join(f"{m} ({r.mean_difference:+.4f}, p={r.p:.2g})"
+                                                     for m, r in better.items())
+                           if better else "no metric significantly better") + f"; {n} queries"
+        else:
+            row[COLUMN] = ""
