@@ -17,13 +17,17 @@ def score(
     fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first); an online run has one, 'final'")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="write the scores here (default: stdout)")] = None,
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+    index_base: Annotated[Optional[int], typer.Option(
+        "--index-base", min=0, max=1,
+        help="feature index base of DATA_FILE (default: that of the data the run was trained on)")] = None,
 ) -> None:
     """Write one score per line for every document of a file (LETOR evaluation tools' format),
     from the model a batch run selected per fold or the final weights of an online run."""
-    from ltr_cli.results.scoring import load_model, score_lines
+    from ltr_cli.results.scoring import load_model, score_lines, training_index_base
 
     scorer, n_features = load_model(model, fold)
-    lines = score_lines(scorer, data_file, reader_options(None, n_features, None, _value(qid), group, null_value))
+    base = training_index_base(model) if index_base is None else index_base
+    lines = score_lines(scorer, data_file, reader_options(None, n_features, base, _value(qid), group, null_value))
     text = "\n".join(lines) + "\n"
     if out is not None:
         from ltr_cli.outputs import write_text

@@ -352,6 +352,11 @@ def _read_json(path: Path, kind: str) -> dict[str, Any]:
     return _mapping(data, path, kind)
 
 
+def read_config(path: Path) -> dict[str, Any]:
+    """A run's ``config.yaml`` as a mapping (one-line :class:`ResultsError` otherwise)."""
+    return _read_config(path)
+
+
 def _read_config(path: Path) -> dict[str, Any]:
     try:
         data = parse_yaml(_read_text(path))

@@ -65,3 +65,23 @@ def score_lines(scorer: Any, data_file: Path, options: ReaderOptions) -> list[st
                            "(NaN or infinite); the weights are too large for these features")
         lines.extend(f"{s:.10g}" for s in scores)
     return lines
+
+
+def training_index_base(model: Path) -> int:
+    """The feature index base of the data the run at ``model`` (its folder, or its
+    ``models.json``) was trained on, from its ``config.yaml``: the dataset's ``index_base``,
+    else the registry dataset's, else 1 (generated data and plain files). A model's weight
+    j belongs to feature j + base of those files, so scoring another layout with another
+    base silently shifts every feature."""
+    from ltr_cli.data.registry import DATASETS
+    from ltr_cli.results.folders import read_config
+
+    run_dir = model if model.is_dir() else model.parent
+    config = read_config(run_dir / "config.yaml") if (run_dir / "config.yaml").is_file() else {}
+    found = config.get("dataset")
+    dataset: dict[str, Any] = found if isinstance(found, dict) else {}
+    base = dataset.get("index_base")
+    if base in (0, 1) and not isinstance(base, bool):
+        return int(base)
+    info = DATASETS.get(dataset["name"]) if isinstance(dataset.get("name"), str) else None
+    return int(info.index_base) if info is not None and dataset.get("kind") == "registry" else 1
