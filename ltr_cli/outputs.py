@@ -62,6 +62,35 @@ def _new_file(folder: Path, name: str) -> Path:
     raise LtrError(f"{folder}: cannot create a temporary file to write {name}")
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's, or not a pid: leave its file alone
+    return True
+
+
+def remove_dead_temporaries(folder: Path, name: str) -> None:
+    """Remove the temporaries :func:`_new_file` left for ``name`` in ``folder`` when the
+    process that wrote them was killed (its pid no longer runs); only regular files."""
+    prefix = f".{name[:100]}."
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        rest = entry.name[len(prefix):] if entry.name.startswith(prefix) else ""
+        parts = rest.split(".")
+        if (len(parts) == 3 and parts[2] == "tmp" and parts[0].isdigit() and len(parts[1]) == 8
+                and entry.is_file(follow_symlinks=False) and not _pid_alive(int(parts[0]))):
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+
+
 def replace_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically through a temporary created exclusively
     beside it (never through a link planted under a guessable name)."""
@@ -79,6 +108,7 @@ def write_file(out_dir: Path, name: str, write: Callable[[Path], None], own_name
     """Write ``out_dir/name`` atomically with ``write(temporary_path)``; return
     ``out_dir/name`` (as given, for messages)."""
     target = output_path(out_dir, name, own_name)
+    remove_dead_temporaries(target.parent, name)  # a write that was killed (e.g. ltr plot)
     tmp = _new_file(target.parent, name)
     try:
         write(tmp)

@@ -266,3 +266,20 @@ def test_a_run_folder_whose_files_disagree_is_refused_not_reported(tmp_path, res
     for argv in (["report", str(run.parent.parent)], ["plot", str(run.parent.parent), "--out", str(tmp_path / "p")]):
         assert expected in _one_error(runner.invoke(app, argv))
     assert not (tmp_path / "p").exists()
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    left = tmp_path / f".fig.png.{dead}.0123abcd.tmp"
+    left.write_bytes(b"half a figure")
+    mine = tmp_path / f".fig.png.{os.getpid()}.0123abcd.tmp"  # a live writer's: kept
+    mine.write_bytes(b"in progress")
+    other = tmp_path / f".other.png.{dead}.0123abcd.tmp"  # another file's: not this write's business
+    other.write_bytes(b"x")
+    write_text(tmp_path / "fig.png", "done")
+    assert not left.exists() and mine.exists() and other.exists()
+    assert (tmp_path / "fig.png").read_text() == "done"

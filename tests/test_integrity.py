@@ -549,3 +549,20 @@ def test_select_by_never_takes_a_nan_score_for_the_best(tmp_path):
     rounds.to_parquet(nan_run.path / "rounds.parquet", index=False)
     (choice,) = select([read_run(d) for d in find_runs([out])], "ap", 10)
     assert nan_run.path not in [r.path for r in choice.runs] and choice.score == choice.score
+
+
+def test_running_out_of_memory_is_one_line(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+    from ltr_cli.runs import runner as run_module
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(run_module, "run_experiment", exhausted)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("experiment: oom\ndataset: {kind: separable, queries: 5}\nlearners: {s: {type: slam-perceptron}}\n")
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit)
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("ltr: error: out of memory:")

@@ -1,7 +1,7 @@
 """The CLI's one error boundary: every command is registered through :func:`command`,
-so an :class:`~ltr_cli.errors.LtrError` or an OS error on a user's path is one line on
-stderr with status 1 (never a traceback), and a closed output pipe (``| head``) ends the
-command quietly."""
+so an :class:`~ltr_cli.errors.LtrError`, an OS error on a user's path or running out of
+memory is one line on stderr with status 1 (never a traceback), and a closed output pipe
+(``| head``) ends the command quietly."""
 
 from __future__ import annotations
 
@@ -63,6 +63,11 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(0) from None
         except OSError as exc:
             raise refuse(io_error(exc)) from None
+        except MemoryError:
+            raise refuse(LtrError(
+                "out of memory: the data (or the arrays built from it) do not fit in this machine's "
+                "memory; use dataset.storage: float32, fewer folds or files, or a smaller "
+                "protocol.max_rounds")) from None
 
     return command
 
