@@ -157,6 +157,14 @@ class PlotSpec(Strict):
                                    "ltr plot --max-rounds overrides it")
 
 
+class HeldoutSpec(Strict):
+    """Evaluate each online learner's current weights on a held-out file every ``every``
+    rounds, with the run's metrics and convention (columns ``heldout_<metric>``)."""
+
+    file: LaxPath = Field(description="SVMlight/LETOR (or Parquet) file, in the dataset's layout")
+    every: int = Field(gt=0, description="evaluate after rounds every, 2 every, ... (and not in between)")
+
+
 class CacheSpec(Strict):
     enabled: bool = Field(True, description="keep a binary cache of parsed data files")
     dir: LaxPath | None = Field(None, description="where (default: <output>/.cache)")
@@ -179,6 +187,7 @@ class ExperimentSpec(Strict):
     cache: CacheSpec = CacheSpec()
     plot: PlotSpec = PlotSpec()
     cv: CVSpec | None = Field(None, description="batch k-fold protocol (batch learners only)")
+    heldout: HeldoutSpec | None = Field(None, description="online runs: the current weights on a held-out file")
     sweep: dict[str, list[Any]] | None = Field(
         None, description="grid over config keys for `ltr sweep`, e.g. learners.slam.step.eta: [0.1, 1]")
 
@@ -229,6 +238,9 @@ class ExperimentSpec(Strict):
             raise ValueError(f"learners {batch} are batch learners: add a cv: block (k-fold protocol)")
         if self.cv is not None and not isinstance(self.dataset, RegistryData):
             raise ValueError("a cv: experiment needs a registry dataset (kind: registry) with its folds")
+        if self.cv is not None and self.heldout is not None:
+            raise ValueError("heldout: evaluates online learners during their run; a cv: experiment "
+                             "already tests every fold's model on its test split")
         if self.cv is None and getattr(self.dataset, "normalize", "none") == "zscore":
             raise ValueError("dataset.normalize: zscore is fitted on a training split, which only a cv: "
                              "(batch) experiment has; use query-level for an online run")
@@ -303,6 +315,8 @@ class ExperimentSpec(Strict):
         for later in ("name", "qid", "index_base"):  # optional keys added later: unset, ids stay
             if later in data.get("dataset", {}) and data["dataset"][later] is None:
                 data["dataset"].pop(later)
+        if data.get("heldout", 0) is None:
+            data.pop("heldout")  # added later: unset, ids stay
         if isinstance(data.get("cv"), dict) and data["cv"].get("metrics") is None:
             data["cv"].pop("metrics", None)  # added later: unset, ids stay
         if not with_seed:

@@ -27,6 +27,7 @@ import pandas as pd
 from ltr_cli import console
 from ltr_cli import kernels
 from ltr_cli.protocols.checkpoint import Checkpointer, LearnerState, RunState
+from ltr_cli.protocols.heldout import Heldout
 from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.data.svmlight import Query
 from ltr_cli.errors import LtrError
@@ -99,6 +100,7 @@ def run_online(
     name: str | None = None,
     data_identity: dict[str, Any] | None = None,
     plan: tuple[list[Segment], dict[int, UnitArrays]] | None = None,
+    heldout: Heldout | None = None,
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
@@ -110,14 +112,17 @@ def run_online(
     With a ``plan`` (:func:`ltr_cli.data.sources.plan_rounds`, for a learner that
     :func:`~ltr_cli.protocols.online_blocks.block_eligible` accepts) instead of ``rounds``,
     the same rounds run in compiled blocks (:mod:`ltr_cli.protocols.online_blocks`).
+
+    With ``heldout`` (:mod:`ltr_cli.protocols.heldout`), the weights after every
+    ``heldout.every``-th round are evaluated on the held-out queries, in that round's row.
     """
     if plan is not None:
         (result,) = run_online_group(plan, [GroupMember(learner, rng, checkpointer, resume, name, data_identity)],
-                                     measures, max_rounds, quiet, total_hint)
+                                     measures, max_rounds, quiet, total_hint, heldout)
         if isinstance(result, LtrError):
             raise result
         return result
-    names = [meas.name for meas in measures]
+    names = [meas.name for meas in measures] + (heldout.columns if heldout is not None else [])
     log = RoundLog(names, resume.columns if resume is not None else None)
     t, previous_wall, nonfinite_round = 0, 0.0, None
     if resume is not None:
@@ -178,6 +183,8 @@ def run_online(
                              "did: from here on it ranks NaN scores as their sort does")
             log.append(t, pass_no, query.qid, query.m, values, info.mistake, info.updated, no_relevant,
                        info.ranking_loss)
+            if heldout is not None and heldout.due(t):
+                log.put_last(heldout.columns, heldout.evaluate(learner.weights))
             for observer in observers:
                 observer.after_round(t, snapshot)
     finally:
@@ -207,14 +214,14 @@ class GroupMember:
 
 def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members: list[GroupMember],
                      measures: list[Measure], max_rounds: int | None = None, quiet: bool = False,
-                     total_hint: int | None = None) -> list[OnlineResult | LtrError]:
+                     total_hint: int | None = None, heldout: Heldout | None = None) -> list[OnlineResult | LtrError]:
     """:func:`run_online` on a plan for learners that share it and a compiled block family
     (:func:`~ltr_cli.protocols.online_blocks.group_key`), all resuming from the same round (or
     none): each query is read once per block round for all of them. Returns, per member, its
     result, or the error that stopped it (the others went on). Each member's rows, weights
     and checkpoints are those of its own run: a group of one is that run. Each member's
     ``wall_seconds`` is its share of the group's time (the time divided by the group's size)."""
-    names = [meas.name for meas in measures]
+    names = [meas.name for meas in measures] + (heldout.columns if heldout is not None else [])
     starts = {m.resume.t if m.resume is not None else 0 for m in members}
     assert len(starts) == 1, starts
     t = starts.pop()
@@ -244,6 +251,8 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
 
     def after_block(i: int, done: int, n: int, nonfinite_round: int | None) -> None:
         m = members[i]
+        if heldout is not None and heldout.due(done):
+            logs[i].put_last(heldout.columns, heldout.evaluate(m.learner.weights))
 
         def snapshot() -> RunState:
             assert m.checkpointer is not None
@@ -255,8 +264,9 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
             observer.after_block(done, n, snapshot)
 
     try:
-        outcomes = blocks.run(logs, t, nonfinite, max_rounds, members[0].checkpointer.every
-                              if members[0].checkpointer else 0, after_block,
+        stops = tuple(x for x in (members[0].checkpointer.every if members[0].checkpointer else 0,
+                                  heldout.every if heldout is not None else 0) if x)
+        outcomes = blocks.run(logs, t, nonfinite, max_rounds, stops, after_block,
                               lambda done, n: bar.after_block(done, n, _no_snapshot),
                               [m.name or type(m.learner).__name__ for m in members])
     finally:

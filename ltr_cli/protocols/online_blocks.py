@@ -138,13 +138,14 @@ class BlockRunner:
                 return
 
     def run(self, logs: list[RoundLog], t: int, nonfinite_rounds: list[int | None], max_rounds: int | None,
-            every: int, after_block: Callable[[int, int, int, int | None], None],
+            every: tuple[int, ...], after_block: Callable[[int, int, int, int | None], None],
             on_block: Callable[[int, int], None], names: list[str]) -> list[BlockOutcome]:
         """Every planned round after round ``t`` (the rounds before were done, e.g. before a
         checkpoint), up to ``max_rounds``, for every learner of the group. After each block,
         ``after_block(l, t, n, nonfinite_round)`` for each learner ``l`` still running
-        (checkpoints) and then ``on_block(t, n)`` (progress). ``every``: blocks end at
-        multiples of it (0: no checkpoints). Returns each learner's outcome."""
+        (checkpoints, held-out evaluations) and then ``on_block(t, n)`` (progress). ``every``:
+        blocks end at multiples of each of these (checkpoints, held-out evaluations).
+        Returns each learner's outcome."""
         learners = self.learners
         L = len(learners)
         outcomes = [BlockOutcome(nonfinite_rounds[i]) for i in range(L)]
@@ -165,8 +166,8 @@ class BlockRunner:
                 n = min(BLOCK_ROUNDS, order.shape[0] - pos)
                 if max_rounds is not None:
                     n = min(n, max_rounds - t)
-                if every:
-                    n = min(n, every - t % every)
+                for stop in every:
+                    n = min(n, stop - t % stop)
                 block = order[pos:pos + n]
                 # a family without a round counter counts the run's rounds
                 t0 = np.array([lr.t if self.family.counts_rounds else t for lr in learners], dtype=np.int64)

@@ -2,7 +2,8 @@
 
 Columns, in order: ``t`` (int64, 1-based round), ``pass`` (int32), ``qid`` (string), ``m``
 (int32, documents), one float64 column per measure (its value on the full labels of the
-shown ranking; NaN under ``no_relevant: skip``), ``mistake`` and ``updated`` (bool, from the
+shown ranking; NaN under ``no_relevant: skip``; the last measure columns may be filled
+later by :meth:`RoundLog.put_last`, NaN until then: the held-out evaluations), ``mistake`` and ``updated`` (bool, from the
 learner's update), ``no_relevant`` (bool: no label above 0, so NDCG/AP took the policy
 value) and ``ranking_loss`` (float64: the loss of the measure that drives a mistake-driven
 learner, NaN for learners without one).
@@ -97,8 +98,11 @@ class RoundLog:
         a["pass"][i] = pass_no
         self._qid.append(qid)
         a["m"][i] = m
-        for name, v in zip(self.measure_names, values):
+        names = self.measure_names
+        for name, v in zip(names, values):
             a[name][i] = v
+        for name in names[len(values):]:  # columns filled later (held-out evaluations)
+            a[name][i] = np.nan
         a["mistake"][i] = mistake
         a["updated"][i] = updated
         a["no_relevant"][i] = no_relevant
@@ -116,13 +120,19 @@ class RoundLog:
         a["pass"][i:i + n] = pass_no
         self._qid.extend(qids)
         a["m"][i:i + n] = m[:n]
+        filled = values.shape[1]
         for c, name in enumerate(self.measure_names):
-            a[name][i:i + n] = values[:n, c]
+            a[name][i:i + n] = values[:n, c] if c < filled else np.nan
         a["mistake"][i:i + n] = mistake[:n]
         a["updated"][i:i + n] = updated[:n]
         a["no_relevant"][i:i + n] = no_relevant[:n]
         a["ranking_loss"][i:i + n] = ranking_loss[:n]
         self._n = i + n
+
+    def put_last(self, names: list[str], values: list[float]) -> None:
+        """Set ``names`` (columns left out of ``append``/``extend``) of the last row."""
+        for name, v in zip(names, values):
+            self._arrays[name][self._n - 1] = v
 
     def frame(self) -> pd.DataFrame:
         """The log as a typed table (the run's ``rounds.parquet``)."""

@@ -27,6 +27,7 @@ from ltr_cli.reports.plot_style import LINESTYLES, TRUETYPE, converged_limits, m
 from ltr_cli.results.folders import Run, group_seeds
 from ltr_cli.reports.run_labels import differing_settings, with_settings
 
+HELDOUT = "heldout_"  # columns of held-out evaluations (ltr_cli.protocols.heldout), drawn as they are
 _NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
 
 
@@ -57,7 +58,16 @@ def _group_by_learner(runs: list[Run]) -> dict[str, list[Run]]:
 
 
 def seed_curves(runs: list[Run], metric: str, max_rounds: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Time-averaged curves of one learner's seeds, cut to the shortest: (t, curves[seed, t])."""
+    """Time-averaged curves of one learner's seeds, cut to the shortest: (t, curves[seed, t]).
+    A held-out column (``heldout_<metric>``) is not averaged: its values at the rounds where
+    the weights were evaluated."""
+    if metric.startswith(HELDOUT):
+        raw = [r.rounds[metric].to_numpy(dtype=np.float64) for r in runs]
+        n = min(len(c) for c in raw)
+        if max_rounds:
+            n = min(n, max_rounds)
+        kept = ~np.isnan(raw[0][:n])
+        return np.arange(1, n + 1)[kept], np.vstack([c[:n][kept] for c in raw])
     curves = [time_average(r.rounds[metric].to_numpy(dtype=np.float64)) for r in runs]
     n = min(len(c) for c in curves)
     if max_rounds:
@@ -164,7 +174,8 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], max_rounds: i
     if limits is not None:
         ax.set_ylim(*limits)
     ax.set_xlabel("Iteration")
-    ax.set_ylabel(f"Time averaged {metric.upper()}")
+    ax.set_ylabel(f"Held-out {metric.removeprefix(HELDOUT).upper()} (current weights)" if metric.startswith(HELDOUT)
+                  else f"Time averaged {metric.upper()}")
     ax.set_title(_plain(title(have, experiment)), fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()  # before the legend: the axes keep their size, the saved canvas grows

@@ -397,7 +397,7 @@ def check_rounds(rounds: pd.DataFrame, path: Path) -> None:
             raise _damaged(path, "column 't' must count rounds upwards from 1")
         for column in columns:
             kind = _ROUND_COLUMNS.get(column, "number")
-            if column not in _ROUND_COLUMNS and not is_metric_name(column):
+            if column not in _ROUND_COLUMNS and not is_metric_name(column.removeprefix("heldout_")):
                 shown = repr(column) if len(repr(column)) <= 40 else repr(column)[:37] + "..."
                 raise _damaged(path, f"column {shown} is neither a round column nor a metric name")
             if kind is not None and not _dtype_ok(rounds[column], kind):
@@ -411,7 +411,7 @@ def check_rounds(rounds: pd.DataFrame, path: Path) -> None:
     else:
         raise _damaged(path, "has neither a 't' (online) nor a 'fold' (batch) column")
     for column in columns:
-        if is_metric_name(column) and _dtype_ok(rounds[column], "number") and \
+        if is_metric_name(column.removeprefix("heldout_")) and _dtype_ok(rounds[column], "number") and \
                 np.isinf(rounds[column].to_numpy(dtype=np.float64)).any():
             raise _damaged(path, f"column {column!r} holds an infinite value")
 

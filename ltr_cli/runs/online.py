@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +17,13 @@ from ltr_cli import console
 from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.measures.conventions import CONVENTIONS
-from ltr_cli.data.identity import same_content
+from ltr_cli.data.identity import require_regular, same_content
+from ltr_cli.data.options import ReaderOptions
+from ltr_cli.data.textio import find_group_file
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, plan_rounds, stream_rounds
-from ltr_cli.errors import LtrError
+from ltr_cli.errors import DatasetNotFoundError, LtrError
+from ltr_cli.pathnames import tried
+from ltr_cli.protocols.heldout import Heldout, open_heldout
 from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
@@ -63,12 +67,39 @@ def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[Query
     return source, constants
 
 
-def _load_checkpoint(checkpointer: Checkpointer, measures: list[Any], source: QuerySource) -> RunState | None:
+def _heldout(spec: ExperimentSpec, source: QuerySource, opened: dict[Any, Heldout]) -> Heldout | None:
+    """The experiment's held-out set (``heldout:``), read once per file and interval
+    (``opened``): with the stream's reader options (its width, index base and qid source; a
+    group file beside the held-out file is found as beside a data file) and its query-level
+    normalisation, if any."""
+    if spec.heldout is None:
+        return None
+    path, every = Path(spec.heldout.file), spec.heldout.every
+    key = (str(path), every, spec.metrics.model_dump_json(), spec.seed)
+    if key not in opened:
+        if not path.is_file():
+            raise DatasetNotFoundError(f"heldout.file: {path} does not exist (tried {tried(path)})")
+        require_regular(path)
+        base: ReaderOptions | None = getattr(source, "reader_options", None)
+        options = replace(base, group_file=None) if base is not None else ReaderOptions(n_features=source.n_features)
+        if options.qid_source in ("auto", "group") and (group := find_group_file(path)) is not None:
+            options = replace(options, group_file=group)
+        opened[key] = open_heldout(path, options, every, spec.metrics.measures(), spec.metrics.ties, spec.seed,
+                                   source.normalize)
+    return opened[key]
+
+
+def _log_names(measures: list[Any], heldout: Heldout | None) -> list[str]:
+    """The round log's value columns: the measures, then the held-out columns."""
+    return [m.name for m in measures] + (heldout.columns if heldout is not None else [])
+
+
+def _load_checkpoint(checkpointer: Checkpointer, names: list[str], source: QuerySource) -> RunState | None:
     """The run's checkpoint, validated, and only if it was taken on the data now on disk;
     one-line error otherwise (it is never silently discarded or trusted)."""
     where = checkpointer.path
     try:
-        state = checkpointer.load([m.name for m in measures])
+        state = checkpointer.load(names)
     except CheckpointInvalid as exc:
         raise LtrError(f"{where}: damaged or foreign checkpoint ({exc}); delete it to start "
                        "this run over") from None
@@ -113,6 +144,7 @@ class _Prepared:
     rounds: Any
     stream_stats: StreamStats
     identity: dict[str, Any]  # the data's, recorded in checkpoints
+    heldout: Heldout | None = None
 
     @property
     def start(self) -> int:
@@ -122,7 +154,7 @@ class _Prepared:
         """Runs with equal keys share one block call (one read of each query): the plan's
         group (:attr:`~ltr_cli.runs.plan.PlannedRun.group`: same stream, protocol and
         measures, same block family), from the same round."""
-        return self.job.group, self.start
+        return self.job.group, self.start, id(self.heldout)
 
 
 def run_online_jobs(
@@ -152,6 +184,7 @@ def run_online_jobs(
     with ExitStack() as locks:
         held: dict[int, ExitStack] = {}  # each run's lock, released once the run is written
         prepared: dict[int, _Prepared] = {}
+        heldouts: dict[Any, Heldout] = {}
         for i, job in enumerate(jobs):
             run_dir = run_path(out_root, job.spec.experiment, job.run_id)
             try:
@@ -164,7 +197,8 @@ def run_online_jobs(
                     continue
                 held[i] = locks.enter_context(ExitStack())
                 held[i].enter_context(owning(run_dir))
-                prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh)
+                prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh,
+                                       _heldout(job.spec, source, heldouts))
             except LtrError as exc:
                 settle(i, exc)
             except Exception as exc:
@@ -223,7 +257,7 @@ def _warm_up_family(prep: _Prepared) -> None:
 
 
 def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
-             resume: bool, fresh: bool) -> _Prepared:
+             resume: bool, fresh: bool, heldout: Heldout | None = None) -> _Prepared:
     spec, name = job.spec, job.name
     lspec: Any = spec.learners[name]
     measures = spec.metrics.measures()
@@ -232,7 +266,7 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
                                 protocol.checkpoint_every)
     if not resume and checkpointer.path.exists():
         keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
-    state = _load_checkpoint(checkpointer, measures, source) if resume else None
+    state = _load_checkpoint(checkpointer, _log_names(measures, heldout), source) if resume else None
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
     stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
@@ -261,7 +295,7 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
         since = f", resuming after round {state.t}" if state is not None else ""
         console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
-                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity())
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity(), heldout)
 
 
 def _plugin_failure(job: PlannedRun, exc: Exception) -> LtrError:
@@ -289,7 +323,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                                    quiet, total_hint=first.planned, feedback=protocol.feedback,
                                    checkpointer=first.checkpointer if protocol.checkpoint_every else None,
                                    resume=first.state, name=first.job.name, data_identity=first.identity,
-                                   plan=first.plan)]
+                                   plan=first.plan, heldout=first.heldout)]
             except LtrError as exc:
                 return [exc]
             except Exception as exc:
@@ -297,7 +331,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
         members = [GroupMember(p.learner, p.tie_rng, p.checkpointer if protocol.checkpoint_every else None,
                                p.state, p.job.name, p.identity) for p in preps]
         return run_online_group(first.plan, members, first.measures, protocol.max_rounds, quiet,
-                                max((p.planned or 0) for p in preps) or None)
+                                max((p.planned or 0) for p in preps) or None, first.heldout)
     except KeyboardInterrupt:
         for p in preps:
             saved = (f"its last checkpoint is kept in {p.checkpointer.path}; continue with: {resume_command(argv)}"
@@ -319,6 +353,9 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
     if constants is not None:
         stream, generated = constants
         summary["theory"] = theory_block(lspec, stream, generated)
+    if prep.heldout is not None:  # the last evaluation of each metric (the run's final weights' when due)
+        summary["heldout"] = {"every": prep.heldout.every, "queries": prep.heldout.identity["queries"],
+                              "last": {c: _last_defined(result.rounds[c]) for c in prep.heldout.columns}}
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.rounds),
@@ -330,6 +367,7 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         "conventions": _conventions(spec),
         "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
+        **({"heldout": prep.heldout.identity} if prep.heldout is not None else {}),
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
         "kernel_load_seconds": summary["kernel_load_seconds"],
         # runs computed in one pass over the stream; wall_seconds is this run's even share
@@ -337,3 +375,8 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         models, argv)
     prep.checkpointer.remove()
     return outcome
+
+
+def _last_defined(values: Any) -> float | None:
+    kept = values.dropna()
+    return float(kept.iloc[-1]) if len(kept) else None
