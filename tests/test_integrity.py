@@ -530,6 +530,8 @@ def test_a_cache_whose_labels_the_readers_refuse_is_rebuilt(tmp_path):
 
 
 def test_select_by_never_takes_a_nan_score_for_the_best(tmp_path):
+    import json
+
     import pandas as pd
 
     from ltr_cli.reports.selection import select
@@ -547,6 +549,9 @@ def test_select_by_never_takes_a_nan_score_for_the_best(tmp_path):
     rounds = pd.read_parquet(nan_run.path / "rounds.parquet")
     rounds["ap"] = float("nan")
     rounds.to_parquet(nan_run.path / "rounds.parquet", index=False)
+    summary = json.loads((nan_run.path / "summary.json").read_text())  # consistent with it
+    summary["metrics"]["ap"] = {key: None for key in summary["metrics"]["ap"]}
+    (nan_run.path / "summary.json").write_text(json.dumps(summary))
     (choice,) = select([read_run(d) for d in find_runs([out])], "ap", 10)
     assert nan_run.path not in [r.path for r in choice.runs] and choice.score == choice.score
 
