@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 import json
 from pathlib import Path
@@ -37,20 +38,34 @@ SMALL_GRIDS = [
     "learners.permurank.rounds=5",
     "learners.ranksvm.grid={C: [0.01, 1]}",
     "learners.rankboost.grid={rounds: [10, 30]}",
+    "learners.lambdamart.grid={num_leaves: [4], num_boost_round: [20], min_data_in_leaf: [3]}",
+    "learners.coordinate-ascent.grid={restarts: [2], iterations: [10]}",
 ]
+PAPER_METHODS = ["svmmap", "adarank", "permurank", "ranksvm", "rankboost"]
+# the baselines the LETOR configs run beside the paper's methods (lambdamart only with LightGBM)
+HAVE_LIGHTGBM = importlib.util.find_spec("lightgbm") is not None
+BASELINES = ["lambdamart", "coordinate-ascent"] if HAVE_LIGHTGBM else ["coordinate-ascent"]
+
+
+def letor_args(config: str, root: Path, out: Path) -> list[str]:
+    """``ltr run`` of a LETOR config with small grids (without LightGBM: every learner but
+    lambdamart, named with --learner)."""
+    args = ["run", str(REPO / "configs" / config), "--out", str(out), "-q", "--set", f"dataset.root={root}"]
+    for s in SMALL_GRIDS:
+        args += ["--set", s]
+    if not HAVE_LIGHTGBM:
+        for name in PAPER_METHODS + BASELINES:
+            args += ["--learner", name]
+    return args
 
 
 def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     root = tmp_path / "OHSUMED"
     make_letor(root)
-    args = ["run", str(REPO / "configs" / "letor_ohsumed.yaml"), "--out", str(tmp_path / "out"), "-q",
-            "--set", f"dataset.root={root}"]
-    for s in SMALL_GRIDS:
-        args += ["--set", s]
-    res = runner.invoke(app, args)
+    res = runner.invoke(app, letor_args("letor_ohsumed.yaml", root, tmp_path / "out"))
     assert res.exit_code == 0, res.stderr
     dirs = [Path(p) for p in res.stdout.split()]
-    assert len(dirs) == 5
+    assert len(dirs) == len(PAPER_METHODS + BASELINES)
     for d in dirs:
         folds = pd.read_parquet(d / "rounds.parquet")
         assert folds["fold"].tolist() == [1, 2, 3, 4, 5]
@@ -60,10 +75,13 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     rep = runner.invoke(app, ["report", str(tmp_path / "out"), "--format", "csv"])
     assert rep.exit_code == 0, rep.stderr
     rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(rep.stdout))}
-    assert set(rows) == {"svmmap", "adarank", "permurank", "ranksvm", "rankboost"}
+    assert set(rows) == set(PAPER_METHODS + BASELINES)
     # the paper's numbers are LETOR 2.0's: a LETOR 3.0 run is named as other data, without them
-    for r in rows.values():
+    for name, r in rows.items():
         assert r["paper_map"] == r["paper_ndcg@3"] == ""
+        if name in BASELINES:  # not in the paper at all
+            assert r["vs_paper"].startswith("not in the paper"), r["vs_paper"]
+            continue
         assert r["vs_paper"].startswith("not comparable: other data version: the paper used LETOR 2.0 OHSUMED "
                                         "(25 features); this run: LETOR 3.0 OHSUMED (45 features)"), r["vs_paper"]
     assert all(0 < float(r["map"]) <= 1 and 0 < float(r["ndcg@3"]) <= 1 for r in rows.values())
@@ -111,16 +129,15 @@ def test_letor2_config_on_rotated_folds_reports_the_papers_numbers(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert json.loads(res.stdout)["subsets"] == [6] * 5
     assert (root / "Fold2" / "validationset.txt").read_bytes() == (root / "Fold1" / "testset.txt").read_bytes()
-    args = ["run", str(REPO / "configs" / "letor2_ohsumed.yaml"), "--out", str(tmp_path / "out"), "-q",
-            "--set", f"dataset.root={root}"]
-    for s in SMALL_GRIDS:
-        args += ["--set", s]
-    res = runner.invoke(app, args)
+    res = runner.invoke(app, letor_args("letor2_ohsumed.yaml", root, tmp_path / "out"))
     assert res.exit_code == 0, res.stderr
     rep = runner.invoke(app, ["report", str(tmp_path / "out"), "--format", "csv"])
     assert rep.exit_code == 0, rep.stderr
     rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(rep.stdout))}
-    assert set(rows) == set(PAPER_OHSUMED)
+    assert set(rows) == set(PAPER_OHSUMED) | set(BASELINES)
+    for name in BASELINES:  # on the paper's data, still nothing to compare them with
+        r = rows.pop(name)
+        assert r["paper_map"] == r["paper_ndcg@3"] == "" and r["vs_paper"].startswith("not in the paper"), r
     for name, (paper_map, paper_ndcg3) in PAPER_OHSUMED.items():
         r = rows[name]
         assert (r["dataset"], r["paper_map"], r["paper_ndcg@3"]) == ("letor2-ohsumed", paper_map, paper_ndcg3)

@@ -155,12 +155,12 @@ def test_the_layer_rules_know_every_package():
 
 
 def test_reading_a_config_loads_no_heavy_numerics():
-    """The learner registry imports every learner module: none may load scipy or numba at
-    import time (they load when a batch fit or a kernel first runs)."""
+    """The learner registry imports every learner module: none may load scipy, numba or
+    LightGBM at import time (they load when a batch fit or a kernel first runs)."""
     import subprocess
     import sys
 
     code = ("import sys, ltr_cli.config.experiment, ltr_cli.cli.app; "
-            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib') if m in sys.modules))")
+            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib', 'lightgbm') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -78,6 +78,11 @@ class LearnerConfig(Strict):
         """The learner's conventions, for the manifest."""
         return {"type": self.type_name(), "role": self.paper_role()}
 
+    def missing(self) -> str | None:
+        """What the learner needs that is not installed, as one line that says how to
+        install it (``ltr run`` stops on it before computing anything), or None."""
+        return None
+
 
 class OnlineLearnerConfig(LearnerConfig):
     """An online learner (``rank`` / ``update`` every round)."""

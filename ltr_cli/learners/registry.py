@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 from pydantic import Field, TypeAdapter
 
 from ltr_cli.learners.batch.boosting import AdaRankSpec, RankBoostSpec
+from ltr_cli.learners.batch.coordinate_ascent import CoordinateAscentSpec
+from ltr_cli.learners.batch.lambdamart import LambdaMARTSpec
 from ltr_cli.learners.batch.neru import BMRMNERUSpec
 from ltr_cli.learners.batch.permurank import PermuRankSpec
 from ltr_cli.learners.batch.ranksvm import RankSVMSpec
@@ -33,6 +35,8 @@ BUILT_IN: tuple[type[LearnerConfig], ...] = (
     # batch (direct-optimisation paper, ranking-losses supplement)
     SVMmapSpec, RankSVMSpec, BMRMNDCGSpec, BMRMSpec, AdaRankSpec, RankBoostSpec, PermuRankSpec,
     BMRMNERUSpec,
+    # batch baselines beside the direct-optimisation methods (not in the papers)
+    LambdaMARTSpec, CoordinateAscentSpec,
 )
 _PLUGGED: list[type[LearnerConfig]] = []
 SOURCES: dict[str, str] = {cls.type_name(): "built-in" for cls in BUILT_IN}  # type name -> where it comes from

@@ -79,7 +79,7 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
     warm = None
     for params in estimator.grid_points():
         hooks.start_fit(fold.number, params)
-        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress))
+        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains))
         warm = model
         score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")

@@ -55,6 +55,13 @@ PAPER_DATA_VERSION = {"letor3-ohsumed": "letor2-ohsumed", "letor3-td2003": "leto
                       "letor3-td2004": "letor2-td2004"}
 
 
+def in_batch_paper(method: str) -> bool:
+    """Whether the direct-optimisation paper's tables have a row for ``method`` (a batch
+    learner's paper role, any case); the baselines run beside them (LambdaMART,
+    Coordinate Ascent) have none."""
+    return method.lower() in {m.lower() for m in _TABLES}
+
+
 def batch_paper_value(dataset: str, method: str, metric: str) -> float | None:
     """Table 2 (``map``) / Table 3 (``ndcg@3``) of the direct-optimisation paper; ``method``
     is the paper's name for it, in any case (runs recorded before roles were the paper's

@@ -148,8 +148,10 @@ BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "m
 def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
     """Batch (k-fold) runs: test metrics averaged over folds, the spread of the headline
     metrics over folds (sample standard deviation of the per-fold test values), and the
-    direct-optimisation paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them."""
-    from ltr_cli.reports.paper_numbers import batch_paper_value
+    direct-optimisation paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them. A
+    learner the paper has no row for, on the paper's data, is marked "not in the paper"
+    and compared with nothing."""
+    from ltr_cli.reports.paper_numbers import batch_paper_value, in_batch_paper
 
     names = _batch_metrics(runs)
     rows = []
@@ -159,16 +161,18 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
         degenerate = s.get("degenerate_folds") or []
         verdict = None if degenerate else direct_optimisation_verdict(run)
+        extra = verdict is not None and not in_batch_paper(role)
         rows.append({
             "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
             "label": run.label, "folds": len(s.get("folds", [])),
             # a degenerate model's numbers measure the file order, never the method
             **{_column(k): None if degenerate else m.get(k) for k in names},
             **{f"{_column(k)}_std": None if degenerate else _fold_std(run, k) for k in names if k in _WITH_SPREAD},
-            "paper_map": batch_paper_value(dataset, role, "map"),
-            "paper_ndcg@3": batch_paper_value(dataset, role, "ndcg@3"),
+            "paper_map": None if extra else batch_paper_value(dataset, role, "map"),
+            "paper_ndcg@3": None if extra else batch_paper_value(dataset, role, "ndcg@3"),
             "vs_paper": (f"degenerate model (constant scores, file order) in fold(s) "
                          f"{', '.join(map(str, degenerate))}: no numbers" if degenerate
+                         else f"not in the paper: its tables have no {role} row, nothing to compare" if extra
                          else "" if verdict is None else verdict.text()),
             "runs": run.path.name,
         })

@@ -1,7 +1,9 @@
 """Saved ranking models (``models.json`` of a run directory) and their scores.
 
 A batch run saves the model it selected for each fold, an online run its final weights
-(key ``final``); ``ltr score`` reads either. Weights are written as the shortest decimals
+(key ``final``); ``ltr score`` reads either. Kinds: ``linear`` (weights), ``stumps``
+(RankBoost) and ``lightgbm`` (LambdaMART: LightGBM's model text in a file of its own beside
+``models.json``, :mod:`ltr_cli.results.gbdt`). Weights are written as the shortest decimals
 that read back to the same doubles, NaN as null and infinities as "inf" / "-inf", so the
 file is standard JSON and round-trips exactly.
 """
@@ -9,9 +11,12 @@ file is standard JSON and round-trips exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ltr_cli.results import gbdt
 
 
 @dataclass
@@ -81,13 +86,18 @@ class StumpModel:
 MAX_FEATURES = 10_000_000  # wider than any LTR benchmark (Istella: 220, Yahoo: 700)
 
 
-def model_from_dict(data: dict[str, Any]) -> LinearModel | StumpModel:
-    """Rebuild a saved model (one entry of a run's ``models.json``). Raises ValueError,
-    KeyError or TypeError on anything that is not a model this tool wrote: a weight count
-    other than ``features``, a stump on a feature outside ``[0, features)``."""
+def model_from_dict(data: dict[str, Any], folder: Path | None = None) -> LinearModel | StumpModel | gbdt.LightGBMModel:
+    """Rebuild a saved model (one entry of a run's ``models.json``; ``folder``: the run
+    folder, where a LambdaMART model's file is). Raises ValueError, KeyError or TypeError
+    on anything that is not a model this tool wrote: a weight count other than
+    ``features``, a stump on a feature outside ``[0, features)``; a LambdaMART model file
+    that is missing, changed or not a model is a one-line ResultsError naming the file
+    (:mod:`ltr_cli.results.gbdt`)."""
     features = data["features"]
     if isinstance(features, bool) or not isinstance(features, int) or not 1 <= features <= MAX_FEATURES:
         raise ValueError(f"features must be an integer from 1 to {MAX_FEATURES}, not {features!r}")
+    if data.get("kind") == gbdt.KIND:
+        return gbdt.load_model(data, folder)
     if data.get("kind") == "linear":
         w = np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64)
         if w.shape != (features,):

@@ -19,7 +19,8 @@ from ltr_cli.results.folders import read_run_text
 
 def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
     """The scorer of one fold of a run directory (or its ``models.json``; default: the
-    first fold) and its feature count; one-line LtrError for anything else."""
+    first fold) and its feature count; one-line LtrError for anything else (a LambdaMART
+    model file beside ``models.json``: one line naming that file)."""
     path = model / "models.json" if model.is_dir() else model
     try:
         models = json.loads(read_run_text(path))
@@ -39,7 +40,7 @@ def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
         raise LtrError(f"{path}: no model for fold {fold!r}; it has {has}")
     data = models[key]
     try:
-        scorer: Any = model_from_dict(data)
+        scorer: Any = model_from_dict(data, path.parent)
         n_features = int(data["features"])
         normalizer = Normalizer.from_dict(data.get("normalize"), n_features)
         if normalizer.kind != "none":

@@ -177,8 +177,11 @@ def record_run(
     argv: list[str] | None, tables: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """The one write path of a run: summary, manifest, resolved config, the table
-    (``rounds.parquet``), ``models.json`` and any other ``tables`` (a batch run's
-    ``test_queries.parquet``), written atomically into ``run_dir``."""
+    (``rounds.parquet``), ``models.json`` (with a LambdaMART fold's model text in a file of
+    its own beside it) and any other ``tables`` (a batch run's ``test_queries.parquet``),
+    written atomically into ``run_dir``."""
+    from ltr_cli.results.gbdt import save_model_files
+
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                "label": lspec.default_label(), "role": lspec.paper_role(), **summary}
@@ -188,6 +191,7 @@ def record_run(
                 "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
                 "command": argv or sys.argv, **manifest, "timings": timings,
                 "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    models, model_files = save_model_files(models)
     path = write_run(run_dir, resolved, table, summary, manifest,
-                     extra={"models.json": json.dumps(models, indent=1)}, tables=tables)
+                     extra={"models.json": json.dumps(models, indent=1), **model_files}, tables=tables)
     return RunOutcome(name, path, summary)

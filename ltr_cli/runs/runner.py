@@ -41,7 +41,10 @@ def run_experiment(
     run as soon as it is written (so an interruption keeps the lines of finished runs)."""
     out_root = Path(out) if out is not None else spec.output
     outcomes: list[RunOutcome] = []
-    for runs in plan_experiment(spec, learners):
+    plans = plan_experiment(spec, learners)
+    for run in (run for runs in plans for run in runs):  # before anything is computed
+        check_installed(run)
+    for runs in plans:
         for outcome in run_planned(runs, out_root, quiet, argv, resume, fresh, on_done):
             assert isinstance(outcome, RunOutcome)  # a failing run's error was raised (keep_going is off)
             outcomes.append(outcome)
@@ -77,6 +80,14 @@ def run_planned(
     return run_online_jobs(runs, source, constants, out_root, quiet, argv, resume, fresh, done, keep_going)
 
 
+def check_installed(run: PlannedRun) -> None:
+    """One-line error when the run's learner needs a package that is not installed."""
+    need = run.learner_spec.missing()
+    if need:
+        raise LtrError(f"learner {run.learner!r} (type {run.learner_spec.type_name()}): {need}; or leave it "
+                       "out: ltr run CONFIG --learner NAME runs only the learners named")
+
+
 def _run_batch_learner(
     run: PlannedRun, out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
@@ -86,6 +97,7 @@ def _run_batch_learner(
     from ltr_cli.protocols.cv_progress import CVHooks
 
     spec, name, lspec, run_id = run.spec, run.learner, run.learner_spec, run.run_id
+    check_installed(run)
     cv, dataset = spec.cv, spec.dataset
     assert cv is not None and cv.convention is not None and isinstance(dataset, RegistryData)
     run_dir = run_path(out_root, spec.experiment, run_id)

@@ -57,11 +57,13 @@ def converged(gap: float, objective: float, tolerance: float) -> bool:
 class FitContext:
     """What the CV protocol hands a fit besides data and hyper-parameters: ``warm``, the
     model of the previous grid point's fit on the same fold (a starting point: its weights
-    ``w``, PermuRank's working set; the optimum does not depend on it), and
-    ``progress(iteration, relative gap)``."""
+    ``w``, PermuRank's working set; the optimum does not depend on it),
+    ``progress(iteration, relative gap)``, and ``gains``, the gain of each label under the
+    run's metric convention (``cv.convention``; None: the paper's ``2^r - 1``)."""
 
     warm: Any = None
     progress: Callable[[int, float], None] | None = None
+    gains: Callable[[Any], Any] | None = None
 
 
 def warm_weights(context: FitContext | None) -> Any:

@@ -1,0 +1,141 @@
+"""LambdaMART (Burges 2010) through LightGBM's ``lambdarank`` objective (the optional
+``gbdt`` extra: ``pip install -e '.[gbdt]'``; LightGBM is imported only when a fit runs).
+
+Labels: LightGBM ranks by integer grades 0, 1, 2, ...; a label below 0 (LETOR's -1 for
+"not judged") is grade 0, and a label that is not a whole number is an error. The gain of
+grade g is the run's metric convention's (``cv.convention``): ``label_gain[g] = gain(g)``,
+which for every preset (paper, letor3, letor4, mslr) is ``2^g - 1`` on the grades they list
+and 0 for a grade outside a gain table, so LambdaMART optimises the NDCG the tables
+report, with lambdarank's own discount ``1/log2(1 + i)`` over its first 30 positions
+(LightGBM's ``lambdarank_truncation_level``).
+
+Deterministic: ``seed``, ``deterministic=True``, ``force_row_wise=True`` (LightGBM would
+otherwise time both histogram layouts and keep the faster, a choice that depends on the
+machine) and a fixed ``num_threads`` (``threads``, default 1; another thread count can sum
+histograms in another order). No bagging or feature sampling.
+
+The fitted model is LightGBM's model text, read back by :mod:`ltr_cli.results.gbdt`
+(which scores it in numpy, the scores ``ltr score`` gives); each fit checks that those
+scores equal ``Booster.predict`` on its training rows.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.errors import LtrError
+from ltr_cli.learners.batch.common import Queries
+from ltr_cli.learners.batch.convergence import FitContext
+from ltr_cli.measures.metrics import exp2_gain
+from ltr_cli.results.gbdt import LightGBMModel
+
+INSTALL = "LightGBM is not installed: pip install -e '.[gbdt]'"
+MAX_GRADE = 30  # gains 2^g - 1 stay exact doubles
+
+
+def _lightgbm() -> Any:
+    try:
+        import lightgbm
+    except ImportError as exc:
+        raise LtrError(f"lambdamart needs LightGBM ({exc}); {INSTALL}") from None
+    return lightgbm
+
+
+def grades(y: np.ndarray) -> np.ndarray:
+    """Integer grades for LightGBM: labels below 0 are 0; any other label must be a whole number."""
+    y = np.asarray(y, dtype=np.float64)
+    odd = y[(y != np.floor(y)) | ~np.isfinite(y)]
+    if odd.size:
+        raise LtrError(f"lambdamart needs whole-number relevance grades; found the label {float(odd[0])!r} "
+                       "(LightGBM's lambdarank ranks by grades 0, 1, 2, ...)")
+    g = np.maximum(y, 0).astype(np.int64)
+    if g.size and g.max() > MAX_GRADE:
+        raise LtrError(f"lambdamart: a relevance grade of {int(g.max())} is above {MAX_GRADE}")
+    return g
+
+
+def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 0.1, rounds: int = 100,
+                   min_data_in_leaf: int = 20, seed: int = 0, threads: int = 1,
+                   gains: Any = None) -> LightGBMModel:
+    """One LightGBM lambdarank fit on the training queries (``gains``: label -> gain,
+    default ``2^r - 1``)."""
+    lgb = _lightgbm()
+    kept = [(X, y) for X, y in train if X.shape[0]]
+    d = train[0][0].shape[1]
+    X = np.vstack([X for X, _ in kept]).astype(np.float64) if kept else np.zeros((0, d))
+    g = grades(np.concatenate([y for _, y in kept])) if kept else np.zeros(0, dtype=np.int64)
+    top = int(g.max()) if g.size else 0
+    gain_of = gains if gains is not None else exp2_gain
+    label_gain = [float(v) for v in gain_of(np.arange(top + 1, dtype=np.float64))]
+    params = {"objective": "lambdarank", "num_leaves": num_leaves, "learning_rate": learning_rate,
+              "min_data_in_leaf": min_data_in_leaf, "label_gain": label_gain, "seed": seed,
+              "deterministic": True, "force_row_wise": True, "num_threads": threads, "verbosity": -1,
+              "feature_pre_filter": False}
+    try:
+        data = lgb.Dataset(X, label=g, group=[x.shape[0] for x, _ in kept], params=params, free_raw_data=True)
+        booster = lgb.train(params, data, num_boost_round=rounds)
+        text = booster.model_to_string(num_iteration=-1)
+        expected = booster.predict(X, raw_score=True, num_threads=threads) if X.shape[0] else np.zeros(0)
+    except lgb.basic.LightGBMError as exc:
+        raise LtrError(f"lambdamart: LightGBM refused the fit: {' '.join(str(exc).split())[:300]}") from None
+    model = LightGBMModel.from_text(text, d)
+    if not np.array_equal(model.scores(X), expected):
+        raise LtrError(f"lambdamart: LightGBM {lgb.__version__} wrote a model whose scores this tool does not "
+                       "reproduce exactly; use a LightGBM 4 release this tool is tested with")
+    model.info = {"trees": len(model.trees), "label_gain": label_gain}
+    return model
+
+
+def _grid(**values: list[int | float]) -> Grid:
+    """The default grid: 8 settings around LightGBM's defaults (31 leaves, rate 0.1, 100
+    rounds, 20 documents per leaf)."""
+    return dict(values)
+
+
+class LambdaMARTSpec(BatchLearnerConfig):
+    """LambdaMART: gradient-boosted trees on LightGBM's lambdarank objective."""
+
+    type: Literal["lambdamart"]
+    summary: ClassVar[str] = ("batch (cv:): LambdaMART, LightGBM's lambdarank objective (not in the papers; "
+                              "needs pip install -e '.[gbdt]')")
+    hyper_parameters: ClassVar[tuple[str, ...]] = ("num_leaves", "learning_rate", "num_boost_round",
+                                                   "min_data_in_leaf")
+    integer_parameters: ClassVar[tuple[str, ...]] = ("num_leaves", "num_boost_round", "min_data_in_leaf")
+    grid: Grid = Field(default_factory=lambda: _grid(num_leaves=[7, 31], learning_rate=[0.05, 0.1],
+                                                     num_boost_round=[100, 300], min_data_in_leaf=[20]))
+    seed: int = Field(0, ge=0, description="LightGBM's seed")
+    threads: int = Field(1, gt=0, description="LightGBM's num_threads (fixed: another count may change the "
+                         "model in its last digits)")
+
+    @model_validator(mode="after")
+    def _leaves(self) -> LambdaMARTSpec:
+        if any(v < 2 for v in self.grid.get("num_leaves", [])):
+            raise ValueError("grid 'num_leaves': a tree needs at least 2 leaves")
+        return self
+
+    def paper_role(self) -> str:
+        return "LambdaMART"
+
+    def describe(self) -> dict[str, Any]:
+        from importlib import metadata
+
+        try:
+            version: str | None = metadata.version("lightgbm")
+        except metadata.PackageNotFoundError:
+            version = None
+        return {**super().describe(), "library": "lightgbm", "lightgbm_version": version,
+                "objective": "lambdarank", "label_gain": "the gain cv.convention gives each grade (labels below 0: 0)",
+                "determinism": f"seed {self.seed}, deterministic, force_row_wise, num_threads {self.threads}"}
+
+    def missing(self) -> str | None:
+        return None if importlib.util.find_spec("lightgbm") is not None else INSTALL
+
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LightGBMModel:
+        return fit_lambdamart(train, int(params.get("num_leaves", 31)), float(params.get("learning_rate", 0.1)),
+                              int(params.get("num_boost_round", 100)), int(params.get("min_data_in_leaf", 20)),
+                              self.seed, self.threads, None if context is None else context.gains)
