@@ -23,11 +23,12 @@ import numpy as np
 from ltr_cli.errors import ResultsError
 from ltr_cli.measures.metrics import time_average
 from ltr_cli.outputs import output_path, write_file
+from ltr_cli.protocols.round_log import REGRET, SURROGATE
 from ltr_cli.reports.plot_style import LINESTYLES, TRUETYPE, converged_limits, mark_every, role_style, same_as, title
 from ltr_cli.results.folders import Run, group_seeds
 from ltr_cli.reports.run_labels import differing_settings, with_settings
 
-_NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
+_NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss", SURROGATE, REGRET}
 
 
 def _plain(text: str) -> str:
@@ -295,3 +296,4 @@ def plot_theory(runs: list[Run], out_dir: Path) -> list[Path]:
         finally:
             plt.close(fig)
     return written
+

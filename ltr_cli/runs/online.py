@@ -24,6 +24,8 @@ from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible
+from ltr_cli.protocols.regret import not_logged, rebuild_stream, regret, regret_loss, round_surrogate, with_regret
+from ltr_cli.protocols.round_log import SURROGATE
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
@@ -63,12 +65,13 @@ def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[Query
     return source, constants
 
 
-def _load_checkpoint(checkpointer: Checkpointer, measures: list[Any], source: QuerySource) -> RunState | None:
-    """The run's checkpoint, validated, and only if it was taken on the data now on disk;
-    one-line error otherwise (it is never silently discarded or trusted)."""
+def _load_checkpoint(checkpointer: Checkpointer, names: list[str], source: QuerySource) -> RunState | None:
+    """The run's checkpoint (its log's float columns ``names``: the measures, and
+    ``surrogate`` when it logs regret), validated, and only if it was taken on the data now
+    on disk; one-line error otherwise (it is never silently discarded or trusted)."""
     where = checkpointer.path
     try:
-        state = checkpointer.load([m.name for m in measures])
+        state = checkpointer.load(names)
     except CheckpointInvalid as exc:
         raise LtrError(f"{where}: damaged or foreign checkpoint ({exc}); delete it to start "
                        "this run over") from None
@@ -113,6 +116,7 @@ class _Prepared:
     rounds: Any
     stream_stats: StreamStats
     identity: dict[str, Any]  # the data's, recorded in checkpoints
+    loss: Any = None  # protocol.log_regret: the learner's LossSpec (None: no regret logged)
 
     @property
     def start(self) -> int:
@@ -232,12 +236,14 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
                                 protocol.checkpoint_every)
     if not resume and checkpointer.path.exists():
         keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
-    state = _load_checkpoint(checkpointer, measures, source) if resume else None
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
-    stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
+    stream_seq, tie_seq, learner_seq = _seeds(spec.seed)
     learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
                           planned, spec.fidelity)
+    loss = regret_loss(learner, protocol.log_regret)
+    names = [m.name for m in measures] + ([SURROGATE] if loss is not None else [])
+    state = _load_checkpoint(checkpointer, names, source) if resume else None
     if state is not None:
         if protocol.max_rounds is not None and state.t > protocol.max_rounds:
             raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
@@ -250,7 +256,12 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     stream_stats = StreamStats()
     stream_rng = np.random.default_rng(stream_seq)
     plan = None
-    if BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+    if loss is not None and not quiet and BLOCKS and block_eligible(
+            learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+        console.note(f"ltr: note: {name}: protocol.log_regret: runs round by round (the compiled block "
+                     "loop does not return the surrogate)")
+    if loss is None and BLOCKS and block_eligible(learner, RoundMeasures(measures),
+                                                  feedback_size(learner, protocol.feedback)):
         plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
                            protocol.drop_last_query, stream_stats,
                            protocol.max_rounds)  # None (nothing drawn) without arrays
@@ -261,7 +272,13 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
         since = f", resuming after round {state.t}" if state is not None else ""
         console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
-                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity())
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity(), loss)
+
+
+def _seeds(seed: int) -> list[np.random.SeedSequence]:
+    """The run's three independent streams of draws: data order and subsampling, ties, the
+    learner's own."""
+    return np.random.SeedSequence(seed).spawn(3)
 
 
 def _plugin_failure(job: PlannedRun, exc: Exception) -> LtrError:
@@ -289,7 +306,8 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                                    quiet, total_hint=first.planned, feedback=protocol.feedback,
                                    checkpointer=first.checkpointer if protocol.checkpoint_every else None,
                                    resume=first.state, name=first.job.name, data_identity=first.identity,
-                                   plan=first.plan)]
+                                   plan=first.plan,
+                                   surrogate=round_surrogate(first.learner, first.loss) if first.loss else None)]
             except LtrError as exc:
                 return [exc]
             except Exception as exc:
@@ -319,17 +337,26 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
     if constants is not None:
         stream, generated = constants
         summary["theory"] = theory_block(lspec, stream, generated)
+    rounds, regret_record = result.rounds, None
+    if prep.loss is not None:
+        stream = rebuild_stream(source, protocol, np.random.default_rng(_seeds(spec.seed)[0]), rounds)
+        column, regret_record, summary["regret"] = regret(
+            prep.loss, stream, rounds[SURROGATE].to_numpy(dtype=np.float64), source.n_features)
+        rounds = with_regret(rounds, column)
+    elif protocol.log_regret:
+        regret_record = not_logged(prep.learner)
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.rounds),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
-    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, result.rounds, summary, {
+    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "normalize": source.normalize,
                     "fingerprint": source.identity()},
         "conventions": _conventions(spec),
         "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
+        **({"regret": regret_record} if regret_record is not None else {}),
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
         "kernel_load_seconds": summary["kernel_load_seconds"],
         # runs computed in one pass over the stream; wall_seconds is this run's even share
