@@ -1,5 +1,5 @@
 """Regret logging (top-k paper, Theorem 4.1): the per-round surrogate, the comparator in
-hindsight, the regret column."""
+hindsight, the regret column and its figure."""
 
 from __future__ import annotations
 
@@ -162,7 +162,12 @@ def test_regret_columns_manifest_and_bounds(tmp_path):
     assert "no projection radius" in manifest(runs["unbounded"])["regret"]["reason"]
     assert "surrogate" not in pd.read_parquet(runs["random"] / "rounds.parquet").columns
     assert manifest(runs["random"])["regret"]["logged"] is False
+    # ltr report and ltr plot read the runs; --regret draws one panel per learner with a regret
     assert runner.invoke(app, ["report", str(tmp_path / "out")]).exit_code == 0
+    res = runner.invoke(app, ["plot", str(tmp_path / "out"), "--regret", "--out", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "plots" / "regret_regret.png").is_file() and (tmp_path / "plots" / "regret_regret.pdf").is_file()
+    assert not (tmp_path / "plots" / "regret_surrogate.png").exists()  # not a metric
 
 
 def test_the_stream_rebuilt_without_arrays_is_the_same(tmp_path, monkeypatch):
@@ -211,6 +216,13 @@ def test_log_regret_changes_the_run_id_only_when_on(tmp_path):
     assert runs[0].group is None  # logging its surrogate, it runs round by round
     (runs,) = plan_experiment(off)
     assert runs[0].group is not None
+
+
+def test_plot_regret_without_regret_runs_is_refused(tmp_path):
+    cfg = write_config(tmp_path, "  random: {type: random}")
+    run(cfg, tmp_path / "out")
+    res = runner.invoke(app, ["plot", str(tmp_path / "out"), "--regret"])
+    assert res.exit_code == 1 and "no run has a regret column" in res.stderr
 
 
 def test_a_killed_regret_run_resumes_exactly(tmp_path):

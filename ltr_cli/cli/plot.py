@@ -17,6 +17,7 @@ def plot(
     out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots)")] = None,
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
     theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
+    regret: Annotated[bool, typer.Option("--regret", help="also draw each learner's cumulative regret beside c T^(2/3) (runs with protocol.log_regret)")] = False,
     band: Annotated[BandOpt, typer.Option("--band", help="band over seeds: minmax, std (mean +- sd) or none")] = BandOpt("minmax"),
     select_by: Annotated[Optional[str], typer.Option("--select-by", help="draw only each learner's best settings by this metric")] = None,
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the curve to average")] = 10,
@@ -24,7 +25,7 @@ def plot(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """Plot time-averaged metric curves (PNG + PDF), one line per learner."""
-    from ltr_cli.reports.plot import check_outputs, output_names, plot_runs, plot_theory
+    from ltr_cli.reports.plot import check_outputs, output_names, plot_regret, plot_runs, plot_theory
 
     runs = chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
     if select_by:
@@ -32,9 +33,11 @@ def plot(
 
         runs = [r for choice in select(runs, select_by, window) for r in choice.runs]
     target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
-    check_outputs(target, output_names(runs, metric, theory))  # before anything is written
+    check_outputs(target, output_names(runs, metric, theory, regret))  # before anything is written
     written = plot_runs(runs, metric, target, max_rounds, _value(band))
     if theory:
         written += plot_theory(runs, target)
+    if regret:
+        written += plot_regret(runs, target)
     for p in written:
         typer.echo(str(p))
