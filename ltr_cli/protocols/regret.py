@@ -40,8 +40,9 @@ from ltr_cli.learners.online.hindsight import QueryBlock, best_in_hindsight, que
 from ltr_cli.protocols.round_log import REGRET, SURROGATE
 
 PER_ROUND = ("the learner's surrogate at its scores X_t w_t before its update, on the full labels; "
-             "computed in Python beside the round loop (ltr_cli.surrogates): the run took the "
-             "round-by-round path, as the compiled block loop does not return it")
+             "computed in Python beside the round loop (ltr_cli.surrogates), its time counted in "
+             "wall_seconds: the run took the round-by-round path, as the compiled block loop does not "
+             "return it")
 COMPARATOR = ("w* = argmin over ||w|| <= U of the run's cumulative surrogate; regret[t] = "
               "sum_{s<=t} surrogate[s] - sum_{s<=t} phi(X_s w*, R_s) (at t = T: Theorem 4.1's regret)")
 

@@ -188,7 +188,7 @@ def run_online_jobs(
                     settle(i, result)
                     continue
                 try:
-                    settle(i, _finish(prep, result, source, constants, argv))
+                    settle(i, _finish(prep, result, source, constants, argv, quiet))
                 except LtrError as exc:
                     settle(i, exc)
                 else:
@@ -325,7 +325,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
 
 
 def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
-            argv: list[str] | None) -> RunOutcome:
+            argv: list[str] | None, quiet: bool = True) -> RunOutcome:
     """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
     spec, name = prep.job.spec, prep.job.name
     lspec: Any = spec.learners[name]
@@ -339,6 +339,9 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         summary["theory"] = theory_block(lspec, stream, generated)
     rounds, regret_record = result.rounds, None
     if prep.loss is not None:
+        if not quiet and prep.loss.radius is not None:
+            console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): regret: finding the best fixed weights "
+                         f"in hindsight over the run's {len(rounds):,} rounds")
         stream = rebuild_stream(source, protocol, np.random.default_rng(_seeds(spec.seed)[0]), rounds)
         column, regret_record, summary["regret"] = regret(
             prep.loss, stream, rounds[SURROGATE].to_numpy(dtype=np.float64), source.n_features)
