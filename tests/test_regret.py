@@ -119,6 +119,25 @@ def test_the_comparator_minimises_over_the_ball():
             assert cumulative(loss, [block], w)[0] >= found.value - found.gap - 1e-9
 
 
+@pytest.mark.parametrize("delta", [1.0, 0.5])
+def test_the_compiled_hinge_equals_the_reference(monkeypatch, delta):
+    """The comparator sums RankSVM's hinge with a kernel; LTR_KERNELS=0 takes the reference
+    (ltr_cli.surrogates.pairwise) query by query."""
+    from ltr_cli import kernels
+
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(1, 12, 60)
+    ends = np.cumsum(lengths)
+    block = QueryBlock(rng.random((ends[-1], 5)), rng.integers(0, 3, ends[-1]).astype(float), ends - lengths, ends,
+                       rng.integers(0, 3, 60))
+    loss = LossSpec("ranksvm", {} if delta == 1.0 else {"delta": delta}, 1.0, True)
+    w = rng.normal(size=5)
+    fast = cumulative(loss, [block], w)
+    monkeypatch.setattr(kernels, "ENABLED", False)
+    slow = cumulative(loss, [block], w)
+    assert fast[0] == pytest.approx(slow[0], rel=1e-12) and np.allclose(fast[1], slow[1], rtol=1e-12, atol=1e-12)
+
+
 LEARNERS = """  kl: {type: rtopkf, surrogate: kl, radius: 1.0}
   squared: {type: rtopkf, surrogate: squared, radius: 1.0, eta_scale: 0.001}
   ranksvm: {type: rtopkf, surrogate: ranksvm, radius: 1.0}
