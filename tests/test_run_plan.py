@@ -20,6 +20,7 @@ PINNED = {
     "topk_synthetic.yaml": ["listnet-seed0-8e7604d11f", "rtopkf-ranksvm-seed0-81391e62d0",
                             "rtopkf-kl-seed0-945acbcf40"],
     "yahoo_topk.yaml": ["listnet-2a5dbe23b7", "rtopkf-ranksvm-512af1c220", "rtopkf-kl-eceff8a3f7"],
+    "yahoo_topk_paper.yaml": ["listnet-7e07b9af7c", "rtopkf-ranksvm-857836d286", "rtopkf-kl-84500cd43c"],
 }
 
 

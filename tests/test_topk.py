@@ -388,3 +388,28 @@ def test_the_three_topk_script_configs_run_on_shaped_files(tmp_path, config, dat
     conv = json.loads((runs["rtopkf-smoothdcg"] / "manifest.json").read_text())["learner_conventions"]
     assert conv["miss_scale"] == miss and conv["numerics"] == "authors-code"
     assert conv["short_lists"] == "skip" and conv["direction"] == "descend-gain"
+
+
+def test_the_paper_text_topk_config_runs_on_shaped_files(tmp_path):
+    """configs/yahoo_topk_paper.yaml: the text's fixed rates for T = 250,000 (the figure's
+    x-axis), exact estimators, no list skipped, no query dropped."""
+    from tests.test_perceptron_paper import _write_layout, run_config
+
+    root = tmp_path / "data"
+    _write_layout(root, "yahoo-set1", ["set1.train.txt"], queries=6, docs=4)
+    runs = run_config(REPO / "configs" / "yahoo_topk_paper.yaml", tmp_path / "out", f"dataset.root={root}")
+    assert set(runs) == {"listnet", "rtopkf-ranksvm", "rtopkf-kl", "rtopkf-squared", "rtopkf-smoothdcg", "random"}
+    summary = json.loads((runs["rtopkf-kl"] / "summary.json").read_text())
+    assert summary["rounds"] == 13 * 6 and "dropped_last_queries" not in summary
+    for name in ("rtopkf-ranksvm", "rtopkf-kl", "rtopkf-squared", "rtopkf-smoothdcg"):
+        manifest = json.loads((runs[name] / "manifest.json").read_text())
+        conv = manifest["learner_conventions"]
+        assert conv["schedule"] == "paper" and conv["horizon"] == 250_000
+        assert conv["eta_scale"] == conv["gamma_scale"] == 1.0 and conv["projection_radius"] == 1.0
+        assert conv["short_lists"] == "learn" and conv["numerics"] == "stable"
+        assert conv["estimator"] == "exact sampling law (unbiased)"
+        assert manifest["protocol"]["max_rounds"] == 250_000
+    conv = json.loads((runs["rtopkf-smoothdcg"] / "manifest.json").read_text())["learner_conventions"]
+    assert conv["epsilon"] == 0.01
+    listnet = json.loads((runs["listnet"] / "manifest.json").read_text())["learner_conventions"]
+    assert listnet["step"] == "0.002" and 250_000 ** -0.5 == 0.002  # a constant step T^(-1/2)

@@ -58,6 +58,10 @@ class ProtocolSpec(Strict):
         False, description="never use the last query of each file in each pass (the authors' "
         "MATLAB loop processes a query only when the next qid starts)")
     max_rounds: int | None = Field(None, gt=0)
+    log_regret: bool = Field(
+        False, description="learners with a surrogate on a ball (rtopkf, ogd and listnet with a radius): log "
+        "each round's surrogate at the learner's scores and the cumulative regret against the best fixed "
+        "weights in hindsight (columns surrogate and regret; the run takes the round-by-round path)")
     checkpoint_every: int = Field(
         10_000, ge=0, description="save a resumable checkpoint every N rounds (0: never); a save costs "
         "about a millisecond whatever the round, 10,000 compiled rounds of MSLR-sized queries about 0.2 s")
@@ -308,6 +312,8 @@ class ExperimentSpec(Strict):
         data.pop("seeds", None)
         data.pop("sweep", None)
         data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results
+        if data.get("protocol", {}).get("log_regret") is False:  # added later: unset, ids stay
+            data["protocol"].pop("log_regret")
         for limit in LIMIT_KEYS:  # bounds refuse input, they do not change results
             data.get("dataset", {}).pop(limit, None)
         if data.get("dataset", {}).get("normalize") == "none":  # the ids of runs before the option

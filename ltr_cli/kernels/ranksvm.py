@@ -178,3 +178,31 @@ def squared_hinge_hess_diag(X, s, y, offsets, order):
                     x = X[row, f]
                     out[f] += 2.0 * (cnt * x * x - 2.0 * x * suf1[p, f] + suf2[p, f])
     return out
+
+
+@njit(cache=_CACHE)
+def hinge_value_grad(s, y, starts, ends, counts, delta, grad):
+    """The plain pairwise hinge of RankSVM (reference:
+    :func:`ltr_cli.surrogates.pairwise.ranksvm_value_and_grad`) summed over queries with
+    weights: ``sum_q counts[q] sum_{i, j in q: y_i > y_j} max(0, delta - (s_i - s_j))``, query
+    q being rows ``starts[q]:ends[q]``. Writes the gradient w.r.t. the scores into ``grad``
+    (N,) (rows of no query: 0) and returns the value. O(m^2) per query, by enumeration: for
+    the comparator of a regret (:mod:`ltr_cli.learners.online.hindsight`), where each
+    evaluation visits every query."""
+    for t in range(grad.shape[0]):
+        grad[t] = 0.0
+    value = 0.0
+    for q in range(starts.shape[0]):
+        c = counts[q]
+        if c == 0:
+            continue
+        a, b = starts[q], ends[q]
+        for i in range(a, b):
+            for j in range(a, b):
+                if y[i] > y[j]:
+                    h = delta - (s[i] - s[j])
+                    if h > 0.0:
+                        value += c * h
+                        grad[i] -= c
+                        grad[j] += c
+    return value

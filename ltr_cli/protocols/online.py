@@ -4,7 +4,8 @@ Round t: the learner ranks the query; every configured measure is computed on th
 labels of that ranking; the feedback - all labels, or for partial-feedback learners only
 the labels of the top-k shown documents (:func:`reveal`) - is handed to the learner, which
 updates. One row per round is recorded: ``t, pass, qid, m, <metric>..., mistake, updated,
-no_relevant, ranking_loss`` (``no_relevant``: no label above 0, so NDCG/AP took the policy
+no_relevant, ranking_loss`` (and ``surrogate`` after the metrics for a run that logs regret,
+:mod:`ltr_cli.protocols.regret`) (``no_relevant``: no label above 0, so NDCG/AP took the policy
 value - keep it to recompute a curve under another policy without re-running;
 ``ranking_loss``: the loss of the measure that drives a mistake-driven learner, NaN for
 learners without one).
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.online_blocks import BlockRunner
 from ltr_cli.protocols.warmup import compile_note, warm_up
-from ltr_cli.protocols.round_log import RoundLog
+from ltr_cli.protocols.round_log import SURROGATE, RoundLog
 
 
 @dataclass
@@ -101,6 +102,7 @@ def run_online(
     data_identity: dict[str, Any] | None = None,
     plan: tuple[list[Segment], dict[int, UnitArrays]] | None = None,
     heldout: Heldout | None = None,
+    surrogate: Callable[[np.ndarray, np.ndarray], float] | None = None,
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
@@ -115,14 +117,20 @@ def run_online(
 
     With ``heldout`` (:mod:`ltr_cli.protocols.heldout`), the weights after every
     ``heldout.every``-th round are evaluated on the held-out queries, in that round's row.
+
+    With ``surrogate`` (``value(X, y)``, :func:`ltr_cli.protocols.regret.round_surrogate`),
+    each round also records its value before the update, in the column ``surrogate``
+    (round by round only).
     """
     if plan is not None:
+        assert surrogate is None, "the compiled block loop does not log the surrogate"
         (result,) = run_online_group(plan, [GroupMember(learner, rng, checkpointer, resume, name, data_identity)],
                                      measures, max_rounds, quiet, total_hint, heldout)
         if isinstance(result, LtrError):
             raise result
         return result
-    names = [meas.name for meas in measures] + (heldout.columns if heldout is not None else [])
+    names = ([meas.name for meas in measures] + ([SURROGATE] if surrogate is not None else [])
+             + (heldout.columns if heldout is not None else []))
     log = RoundLog(names, resume.columns if resume is not None else None)
     t, previous_wall, nonfinite_round = 0, 0.0, None
     if resume is not None:
@@ -169,6 +177,8 @@ def run_online(
                                f"{y.shape[0]} labels do not fit the learner's {width} features")
             ranking = learner.rank(X, rng)
             values, no_relevant = round_measures(ranking, y)
+            if surrogate is not None:  # at the weights the ranking came from, before the update
+                values = [*values, surrogate(X, y)]
             info = learner.update(X, reveal(learner, ranking, y, reveal_k))
             if info.updated and nonfinite_round is None and not finite(learner.weights):
                 if not nan_allowed:

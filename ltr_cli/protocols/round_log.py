@@ -8,6 +8,12 @@ learner's update), ``no_relevant`` (bool: no label above 0, so NDCG/AP took the 
 value) and ``ranking_loss`` (float64: the loss of the measure that drives a mistake-driven
 learner, NaN for learners without one).
 
+With ``protocol.log_regret`` (:mod:`ltr_cli.protocols.regret`) a learner that descends a
+surrogate also records ``surrogate`` (float64, after the measures: its surrogate at its
+scores before the update, on the full labels) and, written after the run, ``regret``
+(float64, after ``surrogate``: the cumulative regret against the best fixed weights in
+hindsight).
+
 This module is the one definition of that table: the online protocol appends to it, a
 checkpoint saves and validates it by :func:`column_kinds`, and ``rounds.parquet`` is
 :meth:`RoundLog.frame`.
@@ -24,6 +30,8 @@ HEAD: tuple[tuple[str, str], ...] = (("t", "int64"), ("pass", "int32"), ("qid", 
 TAIL: tuple[tuple[str, str], ...] = (("mistake", "bool"), ("updated", "bool"), ("no_relevant", "bool"),
                                      ("ranking_loss", "float64"))
 MEASURE_DTYPE = "float64"
+SURROGATE = "surrogate"  # logged like a measure column, after the measures
+REGRET = "regret"  # added to the table after the run, after ``surrogate``
 # numpy dtype kind of each column as a checkpoint stores it (qid as fixed-width unicode)
 _KINDS = {"int64": "i", "int32": "i", "string": "U", "bool": "b", "float64": "f"}
 

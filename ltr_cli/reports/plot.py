@@ -23,12 +23,14 @@ import numpy as np
 from ltr_cli.errors import ResultsError
 from ltr_cli.measures.metrics import time_average
 from ltr_cli.outputs import output_path, write_file
+from ltr_cli.protocols.round_log import REGRET, SURROGATE
+from ltr_cli.reports.regret_plot import EXPONENT, mean_regret, rate_constant, regret_names, regret_plan
 from ltr_cli.reports.plot_style import LINESTYLES, TRUETYPE, converged_limits, mark_every, role_style, same_as, title
 from ltr_cli.results.folders import Run, group_seeds
 from ltr_cli.reports.run_labels import differing_settings, with_settings
 
 HELDOUT = "heldout_"  # columns of held-out evaluations (ltr_cli.protocols.heldout), drawn as they are
-_NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss"}
+_NON_METRIC = {"t", "pass", "qid", "m", "mistake", "updated", "no_relevant", "ranking_loss", SURROGATE, REGRET}
 
 
 def _plain(text: str) -> str:
@@ -257,11 +259,13 @@ def _theory_plan(runs: list[Run]) -> dict[str, list[Run]]:
     return dict(sorted(by_experiment.items()))
 
 
-def output_names(runs: list[Run], metrics: list[str] | None, theory: bool) -> list[str]:
+def output_names(runs: list[Run], metrics: list[str] | None, theory: bool, regret: bool = False) -> list[str]:
     """The file names ``ltr plot`` will write (checked before anything is drawn)."""
     names = [f"{_stem(e, m)}.{ext}" for e, m, _ in _curve_plan(runs, metrics) for ext in _EXTS]
     if theory:
         names += [f"{e}_theory.{ext}" for e in _theory_plan(runs) for ext in _EXTS]
+    if regret:
+        names += regret_names(runs)
     return names
 
 
@@ -306,3 +310,59 @@ def plot_theory(runs: list[Run], out_dir: Path) -> list[Path]:
         finally:
             plt.close(fig)
     return written
+
+
+def plot_regret(runs: list[Run], out_dir: Path) -> list[Path]:
+    """Each learner's cumulative regret beside ``c T^(2/3)`` (:mod:`ltr_cli.reports.regret_plot`),
+    one panel per learner, one figure per experiment."""
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plan = regret_plan(runs)
+    check_outputs(out_dir, regret_names(runs))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultsError(f"{out_dir}: cannot create the plot folder ({exc.strerror})") from None
+    written: list[Path] = []
+    for experiment, groups in plan.items():
+        cols = min(len(groups), 2)
+        rows = math.ceil(len(groups) / cols)
+        with matplotlib.rc_context({"pdf.fonttype": TRUETYPE, "ps.fonttype": TRUETYPE}):
+            fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False)
+            try:
+                for ax, seeds in zip(axes.flat, sorted(groups, key=lambda g: g[0].label)):
+                    _regret_panel(ax, seeds)
+                for ax in list(axes.flat)[len(groups):]:
+                    ax.axis("off")
+                fig.suptitle(_plain(f"{experiment}: cumulative regret vs. c T^(2/3) (top-k paper, Theorem 4.1)"),
+                             fontsize=10)
+                fig.tight_layout()
+                written += _save(fig, out_dir, f"{experiment}_regret")
+            finally:
+                plt.close(fig)
+    return written
+
+
+def _regret_panel(ax: Any, seeds: list[Run]) -> None:
+    t, curves = mean_regret(seeds)
+    mean = np.nanmean(curves, axis=0)
+    run = seeds[0]
+    color = role_style(str(run.summary.get("role") or run.label))[0]
+    regret = run.manifest.get("regret")
+    surrogate = regret.get("surrogate", "surrogate") if isinstance(regret, dict) else "surrogate"
+    n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
+    ax.plot(t, mean, color=color, lw=1.6, label=_plain(f"{run.label}: regret{n}"))
+    if len(seeds) > 1:
+        ax.fill_between(t, np.nanmin(curves, axis=0), np.nanmax(curves, axis=0), color=color, alpha=0.2, lw=0)
+    c = rate_constant(t, mean)
+    if c is not None:
+        ax.plot(t, c * t ** EXPONENT, color=color, ls="--", lw=1.0, label=f"c T^(2/3), c = {c:.3g}")
+    ax.set_xlabel("Iteration")
+    ax.set_ylabel(_plain(f"Cumulative regret ({surrogate})"))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize=7)

@@ -46,6 +46,7 @@ from ltr_cli.measures.registry import is_metric_name
 from ltr_cli.names import check_label, check_name
 from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
 from ltr_cli.pathnames import tried
+from ltr_cli.protocols.round_log import REGRET, SURROGATE
 
 RUN_FILES = ("config.yaml", "rounds.parquet", "summary.json", "manifest.json")
 TEST_QUERIES = "test_queries.parquet"  # a batch run's per-query test values (results/query_values.py)
@@ -369,7 +370,7 @@ def _read_config(path: Path) -> dict[str, Any]:
 # rounds.parquet columns that are not metrics, and the kind of values each holds
 _ROUND_COLUMNS = {"t": "integer", "pass": "integer", "m": "integer", "qid": None,
                   "mistake": "boolean", "updated": "boolean", "no_relevant": "boolean",
-                  "ranking_loss": "number"}
+                  "ranking_loss": "number", SURROGATE: "number", REGRET: "number"}
 
 
 def _dtype_ok(series: pd.Series, kind: str) -> bool:

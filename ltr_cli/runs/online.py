@@ -28,6 +28,8 @@ from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible
+from ltr_cli.protocols.regret import not_logged, rebuild_stream, regret, regret_loss, round_surrogate, with_regret
+from ltr_cli.protocols.round_log import SURROGATE
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
@@ -89,14 +91,17 @@ def _heldout(spec: ExperimentSpec, source: QuerySource, opened: dict[Any, Heldou
     return opened[key]
 
 
-def _log_names(measures: list[Any], heldout: Heldout | None) -> list[str]:
-    """The round log's value columns: the measures, then the held-out columns."""
-    return [m.name for m in measures] + (heldout.columns if heldout is not None else [])
+def _log_names(measures: list[Any], loss: Any, heldout: Heldout | None) -> list[str]:
+    """The round log's float value columns: the measures, ``surrogate`` when the run logs
+    regret, then the held-out columns."""
+    return ([m.name for m in measures] + ([SURROGATE] if loss is not None else [])
+            + (heldout.columns if heldout is not None else []))
 
 
 def _load_checkpoint(checkpointer: Checkpointer, names: list[str], source: QuerySource) -> RunState | None:
-    """The run's checkpoint, validated, and only if it was taken on the data now on disk;
-    one-line error otherwise (it is never silently discarded or trusted)."""
+    """The run's checkpoint (its log's float columns ``names``: the measures, and
+    ``surrogate`` when it logs regret), validated, and only if it was taken on the data now
+    on disk; one-line error otherwise (it is never silently discarded or trusted)."""
     where = checkpointer.path
     try:
         state = checkpointer.load(names)
@@ -145,6 +150,7 @@ class _Prepared:
     stream_stats: StreamStats
     identity: dict[str, Any]  # the data's, recorded in checkpoints
     heldout: Heldout | None = None
+    loss: Any = None  # protocol.log_regret: the learner's LossSpec (None: no regret logged)
 
     @property
     def start(self) -> int:
@@ -218,7 +224,7 @@ def run_online_jobs(
                     settle(i, result)
                     continue
                 try:
-                    settle(i, _finish(prep, result, source, constants, argv))
+                    settle(i, _finish(prep, result, source, constants, argv, quiet))
                 except LtrError as exc:
                     settle(i, exc)
                 else:
@@ -266,12 +272,13 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
                                 protocol.checkpoint_every)
     if not resume and checkpointer.path.exists():
         keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
-    state = _load_checkpoint(checkpointer, _log_names(measures, heldout), source) if resume else None
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws
-    stream_seq, tie_seq, learner_seq = np.random.SeedSequence(spec.seed).spawn(3)
+    stream_seq, tie_seq, learner_seq = _seeds(spec.seed)
     learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
                           planned, spec.fidelity)
+    loss = regret_loss(learner, protocol.log_regret)
+    state = _load_checkpoint(checkpointer, _log_names(measures, loss, heldout), source) if resume else None
     if state is not None:
         if protocol.max_rounds is not None and state.t > protocol.max_rounds:
             raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
@@ -284,7 +291,12 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     stream_stats = StreamStats()
     stream_rng = np.random.default_rng(stream_seq)
     plan = None
-    if BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+    if loss is not None and not quiet and BLOCKS and block_eligible(
+            learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+        console.note(f"ltr: note: {name}: protocol.log_regret: runs round by round (the compiled block "
+                     "loop does not return the surrogate)")
+    if loss is None and BLOCKS and block_eligible(learner, RoundMeasures(measures),
+                                                  feedback_size(learner, protocol.feedback)):
         plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
                            protocol.drop_last_query, stream_stats,
                            protocol.max_rounds)  # None (nothing drawn) without arrays
@@ -295,7 +307,13 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
         since = f", resuming after round {state.t}" if state is not None else ""
         console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
-                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity(), heldout)
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity(), heldout, loss)
+
+
+def _seeds(seed: int) -> list[np.random.SeedSequence]:
+    """The run's three independent streams of draws: data order and subsampling, ties, the
+    learner's own."""
+    return np.random.SeedSequence(seed).spawn(3)
 
 
 def _plugin_failure(job: PlannedRun, exc: Exception) -> LtrError:
@@ -323,7 +341,8 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                                    quiet, total_hint=first.planned, feedback=protocol.feedback,
                                    checkpointer=first.checkpointer if protocol.checkpoint_every else None,
                                    resume=first.state, name=first.job.name, data_identity=first.identity,
-                                   plan=first.plan, heldout=first.heldout)]
+                                   plan=first.plan, heldout=first.heldout,
+                                   surrogate=round_surrogate(first.learner, first.loss) if first.loss else None)]
             except LtrError as exc:
                 return [exc]
             except Exception as exc:
@@ -341,7 +360,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
 
 
 def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
-            argv: list[str] | None) -> RunOutcome:
+            argv: list[str] | None, quiet: bool = True) -> RunOutcome:
     """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
     spec, name = prep.job.spec, prep.job.name
     lspec: Any = spec.learners[name]
@@ -356,11 +375,22 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
     if prep.heldout is not None:  # the last evaluation of each metric (the run's final weights' when due)
         summary["heldout"] = {"every": prep.heldout.every, "queries": prep.heldout.identity["queries"],
                               "last": {c: _last_defined(result.rounds[c]) for c in prep.heldout.columns}}
+    rounds, regret_record = result.rounds, None
+    if prep.loss is not None:
+        if not quiet and prep.loss.radius is not None:
+            console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): regret: finding the best fixed weights "
+                         f"in hindsight over the run's {len(rounds):,} rounds")
+        stream = rebuild_stream(source, protocol, np.random.default_rng(_seeds(spec.seed)[0]), rounds)
+        column, regret_record, summary["regret"] = regret(
+            prep.loss, stream, rounds[SURROGATE].to_numpy(dtype=np.float64), source.n_features)
+        rounds = with_regret(rounds, column)
+    elif protocol.log_regret:
+        regret_record = not_logged(prep.learner)
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.rounds),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
-    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, result.rounds, summary, {
+    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "normalize": source.normalize,
                     "fingerprint": source.identity()},
@@ -368,6 +398,7 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
         **({"heldout": prep.heldout.identity} if prep.heldout is not None else {}),
+        **({"regret": regret_record} if regret_record is not None else {}),
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
         "kernel_load_seconds": summary["kernel_load_seconds"],
         # runs computed in one pass over the stream; wall_seconds is this run's even share

@@ -66,12 +66,14 @@ def stream_key(spec: ExperimentSpec) -> str:
 def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
     """The key of the compiled block family the learner's rounds run in (family, parameter
     count, ties), or None when they run alone: batch cross-validation, the block loop
-    switched off, a learner or convention without a compiled block loop, or a learner that
+    switched off, a learner or convention without a compiled block loop, a learner that logs
+    its regret (``protocol.log_regret``), or a learner that
     cannot even be built (it then fails in its own run, with its own message)."""
     import numpy as np
 
     from ltr_cli.protocols.online import feedback_size
     from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
+    from ltr_cli.protocols.regret import regret_loss
     from ltr_cli.protocols.round_measures import RoundMeasures
 
     if spec.cv is not None or not BLOCKS:
@@ -81,6 +83,8 @@ def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
         built = lspec.build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
         if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
                               feedback_size(built, spec.protocol.feedback)):
+            return None
+        if regret_loss(built, spec.protocol.log_regret) is not None:  # logs its surrogate: round by round
             return None
         return tuple(group_key(built))
     except Exception:  # only a hint for grouping

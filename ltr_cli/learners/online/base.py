@@ -7,7 +7,7 @@ from the shown ranking and hands only that to ``update``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -47,6 +47,18 @@ class UpdateInfo(NamedTuple):
     ranking_loss: float = float("nan")
 
 
+class LossSpec(NamedTuple):
+    """The surrogate a learner descends, as its regret needs it (``regret_surrogate()`` of a
+    learner that has one): a key of :data:`ltr_cli.surrogates.SURROGATES` and its keyword
+    arguments, the radius U of the ball its weights are projected on (None: no projection,
+    so no comparator ball) and whether the surrogate is convex in the scores."""
+
+    surrogate: str
+    params: dict[str, Any]
+    radius: float | None
+    convex: bool
+
+
 NO_MISTAKE = UpdateInfo(mistake=False, updated=False, ranking_loss=0.0)
 NO_UPDATE = UpdateInfo(mistake=False, updated=False)
 
@@ -77,7 +89,10 @@ class OnlineLearner(Protocol):
     * the tie rule is the learner's own business: ``rank`` returns the shown ranking.
     * ``block_kernel()`` (optional): the compiled block family that runs whole blocks of its
       rounds (:mod:`ltr_cli.protocols.online_blocks`); a learner without it runs round by
-      round."""
+      round.
+    * ``regret_surrogate()`` (optional): the :class:`LossSpec` of the surrogate it descends,
+      for ``protocol.log_regret`` (:mod:`ltr_cli.protocols.regret`); None or absent: no
+      regret is logged for it."""
 
     feedback_k: int | None
     numerics: str

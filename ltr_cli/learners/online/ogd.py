@@ -21,7 +21,8 @@ from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
 from ltr_cli.learners.online.family import BlockCall, BlockFamily, linear_call
 from ltr_cli.learners.online.family import register as register_family
-from ltr_cli.learners.online.base import NO_UPDATE, Feedback, LinearRanker, UpdateInfo, as_labels, round_result
+from ltr_cli.learners.online.base import (NO_UPDATE, Feedback, LinearRanker, LossSpec, UpdateInfo, as_labels,
+                                          round_result)
 from ltr_cli.learners.online.schedules import StepSpec, reject_loss_scaled
 from ltr_cli.config.schema import OnlineLearnerConfig
 from ltr_cli.surrogates import SURROGATES
@@ -50,6 +51,10 @@ class OGDLearner(LinearRanker):
         self.numerics = spec.numerics_rule()
         self.params = spec.surrogate_params()
         self._fn = SURROGATES[self.surrogate]
+
+    def regret_surrogate(self) -> LossSpec:
+        """The surrogate it descends, on the ball of its projection radius."""
+        return LossSpec(self.surrogate, dict(self.params), self.spec.radius, self.surrogate != "smoothdcg")
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1

@@ -32,7 +32,7 @@ from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
 from ltr_cli.learners.online.family import BlockCall, BlockFamily
 from ltr_cli.learners.online.family import register as register_family
-from ltr_cli.learners.online.base import NO_UPDATE, Feedback, KernelScores, UpdateInfo, round_result
+from ltr_cli.learners.online.base import NO_UPDATE, Feedback, KernelScores, LossSpec, UpdateInfo, round_result
 from ltr_cli.learners.online.ogd import NUMERICS_HELP, project_to_ball
 from ltr_cli.measures.metrics import rank_from_scores
 from ltr_cli.config.schema import OnlineLearnerConfig
@@ -77,6 +77,13 @@ class RTopKF(KernelScores):
                 "feedback_k": self.feedback_k, "numerics": spec.numerics, "short_lists": spec.short_lists,
                 **({"miss_scale": spec.miss_scale} if spec.fidelity == "authors-code" else {}),
                 **({"direction": spec.direction} if spec.surrogate == "smoothdcg" else {})}
+
+    def regret_surrogate(self) -> LossSpec:
+        """The surrogate whose gradient it estimates (RankSVM's margin is 1, as in the
+        estimator; SmoothDCG's loss is minus the smoothed DCG@1, not convex)."""
+        spec = self.spec
+        params = {"epsilon": spec.epsilon} if spec.surrogate == "smoothdcg" else {}
+        return LossSpec(spec.surrogate, params, spec.radius, spec.surrogate != "smoothdcg")
 
     def rates(self, t: int) -> tuple[float, float]:
         """(eta_t, gamma_t) for round t (1-based)."""

@@ -9,7 +9,14 @@ For a stream generated with a known ranker u (the separable generators):
   largest ratio of positive weights in one query (Lemma 5); for v^NDCG@k, Theorem 8 puts
   k in place of m; Corollary 11 (Alg. 3): ``4 R_X^2 / gamma^2``.
 
-The bounds are proved for the paper's surrogate (constant margin 1, Eq. 8), a convex
+Theorem 9 (Section 6.1) is a lower bound instead: for any deterministic online algorithm
+there is a stream separable with margin gamma on which it suffers Omega(R_X^2 / gamma^2)
+NDCG/AP induced loss. Its proof builds the stream (Eq. 25) adaptively; the matrices, the
+relevance rule and the separating w* are here (:func:`adversary_matrix`,
+:func:`adversary_labels`, :func:`separating_weights`), the game that plays them against a
+learner is :mod:`ltr_cli.protocols.adversary`.
+
+The upper bounds are proved for the paper's surrogate (constant margin 1, Eq. 8), a convex
 surrogate (fixed weights, Lemma 3) and the constant learning rate that optimises the regret
 bound, ``eta = 1 / (4 m R_X^2 v_max)`` (Alg. 2) or ``1 / (4 R_X^2)`` (Alg. 3). Each
 condition is recorded under ``assumptions``; ``applies`` is their conjunction. When it is
@@ -18,8 +25,10 @@ false the bound is a reference line, not a guarantee.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -111,3 +120,63 @@ def _is_step(spec: SlamPerceptronSpec | MaxPairPerceptronSpec, eta: float) -> bo
 
 def theory_block(spec: LearnerConfig, constants: StreamConstants, queries: Iterable[Query]) -> dict[str, Any]:
     return {"stream": asdict(constants), "bound": learner_bound(spec, constants, queries)}
+
+
+# --- Theorem 9: the adversary of the lower bound ---------------------------------------------
+
+NDCG_ROUND_LOSS = 1.0 - 1.0 / math.log2(3.0)  # least NDCG-induced loss of a round with a mistake
+AP_ROUND_LOSS = 0.5  # the same for AP
+
+
+def lower_bound_rounds(radius: float, margin: float) -> int:
+    """``T = floor(R_X^2 / gamma^2) - 1``, on the numbers as written (``0.1`` is 1/10, so
+    ``R_X = 1, gamma = 0.1`` gives 99, not the 98 of binary floating point)."""
+    ratio = (Fraction(repr(float(radius))) / Fraction(repr(float(margin)))) ** 2
+    return math.floor(ratio) - 1
+
+
+def lower_bound_problem(radius: float, margin: float, features: int, docs: int) -> str | None:
+    """Why Theorem 9's construction cannot be built for these numbers (None: it can)."""
+    if not (radius > 0 and margin > 0 and math.isfinite(radius) and math.isfinite(margin)):
+        return "R_X and gamma must be positive numbers"
+    if docs < 2:
+        return f"the theorem needs m >= 2 documents per query (got {docs})"
+    ratio = (Fraction(repr(float(radius))) / Fraction(repr(float(margin)))) ** 2
+    if ratio < 2:
+        return (f"R_X^2 / gamma^2 = {float(ratio):g} gives T = floor(R_X^2 / gamma^2) - 1 < 1 round; "
+                "take gamma <= R_X / sqrt(2)")
+    if ratio > features:
+        return (f"the theorem needs R_X^2 / gamma^2 <= d, but R_X^2 / gamma^2 = {float(ratio):g} > d = "
+                f"{features}; give at least {math.ceil(ratio)} features")
+    return None
+
+
+def adversary_matrix(i: int, features: int, docs: int, radius: float) -> np.ndarray:
+    """``X_i`` of Eq. 25 (round ``i`` = 1..T): rows ``R_X e_{i+1}``, ``-R_X e_{i+1}``, then
+    ``R_X e_1`` for every other document (``e_j`` the j-th unit vector, 1-based)."""
+    X = np.zeros((docs, features))
+    X[0, i] = radius
+    X[1, i] = -radius
+    X[2:, 0] = radius
+    return X
+
+
+def adversary_labels(ranking: np.ndarray, docs: int) -> np.ndarray:
+    """The proof's relevance for the shown ranking: document 2 relevant (``e_2``) when the
+    learner put document 1 first, else document 1 (``e_1``): either way a mistake."""
+    y = np.zeros(docs)
+    y[1 if int(ranking[0]) == 0 else 0] = 1.0
+    return y
+
+
+def separating_weights(first_relevant: Sequence[bool], features: int, radius: float, margin: float) -> np.ndarray:
+    """The proof's ``w*``: ``w*_1 = -gamma / (2 R_X)``, ``w*_{i+1} = +-gamma / (2 R_X)`` (+ when
+    document 1 was relevant in round i), 0 beyond T + 1. Its norm is
+    ``sqrt(T + 1) gamma / (2 R_X) <= 1/2``; it scores the relevant document ``gamma / 2`` and
+    every other ``-gamma / 2``: margin exactly gamma in every round."""
+    w = np.zeros(features)
+    step = margin / (2.0 * radius)
+    w[0] = -step
+    for i, first in enumerate(first_relevant, start=1):
+        w[i] = step if first else -step
+    return w
