@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -140,3 +141,33 @@ def test_rtopkf_without_exploration_is_deterministic():
                               "--set", "gamma_scale=0", "--margin", "0.5", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["meets_bound"] == {"ndcg": True, "ap": True}
+
+
+def test_type_two_bounds_bound_the_pair_loss_and_none_is_the_tightest():
+    """Direct-optimisation paper, Figure 1 and Theorem 2: every type two bound is at least the
+    loss (6) at every score difference, and each pair of bounds crosses somewhere ("it is not
+    possible to say which upper bound is the tightest")."""
+    from ltr_cli.learners.batch.type_two_bounds import BOUNDS, bound, curves, pair_loss
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(0, 3, 2000), [0.0, -0.0, 1.0, 0.5]])
+    for gap in (0.05, 0.5, 1.0):
+        for name in BOUNDS:
+            assert (bound(name, x, gap) >= pair_loss(x, gap)).all(), (name, gap)
+    c = curves(0.5)
+    for a in BOUNDS:
+        for b in BOUNDS:
+            if a < b:
+                diff = c[a] - c[b]
+                assert (diff > 1e-12).any() and (diff < -1e-12).any(), (a, b)
+    assert c["hinge"][np.searchsorted(c["x"], 0.0)] == pytest.approx(0.5)
+
+
+def test_ltr_theory_bounds_writes_figure_1_and_its_values(tmp_path):
+    res = runner.invoke(app, ["theory", "bounds", "--out", str(tmp_path / "plots")])
+    assert res.exit_code == 0, res.stderr
+    assert sorted(Path(p).name for p in res.stdout.split()) == ["type_two_bounds.pdf", "type_two_bounds.png"]
+    data = json.loads(runner.invoke(app, ["theory", "bounds", "--json", "--gap", "0.3"]).stdout)
+    assert data["every_bound_at_least_the_loss"] and data["gap"] == 0.3 and len(data["x"]) == 401
+    bad = runner.invoke(app, ["theory", "bounds", "--gap", "1.5"])
+    assert bad.exit_code == 1 and "must be in (0, 1]" in bad.stderr

@@ -148,3 +148,31 @@ def _print_game(out: dict[str, Any]) -> None:
     typer.echo(f"separable: w* (proof of Theorem 9) has norm {sep['w_star_norm']:.4f} <= 1: {yes[sep['unit_ball']]}; "
                f"margin {sep['min_margin']:.6g} .. {sep['max_margin']:.6g}, gamma = {out['gamma']:g} on every round: "
                f"{yes[sep['margin_is_gamma']]}")
+
+
+@command(theory_app, "bounds")
+def bounds(
+    gap: Annotated[float, typer.Option("--gap", help="the measure gap E(pi*) - E(pi), in (0, 1]")] = 0.5,
+    out: Annotated[Optional[str], typer.Option("--out", help="folder for type_two_bounds.png/.pdf (default: plots)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the curves' values instead of a figure")] = False,
+) -> None:
+    """Figure 1 of the direct-optimisation paper: the loss (6) of a pair of permutations and
+    its type two upper bounds (exponential, logistic, hinge = Eq. 7, SVMmap's = Eq. 9) as
+    functions of the score difference F(pi*) - F(pi)."""
+    from pathlib import Path
+
+    from ltr_cli.learners.batch.type_two_bounds import curves
+
+    if not (0 < gap <= 1):
+        raise LtrError(f"--gap {gap:g}: the measure gap E(pi*) - E(pi) must be in (0, 1]")
+    values = curves(gap)
+    at_least = all(bool((values[name] >= values["loss"]).all()) for name in values if name not in ("x", "loss"))
+    if as_json:
+        typer.echo(json.dumps({"gap": gap, "every_bound_at_least_the_loss": at_least,
+                               **{k: [round(float(v), 12) for v in arr] for k, arr in values.items()}}))
+        return
+    from ltr_cli.reports.bound_curves import plot_bounds
+
+    for path in plot_bounds(values, gap, Path(out) if out else Path("plots")):
+        typer.echo(str(path))
+    typer.echo(f"every bound >= the loss on the grid: {'yes' if at_least else 'NO'}", err=True)
