@@ -40,7 +40,7 @@ def test_registry_dataset_takes_qid_group_and_index_base(tmp_path):
     root = tmp_path / "yahoo"
     _group_layout(root)
     cfg = tmp_path / "y.yaml"
-    cfg.write_text(f"experiment: y\ndataset: {{kind: registry, name: yahoo-set1, root: {root}}}\n" + LEARNER)
+    cfg.write_text(f"experiment: y\npaper: perceptron\ndataset: {{kind: registry, name: yahoo-set1, root: {root}}}\n" + LEARNER)
     res = _run(cfg)  # the dataset's usual qid tokens are missing
     assert res.exit_code == 1 and "set1.train.txt" in res.stderr
     res = _run(cfg, "--set", "dataset.qid=group", "--set", "dataset.index_base=0")
@@ -88,7 +88,7 @@ def test_files_dataset_can_name_its_registry_dataset(tmp_path):
     lines = [f"{(q + d) % 3} qid:{q} 1:{d}.0 136:1.0" for q in range(1, 4) for d in range(4)]
     (root / "part.txt").write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "m.yaml"
-    cfg.write_text(f"experiment: m\ndataset: {{kind: files, name: mslr-web10k, files: [{root / 'part.txt'}], "
+    cfg.write_text(f"experiment: m\npaper: perceptron\ndataset: {{kind: files, name: mslr-web10k, files: [{root / 'part.txt'}], "
                    "storage: float32}\n" + LEARNER)
     res = _run(cfg)
     assert res.exit_code == 0, res.stderr

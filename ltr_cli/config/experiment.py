@@ -183,6 +183,9 @@ class ExperimentSpec(Strict):
     fidelity: Literal["paper", "authors-code"] = Field(
         "paper", description="which protocol this config follows (recorded with results)"
     )
+    paper: Literal["perceptron", "top-k", "direct-optimisation", "ranking-losses"] | None = Field(
+        None, description="the paper this experiment reproduces: ltr report shows that paper's printed "
+        "numbers (none without it)")
     dataset: DatasetSpec
     protocol: ProtocolSpec = ProtocolSpec()
     metrics: MetricsSpec = MetricsSpec()
@@ -309,6 +312,7 @@ class ExperimentSpec(Strict):
         data.pop("cache", None)  # where parsed files are kept does not change results
         data.pop("plot", None)  # how runs are drawn does not change them
         data.pop("description", None)
+        data.pop("paper", None)  # which paper's numbers to show beside the runs: not a result
         data.pop("seeds", None)
         data.pop("sweep", None)
         data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results

@@ -23,13 +23,29 @@ PERCEPTRON_PAPER: dict[tuple[str, str, str], float] = {
 }
 
 
-def paper_value(dataset: str, role: str, metric: str) -> float | None:
-    """The printed number for a dataset, learner role and metric, if the paper gives one.
+#: the values of a config's ``paper:`` key
+PAPERS = ("perceptron", "top-k", "direct-optimisation", "ranking-losses")
 
-    Generated data shaped like a dataset (``shaped:NAME``) is not matched: its numbers are
-    not comparable with the paper's.
-    """
-    return PERCEPTRON_PAPER.get((dataset, role, metric))
+
+def config_paper(config: Any) -> str | None:
+    """The paper a run's config says it reproduces (its ``paper:`` key), or None."""
+    paper = config.get("paper") if isinstance(config, dict) else None
+    return paper if paper in PAPERS else None
+
+
+def paper_value(paper: str | None, dataset: str, role: str, metric: str) -> float | None:
+    """The number ``paper`` prints for a dataset, learner role and metric, if it gives one:
+    only the perceptron paper prints online numbers (the top-k paper's are in a figure).
+    Looked up by paper first, so a learner that two papers run (ListNet) never borrows the
+    other paper's number. Generated data shaped like a dataset (``shaped:NAME``) is not
+    matched: its numbers are not comparable with the paper's."""
+    return PERCEPTRON_PAPER.get((dataset, role, metric)) if paper == "perceptron" else None
+
+
+def printed_elsewhere(dataset: str, role: str, metric: str) -> str | None:
+    """The paper that prints a number for this dataset, role and metric, for a run whose
+    config names no paper (so the report can say which ``paper:`` to set)."""
+    return "perceptron" if (dataset, role, metric) in PERCEPTRON_PAPER else None
 
 
 # Direct-optimisation paper, Table 2 (MAP) and Table 3 (NDCG@3), measured on the LETOR of
@@ -62,11 +78,14 @@ def in_batch_paper(method: str) -> bool:
     return method.lower() in {m.lower() for m in _TABLES}
 
 
-def batch_paper_value(dataset: str, method: str, metric: str) -> float | None:
+def batch_paper_value(dataset: str, method: str, metric: str, paper: str | None = "direct-optimisation") -> float | None:
     """Table 2 (``map``) / Table 3 (``ndcg@3``) of the direct-optimisation paper; ``method``
     is the paper's name for it, in any case (runs recorded before roles were the paper's
     names record it in lower case). Only the LETOR 2.0 datasets have numbers; a LETOR 3.0
-    run gets none (:data:`PAPER_DATA_VERSION`)."""
+    run gets none (:data:`PAPER_DATA_VERSION`), and so does a run whose config names another
+    paper (``paper``)."""
+    if paper != "direct-optimisation":
+        return None
     return DIRECT_OPTIMISATION_PAPER.get((dataset, method.lower(), metric))
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
-from ltr_cli.reports.paper_numbers import paper_value
+from ltr_cli.reports.paper_numbers import config_paper, paper_value, printed_elsewhere
 from ltr_cli.results.folders import Run, group_seeds
 from ltr_cli.reports.run_labels import describe_settings, differing_settings
 
@@ -30,9 +30,12 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
             last10 = [v for r in seeds if (v := _metric(r, metric, "last10_mean_of_time_average")) is not None]
             final = [v for r in seeds if (v := _metric(r, metric, "final_time_average")) is not None]
             mean = float(np.mean(last10)) if last10 else None
-            paper = paper_value(str(first.get("dataset", "")), str(first.get("role", "")), metric)
+            dataset, role = str(first.get("dataset", "")), str(first.get("role", ""))
+            named = config_paper(seeds[0].config)
+            paper = paper_value(named, dataset, role, metric)
             verdict = perceptron_verdict(seeds) if paper is not None else None
             comparable = verdict is not None and verdict.comparable
+            elsewhere = printed_elsewhere(dataset, role, metric) if named is None else None
             rows.append({
                 "experiment": experiment,
                 "dataset": first.get("dataset", ""),
@@ -49,7 +52,9 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "final": float(np.mean(final)) if final else None,
                 "paper": paper,
                 "difference": None if not comparable or mean is None or paper is None else mean - paper,
-                "vs_paper": "" if verdict is None else verdict.text(),
+                "vs_paper": (verdict.text() if verdict is not None else
+                             f"the config names no paper: set paper: {elsewhere} to compare with its number"
+                             if elsewhere else ""),
                 "notes": "; ".join(_notes(seeds)),
                 "runs": " ".join(sorted(r.path.name for r in seeds)),
             })
@@ -160,7 +165,8 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         m = s.get("metrics", {})
         dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
         degenerate = s.get("degenerate_folds") or []
-        verdict = None if degenerate else direct_optimisation_verdict(run)
+        named = config_paper(run.config)
+        verdict = None if degenerate or named != "direct-optimisation" else direct_optimisation_verdict(run)
         extra = verdict is not None and not in_batch_paper(role)
         rows.append({
             "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
@@ -168,8 +174,8 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
             # a degenerate model's numbers measure the file order, never the method
             **{_column(k): None if degenerate else m.get(k) for k in names},
             **{f"{_column(k)}_std": None if degenerate else _fold_std(run, k) for k in names if k in _WITH_SPREAD},
-            "paper_map": None if extra else batch_paper_value(dataset, role, "map"),
-            "paper_ndcg@3": None if extra else batch_paper_value(dataset, role, "ndcg@3"),
+            "paper_map": None if extra else batch_paper_value(dataset, role, "map", named),
+            "paper_ndcg@3": None if extra else batch_paper_value(dataset, role, "ndcg@3", named),
             "vs_paper": (f"degenerate model (constant scores, file order) in fold(s) "
                          f"{', '.join(map(str, degenerate))}: no numbers" if degenerate
                          else f"not in the paper: its tables have no {role} row, nothing to compare" if extra
