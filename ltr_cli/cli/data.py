@@ -110,3 +110,21 @@ def data_synth(
 
     style = _value(qid) if qid is not None and _value(qid) != "auto" else None
     typer.echo(json.dumps(synthesize(out, like, separable, queries, docs_per_query, seed, style, folds)))
+
+
+@command(data_app, "split")
+def data_split(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="labelled SVMlight/LETOR file (its group file beside it is used)")],
+    folds: Annotated[int, typer.Option("--folds", min=3, help="number of folds K (subsets)")] = 5,
+    out: Annotated[Path, typer.Option("--out", help="new folder for Fold1..FoldK")] = Path("folds"),
+    seed: Annotated[int, typer.Option("--seed", min=0, help="seed of the query shuffle")] = 0,
+    dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
+    qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+) -> None:
+    """Split a file into K folds in LETOR's rotation: its queries shuffled (--seed) into K
+    subsets; Fold i trains on K-2 of them, validates on the next and tests on the last, so
+    the test files partition the queries. Lines are copied as they are."""
+    from ltr_cli.data.split import split_file
+
+    options = reader_options(dataset, features, index_base, _value(qid), group, null_value)
+    typer.echo(json.dumps(split_file(file, out, folds, seed, options)))
