@@ -123,8 +123,11 @@ def data_split(
 ) -> None:
     """Split a file into K folds in LETOR's rotation: its queries shuffled (--seed) into K
     subsets; Fold i trains on K-2 of them, validates on the next and tests on the last, so
-    the test files partition the queries. Lines are copied as they are."""
-    from ltr_cli.data.split import split_file
+    the test files partition the queries. Lines are copied as they are; --dataset NAME
+    writes that dataset's layout (e.g. LETOR 2.0's Fold1/trainingset.txt)."""
+    from ltr_cli.data.registry import get_dataset
+    from ltr_cli.data.split import DEFAULT_LAYOUT, layout_of, split_file
 
     options = reader_options(dataset, features, index_base, _value(qid), group, null_value)
-    typer.echo(json.dumps(split_file(file, out, folds, seed, options)))
+    layout = layout_of(get_dataset(dataset).files) if dataset else DEFAULT_LAYOUT
+    typer.echo(json.dumps(split_file(file, out, folds, seed, options, layout)))

@@ -19,12 +19,15 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
+    data: Annotated[Optional[list[Path]], typer.Option("--data", metavar="PATH", help="run on your copy of the data: the dataset's folder (Fold1..FoldK) or its files; the config's dataset name, width and qid source are kept (repeatable)")] = None,
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.runs.runner import run_experiment
 
-    spec = load_config(config, set_ or [])
+    from ltr_cli import console
+
+    spec = load_config(config, set_ or [], data, note=None if quiet else (lambda text: console.note(f"ltr: note: {text}")))
     if spec.sweep:
         raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
                        "(or remove the sweep block)")

@@ -421,9 +421,18 @@ def read_config_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_config(path: str | Path, overrides: list[str] | None = None) -> ExperimentSpec:
-    """Read, override and validate a YAML config file."""
+def load_config(path: str | Path, overrides: list[str] | None = None, data_paths: list[Path] | None = None,
+                note: Any = None) -> ExperimentSpec:
+    """Read, override and validate a YAML config file; ``data_paths`` (``--data``) point
+    its dataset at the user's files (:mod:`ltr_cli.config.data_paths`), ``note(text)``
+    shows what that chose."""
     data = read_config_mapping(Path(path))
     if overrides:
         data = apply_overrides(data, overrides, str(path))
+    if data_paths:
+        from ltr_cli.config.data_paths import with_data
+
+        data, said = with_data(data, [Path(p) for p in data_paths], str(path))
+        if said and note is not None:
+            note(said)
     return parse_config(data, str(path))

@@ -6,7 +6,8 @@ queries; their lines are then copied byte for byte (comments such as LETOR's ``#
 kept). The queries are shuffled with ``seed`` and dealt into K subsets of sizes differing
 by at most one, each subset keeping file order. Fold i trains on the K - 2 subsets from i
 on, validates on the next and tests on the one after (:func:`ltr_cli.data.synthetic.rotation`),
-written as ``Fold<i>/train.txt``, ``vali.txt``, ``test.txt``; so the test files partition the
+written as ``Fold<i>/train.txt``, ``vali.txt``, ``test.txt`` (or the layout of a registry
+dataset, e.g. LETOR 2.0's ``trainingset.txt``); so the test files partition the
 queries, and fold i + 1's vali file is fold i's test file. A file whose qids come from a
 group file gets a group file (``<name>.query``) beside each file it writes. Everything is
 written into a temporary folder beside ``out`` and renamed into place at the end.
@@ -44,9 +45,22 @@ def _data_lines(path: Path, options: ReaderOptions) -> list[bytes]:
     return lines
 
 
-def split_file(path: Path, out: Path, folds: int, seed: int, options: ReaderOptions) -> dict[str, Any]:
-    """Write ``folds`` LETOR-rotated folds of ``path`` under ``out`` (see the module); what
-    was written."""
+#: MSLR-WEB's layout (and LETOR 3.0's and 4.0's): where fold k's splits go
+DEFAULT_LAYOUT = {"train": "Fold{fold}/train.txt", "vali": "Fold{fold}/vali.txt", "test": "Fold{fold}/test.txt"}
+
+
+def layout_of(files: dict[str, str]) -> dict[str, str]:
+    """A registry dataset's fold layout (its ``files`` patterns), or the default when it has
+    no train/vali/test patterns per fold."""
+    if all(s in files and "{fold}" in files[s] for s in SPLITS):
+        return {s: files[s] for s in SPLITS}
+    return DEFAULT_LAYOUT
+
+
+def split_file(path: Path, out: Path, folds: int, seed: int, options: ReaderOptions,
+               layout: dict[str, str] = DEFAULT_LAYOUT) -> dict[str, Any]:
+    """Write ``folds`` LETOR-rotated folds of ``path`` under ``out`` in ``layout`` (split ->
+    path pattern with ``{fold}``; see the module); what was written."""
     if folds < 3:
         raise LtrError(f"--folds {folds}: a fold needs train, vali and test subsets, so at least 3 folds")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -75,22 +89,23 @@ def split_file(path: Path, out: Path, folds: int, seed: int, options: ReaderOpti
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
     try:
         for number, (train, vali, test) in enumerate(rotation(folds), start=1):
-            folder = tmp / f"Fold{number}"
-            folder.mkdir()
             for split, parts in zip(SPLITS, (train, [vali], [test])):
                 chosen = [q for k in parts for q in subsets[k]]
-                with open(folder / f"{split}.txt", "wb") as fh:
+                target = tmp / layout[split].format(fold=number)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "wb") as fh:
                     for q in chosen:
                         fh.writelines(lines[starts[q]:starts[q + 1]])
                 if grouped:
-                    (folder / f"{split}.txt.query").write_text("".join(f"{sizes[q]}\n" for q in chosen))
+                    target.with_name(target.name + ".query").write_text("".join(f"{sizes[q]}\n" for q in chosen))
         os.replace(tmp, out) if not out.exists() else _move_into(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return {"out": str(out), "folds": folds, "seed": seed, "queries": len(sizes), "documents": int(sum(sizes)),
             "subsets": [len(s) for s in subsets], "group_files": grouped,
-            "layout": "Fold<i>/{train,vali,test}.txt: train on K-2 subsets, vali the next, test the one after"}
+            "layout": {s: layout[s] for s in SPLITS},
+            "rotation": "fold i: train on K-2 subsets, vali on the next, test on the one after"}
 
 
 def _move_into(tmp: Path, out: Path) -> None:

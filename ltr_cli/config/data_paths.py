@@ -1,0 +1,95 @@
+"""``ltr run CONFIG --data PATH...``: a config's dataset pointed at the user's own copy of
+the data, keeping what the config says the data is.
+
+* A folder: the config's registry dataset rooted there (``root``), with the folds among
+  the config's that the folder holds (a partial copy: the folds present, named in a note).
+* Files: a ``kind: files`` dataset of those files with the config's dataset identity: its
+  registry ``name`` (so reports name the dataset and pair it with the papers' numbers), its
+  width, index base and qid source, and its reader settings (storage, normalisation,
+  bounds); a file with a group file beside it (``<file>.query`` / ``.group``) reads its
+  qids from it. A ``cv:`` config needs folds, so it takes a folder only.
+
+The mapping is rewritten before validation, so everything else (run ids, the verdicts
+against the papers' protocols) follows from the dataset as it ends up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ltr_cli.config.datasets import LIMIT_KEYS
+from ltr_cli.errors import ConfigError, DatasetNotFoundError
+from ltr_cli.pathnames import tried
+
+_KNOBS = ("null_value", "split_qids", "storage", "normalize", *LIMIT_KEYS)
+
+
+def with_data(config: dict[str, Any], paths: list[Path], source: str) -> tuple[dict[str, Any], str | None]:
+    """``config`` with its dataset on ``paths`` (see the module), and a note to show (or None)."""
+    from ltr_cli.data.registry import DATASETS
+    from ltr_cli.data.textio import find_group_file
+
+    dataset = config.get("dataset")
+    if not isinstance(dataset, dict) or dataset.get("kind") not in ("registry", "files"):
+        kind = dataset.get("kind") if isinstance(dataset, dict) else None
+        raise ConfigError(source, None, f"--data: the config's dataset is {kind or 'not a mapping'}; --data "
+                          "replaces the files of a registry or files dataset (use --set dataset=... instead)")
+    for p in paths:
+        if not p.exists():
+            raise DatasetNotFoundError(f"--data: {p} does not exist (tried {tried(p)})")
+    name = dataset.get("name")
+    info = DATASETS.get(name) if isinstance(name, str) else None
+    knobs = {k: dataset[k] for k in _KNOBS if k in dataset}
+    folders = [p for p in paths if p.is_dir()]
+    if folders:
+        if len(paths) != 1:
+            raise ConfigError(source, None, "--data: give one folder (the dataset's root, holding Fold1..FoldK), "
+                              "or data files, not both")
+        if info is None:
+            raise ConfigError(source, None, "--data FOLDER needs a config on a registry dataset (its name says the "
+                              "folder's layout); for plain files give the files")
+        rooted, note = _rooted(dataset, info, folders[0], config.get("cv") is not None)
+        return {**config, "dataset": rooted}, note
+    if config.get("cv") is not None:
+        raise ConfigError(source, None, "--data: a cv: (k-fold) config needs the dataset's folds: give the folder "
+                          "holding Fold1..FoldK (ltr data split FILE --out DIR makes them from one file)")
+    features = dataset.get("features") or (info.n_features if info is not None else None)
+    if features is None:
+        raise ConfigError(source, None, "--data: the config's dataset gives no feature count; add "
+                          "--set dataset.features=N")
+    grouped = [find_group_file(p) is not None for p in paths]
+    qid = dataset.get("qid") or (info.qid_source if info is not None else "auto")
+    if all(grouped):
+        qid = "group"
+    elif any(grouped):
+        raise ConfigError(source, None, "--data: some files have a group file beside them and some do not; "
+                          "give files of one layout")
+    new = {"kind": "files", "files": [str(p) for p in paths], "features": features, "qid": qid, **knobs,
+           **({"name": info.name} if info is not None else {})}
+    base = dataset.get("index_base")
+    new["index_base"] = base if base in (0, 1) else (info.index_base if info is not None else 1)
+    return {**config, "dataset": new}, None
+
+
+def _rooted(dataset: dict[str, Any], info: Any, root: Path, cv: bool) -> tuple[dict[str, Any], str | None]:
+    """The registry dataset rooted at ``root``, on the config's folds that it holds."""
+    split = dataset.get("split", "train")
+    wanted = list(dataset.get("folds") or info.folds or [])
+    splits = ("train", "vali", "test") if cv else (split,)
+    if not wanted:  # a dataset without folds: one file per split
+        missing = [info.path_for(root, s, None) for s in splits if not info.path_for(root, s, None).is_file()]
+        if missing:
+            raise DatasetNotFoundError(f"--data: {missing[0]} does not exist: {info.name} keeps its files there "
+                                       f"(see datasets/README.md)")
+        return {**dataset, "root": str(root)}, None
+    present = [f for f in wanted if all(info.path_for(root, s, f).is_file() for s in splits)]
+    if not present:
+        expected = info.path_for(root, splits[0], wanted[0])
+        raise DatasetNotFoundError(f"--data: {root} holds none of the config's folds {wanted} "
+                                   f"(e.g. {expected}); {info.name} keeps fold k under it as in datasets/README.md")
+    note = None
+    if present != wanted:
+        note = (f"--data: {root} holds folds {present} of the config's {wanted}: running on those "
+                "(a partial copy; the verdict against the paper says what differs)")
+    return {**dataset, "root": str(root), "folds": present}, note
