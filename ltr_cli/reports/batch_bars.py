@@ -15,8 +15,12 @@ import numpy as np
 
 from ltr_cli.errors import ResultsError
 from ltr_cli.reports.plot import _EXTS, _plain, _save
-from ltr_cli.reports.plot_style import TRUETYPE, role_style
+from ltr_cli.reports.plot_style import TRUETYPE
 from ltr_cli.results.folders import Run
+
+# distinct colours for the bars of one figure (matplotlib's tab10)
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+            "#17becf")
 
 #: the metrics of the paper's bar charts, in its order (when the runs have them)
 PAPER_BARS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
@@ -87,7 +91,7 @@ def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path) -> list
             x = np.arange(len(chosen))
             width = 0.8 / max(len(group), 1)
             for i, run in enumerate(group):
-                color = role_style(str(run.summary.get("role") or run.label))[0]
+                color = _PALETTE[i % len(_PALETTE)]  # one colour per method in a figure
                 offset = (i - (len(group) - 1) / 2) * width
                 if run.summary.get("degenerate_folds"):
                     ax.bar([], [], width, color="none", edgecolor=color, hatch="//",

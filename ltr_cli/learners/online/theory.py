@@ -98,7 +98,8 @@ def learner_bound(
             "step_is_the_proofs": _is_step(spec, 1.0 / scale),
         }
         return {"name": name, "bound": scale / c.gamma**2, "v_max": v_max, "size": size,
-                "formula": "4 m R_X^2 v_max / gamma^2", "eta_for_bound": 1.0 / scale,
+                "formula": ("4 min(k, m) R_X^2 v_max / gamma^2" if measure.k else "4 m R_X^2 v_max / gamma^2"),
+                "eta_for_bound": 1.0 / scale,
                 "assumptions": assumptions, "applies": all(assumptions.values())}
     if isinstance(spec, MaxPairPerceptronSpec):
         scale = 4.0 * c.R_X**2
