@@ -16,11 +16,13 @@ from ltr_cli.cli.options import _value
 class ReportFormat(str, Enum):
     markdown = "markdown"
     csv = "csv"
+    latex = "latex"
 
 
 def report(
     results: Annotated[list[Path], typer.Argument(metavar="RESULTS", help="run directories or folders containing them")],
-    fmt: Annotated[ReportFormat, typer.Option("--format", help="markdown table or CSV")] = ReportFormat.markdown,
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="markdown table, CSV, or LaTeX tabular (booktabs)")] = ReportFormat.markdown,
+    pivot: Annotated[bool, typer.Option("--pivot", help="one table across datasets: learners as rows, dataset x metric as columns (online: last10; batch: mean over folds)")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="also write the table to this file")] = None,
     select_by: Annotated[Optional[str], typer.Option("--select-by", help="pick each learner's best settings by this metric (e.g. ndcg@10)")] = None,
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the time-averaged curve to average")] = 10,
@@ -36,6 +38,8 @@ def report(
     from ltr_cli.outputs import write_text
     from ltr_cli.reports.run_filter import mixed_configurations
 
+    if pivot and (html or select_by or baseline):
+        raise LtrError("--pivot is a table of its own; it does not combine with --html, --select-by or --baseline")
     if baseline is not None and (html or select_by):
         raise LtrError(f"--baseline marks the report's tables; it does not apply to {'--html' if html else '--select-by'}")
     runs = chosen_runs(results, latest, config, say=not html)
@@ -50,9 +54,14 @@ def report(
         write_text(target, render_html(runs, mixed_configurations(runs), command=["ltr", *sys.argv[1:]]))
         typer.echo(str(target))
         return
-    from ltr_cli.reports.report import render_report
+    if pivot:
+        from ltr_cli.reports.pivot import pivot_table
 
-    text = render_report(runs, _value(fmt), select_by, window, baseline)
+        text = pivot_table(runs, _value(fmt))
+    else:
+        from ltr_cli.reports.report import render_report
+
+        text = render_report(runs, _value(fmt), select_by, window, baseline)
     if out is not None:
         write_text(out, text)
     typer.echo(text, nl=False)

@@ -253,7 +253,12 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
 
     batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
     online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
-    render = to_csv if fmt == "csv" else to_markdown
+    if fmt == "latex":
+        from ltr_cli.reports.latex import to_latex
+
+        render: Any = lambda rows, columns=None, note=None: to_latex(rows, columns or COLUMNS, note)  # noqa: E731
+    else:
+        render = to_csv if fmt == "csv" else to_markdown
     parts = []
     if baseline:
         from ltr_cli.reports.report_marks import check_baseline
@@ -279,7 +284,7 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
         parts.append(render(rows, batch_columns(batch) + [COLUMN]))
     elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))
-    if baseline and fmt != "csv":
+    if baseline and fmt == "markdown":
         from ltr_cli.reports.report_marks import legend
 
         parts.append(legend(baseline))

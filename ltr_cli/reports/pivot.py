@@ -1,0 +1,51 @@
+"""``ltr report --pivot``: one table across datasets, as papers print them: learners (their
+labels) as rows, dataset x metric as columns. An online run's value is the report's
+``last10`` (mean over seeds of the time-averaged curve's last ten rounds); a batch run's,
+its test metric's mean over folds (AP shown as ``map``). A learner with several settings
+on one dataset makes one row per setting, named by the settings that differ."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ltr_cli.reports.report import batch_rows, report_rows
+
+
+def pivot(runs: list[Any]) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[Any]]]]:
+    """``(header, rows)``: header the (dataset, metrics) column groups in order of first
+    appearance; rows (learner, values in header order, None where a learner has none)."""
+    cells: dict[str, dict[tuple[str, str], Any]] = {}
+    header: dict[str, list[str]] = {}
+
+    def put(name: str, dataset: str, metric: str, value: Any) -> None:
+        header.setdefault(dataset, [])
+        if metric not in header[dataset]:
+            header[dataset].append(metric)
+        cells.setdefault(name, {})[(dataset, metric)] = value
+
+    online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
+    batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
+    for row in report_rows(online) if online else []:
+        name = row["label"] + (f" ({row['settings']})" if row["settings"] else "")
+        put(name, str(row["dataset"]), str(row["metric"]), row["last10"])
+    for row in batch_rows(batch) if batch else []:
+        for key, value in row.items():
+            if key in ("map",) or key.startswith(("ndcg", "p@", "err", "rr")) and not key.endswith("_std"):
+                put(str(row["label"]), str(row["dataset"]), key, value)
+    groups = list(header.items())
+    return groups, [(name, [values.get((d, m)) for d, ms in groups for m in ms]) for name, values in cells.items()]
+
+
+def pivot_table(runs: list[Any], fmt: str) -> str:
+    """The pivot as ``markdown``, ``csv`` (columns ``dataset:metric``) or ``latex``."""
+    groups, rows = pivot(runs)
+    if fmt == "latex":
+        from ltr_cli.reports.latex import pivot_to_latex
+
+        return pivot_to_latex(groups, rows)
+    columns = [f"{d}:{m}" for d, ms in groups for m in ms]
+    table = [{"learner": name, **dict(zip(columns, values))} for name, values in rows]
+    from ltr_cli.reports.report import to_csv, to_markdown
+
+    render = to_csv if fmt == "csv" else to_markdown
+    return render(table, ["learner", *columns], note=False)
