@@ -48,11 +48,11 @@ def run(
             result = (f"test {_headline(metrics)} (mean over folds)" if not folds else
                       f"DEGENERATE model (constant scores: file order) in fold(s) {', '.join(map(str, folds))}, "
                       "no test numbers for the method")
-            typer.echo(f"{o.learner}: {len(o.summary['folds'])} folds, {result} -> {o.path}")
+            typer.echo(f"{o.learner}: {_count(len(o.summary['folds']), 'fold')}, {result} -> {o.path}")
         else:
             parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
                      if vals["final_time_average"] is not None]
-            typer.echo(f"{o.learner}: {o.summary['rounds']} rounds, {o.summary['updates']} updates, "
+            typer.echo(f"{o.learner}: {_count(o.summary['rounds'], 'round')}, {_count(o.summary['updates'], 'update')}, "
                        f"time-averaged {' '.join(parts)} -> {o.path}")
 
     run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv, resume=resume, fresh=fresh,
@@ -67,3 +67,8 @@ def _headline(metrics: dict[str, Any]) -> str:
     keys = [k for k in ("ap", "ndcg@3") if k in metrics] or list(metrics)[:3]
     return " ".join(f"{'MAP' if k == 'ap' else k.upper()}="
                     + ("n/a" if metrics[k] is None else f"{metrics[k]:.4f}") for k in keys)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 update``, ``2 updates``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
