@@ -286,6 +286,9 @@ class ExperimentSpec(Strict):
         (``with_seed=False``: the same hash without the seed, shared by a learner's seeds)."""
         data = self.resolved()
         data["learners"] = {learner: data["learners"][learner]}
+        for key, value in type(self.learners[learner]).later_defaults.items():
+            if data["learners"][learner].get(key) == value:  # added later: at its default, ids stay
+                data["learners"][learner].pop(key)
         data.pop("output", None)
         data.pop("cache", None)  # where parsed files are kept does not change results
         data.pop("plot", None)  # how runs are drawn does not change them

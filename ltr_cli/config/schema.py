@@ -55,6 +55,9 @@ class LearnerConfig(Strict):
 
     kind: ClassVar[Literal["online", "batch"]]
     summary: ClassVar[str]  # one line for ``ltr list``
+    # settings added after runs were named, with their defaults: at its default such a
+    # setting is left out of the run id, so configs that do not set it keep their ids
+    later_defaults: ClassVar[dict[str, Any]] = {}
     label: Label | None = Field(None, description="legend label (default: the paper's name)")
 
     @classmethod
