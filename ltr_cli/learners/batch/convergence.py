@@ -64,8 +64,8 @@ def converged(gap: float, objective: float, tolerance: float) -> bool:
 @dataclass
 class FitContext:
     """What the CV protocol hands a fit besides data and hyper-parameters: ``warm``, the
-    model of the previous grid point's fit on the same fold (a starting point: its weights
-    ``w``, PermuRank's working set; the optimum does not depend on it), and
+    model of the previous grid point's fit on the same fold (a starting point, its weights
+    ``w``, for the solvers whose optimum does not depend on it; PermuRank ignores it), and
     ``progress(iteration, relative gap)``."""
 
     warm: Any = None
