@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from ltr_cli.learners.batch.boosting import fit_adarank, fit_rankboost
-from ltr_cli.learners.batch.permurank import fit_permurank, highest_imperfect, lowest_perfect, permutation_features
+from ltr_cli.learners.batch.permurank import fit_permurank
+from ltr_cli.learners.batch.permurank_cuts import fit_permurank_max_violation
+from ltr_cli.learners.batch.permutations import Levels, highest_imperfect, lowest_perfect, permutation_features
 from ltr_cli.learners.batch.ranksvm import fit_ranksvm
 from ltr_cli.learners.batch.structural import fit_bmrm_ndcg, fit_bmrm_surrogate, fit_svmmap
 from ltr_cli.measures.metrics import average_precision, ndcg_at_k
@@ -68,19 +70,23 @@ def test_rankboost_worked_examples():
 
 
 def test_permurank_oracles_and_one_cut_qp():
+    """BATCH-REFERENCE's P1 / P2 (NDCG over the whole list); its Phi is twice Eq. 2's, so
+    F and the F differences here are half its values."""
     y = np.array([2.0, 1.0, 1.0, 0.0])
     f = np.array([0.3, 0.9, 0.1, 0.5])
     X = f[:, None]
-    star, bad = lowest_perfect(f, y), highest_imperfect(f, y)
-    assert star.tolist() == [0, 2, 1, 3] and bad.tolist() == [1, 3, 0, 2]
+    lv = Levels.of(y, "ndcg")
+    star, bad = lowest_perfect(f, lv), highest_imperfect(f, lv)
+    assert star.tolist() == [0, 2, 1, 3] and bad is not None and bad.tolist() == [1, 3, 0, 2]
     F_star, F_bad = permutation_features(X, star)[0], permutation_features(X, bad)[0]
-    assert F_star == pytest.approx(-0.233333, abs=1e-6) and F_bad == pytest.approx(0.433333, abs=1e-6)
+    assert F_star == pytest.approx(-0.233333 / 2, abs=1e-6) and F_bad == pytest.approx(0.433333 / 2, abs=1e-6)
     E = ndcg_at_k(bad, y)
     assert E == pytest.approx(0.709447, abs=1e-6)
-    assert (1 - E) * (1 - (F_star - F_bad)) == pytest.approx(0.484255, abs=1e-6)
+    assert (1 - E) * (1 - 2 * (F_star - F_bad)) == pytest.approx(0.484255, abs=1e-6)
     y2, f2 = np.array([2.0, 1.0, 0.0]), np.array([3.0, 2.0, 0.5])
-    assert lowest_perfect(f2, y2).tolist() == [0, 1, 2] and highest_imperfect(f2, y2).tolist() == [1, 0, 2]
-    # one-cut QP, C = 1: w* = l (2/3) C
+    lv2 = Levels.of(y2, "ndcg")
+    assert lowest_perfect(f2, lv2).tolist() == [0, 1, 2] and highest_imperfect(f2, lv2).tolist() == [1, 0, 2]
+    # the reference's one-cut QP, C = 1 (its Phi: Phi* - Phi = 2/3): w* = l (2/3) C
     ell = 1 - ndcg_at_k(np.array([1, 0, 2]), y2)
     g = np.array([ell * 2 / 3])
     a, dual = solve_dual_qp(np.array([[g @ g]]), np.array([ell]), "blocks", 1.0, blocks=np.array([0]))
@@ -106,9 +112,11 @@ def letor_like(seed=0, queries=12, docs=15, d=6):
     lambda q: fit_adarank(q, "map", rounds=50),
     lambda q: fit_rankboost(q, rounds=50),
     lambda q: fit_permurank(q, C=1.0, measure="map", rounds=20),
+    lambda q: fit_permurank_max_violation(q, C=1.0, measure="map", rounds=20),
     lambda q: fit_bmrm_surrogate(q, C=1.0, loss="ordinal"),
     lambda q: fit_bmrm_surrogate(q, C=1.0, loss="preference", cost="difference"),
-], ids=["svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank", "ordinal", "preference"])
+], ids=["svmmap", "ranksvm", "bmrm-ndcg", "adarank", "rankboost", "permurank", "permurank-max-violation", "ordinal",
+     "preference"])
 def test_learners_beat_random_on_held_out_queries(fit):
     train, test = letor_like(0), letor_like(1)
     model = fit(train)

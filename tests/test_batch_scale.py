@@ -207,11 +207,14 @@ def test_warm_starts_across_the_grid_reach_the_cold_optimum(learner):
     warm = spec.fit(queries, {"C": 10.0}, FitContext(previous))
     cold = spec.fit(queries, {"C": 10.0})
     w, c = warm.info["convergence"], cold.info["convergence"]
-    assert w["converged"] and c["converged"]
-    if learner == "permurank":  # heuristic cuts: each grid point starts cold, whatever came before
+    if learner == "permurank":
+        # each grid point starts its working sets at F = 0, whatever came before, so warm and
+        # cold are the same fit (here at C = 10 the sets still change at the cap of 30 rounds)
         np.testing.assert_array_equal(warm.w, cold.w)
-    else:
-        assert w["objective"] == pytest.approx(c["objective"], rel=1e-5)
+        assert {k: v for k, v in w.items() if k != "seconds"} == {k: v for k, v in c.items() if k != "seconds"}
+        return
+    assert w["converged"] and c["converged"]
+    assert w["objective"] == pytest.approx(c["objective"], rel=1e-5)
 
 
 def test_cv_evaluates_by_the_datasets_own_convention_and_warns_on_labels_outside_it(tmp_path):

@@ -306,7 +306,7 @@ class ExperimentSpec(Strict):
         data = self.resolved()
         data["learners"] = {learner: data["learners"][learner]}
         for key, value in type(self.learners[learner]).id_defaults.items():
-            if data["learners"][learner].get(key) == value:
+            if data["learners"][learner].get(key) == value:  # added later: at its default, ids stay
                 del data["learners"][learner][key]
         data.pop("output", None)
         data.pop("cache", None)  # where parsed files are kept does not change results

@@ -5,7 +5,9 @@ keeps for each fit (iterations, final gap, whether the iteration cap stopped it,
 ``objective - optimum``: BMRM's duality gap (best objective minus the cutting-plane
 lower bound), Newton's ``||grad||^2 / (2 lambda)`` for a lambda-strongly convex
 objective. A fit *converged* when ``gap <= tolerance * |objective|`` (relative, so one
-default works at every data scale).
+default works at every data scale). PermuRank's record is of its rounds: it converged when
+its working sets stopped changing (``gap`` is then its last QP's), and ``details`` keeps
+the sizes of its sets.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ class Convergence:
     converged: bool
     at_cap: bool
     seconds: float
+    details: dict[str, Any] | None = None  # solver-specific figures (PermuRank's working sets)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        if out["details"] is None:  # records of the other solvers keep their keys
+            del out["details"]
         for key, kind in (("iterations", int), ("objective", float), ("gap", float), ("tolerance", float),
                           ("converged", bool), ("at_cap", bool)):
             out[key] = kind(out[key])
@@ -43,6 +48,9 @@ class Convergence:
             return None
         rel = float("inf") if self.gap is None or self.objective is None else \
             self.gap / max(abs(self.objective), 1e-300)
+        if rel <= self.tolerance:  # PermuRank: each QP converged, its working sets did not settle
+            return (f"{self.solver} stopped at its cap of {self.iterations} rounds while its working sets "
+                    "were still changing; raise rounds")
         return (f"{self.solver} stopped at its cap of {self.iterations} iterations before converging "
                 f"(relative gap {rel:.2g} > tolerance {self.tolerance:g}); raise its cap (max_iter, or "
                 "rounds for PermuRank) or eps, or normalise the features (dataset.normalize)")
@@ -56,8 +64,8 @@ def converged(gap: float, objective: float, tolerance: float) -> bool:
 @dataclass
 class FitContext:
     """What the CV protocol hands a fit besides data and hyper-parameters: ``warm``, the
-    model of the previous grid point's fit on the same fold (a starting point: its weights
-    ``w``, PermuRank's working set; the optimum does not depend on it),
+    model of the previous grid point's fit on the same fold (a starting point, its weights
+    ``w``, for the solvers whose optimum does not depend on it; PermuRank ignores it),
     ``progress(iteration, relative gap)``, and ``gains``, the gain of each label under the
     run's metric convention (``cv.convention``; None: the paper's ``2^r - 1``)."""
 

@@ -1,162 +1,229 @@
-"""PermuRank (Xu et al. 2008) as reconstructed in BATCH-REFERENCE s.3 (the paper itself was
-not available): slack-rescaled bound over working sets of perfect (lowest-scoring) and
-imperfect (highest-scoring) permutations, n-slack dual with per-query caps, until the sets
-stop changing. Each round adds the cut of its newest pair only, when it is violated. Measures: ``map`` or
-``ndcg@k`` (:func:`ltr_cli.learners.batch.common.measure_fn`).
+"""PermuRank (Xu, Liu, Lu, Li, Ma, "Directly optimizing evaluation measures in learning
+to rank", SIGIR 2008, s.4.3 and Fig. 2).
+
+Each query q_i keeps two working sets: B_i of perfect permutations (E = 1) and C_i of
+imperfect ones (E < 1). Round t fits
+
+    F_t = argmin_w  1/2 ||w||^2 + C sum_i l(B_i, C_i)                     (Eq. 10, 11)
+    l(B_i, C_i) = 1/|B_i| sum_{pi* in B_i} sum_{pi in C_i}
+                  (E(pi*) - E(pi)) [1 - (F(pi*) - F(pi))]_+
+
+with F(pi) = w.Phi(pi) and Phi of Eq. 2 (:mod:`ltr_cli.learners.batch.permutations`), then
+adds to each B_i the perfect permutation with the lowest F_t and to each C_i the imperfect
+one with the highest F_t, and stops after the first round that changes no set, or after
+``rounds`` (the paper's T), returning F_t of that round. The sets start from the same two
+choices at F = 0 (the paper: "an arbitrary perfect and an arbitrary imperfect
+permutation"). Queries without an imperfect permutation have no loss and are skipped.
+
+Each round's QP is the regularised hinge above, minimised by BMRM
+(:mod:`ltr_cli.learners.batch.bmrm`, lambda = 1/C on the sum of the queries' losses) from
+the previous round's w, to a duality gap of ``eps`` times its objective. A round that
+changes no set is solved again 1000 times tighter before the fit stops, so that a QP
+that stopped early (at its starting point, say) cannot end the fit.
+
+``variant: max-violation`` is another method (:mod:`ltr_cli.learners.batch.permurank_cuts`).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
-from ltr_cli.learners.batch.common import Queries, batch_measure, measure_fn
-from ltr_cli.learners.batch.convergence import Convergence, FitContext, converged, progress_of
-from ltr_cli.learners.batch.qp import solve_dual_qp
+from ltr_cli.learners.batch.bmrm import BMRMResult, bmrm
+from ltr_cli.learners.batch.common import Queries, batch_measure, measure_fn, rank
+from ltr_cli.learners.batch.convergence import Convergence, FitContext, progress_of
+from ltr_cli.learners.batch.permurank_cuts import fit_permurank_max_violation
+from ltr_cli.learners.batch.permutations import Levels, highest_imperfect, lowest_perfect, permutation_features
 from ltr_cli.results.models import LinearModel
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
 
-
-def permutation_features(X: np.ndarray, perm: np.ndarray) -> np.ndarray:
-    """Phi(pi) = 2/(n(n-1)) sum_{k<l} (x_{pi(k)} - x_{pi(l)}): position p weighs n-1-2p."""
-    n = X.shape[0]
-    coef = (n - 1 - 2 * np.arange(n)).astype(np.float64)
-    return (coef @ X[perm]) / (n * (n - 1) / 2)
-
-
-def lowest_perfect(f: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Perfect permutation (labels non-increasing) with the lowest F: scores ascending within a level."""
-    return np.lexsort((np.arange(f.shape[0]), f, -y))
-
-
-def highest_imperfect(f: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """Imperfect permutation with the highest F; None when all labels are equal."""
-    o = np.lexsort((np.arange(f.shape[0]), y, -f))  # score descending, ties: lower label first
-    if (np.diff(y[o]) > 0).any():
-        return o
-    boundary = np.flatnonzero(y[o][:-1] != y[o][1:])
-    if boundary.size == 0:
-        return None
-    gaps = f[o][boundary] - f[o][boundary + 1]
-    p = int(boundary[np.argmin(gaps)])
-    o = o.copy()
-    o[p], o[p + 1] = o[p + 1], o[p]
-    return o
+QP_MAX_ITER = 1000  # BMRM iterations per QP; a QP that reaches it is counted in the record
+CONFIRM = 1e-3  # a round that changes nothing is solved again to eps x CONFIRM
 
 
 @dataclass
-class WorkingSet:
-    """PermuRank's cuts: ``G`` (cuts, d) rows ``loss * (Phi(perfect) - Phi(imperfect))``,
-    their losses, query ids, dual weights and idle ages."""
+class QuerySets:
+    """One query's working sets: B (perfect) and C (imperfect) permutations, each as its
+    Phi row, keyed by the permutation itself; C's rows carry E(pi*) - E(pi) = 1 - E(pi)."""
 
-    G: np.ndarray
-    loss: np.ndarray
-    query: np.ndarray
-    alpha: np.ndarray
-    age: np.ndarray
+    X: np.ndarray
+    y: np.ndarray
+    levels: Levels
+    perfect: dict[bytes, np.ndarray] = field(default_factory=dict)
+    imperfect: dict[bytes, tuple[np.ndarray, float]] = field(default_factory=dict)
 
-    @classmethod
-    def empty(cls, d: int) -> WorkingSet:
-        return cls(np.zeros((0, d)), np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0),
-                   np.zeros(0, dtype=np.int64))
-
-    def add(self, g: np.ndarray, loss: float, q: int) -> None:
-        self.G = np.vstack((self.G, g[None, :]))
-        self.loss = np.append(self.loss, loss)
-        self.query = np.append(self.query, q)
-        self.alpha = np.append(self.alpha, 0.0)
-        self.age = np.append(self.age, 0)
-
-    def keep(self, mask: np.ndarray) -> None:
-        self.G, self.loss, self.query = self.G[mask], self.loss[mask], self.query[mask]
-        self.alpha, self.age = self.alpha[mask], self.age[mask]
-
-
-def _slacks(ws: WorkingSet, w: np.ndarray, n_queries: int) -> np.ndarray:
-    """Each query's slack: its largest ``max(0, loss - g.w)`` over its cuts."""
-    xi = np.zeros(n_queries)
-    if ws.loss.shape[0]:
-        np.maximum.at(xi, ws.query, np.maximum(0.0, ws.loss - ws.G @ w))
-    return xi
+    def update(self, w: np.ndarray, E: Any) -> bool:
+        """Add the lowest-F perfect and the highest-F imperfect permutation under ``w``;
+        True if either set changed."""
+        f = self.X @ w
+        changed = False
+        star = lowest_perfect(f, self.levels)
+        key = star.astype(np.int64).tobytes()
+        if key not in self.perfect:
+            self.perfect[key] = permutation_features(self.X, star)
+            changed = True
+        bad = highest_imperfect(f, self.levels)
+        assert bad is not None, "queries without an imperfect permutation are skipped"
+        key = bad.astype(np.int64).tobytes()
+        if key not in self.imperfect:
+            self.imperfect[key] = (permutation_features(self.X, bad), 1.0 - float(E(bad, self.y)))
+            changed = True
+        return changed
 
 
-def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 50,
-                  threshold: float = 0.0, eps: float = 1e-3, context: FitContext | None = None,
-                  max_age: int = 10) -> LinearModel:
-    """PermuRank: ``min 1/2 ||w||^2 + C sum_q xi_q`` over the cuts of the working sets.
+class WorkingSetRisk:
+    """``L(w) = sum_i l(B_i, C_i)`` (Eq. 11) and a subgradient, without listing the pairs.
+    With u = F over B_i and t = 1 + F over C_i, the pair (pi*, pi) is active when
+    u(pi*) < t(pi). One row per query holds its t then its u (padded); sorting each row (t
+    before u on ties) gives, for each pi, how many u lie below its t and their sum, and for
+    each pi*, the weight (1 - E(pi)) / |B_i| of the t above its u."""
 
-    Each round adds, per query, the cut of its lowest-scoring perfect and highest-scoring
-    imperfect permutation when it is violated by more than the query's slack, then solves
-    the n-slack dual (per-query caps C) from the previous dual. It stops when the new cuts
-    would raise the objective by at most ``eps`` times its value (relative), or after
-    ``rounds``. A cut with zero dual weight for ``max_age`` rounds in a row is dropped."""
+    def __init__(self, sets: list[QuerySets], d: int):
+        nb = np.array([len(s.perfect) for s in sets])
+        nc = np.array([len(s.imperfect) for s in sets])
+        width = int(nc.max()) + int(nb.max())
+        self.PB = np.array([row for s in sets for row in s.perfect.values()]).reshape(-1, d)
+        self.PC = np.array([row for s in sets for row, _ in s.imperfect.values()]).reshape(-1, d)
+        # where each row of PC and PB sits in the (queries, width) table: C at 0.., B after C's widest
+        self.rc = np.repeat(np.arange(len(sets)), nc)
+        self.cc = np.concatenate([np.arange(n) for n in nc])
+        self.rb = np.repeat(np.arange(len(sets)), nb)
+        self.cb = int(nc.max()) + np.concatenate([np.arange(n) for n in nb])
+        self.is_u = np.zeros((len(sets), width))
+        self.is_u[self.rb, self.cb] = 1.0
+        self.a = np.zeros((len(sets), width))
+        self.a[self.rc, self.cc] = [loss / len(s.perfect) for s in sets for _, loss in s.imperfect.values()]
+        self.real = np.zeros((len(sets), width), dtype=bool)
+        self.real[self.rc, self.cc] = self.real[self.rb, self.cb] = True
+
+    def __call__(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        vals = np.full(self.a.shape, np.inf)  # padding sorts last and meets nothing
+        vals[self.rc, self.cc] = 1.0 + self.PC @ w
+        vals[self.rb, self.cb] = self.PB @ w
+        order = np.argsort(vals, axis=1, kind="stable")  # t before u on ties: they come first
+        v, is_u, a, real = (np.take_along_axis(x, order, axis=1) for x in (vals, self.is_u, self.a, self.real))
+        v = np.where(real, v, 0.0)
+        is_u = is_u * real
+        k = np.cumsum(is_u, axis=1) - is_u  # u strictly below
+        u_sum = np.cumsum(is_u * v, axis=1) - is_u * v
+        value = float((a * (k * v - u_sum)).sum())  # a = 0 but on the t of C
+        above_a = a.sum(axis=1, keepdims=True) - np.cumsum(a, axis=1)  # weight of the t above
+        coef = np.empty_like(vals)
+        np.put_along_axis(coef, order, np.where(is_u > 0, -above_a, a * k), axis=1)
+        return value, self.PC.T @ coef[self.rc, self.cc] + self.PB.T @ coef[self.rb, self.cb]
+
+
+def objective(w: np.ndarray, sets: list[QuerySets], C: float) -> float:
+    """``1/2 ||w||^2 + C L(w)`` over the working sets ``sets``."""
+    return 0.5 * float(w @ w) + (C * WorkingSetRisk(sets, w.shape[0])(w)[0] if sets else 0.0)
+
+
+def set_sizes(sets: list[QuerySets]) -> dict[str, Any]:
+    """The working sets' sizes: per kind, the total over queries, the largest and the mean;
+    and the number of (perfect, imperfect) pairs the loss sums over."""
+    out: dict[str, Any] = {"queries": len(sets)}
+    for kind in ("perfect", "imperfect"):
+        sizes = np.array([len(getattr(s, kind)) for s in sets], dtype=np.int64)
+        out[kind] = {"total": int(sizes.sum()), "max": int(sizes.max(initial=0)),
+                     "mean": round(float(sizes.mean()), 3) if sizes.size else 0.0}
+    out["pairs"] = int(sum(len(s.perfect) * len(s.imperfect) for s in sets))
+    return out
+
+
+@dataclass
+class PermuRankResult:
+    w: np.ndarray
+    sets: list[QuerySets]
+    iterations: int
+    convergence: Convergence
+    trace: list[dict[str, float]]  # per round: objective, training measure, queries whose sets changed
+
+
+def permurank(train: Queries, C: float, measure: str = "map", rounds: int = 30, threshold: float = 0.0,
+              eps: float = 1e-3, context: FitContext | None = None) -> PermuRankResult:
+    """Fig. 2 of the paper; see the module's docstring."""
     start = time.perf_counter()
     E = measure_fn(measure, threshold)
     d = train[0][0].shape[1]
-    # no warm start from the previous grid point: the cuts come from a heuristic oracle, so
-    # carried-over cuts made the answer depend on the grid's order (and, in a test, worse)
-    ws = WorkingSet.empty(d)
+    sets = [QuerySets(X, y, lv) for X, y in train if (lv := Levels.of(y, measure, threshold)).has_imperfect()]
     w = np.zeros(d)
+    for s in sets:
+        s.update(w, E)  # B_i^1, C_i^1: the two oracles at F = 0
     progress = progress_of(context)
-    it, gap, objective = 0, np.inf, 0.0
-    def solve(objective: float) -> np.ndarray:
-        G = ws.G
-        ws.alpha, _ = solve_dual_qp(G @ G.T, ws.loss, "blocks", cap=C, blocks=ws.query, start=ws.alpha,
-                                    abs_tol=eps * max(objective, 1e-12) / 10, max_iter=5000)
-        ws.age = np.where(ws.alpha > 1e-12, 0, ws.age + 1)
-        return G.T @ ws.alpha
+    qp = {"iterations": 0, "at_cap": 0, "confirmations": 0}
 
-    while it < rounds:
+    def solve(tolerance: float) -> BMRMResult:
+        res = bmrm(WorkingSetRisk(sets, d), d, 1.0 / C, tolerance, QP_MAX_ITER, warm=w)
+        qp["iterations"] += res.iterations
+        qp["at_cap"] += int(res.convergence.at_cap)
+        return res
+
+    it, changed, J, gap, trace = 0, bool(sets), 0.0, 0.0, []
+    while sets and it < rounds:
         it += 1
-        xi = _slacks(ws, w, len(train))
-        objective = 0.5 * float(w @ w) + C * float(xi.sum())
-        added = 0.0
-        for q, (X, y) in enumerate(train):
-            f = X @ w
-            bad = highest_imperfect(f, y)
-            if bad is None:
-                continue
-            loss = 1.0 - E(bad, y)
-            g = loss * (permutation_features(X, lowest_perfect(f, y)) - permutation_features(X, bad))
-            violation = loss - float(g @ w) - xi[q]
-            if violation > 1e-12 * max(1.0, loss):
-                ws.add(g, loss, q)
-                added += violation
-        gap = C * added  # the objective the new cuts would add at the current w
+        res = solve(eps)
+        w = res.w
+        n_changed = sum([s.update(w, E) for s in sets])  # every query's sets, no short-cut
+        if not n_changed:  # the stop must not come from a QP that stopped early
+            qp["confirmations"] += 1
+            res = solve(eps * CONFIRM)
+            w = res.w
+            n_changed = sum([s.update(w, E) for s in sets])
+        changed = n_changed > 0
+        J, gap = C * res.objective, C * res.convergence.gap  # the paper's scale
+        trace.append({"round": it, "objective": J, "changed": n_changed,
+                      "train_measure": float(np.mean([E(rank(s.X @ w), s.y) for s in sets]))})
         if progress is not None:
-            progress(it, gap / max(objective, 1e-300))
-        if converged(gap, objective, eps) or not ws.loss.shape[0]:
+            progress(it, gap / max(abs(J), 1e-300))
+        if not changed:
             break
-        w = solve(objective)
-        ws.keep(ws.age < max_age)
-    done = converged(gap, objective, eps)
-    conv = Convergence("PermuRank working sets", it, objective, float(gap), eps, done,
-                       not done and it >= rounds, time.perf_counter() - start)
-    return LinearModel(w, {"rounds": it, "cuts": int(ws.loss.shape[0]), "convergence": conv.to_dict()})
+    details = {"working_sets": set_sizes(sets), "qp_iterations": qp["iterations"], "qp_at_cap": qp["at_cap"],
+               "confirmations": qp["confirmations"]}
+    conv = Convergence("PermuRank", it, J, float(gap), eps, not changed and qp["at_cap"] == 0,
+                       changed, time.perf_counter() - start, details)
+    return PermuRankResult(w, sets, it, conv, trace)
+
+
+def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 30, threshold: float = 0.0,
+                  eps: float = 1e-3, context: FitContext | None = None) -> LinearModel:
+    """PermuRank's model; its ``info`` keeps the rounds, the working-set sizes, the
+    per-round trace and the convergence record (which repeats the first two)."""
+    res = permurank(train, C, measure, rounds, threshold, eps, context)
+    return LinearModel(res.w, {"rounds": res.iterations, "working_sets": set_sizes(res.sets),
+                               "trace": res.trace, "convergence": res.convergence.to_dict()})
 
 
 # --- config ------------------------------------------------------------------------------
 
 class PermuRankSpec(BatchLearnerConfig):
-    """PermuRank.MAP (reconstructed; see the README): working sets of permutations."""
+    """PermuRank (Xu et al. 2008, Fig. 2): working sets of perfect and imperfect permutations."""
 
     type: Literal["permurank"]
-    summary: ClassVar[str] = "batch (cv:): PermuRank.MAP (reconstructed working-set method)"
+    summary: ClassVar[str] = "batch (cv:): PermuRank, working sets of permutations (the paper's Fig. 2)"
+    # added after the first runs were named: at this value it is left out of run ids
+    id_defaults: ClassVar[dict[str, Any]] = {"variant": "paper"}
+    variant: Literal["paper", "max-violation"] = Field(
+        "paper", description="paper: Fig. 2 and Eq. 11; max-violation: each query's worst pair only, "
+        "cutting planes (another method)")
     measure: str = "map"
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
-    rounds: int = Field(30, gt=0, description="cap on working-set rounds; a fit that reaches it warns")
+    rounds: int = Field(30, gt=0, description="T, the cap on rounds; a fit whose sets still change at it warns")
     relevance_threshold: float = 0.0
-    eps: float = Field(1e-3, gt=0, description="stop when new cuts add at most eps x the objective")
+    eps: float = Field(1e-3, gt=0, description="paper: each round's QP stops at a duality gap of eps x its "
+                       "objective; max-violation: stop when new cuts add at most eps x the objective")
 
     _m = field_validator("measure")(batch_measure)
 
     def paper_role(self) -> str:
         return "PermuRank"  # its row in the paper's tables
 
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "variant": self.variant}
+
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
-        return fit_permurank(train, params["C"], self.measure, self.rounds, self.relevance_threshold, self.eps,
-                             context)
+        fit = fit_permurank if self.variant == "paper" else fit_permurank_max_violation
+        return fit(train, params["C"], self.measure, self.rounds, self.relevance_threshold, self.eps, context)

@@ -1,0 +1,211 @@
+"""PermuRank as the paper's Fig. 2 (Xu et al., SIGIR 2008): the oracles and the working-set
+risk against enumeration, each round's QP against scipy on the same objective, the stopping
+rule, and what a fit records."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from ltr_cli.learners.batch.bmrm import bmrm
+from ltr_cli.learners.batch.common import measure_fn
+from ltr_cli.learners.batch.convergence import Convergence
+from ltr_cli.learners.batch.permurank import (PermuRankSpec, QuerySets, WorkingSetRisk, fit_permurank, objective,
+                                              permurank)
+from ltr_cli.learners.batch.permutations import Levels, highest_imperfect, lowest_perfect, permutation_features
+
+
+def _perms(n: int) -> list[np.ndarray]:
+    return [np.array(p) for p in itertools.permutations(range(n))]
+
+
+def _tiny(seed: int, sizes=(3, 4, 4), d: int = 3) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Queries small enough to enumerate every permutation."""
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(size=(n, d)), rng.permutation(np.resize([2.0, 1.0, 0.0, 0.0], n))) for n in sizes]
+
+
+def test_phi_is_equation_2():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5, 3))
+    perm = rng.permutation(5)
+    pos = np.argsort(perm)  # pos[k]: position of document k
+    n = 5
+    direct = sum((1 if pos[k] < pos[j] else -1) * (X[k] - X[j]) for k in range(n) for j in range(k + 1, n))
+    np.testing.assert_allclose(permutation_features(X, perm), direct / (n * (n - 1)), atol=1e-15)
+
+
+@pytest.mark.parametrize("measure", ["map", "ndcg", "ndcg@1", "ndcg@2", "ndcg@3"])
+def test_oracles_are_the_extremes_of_F_over_enumerated_permutations(measure):
+    """Perfect is E = 1 exactly; the oracles reach the lowest F over perfect and the highest
+    F over imperfect permutations, with ties in labels and in scores."""
+    rng = np.random.default_rng(1)
+    E = measure_fn(measure)
+    for trial in range(200):
+        n = int(rng.integers(2, 6))
+        y = rng.integers(0, 3, n).astype(float)
+        f = rng.integers(0, 3, n).astype(float) if trial % 2 else rng.normal(size=n)
+        lv = Levels.of(y, measure)
+        perms = _perms(n)
+        perfect = [p for p in perms if E(p, y) == 1.0]
+        imperfect = [p for p in perms if E(p, y) < 1.0]
+        if not lv.has_imperfect():
+            assert not perfect or not imperfect  # E is constant: no loss, the query is skipped
+            continue
+        assert all(lv.perfect(p) for p in perfect) and not any(lv.perfect(p) for p in imperfect)
+        F = {p.tobytes(): float(permutation_features(f[:, None], p)[0]) for p in perms}
+        low, high = lowest_perfect(f, lv), highest_imperfect(f, lv)
+        assert high is not None and lv.perfect(low) and not lv.perfect(high)
+        assert F[low.tobytes()] == pytest.approx(min(F[p.tobytes()] for p in perfect), abs=1e-12)
+        assert F[high.tobytes()] == pytest.approx(max(F[p.tobytes()] for p in imperfect), abs=1e-12)
+
+
+def _pairs(sets: list[QuerySets]) -> tuple[np.ndarray, np.ndarray]:
+    """Every working-set pair of Eq. 11 listed: rows Phi(pi*) - Phi(pi), weights (1 - E(pi)) / |B_i|."""
+    G, a = [], []
+    for s in sets:
+        for pb in s.perfect.values():
+            for pc, loss in s.imperfect.values():
+                G.append(pb - pc)
+                a.append(loss / len(s.perfect))
+    return np.array(G), np.array(a)
+
+
+def _scipy_minimum(sets: list[QuerySets], C: float) -> tuple[np.ndarray, float]:
+    """The same objective, 1/2 ||w||^2 + C sum_pairs a [1 - g.w]_+, as a QP with one slack per
+    pair, solved by scipy's SLSQP."""
+    G, a = _pairs(sets)
+    d, m = G.shape[1], G.shape[0]
+
+    def fun(z):
+        return 0.5 * z[:d] @ z[:d] + C * a @ z[d:], np.concatenate((z[:d], C * a))
+
+    cons = [{"type": "ineq", "fun": lambda z: G @ z[:d] + z[d:] - 1.0,
+             "jac": lambda z: np.hstack((G, np.eye(m)))}]
+    res = minimize(fun, np.concatenate((np.zeros(d), np.ones(m))), jac=True, method="SLSQP", constraints=cons,
+                   bounds=[(None, None)] * d + [(0, None)] * m, options={"ftol": 1e-13, "maxiter": 2000})
+    assert res.success, res.message
+    return res.x[:d], float(res.fun)
+
+
+def test_the_working_set_risk_is_the_sum_over_listed_pairs():
+    queries = _tiny(3, sizes=(5, 6, 4))
+    E = measure_fn("map")
+    sets = [QuerySets(X, y, Levels.of(y)) for X, y in queries]
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        w = rng.normal(size=3) * 20
+        for s in sets:
+            s.update(w, E)
+    G, a = _pairs(sets)
+    for _ in range(5):
+        w = rng.normal(size=3) * 20
+        value, grad = WorkingSetRisk(sets, 3)(w)
+        active = 1.0 - G @ w > 0
+        assert value == pytest.approx(float(a[active] @ (1.0 - G[active] @ w)), rel=1e-12)
+        np.testing.assert_allclose(grad, -(a[active] @ G[active]), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed,C,measure", [(0, 1.0, "map"), (1, 10.0, "map"), (2, 3.0, "ndcg"), (6, 1.0, "map")])
+def test_a_fit_stops_on_unchanged_sets_at_the_minimum_of_its_objective(seed, C, measure):
+    queries = _tiny(seed)
+    res = permurank(queries, C, measure, rounds=100, eps=1e-10)
+    conv = res.convergence
+    assert conv.converged and not conv.at_cap and res.iterations < 100
+    # the stopping rule: the oracles at the returned w add nothing
+    E = measure_fn(measure)
+    assert not any([s.update(res.w, E) for s in res.sets])
+    # the returned w minimises the objective over the final working sets (scipy, same objective)
+    w_ref, J_ref = _scipy_minimum(res.sets, C)
+    np.testing.assert_allclose(res.w, w_ref, atol=1e-6)
+    assert objective(res.w, res.sets, C) == pytest.approx(J_ref, rel=1e-8, abs=1e-9)
+    assert conv.objective == pytest.approx(J_ref, rel=1e-8, abs=1e-9)
+    # no pair outside the sets violates its margin more than the sets' worst pair does: the
+    # lowest-F perfect and highest-F imperfect permutations (by enumeration) are in the sets
+    for s, (X, y) in zip(res.sets, queries):
+        perms = _perms(len(y))
+        F = {p.tobytes(): float(permutation_features(X, p) @ res.w) for p in perms}
+        perfect = [p.astype(np.int64).tobytes() for p in perms if E(p, y) == 1.0]
+        imperfect = [p.astype(np.int64).tobytes() for p in perms if E(p, y) < 1.0]
+        low = min(F[k] for k in perfect)
+        high = max(F[k] for k in imperfect)
+        assert min(F[k] for k in s.perfect) == pytest.approx(low, abs=1e-12)
+        assert max(F[k] for k in s.imperfect) == pytest.approx(high, abs=1e-12)
+        worst_in_sets = max(max(0.0, 1 - (F[b] - F[c])) for b in s.perfect for c in s.imperfect)
+        worst_overall = max(0.0, 1 - (low - high))
+        assert worst_overall <= worst_in_sets + 1e-9
+
+
+def test_with_every_permutation_in_the_sets_the_qp_is_the_full_bound():
+    """Grown to every perfect and imperfect permutation, the sets give the paper's bound of
+    Eq. 7 with the 1/|Pi*_i| weights of Eq. 11; BMRM and scipy reach the same minimum."""
+    C = 2.0
+    queries = _tiny(4)
+    E = measure_fn("map")
+    sets = []
+    for X, y in queries:
+        s = QuerySets(X, y, Levels.of(y))
+        for p in _perms(len(y)):
+            if E(p, y) == 1.0:
+                s.perfect[p.astype(np.int64).tobytes()] = permutation_features(X, p)
+            else:
+                s.imperfect[p.astype(np.int64).tobytes()] = (permutation_features(X, p), 1.0 - E(p, y))
+        sets.append(s)
+    assert sum(len(s.perfect) * len(s.imperfect) for s in sets) > 100
+    res = bmrm(WorkingSetRisk(sets, 3), 3, 1.0 / C, 1e-11, 5000)
+    w_ref, J_ref = _scipy_minimum(sets, C)
+    np.testing.assert_allclose(res.w, w_ref, atol=1e-6)
+    assert C * res.objective == pytest.approx(J_ref, rel=1e-8)
+
+
+def test_a_fit_records_rounds_and_set_sizes_and_grows_each_set_by_at_most_one_per_round():
+    queries = _tiny(6)
+    model = fit_permurank(queries, 1.0, "map", rounds=100, eps=1e-10)
+    info, conv = model.info, model.info["convergence"]
+    sizes = info["working_sets"]
+    assert conv["details"]["working_sets"] == sizes
+    assert conv["iterations"] == info["rounds"] == len(info["trace"])
+    assert sizes["queries"] == 3
+    rounds = info["rounds"]
+    for kind in ("perfect", "imperfect"):
+        assert 1 <= sizes[kind]["max"] <= rounds + 1  # one permutation at F = 0, at most one per round
+        assert sizes[kind]["total"] == pytest.approx(3 * sizes[kind]["mean"], abs=0.01)
+    assert [t["changed"] for t in info["trace"]][-1] == 0 and all(t["changed"] for t in info["trace"][:-1])
+    assert conv["converged"] and not conv["at_cap"] and Convergence(**conv).warning() is None
+
+
+def test_at_the_cap_the_last_rounds_model_is_returned_and_the_record_says_the_sets_still_changed():
+    queries = _tiny(6)
+    full = permurank(queries, 1.0, "map", rounds=100, eps=1e-10)
+    assert full.iterations > 2
+    capped = permurank(queries, 1.0, "map", rounds=2, eps=1e-10)
+    assert capped.iterations == 2 and capped.convergence.at_cap and not capped.convergence.converged
+    warning = capped.convergence.warning()
+    assert warning is not None and "working sets were still changing" in warning and "rounds" in warning
+    # F_T is the QP's minimum over the sets of round T (before round T's additions)
+    assert capped.trace[1]["objective"] == pytest.approx(full.trace[1]["objective"], rel=1e-9)
+
+
+def test_queries_with_one_level_are_skipped_and_an_all_skipped_fit_is_zero():
+    X = np.arange(6.0).reshape(3, 2)
+    model = fit_permurank([(X, np.ones(3)), (X, np.zeros(3))], 1.0)
+    assert not model.w.any() and model.info["rounds"] == 0 and model.info["convergence"]["converged"]
+    assert model.info["working_sets"]["queries"] == 0
+
+
+def test_the_paper_is_the_default_variant_under_either_fidelity():
+    from ltr_cli.config.experiment import load_config
+    from tests.conftest import REPO
+
+    assert PermuRankSpec.model_validate({"type": "permurank"}).variant == "paper"
+    for fidelity in ("paper", "authors-code"):
+        spec = load_config(REPO / "configs" / "letor_ohsumed.yaml", [f"fidelity={fidelity}"])
+        assert spec.learners["permurank"].variant == "paper"  # type: ignore[union-attr]
+    base = load_config(REPO / "configs" / "letor_ohsumed.yaml")
+    same = load_config(REPO / "configs" / "letor_ohsumed.yaml", ["learners.permurank.variant=paper"])
+    other = load_config(REPO / "configs" / "letor_ohsumed.yaml", ["learners.permurank.variant=max-violation"])
+    assert base.run_id("permurank") == same.run_id("permurank") == "permurank-592111d6b2"
+    assert other.run_id("permurank") != base.run_id("permurank")
