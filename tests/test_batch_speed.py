@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ltr_cli import kernels
+from ltr_cli.learners.batch.boosting import fit_rankboost, rankboost_reference
 from ltr_cli.learners.batch.coordinate_ascent import Lists, fit_coordinate_ascent
 
 
@@ -51,3 +52,31 @@ def test_coordinate_ascent_compiled_fit_is_the_reference_fit(measure, monkeypatc
     ref = fit_coordinate_ascent(train, measure, restarts=2, iterations=25)
     assert np.array_equal(fast.w, ref.w)
     assert fast.info == ref.info
+
+
+def _same_stumps(a, b) -> None:
+    assert (a.features, a.thresholds, a.alphas, a.info) == (b.features, b.thresholds, b.alphas, b.info)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rankboost_compiled_search_is_the_reference_bit_for_bit(seed):
+    train = _letor_like(seed, levels=3, relevant=0.3)
+    _same_stumps(fit_rankboost(train, rounds=40), rankboost_reference(train, rounds=40))
+
+
+def test_rankboost_grid_continues_from_the_previous_point():
+    train = _letor_like(3, levels=3, relevant=0.3)
+    warm = None
+    for rounds in (5, 20, 60, 10):  # longer fits continue; a shorter one takes the first rounds
+        model = fit_rankboost(train, rounds, warm)
+        _same_stumps(model, rankboost_reference(train, rounds))
+        warm = model
+    other = [(X.copy(), y) for X, y in train]  # other queries: no continuation, a fit of its own
+    _same_stumps(fit_rankboost(other, 30, warm), rankboost_reference(other, 30))
+
+
+def test_rankboost_that_stops_early_stays_stopped():
+    train = [(np.array([[0.9], [0.2], [0.5]]), np.array([1.0, 0.0, 0.0]))]  # one perfect stump
+    first = fit_rankboost(train, 5)
+    assert first.info["rounds"] == 1 and first.alphas == [10.0]
+    _same_stumps(fit_rankboost(train, 50, first), rankboost_reference(train, 50))

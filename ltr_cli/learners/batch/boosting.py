@@ -11,11 +11,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
+from ltr_cli import kernels
 from ltr_cli.learners.batch.common import Queries, batch_measure, measure_fn, rank
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.results.models import LinearModel, StumpModel
@@ -82,8 +84,85 @@ def _pairs(train: Queries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, np.concatenate(lows), np.concatenate(highs)
 
 
-def fit_rankboost(train: Queries, rounds: int = 300) -> StumpModel:
-    """RankBoost RB-c with threshold stumps at midpoints between distinct values."""
+_STEPS = np.array([-1.0, 0.0, 1.0])  # h_lo - h_hi
+
+
+@dataclass
+class _Resume:
+    """Where a RankBoost fit ended, so a fit with more rounds on the same training queries
+    (the next grid point's, handed the model as its warm start) goes on from there: the
+    pair weights after the last round, and whether the fit stopped before its rounds ran out."""
+
+    train: Queries
+    D: np.ndarray
+    stopped: bool
+
+
+def _resumable(warm: Any, train: Queries) -> _Resume | None:
+    state = getattr(warm, "_resume", None)
+    if not isinstance(state, _Resume) or len(state.train) != len(train):
+        return None
+    same = all(a is c and b is e for (a, b), (c, e) in zip(state.train, train))
+    return state if same else None
+
+
+def fit_rankboost(train: Queries, rounds: int = 300, warm: Any = None) -> StumpModel:
+    """RankBoost RB-c with threshold stumps at midpoints between distinct values
+    (:func:`rankboost_reference`, with its stump search compiled unless ``LTR_KERNELS=0``).
+
+    A fit's first k rounds do not depend on how many follow, so with ``warm`` a model this
+    function fitted on the very same training queries (the previous grid point's), a fit of
+    more rounds continues it and a fit of fewer takes its first rounds: the same model
+    as a fit from scratch."""
+    state = _resumable(warm, train)
+    if state is not None and (state.stopped or len(warm.alphas) >= rounds):
+        k = min(rounds, len(warm.alphas))
+        model = StumpModel(warm.features[:k], warm.thresholds[:k], warm.alphas[:k], {"rounds": k},
+                           n_features=warm.n_features)
+        if k == len(warm.alphas):
+            object.__setattr__(model, "_resume", state)
+        return model
+    if not kernels.ENABLED:
+        return rankboost_reference(train, rounds)
+    from ltr_cli.kernels import boosting as kb  # numba loads only when a fit runs
+
+    X, lo, hi = _pairs(train)
+    n, d = X.shape
+    if lo.size == 0:
+        return StumpModel([], [], [], {"rounds": 0}, n_features=d)
+    order = np.ascontiguousarray(np.argsort(-X, axis=0, kind="stable").T)  # (d, n), as each column's argsort
+    xs = np.take_along_axis(X.T, order, axis=1)
+    if state is None:
+        D = np.full(lo.size, 1.0 / lo.size)
+        model = StumpModel([], [], [], n_features=d)
+    else:
+        D = state.D
+        model = StumpModel(list(warm.features), list(warm.thresholds), list(warm.alphas), n_features=d)
+    stopped = False
+    while len(model.alphas) < rounds:
+        r_best, f, theta = kb.best_stump(order, xs, kb.potential(hi, lo, D, n))
+        if f < 0 or abs(r_best) >= 1 - 1e-12:
+            if f >= 0:  # a perfect stump: take it with a capped weight and stop
+                model.features.append(f)
+                model.thresholds.append(theta)
+                model.alphas.append(float(np.sign(r_best) * 10.0))
+            stopped = True
+            break
+        alpha = 0.5 * np.log((1 + r_best) / (1 - r_best))
+        D = kb.reweight(D, (X[:, f] > theta).astype(np.int64), lo, hi, np.exp(alpha * _STEPS))
+        D /= D.sum()
+        model.features.append(f)
+        model.thresholds.append(theta)
+        model.alphas.append(float(alpha))
+    model.info["rounds"] = len(model.alphas)
+    object.__setattr__(model, "_resume", _Resume(train, D, stopped))
+    return model
+
+
+def rankboost_reference(train: Queries, rounds: int = 300) -> StumpModel:
+    """RankBoost RB-c with threshold stumps at midpoints between distinct values: the
+    straightforward loop :func:`fit_rankboost` (and :mod:`ltr_cli.kernels.boosting`) must
+    reproduce."""
     X, lo, hi = _pairs(train)
     n, d = X.shape
     if lo.size == 0:
@@ -169,4 +248,4 @@ class RankBoostSpec(BatchLearnerConfig):
         return "RankBoost"  # its row in the paper's tables
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> StumpModel:
-        return fit_rankboost(train, int(params.get("rounds", 300)))
+        return fit_rankboost(train, int(params.get("rounds", 300)), None if context is None else context.warm)
