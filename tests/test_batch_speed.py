@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ltr_cli import kernels
-from ltr_cli.learners.batch.boosting import fit_rankboost, rankboost_reference
+from ltr_cli.learners.batch.boosting import adarank_reference, fit_adarank, fit_rankboost, rankboost_reference
 from ltr_cli.learners.batch.coordinate_ascent import Lists, fit_coordinate_ascent
 
 
@@ -80,3 +80,28 @@ def test_rankboost_that_stops_early_stays_stopped():
     first = fit_rankboost(train, 5)
     assert first.info["rounds"] == 1 and first.alphas == [10.0]
     _same_stumps(fit_rankboost(train, 50, first), rankboost_reference(train, 50))
+
+
+def _same_linear(a, b) -> None:
+    assert np.array_equal(a.w, b.w) and a.info == b.info
+
+
+@pytest.mark.parametrize("measure,tol", [("map", None), ("map", 0.002), ("ndcg@5", None)])
+def test_adarank_grid_continues_from_the_previous_point(measure, tol):
+    train = _letor_like(5, queries=10, d=5, levels=3, relevant=0.3)
+    warm = None
+    for rounds in (3, 10, 40, 7, 40):
+        model = fit_adarank(train, measure, rounds, tol, warm=warm)
+        _same_linear(model, adarank_reference(train, measure, rounds, tol))
+        warm = model
+    # other settings or other queries: a fit of its own
+    _same_linear(fit_adarank(train, measure, 20, tol, max_consecutive=2, warm=warm),
+                 adarank_reference(train, measure, 20, tol, max_consecutive=2))
+    other = [(X.copy(), y) for X, y in train]
+    _same_linear(fit_adarank(other, measure, 20, tol, warm=warm), adarank_reference(other, measure, 20, tol))
+
+
+def test_adarank_continues_past_features_set_aside():
+    q = [(np.array([[3.0, 0.0], [2.0, 3.0], [1.0, 2.0], [0.0, 1.0]]), np.array([1.0, 0.0, 1.0, 0.0]))]
+    warm = fit_adarank(q, "map", rounds=4)
+    _same_linear(fit_adarank(q, "map", rounds=12, warm=warm), adarank_reference(q, "map", rounds=12))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
+from ltr_cli.kernels.core import _pairwise_sum
 
 
 @njit(cache=_CACHE)
@@ -66,3 +67,37 @@ def reweight(D, above, lo, hi, factor):
     for k in range(D.shape[0]):
         out[k] = D[k] * factor[above[lo[k]] - above[hi[k]] + 1]
     return out
+
+
+@njit(cache=_CACHE)
+def average_precisions(s, rel, offsets, out):
+    """AdaRank.MAP's measure of each query (reference:
+    :func:`ltr_cli.measures.metrics.average_precision` of ``rank(s)``, no relevant document
+    scoring 0): ``s`` (N,) stacked scores, ``rel`` (N,) relevant or not, query q the rows
+    ``offsets[q]:offsets[q+1]``; ``out`` (Q,) is written.
+
+    A relevant document's rank under ``rank`` (descending score, ties by index) is one
+    more than the documents scoring higher plus those scoring the same that come before it;
+    its hits one more than the relevant documents ranked above it. The values ``hits / rank``
+    in rank order are summed as numpy sums them."""
+    for q in range(offsets.shape[0] - 1):
+        a, b = offsets[q], offsets[q + 1]
+        idx = np.flatnonzero(rel[a:b]) + a
+        R = idx.shape[0]
+        if R == 0:
+            out[q] = 0.0
+            continue
+        pos = np.empty(R, dtype=np.int64)
+        for u in range(R):
+            i = idx[u]
+            si = s[i]
+            above = 0
+            for j in range(a, b):
+                sj = s[j]
+                above += (sj > si) | ((sj == si) & (j < i))
+            pos[u] = above + 1
+        pos.sort()
+        vals = np.empty(R)
+        for u in range(R):
+            vals[u] = (u + 1) / pos[u]
+        out[q] = _pairwise_sum(vals, 0, R) / R
