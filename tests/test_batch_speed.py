@@ -10,6 +10,7 @@ import pytest
 from ltr_cli import kernels
 from ltr_cli.learners.batch.boosting import adarank_reference, fit_adarank, fit_rankboost, rankboost_reference
 from ltr_cli.learners.batch.coordinate_ascent import Lists, fit_coordinate_ascent
+from ltr_cli.learners.batch.lambdamart import fit_lambdamart
 
 
 def _letor_like(seed: int, queries: int = 12, d: int = 6, docs: int = 60, relevant: float = 0.1,
@@ -105,3 +106,39 @@ def test_adarank_continues_past_features_set_aside():
     q = [(np.array([[3.0, 0.0], [2.0, 3.0], [1.0, 2.0], [0.0, 1.0]]), np.array([1.0, 0.0, 1.0, 0.0]))]
     warm = fit_adarank(q, "map", rounds=4)
     _same_linear(fit_adarank(q, "map", rounds=12, warm=warm), adarank_reference(q, "map", rounds=12))
+
+
+def test_compiled_tree_walk_scores_as_the_numpy_walk_and_lightgbm(monkeypatch):
+    pytest.importorskip("lightgbm")
+    train = _letor_like(11, queries=20, d=5, docs=80, levels=3, relevant=0.3)
+    model = fit_lambdamart(train, num_leaves=7, rounds=30, min_data_in_leaf=5)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[rng.random(X.shape) < 0.1] = 0.0
+    X[rng.random(X.shape) < 0.05] = 1e-36
+    fast = model.scores(X)
+    monkeypatch.setattr(kernels, "ENABLED", False)
+    assert np.array_equal(fast, model.scores(X))
+
+
+def test_lambdamart_grid_continues_the_same_settings_byte_for_byte():
+    lgb = pytest.importorskip("lightgbm")
+    train = _letor_like(12, queries=20, d=5, docs=80, levels=3, relevant=0.3)
+    first = fit_lambdamart(train, num_leaves=7, rounds=10, min_data_in_leaf=5)
+    longer = fit_lambdamart(train, num_leaves=7, rounds=25, min_data_in_leaf=5, warm=first)
+    fresh = fit_lambdamart(train, num_leaves=7, rounds=25, min_data_in_leaf=5)
+    assert longer.text == fresh.text
+    # lightgbm.train, as the fit ran before, writes the very same text
+    X = np.vstack([x for x, _ in train])
+    g = np.concatenate([y for _, y in train]).astype(int)
+    params = {"objective": "lambdarank", "num_leaves": 7, "learning_rate": 0.1, "min_data_in_leaf": 5,
+              "label_gain": [0.0, 1.0, 3.0], "seed": 0, "deterministic": True, "force_row_wise": True,
+              "num_threads": 1, "verbosity": -1, "feature_pre_filter": False}
+    data = lgb.Dataset(X, label=g, group=[x.shape[0] for x, _ in train], params=params)
+    assert lgb.train(params, data, num_boost_round=25).model_to_string(num_iteration=-1) == fresh.text
+    # other settings, or a booster already continued: a fit of its own
+    other = fit_lambdamart(train, num_leaves=7, learning_rate=0.05, rounds=30, min_data_in_leaf=5, warm=longer)
+    assert other.text == fit_lambdamart(train, num_leaves=7, learning_rate=0.05, rounds=30, min_data_in_leaf=5).text
+    again = fit_lambdamart(train, num_leaves=7, rounds=40, min_data_in_leaf=5, warm=first)
+    assert again.text == fit_lambdamart(train, num_leaves=7, rounds=40, min_data_in_leaf=5).text
