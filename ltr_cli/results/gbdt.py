@@ -108,7 +108,8 @@ class LightGBMModel:
 
             if self._packed is None:
                 self._packed = _pack(self.trees)
-            kernel.forest_scores(np.ascontiguousarray(X), _ZERO, *self._packed, out)
+            walk: Any = kernel.forest_scores
+            walk(np.ascontiguousarray(X), _ZERO, *self._packed, out)
             return out
         for tree in self.trees:  # the reference the compiled walk reproduces
             out += tree.leaf_value[tree.leaves(X)]
