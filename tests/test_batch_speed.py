@@ -142,3 +142,28 @@ def test_lambdamart_grid_continues_the_same_settings_byte_for_byte():
     assert other.text == fit_lambdamart(train, num_leaves=7, learning_rate=0.05, rounds=30, min_data_in_leaf=5).text
     again = fit_lambdamart(train, num_leaves=7, rounds=40, min_data_in_leaf=5, warm=first)
     assert again.text == fit_lambdamart(train, num_leaves=7, rounds=40, min_data_in_leaf=5).text
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_svmmap_compiled_risk_is_the_reference_risk_bit_for_bit(seed):
+    from ltr_cli.learners.batch.losses import APHinge, ap_structural_hinge, mean_risk
+
+    train = _letor_like(seed, queries=15, docs=120, relevant=0.2, levels=3)
+    fast, ref = APHinge(0.0).mean_risk(train), mean_risk(train, ap_structural_hinge)
+    rng = np.random.default_rng(seed)
+    for w in (np.zeros(6), rng.normal(size=6), np.round(rng.normal(size=6), 1), 1e-3 * rng.normal(size=6)):
+        (a, ga), (b, gb) = fast(w), ref(w)
+        assert a == b and np.array_equal(ga, gb)
+
+
+def test_svmmap_compiled_fit_is_the_reference_fit():
+    from ltr_cli.learners.batch.bmrm import fit_bmrm
+    from ltr_cli.learners.batch.losses import ap_structural_hinge
+    from ltr_cli.learners.batch.structural import fit_svmmap
+
+    train = _letor_like(9, queries=15, docs=120, relevant=0.2)
+    for C in (0.1, 10.0, 1000.0):  # the same solver on the per-query reference loss
+        model = fit_svmmap(train, C, feature_scale="none")
+        ref = fit_bmrm(train, lambda X, y, w: ap_structural_hinge(X, y, w), C, 1e-3, 1000, None)
+        assert np.array_equal(model.w, ref.w)
+        assert model.info["iterations"] == ref.info["iterations"]
