@@ -67,6 +67,9 @@ def run_letor2_bench(scale: float = 1.0, configs: Path | None = None, learners: 
 
     folder = configs or default_configs()
     chosen = datasets or list(CONFIGS)
+    unknown = [n for n in chosen if n not in CONFIGS]
+    if unknown:
+        raise LtrError(f"unknown LETOR 2.0 dataset {unknown[0]!r}; expected one of {', '.join(CONFIGS)}")
     out: dict[str, Any] = {"scale": scale, "budget_s": BUDGET_S, "apart": list(APART), "datasets": {}}
     with tempfile.TemporaryDirectory(prefix="ltr-letor2-") as tmp:
         t = Path(tmp)

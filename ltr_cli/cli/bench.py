@@ -23,6 +23,7 @@ def bench(
     letor2_scale: Annotated[float, typer.Option("--letor2-scale", min=0.01, max=1.0, help="--batch: the LETOR 2.0 figure's data size, a fraction of the real numbers of queries and documents per query (0.2 for a quick check)")] = 1.0,
     letor2_learner: Annotated[list[str] | None, typer.Option("--letor2-learner", metavar="NAME", help="--batch: time only this learner of the LETOR 2.0 configs (repeatable)")] = None,
     letor2_skip: Annotated[list[str] | None, typer.Option("--letor2-skip", metavar="NAME", help="--batch: leave this learner out of the LETOR 2.0 figure (repeatable)")] = None,
+    letor2_dataset: Annotated[list[str] | None, typer.Option("--letor2-dataset", metavar="NAME", help="--batch: time only this dataset of the LETOR 2.0 figure: letor2-ohsumed, letor2-td2003 or letor2-td2004 (repeatable)")] = None,
     configs: Annotated[Path | None, typer.Option("--configs", metavar="<dir>", exists=True, file_okay=False, help="--batch: the folder holding letor2_*.yaml (default: the repository's configs/)")] = None,
     data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
 ) -> None:
@@ -48,7 +49,7 @@ def bench(
         from ltr_cli.bench.letor2 import format_letor2_table, run_letor2_bench
 
         found = {} if letor2 else run_batch_bench(eval_queries=eval_queries)
-        found["letor2"] = run_letor2_bench(letor2_scale, configs, letor2_learner, letor2_skip,
+        found["letor2"] = run_letor2_bench(letor2_scale, configs, letor2_learner, letor2_skip, letor2_dataset,
                                            log=None if as_json else console.note)
         text = (format_batch_table(found) if not letor2 else "") + format_letor2_table(found["letor2"])
         typer.echo(main_json(found) if as_json else text, nl=as_json)
