@@ -162,6 +162,7 @@ class _Resume:
     train: Queries
     D: np.ndarray
     stopped: bool
+    prepared: tuple[np.ndarray, ...]  # the stacked rows, pairs and per-feature orders (see fit_rankboost)
 
 
 def _resumable(warm: Any, train: Queries) -> _Resume | None:
@@ -192,12 +193,15 @@ def fit_rankboost(train: Queries, rounds: int = 300, warm: Any = None) -> StumpM
         return rankboost_reference(train, rounds)
     from ltr_cli.kernels import boosting as kb  # numba loads only when a fit runs
 
-    X, lo, hi = _pairs(train)
+    if state is not None:
+        X, lo, hi, order, xs = state.prepared
+    else:
+        X, lo, hi = _pairs(train)
+        if lo.size == 0:
+            return StumpModel([], [], [], {"rounds": 0}, n_features=X.shape[1])
+        order = np.ascontiguousarray(np.argsort(-X, axis=0, kind="stable").T)  # (d, n), each column's argsort
+        xs = np.take_along_axis(X.T, order, axis=1)
     n, d = X.shape
-    if lo.size == 0:
-        return StumpModel([], [], [], {"rounds": 0}, n_features=d)
-    order = np.ascontiguousarray(np.argsort(-X, axis=0, kind="stable").T)  # (d, n), as each column's argsort
-    xs = np.take_along_axis(X.T, order, axis=1)
     if state is None:
         D = np.full(lo.size, 1.0 / lo.size)
         model = StumpModel([], [], [], n_features=d)
@@ -221,7 +225,7 @@ def fit_rankboost(train: Queries, rounds: int = 300, warm: Any = None) -> StumpM
         model.thresholds.append(theta)
         model.alphas.append(float(alpha))
     model.info["rounds"] = len(model.alphas)
-    object.__setattr__(model, "_resume", _Resume(train, D, stopped))
+    object.__setattr__(model, "_resume", _Resume(train, D, stopped, (X, lo, hi, order, xs)))
     return model
 
 
