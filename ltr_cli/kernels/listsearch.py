@@ -9,9 +9,10 @@ document's rank is the number of keys below its own.
 
 * AP (:func:`ap_along`): only the relevant documents' ranks matter. They are found by
   counting, not sorting: a relevant document's rank is one more than the number of keys
-  below its key, and its hits one more than the number of relevant keys below it. The contributions ``hits / rank`` are written at their ranks into a row of
-  zeros and summed as numpy sums the reference's row (:func:`ltr_cli.kernels.core._pairwise_sum`),
-  so the values are the reference's to the last bit.
+  below its key, and its hits one more than the number of relevant keys below it. The
+  contributions ``hits / rank`` are written at their ranks into a row of zeros and summed
+  as numpy sums the reference's row (:func:`ltr_cli.kernels.core._pairwise_sum`), so the
+  values are the reference's to the last bit.
 * NDCG (:func:`levels_along`): the levels of the first ``n`` ranks, from the sorted keys;
   the caller takes the gains' dot product with the discounts as the reference does.
 """
