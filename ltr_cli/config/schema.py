@@ -58,6 +58,10 @@ class LearnerConfig(Strict):
     # settings added after runs were first recorded: left out of the run id while they hold
     # these values, so the ids of existing runs do not change
     id_defaults: ClassVar[dict[str, Any]] = {}
+    # the version of the learner's algorithm: raised when the same settings would now compute
+    # something else, so a finished run or checkpoint of the older algorithm is never taken
+    # for this one (run ids do not change; ``ltr run --resume`` refuses the old folder)
+    implementation: ClassVar[int] = 1
     label: Label | None = Field(None, description="legend label (default: the paper's name)")
 
     @classmethod
@@ -75,8 +79,12 @@ class LearnerConfig(Strict):
         return self.label or self.paper_role()
 
     def describe(self) -> dict[str, Any]:
-        """The learner's conventions, for the manifest."""
-        return {"type": self.type_name(), "role": self.paper_role()}
+        """The learner's conventions, for the manifest (with ``implementation`` once it is
+        past its first version)."""
+        described: dict[str, Any] = {"type": self.type_name(), "role": self.paper_role()}
+        if self.implementation != 1:
+            described["implementation"] = self.implementation
+        return described
 
     def missing(self) -> str | None:
         """What the learner needs that is not installed, as one line that says how to

@@ -131,6 +131,18 @@ def refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> Non
                        "--out to keep both")
 
 
+def refuse_other_implementation(run_dir: Path, lspec: Any) -> None:
+    """One-line error if a finished run was computed by an earlier implementation of its
+    learner (``LearnerConfig.implementation``; a manifest without the field is version 1):
+    its numbers are another algorithm's, so it is neither counted as done nor overwritten."""
+    conventions = read_run(run_dir).manifest.get("learner_conventions")
+    recorded = conventions.get("implementation", 1) if isinstance(conventions, dict) else 1
+    if recorded != lspec.implementation:
+        raise LtrError(f"{run_dir}: this finished run was computed by version {recorded} of "
+                       f"{lspec.type_name()}'s algorithm, and this ltr runs version {lspec.implementation}; "
+                       "remove the run directory to recompute it, or use another --out to keep both")
+
+
 def remove_stale_temporaries(run_dir: Path) -> None:
     """Delete half-written files a killed process left for this run (temporary result
     directories, checkpoint temp files). Called only while holding the run's lock."""

@@ -35,7 +35,7 @@ from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
 from ltr_cli.runs.plan import PlannedRun
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
-                                refuse_other_data,
+                                refuse_other_data, refuse_other_implementation,
                                 resume_command)
 from ltr_cli.learners.online.theory import stream_constants, theory_block
 
@@ -196,6 +196,7 @@ def run_online_jobs(
             try:
                 if resume and is_complete(run_dir):
                     refuse_other_data(run_dir, source.identity(), source.description)
+                    refuse_other_implementation(run_dir, job.learner_spec)
                     clear_leftover_lock(run_dir)
                     if not quiet:
                         console.note(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped")

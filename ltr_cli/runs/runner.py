@@ -16,7 +16,7 @@ from ltr_cli.runs.plan import PlannedRun, plan_experiment
 from ltr_cli.outputs import run_path
 from ltr_cli.results.folders import TEST_QUERIES, is_complete, read_run
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
-                                refuse_other_data,
+                                refuse_other_data, refuse_other_implementation,
                                 resume_command, run_name)
 
 __all__ = ["RunOutcome", "cache_dir", "run_experiment", "run_name", "run_planned"]
@@ -105,6 +105,7 @@ def _run_batch_learner(
     identity = folds_identity(folds)
     if resume and is_complete(run_dir):
         refuse_other_data(run_dir, identity, f"the {dataset.name} files")
+        refuse_other_implementation(run_dir, lspec)
         clear_leftover_lock(run_dir)
         return RunOutcome(name, run_dir, read_run(run_dir).summary)
 
@@ -153,7 +154,10 @@ def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: d
     cv, dataset = spec.cv, spec.dataset
     assert cv is not None and isinstance(dataset, RegistryData)
     tests = list(cv.metrics) if cv.metrics else None
-    digest = learner_digest(lspec.model_dump(mode="json"), select_by=cv.select_by, convention=cv.convention,
+    learner = lspec.model_dump(mode="json")
+    if lspec.implementation != 1:  # a checkpoint of an earlier algorithm is not this one's
+        learner["implementation"] = lspec.implementation
+    digest = learner_digest(learner, select_by=cv.select_by, convention=cv.convention,
                             normalize=dataset.normalize, tests=tests)
     return FoldCheckpoint(run_dir, identity, digest, row_columns(cv.select_by, tests),
                           tuple(str(n) for n in fold_numbers))

@@ -206,6 +206,8 @@ class PermuRankSpec(BatchLearnerConfig):
     summary: ClassVar[str] = "batch (cv:): PermuRank, working sets of permutations (the paper's Fig. 2)"
     # added after the first runs were named: at this value it is left out of run ids
     id_defaults: ClassVar[dict[str, Any]] = {"variant": "paper"}
+    # 1: each query's most violated pair, cutting planes (now variant max-violation); 2: Fig. 2
+    implementation: ClassVar[int] = 2
     variant: Literal["paper", "max-violation"] = Field(
         "paper", description="paper: Fig. 2 and Eq. 11; max-violation: each query's worst pair only, "
         "cutting planes (another method)")
