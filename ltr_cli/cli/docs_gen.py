@@ -18,7 +18,6 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 COMMAND = "python -m ltr_cli.cli.docs_gen"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -110,9 +109,15 @@ def _default(field: FieldInfo) -> str:
     return f"`{'null' if value is None else json.dumps(value)}`"
 
 
-def _description(name: str, field: FieldInfo) -> str:
+def _description(model: type[BaseModel], name: str, field: FieldInfo) -> str:
+    """The field's description, else the one of the field it overrides (a learner's
+    ``grid`` default overrides the batch contract's described ``grid``)."""
     if field.description:
         return field.description
+    for base in model.__mro__[1:]:
+        inherited = getattr(base, "model_fields", {}).get(name)
+        if isinstance(inherited, FieldInfo) and inherited.description:
+            return inherited.description
     tags = get_args(_unwrap(field.annotation))
     if name in ("type", "kind") and get_origin(_unwrap(field.annotation)) is Literal and len(tags) == 1:
         return f"`{name}: {tags[0]}` selects this block"
@@ -130,7 +135,7 @@ def _model_table(model: type[BaseModel], prefix: str, nested: list[tuple[str, ty
         bounds = _constraints(field)
         if bounds:
             kind += f" ({bounds})"
-        desc = _description(name, field)
+        desc = _description(model, name, field)
         if inner:
             desc += (" " if desc else "") + f"(keys: [`{key}`](#{_slug(key)}))"
         rows.append(f"| `{key}` | {_cell(kind)} | {_cell(_default(field))} | {_cell(desc)} |")
@@ -190,7 +195,7 @@ def _config_sections() -> list[tuple[str, type[BaseModel] | None, str]]:
 def undescribed() -> list[str]:
     """Config keys shown without a description (tests keep this empty)."""
     return [f"{heading}: {name}" for heading, model, _ in _config_sections() if model is not None
-            for name, field in model.model_fields.items() if not _description(name, field)]
+            for name, field in model.model_fields.items() if not _description(model, name, field)]
 
 
 def config_reference() -> str:
