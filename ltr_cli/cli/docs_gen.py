@@ -124,9 +124,16 @@ def _description(model: type[BaseModel], name: str, field: FieldInfo) -> str:
     return ""
 
 
+def _ordered_fields(model: type[BaseModel]) -> list[tuple[str, FieldInfo]]:
+    """The model's fields, its own (``kind`` or ``type`` first) before those it inherits."""
+    own = set(vars(model).get("__annotations__", {}))
+    fields = list(model.model_fields.items())
+    return sorted(fields, key=lambda item: (item[0] not in ("kind", "type"), item[0] not in own))
+
+
 def _model_table(model: type[BaseModel], prefix: str, nested: list[tuple[str, type[BaseModel]]]) -> str:
     rows = ["| key | type | default | description |", "|---|---|---|---|"]
-    for name, field in model.model_fields.items():
+    for name, field in _ordered_fields(model):
         key = f"{prefix}{name}"
         inner = [m for m in _members(field.annotation) if _is_model(m)]
         for m in inner:
