@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -91,14 +92,24 @@ def test_architecture_names_every_module():
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a markdown page's headings."""
+    return {docs_gen._slug(h) for h in re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)}
+
+
 @pytest.mark.parametrize("page", USER_DOCS, ids=lambda p: p.name)
 def test_every_link_resolves_inside_the_repository(page):
+    """Every relative link names a file of the repository and, for a markdown page, one of
+    its headings."""
     broken = []
-    for target in LINK.findall(page.read_text(encoding="utf-8")):
-        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+    for target in LINK.findall(re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)):
+        if re.match(r"[a-z]+:", target):
             continue
-        path = (page.parent / target.split("#", 1)[0]).resolve()
+        name, _, anchor = target.partition("#")
+        path = (page.parent / name).resolve() if name else page
         if not path.is_relative_to(REPO) or not path.exists():
+            broken.append(target)
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
             broken.append(target)
     assert broken == []
 
