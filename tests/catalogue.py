@@ -467,7 +467,20 @@ def markdown() -> str:
         "are strings; an integer may be given where a number is expected.",
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(_with_contents(lines))
+
+
+def _with_contents(lines: list[str]) -> list[str]:
+    """The page with a table of contents (GitHub's heading anchors) after its introduction."""
+    import re
+
+    def anchor(heading: str) -> str:
+        return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+    heads = [line[3:] for line in lines if line.startswith("## ")]
+    toc = [f"- [{h}](#{anchor(h)})" for h in heads] + [""]
+    first = lines.index(next(line for line in lines if line.startswith("## ")))
+    return lines[:first] + toc + lines[first:]
 
 
 def _cell(text: str) -> str:

@@ -144,17 +144,17 @@ def test_missing_registry_files_name_the_absolute_path(tmp_path):
     assert f"{tmp_path / 'data/MSLR/Fold1/train.txt'}, resolved from {tmp_path}" in res.stderr
 
 
-def test_readme_config_block_shows_the_true_defaults():
-    """The README's config reference: every value written there is the schema's default
+def test_annotated_config_shows_the_true_defaults():
+    """docs/configs.md's annotated config: every value written there is the schema's default
     (a minimal config with only the kinds and types resolves to the same settings)."""
     from ltr_cli.config.experiment import parse_config
     from ltr_cli.config.yamlio import parse_yaml
     from tests.conftest import REPO
 
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("```yaml\n", readme.index("## Config format")) + len("```yaml\n")
-    block = parse_yaml(readme[start:readme.index("```", start)])
-    full = parse_config(block, "README.md").resolved()
+    page = (REPO / "docs" / "configs.md").read_text()
+    start = page.index("```yaml\n", page.index("## An annotated config")) + len("```yaml\n")
+    block = parse_yaml(page[start:page.index("```", start)])
+    full = parse_config(block, "docs/configs.md").resolved()
     minimal = {"experiment": block["experiment"], "dataset": {"kind": block["dataset"]["kind"]},
                "learners": {name: {k: v for k, v in spec.items() if k in ("type", "surrogate")}
                             for name, spec in block["learners"].items()}}

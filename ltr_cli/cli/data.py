@@ -13,7 +13,7 @@ from ltr_cli.cli.options import BaseOpt, DatasetOpt, FeaturesOpt, GroupOpt, Null
 from ltr_cli.data.registry import reader_options
 from ltr_cli.errors import LtrError
 
-data_app = typer.Typer(help="Inspect and convert SVMlight/LETOR data files.", no_args_is_help=True, rich_markup_mode=None)
+data_app = typer.Typer(help="Inspect, cache, convert, generate and split SVMlight/LETOR data files.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @command(data_app, "inspect")

@@ -24,7 +24,7 @@ def _finite(value: float) -> float:
 def eval_(
     data_file: Annotated[Path, typer.Argument(metavar="DATA_FILE", help="labelled SVMlight/LETOR file")],
     score_file: Annotated[Path, typer.Argument(metavar="SCORE_FILE", help="one score per line, in data-file order")],
-    convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset (see README)")] = ConventionOpt("paper"),
+    convention: Annotated[ConventionOpt, typer.Option("--convention", help="metric preset: gains, discount and relevance rule (ltr list shows them)")] = ConventionOpt("paper"),
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
     threshold: Annotated[float, typer.Option("--relevance-threshold", callback=_finite, help="paper preset: relevant = label > this")] = 0.0,

@@ -21,7 +21,8 @@ LIMIT_KEYS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")
 
 class _ReaderKnobs(Strict):
     null_value: float | None = Field(None, description="fill for LETOR NULL values; null = error")
-    split_qids: Literal["error", "new-query"] = "error"
+    split_qids: Literal["error", "new-query"] = Field(
+        "error", description="a qid that reappears after another qid: an error, or a new query")
     storage: Literal["float64", "float32"] = Field(
         "float64", description="dtype of the feature rows handed to learners (and kept in the cache)")
     normalize: Literal["none", "query-level", "zscore"] = Field(
@@ -59,11 +60,13 @@ class SeparableData(Strict):
     """The perceptron paper's margin-separable set (generated, no download)."""
 
     kind: Literal["separable"]
-    variant: Literal["authors", "paper"] = "authors"
-    queries: int = Field(1000, gt=0)
-    docs: int = Field(20, gt=1)
+    variant: Literal["authors", "paper"] = Field(
+        "authors", description="authors: the authors' code (d = 10, a fixed relevance vector); paper: the "
+        "text (d = 20, a random unit ranker)")
+    queries: int = Field(1000, gt=0, description="number of queries")
+    docs: int = Field(20, gt=1, description="documents per query")
     features: int | None = Field(None, gt=0, description="default 10 (authors) / 20 (paper)")
-    margin: float = Field(1.0, gt=0)
+    margin: float = Field(1.0, gt=0, description="the margin gamma by which the ranker separates the levels")
     seed: int | None = Field(None, ge=0, description="data seed; default: the experiment seed")
 
     @model_validator(mode="after")
@@ -83,10 +86,11 @@ class ShapedData(Strict):
     """Generated queries shaped like a registry dataset (width, docs/query, labels)."""
 
     kind: Literal["shaped"]
-    like: str
-    queries: int = Field(200, gt=0)
-    docs_per_query: float | None = Field(None, gt=0)
-    seed: int | None = Field(None, ge=0)
+    like: str = Field(description="the registry dataset whose width, documents per query and labels to copy")
+    queries: int = Field(200, gt=0, description="number of queries")
+    docs_per_query: float | None = Field(None, gt=0, description="mean documents per query (default: the "
+                                         "dataset's)")
+    seed: int | None = Field(None, ge=0, description="data seed; default: the experiment seed")
 
     _known = field_validator("like")(_known_dataset)
 
@@ -103,10 +107,11 @@ class RegistryData(_ReaderKnobs):
     """A downloaded benchmark from the registry (``ltr list`` shows the names)."""
 
     kind: Literal["registry"]
-    name: str
-    root: LaxPath
-    split: str = "train"
-    folds: list[int] | None = None
+    name: str = Field(description="the registry dataset (ltr list shows them; datasets/README.md says where "
+                      "to get each)")
+    root: LaxPath = Field(description="the dataset's folder, relative to the directory ltr runs in")
+    split: str = Field("train", description="the split to stream: train, vali or test (valid for Yahoo)")
+    folds: list[int] | None = Field(None, description="folds to stream, in this order (default: all)")
     qid: Literal["auto", "token", "comment", "group"] | None = Field(
         None, description="where qids come from, if not the dataset's usual source; group: the "
         "<file>.query / <file>.group file next to each data file")
@@ -122,11 +127,12 @@ class FilesData(_ReaderKnobs):
     dataset's name in reports (the paper column) and gives the width by default."""
 
     kind: Literal["files"]
-    files: list[LaxPath] = Field(min_length=1)
+    files: list[LaxPath] = Field(min_length=1, description="the data files, streamed in this order")
     name: str | None = Field(None, description="the registry dataset these files hold (ltr list)")
     features: int = Field(gt=0, description="feature count (default: the named dataset's)")
-    index_base: Annotated[Literal[0, 1], BeforeValidator(not_bool)] = 1
-    qid: Literal["auto", "token", "comment", "group"] = "auto"
+    index_base: Annotated[Literal[0, 1], BeforeValidator(not_bool)] = Field(1, description="feature index base")
+    qid: Literal["auto", "token", "comment", "group"] = Field(
+        "auto", description="where qids come from: qid: tokens, a trailing # comment, or a group file")
     group_files: list[LaxPath] | None = Field(
         None, description="one group file per data file (default: <file>.query/.group next to it)")
 

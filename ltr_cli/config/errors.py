@@ -70,7 +70,7 @@ def _did_you_mean(key: str, top_level: bool, root: type[BaseModel]) -> str:
 
     pool = list(root.model_fields) if top_level else _known_keys(root)
     close = difflib.get_close_matches(key, pool, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else " (check the spelling; see the README's config reference)"
+    return f"; did you mean {close[0]!r}?" if close else " (check the spelling; docs/config-reference.md lists every key)"
 
 
 def _merge_union_branches(errors: list[Any]) -> list[Any]:
@@ -121,7 +121,7 @@ def format_validation(source: str, exc: ValidationError, root: type[BaseModel]) 
         if first["type"] == "union_tag_invalid":
             msg = f"unknown value {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
         else:
-            msg = f"missing; expected one of the {field} values listed in the README"
+            msg = f"missing; expected one of the {field} values listed in docs/config-reference.md"
         return ConfigError(source, loc, msg)
     if first["type"] == "extra_forbidden":
         msg = "unknown key" + _did_you_mean(str(parts[-1]), len(parts) == 1, root)

@@ -49,15 +49,16 @@ else:
 # --- protocol and metrics ----------------------------------------------------------------
 
 class ProtocolSpec(Strict):
-    passes: int = Field(1, gt=0)
+    passes: int = Field(1, gt=0, description="passes over the data files (each query once per pass)")
     feedback: str = Field(
         "auto", description="auto (each learner what it needs) | full | top-K: labels revealed after each round")
     shuffle: bool = Field(False, description="shuffle queries within each file, every pass")
-    keep_probability: float = Field(1.0, gt=0, le=1)
+    keep_probability: float = Field(1.0, gt=0, le=1, description="keep each query of each pass with this "
+                                    "probability (the authors' Yahoo and Yandex code: 0.8)")
     drop_last_query: bool = Field(
         False, description="never use the last query of each file in each pass (the authors' "
         "MATLAB loop processes a query only when the next qid starts)")
-    max_rounds: int | None = Field(None, gt=0)
+    max_rounds: int | None = Field(None, gt=0, description="stop after this many rounds (null: the whole stream)")
     log_regret: bool = Field(
         False, description="learners with a surrogate on a ball (rtopkf, ogd and listnet with a radius): log "
         "each round's surrogate at the learner's scores and the cumulative regret against the best fixed "
@@ -96,12 +97,16 @@ class MetricsSpec(Strict):
     names: list[str] = Field(default_factory=lambda: ["ndcg@10", "ap"], min_length=1,
                              description="per-round metrics (ltr list shows the known ones), e.g. [ndcg@10, ap, err@10]")
     # online runs use the paper's Eq. 1/2; the LETOR/MSLR script presets are for `ltr eval`
-    convention: Literal["paper"] = "paper"
-    no_relevant: NoRelevant = "zero"
-    ties: Literal["input-order", "reverse-input", "random"] = "input-order"
-    relevance_threshold: float = 0.0
-    eru_d: float = 0.0
-    eru_alpha: float = Field(5.0, gt=1)
+    convention: Literal["paper"] = Field("paper", description="gain 2^r - 1, discount 1/log2(i+1); the LETOR and "
+                                         "MSLR script presets are for ltr eval and cv.convention")
+    no_relevant: NoRelevant = Field("zero", description="value of a query without relevant documents "
+                                    "(skip: left out of the averages)")
+    ties: Literal["input-order", "reverse-input", "random"] = Field(
+        "input-order", description="order of tied scores: file order, reverse file order (the authors' "
+        "MATLAB sort) or random")
+    relevance_threshold: float = Field(0.0, description="AP and P@k: a document is relevant when its label > this")
+    eru_d: float = Field(0.0, description="ERU and NERU: neutral vote (labels at or below it have no utility)")
+    eru_alpha: float = Field(5.0, gt=1, description="ERU and NERU: viewing half-life (the position of weight 1/2)")
 
     @field_validator("names")
     @classmethod
@@ -175,9 +180,9 @@ class CacheSpec(Strict):
 
 
 class ExperimentSpec(Strict):
-    experiment: Name
-    description: str = ""
-    seed: int = Field(0, ge=0)
+    experiment: Name = Field(description="the experiment's name: runs go to <output>/<experiment>/<run-id>/")
+    description: str = Field("", description="free text; the figures' title")
+    seed: int = Field(0, ge=0, description="every random draw (data order, ties, learners) derives from it")
     seeds: list[int] | None = Field(
         None, min_length=1, description="repeat every learner once per seed (overrides seed)")
     fidelity: Literal["paper", "authors-code"] = Field(
@@ -186,13 +191,15 @@ class ExperimentSpec(Strict):
     paper: Literal["perceptron", "top-k", "direct-optimisation", "ranking-losses"] | None = Field(
         None, description="the paper this experiment reproduces: ltr report shows that paper's printed "
         "numbers (none without it)")
-    dataset: DatasetSpec
-    protocol: ProtocolSpec = ProtocolSpec()
-    metrics: MetricsSpec = MetricsSpec()
-    learners: dict[str, LearnerSpec] = Field(min_length=1)
-    output: LaxPath = Path("results")
-    cache: CacheSpec = CacheSpec()
-    plot: PlotSpec = PlotSpec()
+    dataset: DatasetSpec = Field(description="where the queries come from: one of four kinds")
+    protocol: ProtocolSpec = Field(ProtocolSpec(), description="how queries become rounds (online runs)")
+    metrics: MetricsSpec = Field(MetricsSpec(), description="what online runs measure every round")
+    learners: dict[str, LearnerSpec] = Field(min_length=1, description="one run per entry: the key names it, "
+                                             "type selects the learner")
+    output: LaxPath = Field(Path("results"), description="results root, relative to the directory ltr runs in "
+                            "(--out overrides it)")
+    cache: CacheSpec = Field(CacheSpec(), description="the binary cache of parsed data files")
+    plot: PlotSpec = Field(PlotSpec(), description="how ltr plot draws the runs (not part of run ids)")
     cv: CVSpec | None = Field(None, description="batch k-fold protocol (batch learners only)")
     heldout: HeldoutSpec | None = Field(None, description="online runs: the current weights on a held-out file")
     sweep: dict[str, list[Any]] | None = Field(

@@ -128,7 +128,8 @@ class BatchLearnerConfig(LearnerConfig):
     kind: ClassVar[Literal["online", "batch"]] = "batch"
     hyper_parameters: ClassVar[tuple[str, ...]] = ("C",)  # the keys a grid may have
     integer_parameters: ClassVar[tuple[str, ...]] = ()  # of those, the ones counted in whole numbers
-    grid: Grid
+    grid: Grid = Field(description="hyper-parameter -> values to try (positive numbers): every combination is "
+                       "fitted on train, the best on vali kept")
 
     @field_validator("grid")
     @classmethod

@@ -144,7 +144,7 @@ class AdaRankSpec(BatchLearnerConfig):
                               "(RankLib's 0.002); null: all rounds, as the paper")
     max_consecutive: int = Field(5, gt=0, description="a feature chosen this many times in a row without changing "
                                  "the training measure leaves the pool until it changes (RankLib's maxSelCount)")
-    relevance_threshold: float = 0.0
+    relevance_threshold: float = Field(0.0, description="relevant (MAP, AP) = label > this")
 
     _m = field_validator("measure")(batch_measure)
 

@@ -267,7 +267,7 @@ class CoordinateAscentSpec(BatchLearnerConfig):
     tol: float = Field(0.001, ge=0, description="a restart ends after a pass once it has gained less than this "
                        "(RankLib's -tolerance)")
     seed: int = Field(0, ge=0, description="seeds the feature orders of every restart")
-    relevance_threshold: float = 0.0
+    relevance_threshold: float = Field(0.0, description="relevant (MAP, AP) = label > this")
 
     _m = field_validator("measure")(batch_measure)
 

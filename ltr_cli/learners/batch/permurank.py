@@ -211,10 +211,10 @@ class PermuRankSpec(BatchLearnerConfig):
     variant: Literal["paper", "max-violation"] = Field(
         "paper", description="paper: Fig. 2 and Eq. 11; max-violation: each query's worst pair only, "
         "cutting planes (another method)")
-    measure: str = "map"
+    measure: str = Field("map", description="the measure E of a permutation: map or ndcg@K")
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     rounds: int = Field(30, gt=0, description="T, the cap on rounds; a fit whose sets still change at it warns")
-    relevance_threshold: float = 0.0
+    relevance_threshold: float = Field(0.0, description="relevant (MAP, AP) = label > this")
     eps: float = Field(1e-3, gt=0, description="paper: each round's QP stops at a duality gap of eps x its "
                        "objective; max-violation: stop when new cuts add at most eps x the objective")
 

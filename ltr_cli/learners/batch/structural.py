@@ -66,7 +66,7 @@ class SVMmapSpec(BatchLearnerConfig):
     type: Literal["svmmap"]
     summary: ClassVar[str] = "batch (cv:): SVMmap, structural SVM on 1 - AP (BMRM)"
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0, 100.0]})
-    relevance_threshold: float = 0.0
+    relevance_threshold: float = Field(0.0, description="relevant (MAP, AP) = label > this")
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
     feature_scale: FeatureScale = Field("auto", description=FEATURE_SCALE_HELP)
@@ -86,8 +86,9 @@ class BMRMNDCGSpec(BatchLearnerConfig):
     type: Literal["bmrm-ndcg"]
     summary: ClassVar[str] = "batch (cv:): BMRM on the NDCG structural loss (linear assignment)"
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
-    k: int = Field(10, gt=0)
-    weights: Literal["bmrm", "cofirank"] = "bmrm"
+    k: int = Field(10, gt=0, description="cut-off: NDCG@k")
+    weights: Literal["bmrm", "cofirank"] = Field(
+        "bmrm", description="score weights c: bmrm 1/log2(p + 2) in the top k; cofirank (p + 1)^-0.25")
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)
     feature_scale: FeatureScale = Field("auto", description=FEATURE_SCALE_HELP)
@@ -103,8 +104,9 @@ class BMRMSpec(BatchLearnerConfig):
 
     type: Literal["bmrm"]
     summary: ClassVar[str] = "batch (cv:): BMRM on the supplement's ordinal or preference loss"
-    loss: Literal["ordinal", "preference"]
-    cost: Union[Literal["uniform", "difference"], list[list[float]]] = "uniform"
+    loss: Literal["ordinal", "preference"] = Field(description="ordinal regression or preference pairs")
+    cost: Union[Literal["uniform", "difference"], list[list[float]]] = Field(
+        "uniform", description="pair costs: uniform, the label difference, or a matrix indexed by integer labels")
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     eps: float = Field(1e-3, gt=0, description=EPS_HELP)
     max_iter: int = Field(1000, gt=0, description=MAX_ITER_HELP)

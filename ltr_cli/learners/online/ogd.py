@@ -172,8 +172,8 @@ NumericsField = Literal["stable", "authors-code"]
 
 
 class _GradientConfig(OnlineLearnerConfig):
-    step: StepSpec = StepSpec()
-    radius: float | None = Field(None, gt=0, description="project w onto the ball of this radius")
+    step: StepSpec = Field(StepSpec(), description="step size")
+    radius: float | None = Field(None, gt=0, description="project w onto the ball of this radius (null: never)")
 
     _no_loss_scaling = field_validator("step")(lambda v: reject_loss_scaled(v))
 
@@ -211,7 +211,8 @@ class OGDSpec(_GradientConfig):
         {"surrogate": "smoothdcg", "epsilon": 0.1},
     )
     summary: ClassVar[str] = "OGD on any surrogate (squared, ranksvm, ordinal, preference, listnet, kl, smoothdcg)"
-    surrogate: Literal["squared", "ranksvm", "ordinal", "preference", "listnet", "kl", "smoothdcg"]
+    surrogate: Literal["squared", "ranksvm", "ordinal", "preference", "listnet", "kl", "smoothdcg"] = Field(
+        description="the surrogate descended")
     delta: float = Field(1.0, gt=0, description="ranksvm margin")
     cost: Union[Literal["uniform", "difference"], list[list[float]]] = Field(
         "uniform", description="ordinal/preference pair costs (matrix indexed by integer labels)")
@@ -251,7 +252,7 @@ class ListNetSpec(_GradientConfig):
     )
     summary: ClassVar[str] = "online ListNet: OGD on the top-1 cross entropy every round"
     bench_variants: ClassVar[tuple[dict[str, Any], ...]] = ({},)
-    radius: float | None = Field(None, gt=0)
+    radius: float | None = Field(None, gt=0, description="project w onto the ball of this radius (null: never)")
     numerics: NumericsField = Field("stable", description=NUMERICS_HELP)
 
     def surrogate_name(self) -> str:

@@ -177,9 +177,10 @@ def _measure_name(value: str | None) -> str | None:
 
 
 class _PerceptronConfig(OnlineLearnerConfig):
-    step: StepSpec = StepSpec()
-    margin: Literal["constant", "label-difference"] = "constant"
-    delta: float = Field(1.0, gt=0)
+    step: StepSpec = Field(StepSpec(), description="step size")
+    margin: Literal["constant", "label-difference"] = Field(
+        "constant", description="hinge margin: constant delta (Eq. 8) or (R_i - R_j) delta (the authors' code)")
+    delta: float = Field(1.0, gt=0, description="margin scale")
     relevance_threshold: float = Field(0.0, description="AP: relevant = label > this")
     maximiser_ties: Literal["first-index", "authors-code"] = Field(
         "first-index", description=_MAXIMISER_TIES_HELP)

@@ -239,7 +239,8 @@ class RTopKFSpec(OnlineLearnerConfig):
     summary: ClassVar[str] = "RTop-kF (top-k paper): learns from top-1/top-2 labels (squared, kl, smoothdcg, ranksvm)"
     bench_variants: ClassVar[tuple[dict[str, Any], ...]] = tuple(
         {"surrogate": s, "schedule": "authors-code"} for s in ("squared", "kl", "smoothdcg", "ranksvm"))
-    surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"]
+    surrogate: Literal["squared", "ranksvm", "kl", "smoothdcg"] = Field(
+        description="squared, kl, smoothdcg (learn from the top 1 label) or ranksvm (the top 2)")
     schedule: Literal["paper", "authors-code"] = Field(
         "paper", description="paper: eta = c T^(-2/3), gamma = c T^(-1/3); authors-code: 0.1 t^(-2/3), 0.1 t^(-1/3)")
     horizon: int | None = Field(None, gt=0, description="planned rounds T (paper schedule); default: known stream length")

@@ -39,8 +39,8 @@ class StepSchedule:
 class StepSpec(Strict):
     """The ``step:`` block of a learner's config (see :class:`StepSchedule`)."""
 
-    rule: Literal["constant", "inv-sqrt"] = "inv-sqrt"
-    eta: float = Field(1.0, gt=0)
+    rule: Literal["constant", "inv-sqrt"] = Field("inv-sqrt", description="constant: eta; inv-sqrt: eta / sqrt(t)")
+    eta: float = Field(1.0, gt=0, description="the step's scale")
     loss_scaled: bool = Field(False, description="multiply by the round's ranking loss (authors' Alg. 3)")
 
     def schedule(self) -> StepSchedule:

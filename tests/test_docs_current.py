@@ -1,0 +1,146 @@
+"""The user documents stay true to the code: the generated references are current, the
+README's two commands are the ones CI runs, every module is in the architecture page,
+every link resolves inside the repository, and no page carries development history."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ltr_cli.cli import docs_gen
+from tests.conftest import REPO
+
+REGENERATE = "python -m ltr_cli.cli.docs_gen"
+USER_DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("name", sorted(docs_gen.PAGES))
+def test_generated_reference_pages_are_current(name):
+    committed = (REPO / "docs" / name).read_text(encoding="utf-8")
+    assert committed == docs_gen.pages()[name], (
+        f"docs/{name} is out of date with the code; regenerate it with: {REGENERATE}")
+
+
+def test_every_config_key_has_a_description():
+    """The config reference explains every key: a field without a description fails here
+    (add ``description=`` to its ``Field``)."""
+    assert docs_gen.undescribed() == []
+
+
+def test_cli_reference_does_not_depend_on_the_terminal():
+    code = "from ltr_cli.cli.docs_gen import cli_reference; import sys; sys.stdout.write(cli_reference())"
+    env = {**os.environ, "COLUMNS": "30", "LINES": "10", "TERM": "dumb"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                         cwd=REPO)
+    assert out.stdout == docs_gen.cli_reference()
+
+
+def test_the_check_mode_reports_a_stale_page(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(docs_gen, "DOCS", tmp_path)
+    monkeypatch.setattr(docs_gen, "PAGES", {"cli-reference.md": lambda: "new\n"})
+    (tmp_path / "cli-reference.md").write_text("old\n")
+    assert docs_gen.main(["--check"]) == 1
+    assert REGENERATE in capsys.readouterr().err
+    assert docs_gen.main([]) == 0
+    assert (tmp_path / "cli-reference.md").read_text() == "new\n"
+    assert docs_gen.main(["--check"]) == 0
+
+
+# --- README -------------------------------------------------------------------------------
+
+def _readme_commands() -> list[str]:
+    """The shell commands of the README's "Install and run" section, one per fenced block."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Install and run\n", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)]
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    """.ci/run runs the README's two commands verbatim: the tests first, then the demo."""
+    commands = _readme_commands()
+    assert len(commands) == 2 and all("\n" not in c for c in commands), commands
+    ci_lines = [line.rstrip().removesuffix("\\").rstrip()
+                for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    demo, tests = commands
+    assert "ltr run configs/simulated_separable.yaml" in demo and "pytest" in tests
+    assert ci_lines.index(tests) < ci_lines.index(demo)
+
+
+def test_readme_is_a_short_front_door():
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+
+
+# --- every page ---------------------------------------------------------------------------
+
+def test_architecture_names_every_module():
+    """docs/architecture.md's module index names every module of the package by its path
+    (``data/sources/files.py``), and names none that does not exist."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    index = text.split("\n## Module index\n", 1)[1]
+    package = REPO / "ltr_cli"
+    modules = {str(p.relative_to(package)) for p in package.rglob("*.py") if p.name != "__init__.py"}
+    named = set(re.findall(r"^\| `([\w/]+\.py)` \|", index, re.M))
+    assert sorted(modules - named) == [], "add these modules to docs/architecture.md's module index"
+    assert sorted(named - modules) == [], "these modules no longer exist"
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a markdown page's headings."""
+    return {docs_gen._slug(h) for h in re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)}
+
+
+@pytest.mark.parametrize("page", USER_DOCS, ids=lambda p: p.name)
+def test_every_link_resolves_inside_the_repository(page):
+    """Every relative link names a file of the repository and, for a markdown page, one of
+    its headings."""
+    broken = []
+    for target in LINK.findall(re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        name, _, anchor = target.partition("#")
+        path = (page.parent / name).resolve() if name else page
+        if not path.is_relative_to(REPO) or not path.exists():
+            broken.append(target)
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+            broken.append(target)
+    assert broken == []
+
+
+HISTORY = [
+    (re.compile(r"\bissues?\s*#?\d+", re.I), "an issue number"),
+    (re.compile(r"(?<![\w&/])#\d+\b"), "an issue number"),
+    (re.compile(r"\.\./shared|/work/"), "a path outside the repository"),
+    (re.compile(r"_(before|after)\.(png|pdf|svg)|\|\s*before\s*\|\s*after\s*\|", re.I), "a before/after gallery"),
+    (re.compile(r"\bthis stop\b|\bclosing note|\(was\s", re.I), "a closing note or earlier state"),
+]
+
+
+@pytest.mark.parametrize("page", USER_DOCS, ids=lambda p: p.name)
+def test_user_documents_carry_no_development_history(page):
+    """User documents describe the tool as it is: no issue numbers, closing notes,
+    before/after galleries or paths outside the repository."""
+    found = [f"{page.name}:{n}: {why}: {line.strip()[:80]}"
+             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             for pattern, why in HISTORY if pattern.search(line)]
+    assert found == []
+
+
+def test_the_history_scan_finds_what_it_looks_for():
+    lines = ["as issue 12 asked", "fixed in #34", "see ../shared/data", "| before | after |",
+             "![x](docs/figures/demo_before.png)", "10x (was 3x)"]
+    assert all(any(p.search(line) for p, _ in HISTORY) for line in lines)
+    assert not any(p.search("Fold1..Fold5, `ndcg@10`, 2^r - 1, [a](#ltr-run)") for p, _ in HISTORY)
+
+
+def test_no_figure_is_left_unreferenced():
+    text = "".join(p.read_text(encoding="utf-8") for p in USER_DOCS)
+    figures = sorted((REPO / "docs" / "figures").glob("*")) if (REPO / "docs" / "figures").exists() else []
+    assert [f.name for f in figures if f.name not in text] == []
