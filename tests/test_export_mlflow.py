@@ -227,3 +227,20 @@ def test_a_run_file_linked_outside_the_results_folder_is_refused(results, tmp_pa
     (tmp_path / "linked2" / "cvx").symlink_to(outside, target_is_directory=True)
     refused("export", "mlflow", tmp_path / "linked2")
     assert not (tmp_path / "linked" / ".mlflow").exists() and not (tmp_path / "linked2" / ".mlflow").exists()
+
+
+def test_a_given_sqlite_store_keeps_its_artifacts_beside_it(results, tmp_path):
+    pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'store' / 'runs.db'}"
+    (tmp_path / "store").mkdir()
+    res = ok("export", "mlflow", results / "cvx", "--tracking-uri", uri, "-q")
+    assert res.stdout.strip() == f"1 exported, 0 replaced, 0 unchanged: {uri}"
+    (run,) = MlflowClient(tracking_uri=uri).search_runs(
+        [MlflowClient(tracking_uri=uri).get_experiment_by_name("cvx").experiment_id])
+    stored = Path(run.info.artifact_uri.removeprefix("file://"))
+    assert stored.is_relative_to(tmp_path / "store" / "mlartifacts") and (stored / "manifest.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+    assert "MLFLOW_ALLOW_FILE_STORE=true" in refused("export", "mlflow", results / "cvx",
+                                                     "--tracking-uri", (tmp_path / "mlruns").as_uri())

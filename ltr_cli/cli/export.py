@@ -36,6 +36,7 @@ def export_mlflow(
 
     load_mlflow()  # the install hint before any folder is read
     exports = plan_export(results, every)
+    artifacts: Path | None
     if tracking_uri is None:
         uri, artifacts = default_tracking_uri(results)
         artifacts.parent.mkdir(exist_ok=True)

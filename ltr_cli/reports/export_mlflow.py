@@ -170,6 +170,11 @@ def flatten(data: Any, prefix: str = "") -> dict[str, str]:
     return out
 
 
+def _part(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def run_params(run: Run) -> dict[str, str]:
     """The run's settings: its config flattened, the learner's own settings as
     ``learner.*``, its identity and the code's version."""
@@ -180,9 +185,8 @@ def run_params(run: Run) -> dict[str, str]:
         params["learner.name"] = str(name)
         params.update(flatten(settings, "learner"))
     s, m = run.summary, run.manifest
-    dataset = m.get("dataset") if isinstance(m.get("dataset"), dict) else {}
-    fingerprint = dataset.get("fingerprint") if isinstance(dataset.get("fingerprint"), dict) else {}
-    versions = m.get("versions") if isinstance(m.get("versions"), dict) else {}
+    dataset, versions = _part(m, "dataset"), _part(m, "versions")
+    fingerprint = _part(dataset, "fingerprint")
     params.update({
         "run_id": str(m.get("run_id") or run.path.name),
         "seed": str(s.get("seed")),

@@ -20,7 +20,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from ltr_cli.errors import LtrError
 from ltr_cli.reports.export_mlflow import RunExport
@@ -44,9 +43,11 @@ def default_tracking_uri(results: Path) -> tuple[str, Path]:
 def local_artifact_root(uri: str) -> Path | None:
     """Where a local store given as ``--tracking-uri`` keeps artifacts (beside a sqlite
     file; a file store keeps its own); None for a server, which decides."""
-    parsed = urlparse(uri)
-    if parsed.scheme == "sqlite" and parsed.path not in ("", "/:memory:"):
-        return Path(parsed.path).parent / "mlartifacts"
+    prefix = "sqlite:///"  # then the database file's path: absolute after a fourth slash
+    if uri.startswith(prefix):
+        path = uri[len(prefix):].split("?", 1)[0]
+        if path and path != ":memory:":
+            return Path(path).resolve().parent / "mlartifacts"
     return None
 
 
@@ -72,6 +73,10 @@ class Outcome:
 
 def _mlflow_error(exc: Exception, uri: str) -> LtrError:
     text = " ".join(str(exc).split())
+    if "MLFLOW_ALLOW_FILE_STORE" in text:
+        return LtrError(f"{uri}: MLflow keeps its file store (mlruns folders) in maintenance mode and refuses "
+                        "to write it; give a database store such as sqlite:///PATH/mlflow.db (the default is "
+                        "one under RESULTS), or set MLFLOW_ALLOW_FILE_STORE=true")
     if len(text) > 300:
         text = text[:297] + "..."
     return LtrError(f"{uri}: the MLflow tracking store refused the export ({type(exc).__name__}: {text})")
@@ -103,7 +108,7 @@ def _existing(client: Any, experiment_id: str) -> dict[str, list[Any]]:
 
 
 def _log(client: Any, run_export: RunExport, experiment_id: str) -> None:
-    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.entities import Metric, Param
 
     tags = dict(run_export.tags, **{"ltr.fingerprint": run_export.fingerprint})
     run = client.create_run(experiment_id, start_time=run_export.start_ms, tags=tags, run_name=run_export.name)
