@@ -244,3 +244,4 @@ def test_a_given_sqlite_store_keeps_its_artifacts_beside_it(results, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
     assert "MLFLOW_ALLOW_FILE_STORE=true" in refused("export", "mlflow", results / "cvx",
                                                      "--tracking-uri", (tmp_path / "mlruns").as_uri())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]

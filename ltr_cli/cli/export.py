@@ -26,11 +26,13 @@ def export_mlflow(
              "else thinned to 10000 points per series)")] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="print only the closing line")] = False,
 ) -> None:
-    """Write each finished run's parameters, per-round (online) or per-fold (batch) metrics,
-    summary, manifest, config and the experiment's figures to an MLflow tracking store: one
-    MLflow experiment per experiment, one MLflow run per run folder. Exporting again skips
-    runs already there and replaces runs whose files changed. Needs the optional extra:
-    pip install 'ltr-cli[mlflow]'."""
+    """Write finished runs to an MLflow tracking store (a local file by default).
+
+    Each run folder becomes one MLflow run, in an MLflow experiment named after the
+    experiment: its parameters, per-round (online) or per-fold (batch) metrics, summary,
+    manifest, config, and the experiment's figures. Exporting again skips runs already there
+    and replaces runs whose files changed. Needs the optional extra: pip install
+    'ltr-cli[mlflow]'. See docs/tracking.md."""
     from ltr_cli.reports.export_mlflow import plan_export
     from ltr_cli.reports.mlflow_store import default_tracking_uri, export, load_mlflow, local_artifact_root
 
