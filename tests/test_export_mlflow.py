@@ -245,3 +245,11 @@ def test_a_given_sqlite_store_keeps_its_artifacts_beside_it(results, tmp_path):
     assert "MLFLOW_ALLOW_FILE_STORE=true" in refused("export", "mlflow", results / "cvx",
                                                      "--tracking-uri", (tmp_path / "mlruns").as_uri())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+
+
+def test_two_copies_of_one_run_are_refused(results, tmp_path):
+    pytest.importorskip("mlflow")
+    for copy in ("a", "b"):
+        shutil.copytree(results / "cvx", tmp_path / copy / "cvx")
+    assert "are the same run (cvx/ranksvm-" in refused("export", "mlflow", tmp_path)
+    assert not (tmp_path / ".mlflow").exists()

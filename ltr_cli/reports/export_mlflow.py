@@ -331,6 +331,12 @@ def plan_export(results: Path, every: int | None = None) -> list[RunExport]:
         raise ResultsError(f"--every {every}: give a whole number of rounds >= 1")
     runs = read_runs(results)
     exports = [run_export(run, results, every) for run in runs]
+    seen: dict[str, Path | None] = {}
+    for item in exports:
+        if item.key in seen:
+            raise ResultsError(f"{seen[item.key]} and {item.folder} are the same run ({item.key}); "
+                               "export one of them (MLflow would hold one run for both)")
+        seen[item.key] = item.folder
     for exp, files in figures(results, runs).items():
         exports.append(figures_export(exp, files))
     return exports
