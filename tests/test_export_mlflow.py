@@ -253,3 +253,12 @@ def test_two_copies_of_one_run_are_refused(results, tmp_path):
         shutil.copytree(results / "cvx", tmp_path / copy / "cvx")
     assert "are the same run (cvx/ranksvm-" in refused("export", "mlflow", tmp_path)
     assert not (tmp_path / ".mlflow").exists()
+
+
+def test_mlflow_skinny_without_sqlalchemy_says_what_to_install(results, tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
+    shutil.copytree(results / "cvx", tmp_path / "cvx")
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)
+    line = refused("export", "mlflow", tmp_path)
+    assert line == "ltr: error: sqlalchemy is not installed (MLflow's sqlite store needs it); pip install 'ltr-cli[mlflow]'"
+    assert not (tmp_path / ".mlflow").exists()

@@ -34,16 +34,20 @@ def export_mlflow(
     and replaces runs whose files changed. Needs the optional extra: pip install
     'ltr-cli[mlflow]'. See docs/tracking.md."""
     from ltr_cli.reports.export_mlflow import plan_export
-    from ltr_cli.reports.mlflow_store import default_tracking_uri, export, load_mlflow, local_artifact_root
+    from ltr_cli.reports.mlflow_store import (default_tracking_uri, export, load_mlflow, local_artifact_root,
+                                              require_store)
 
     load_mlflow()  # the install hint before any folder is read
     exports = plan_export(results, every)
-    artifacts: Path | None
+    store: Path | None = None  # the default store's folder, made once the export can go ahead
     if tracking_uri is None:
-        uri, artifacts = default_tracking_uri(results)
-        artifacts.parent.mkdir(exist_ok=True)
+        uri, store = default_tracking_uri(results)
+        artifacts: Path | None = store / "artifacts"
     else:
         uri, artifacts = tracking_uri, local_artifact_root(tracking_uri)
+    require_store(uri)
+    if store is not None:
+        store.mkdir(exist_ok=True)
     outcome = export(exports, uri, artifacts, say=None if quiet else lambda line: typer.echo(line, err=True))
     typer.echo(f"{len(outcome.exported)} exported, {len(outcome.replaced)} replaced, "
                f"{len(outcome.unchanged)} unchanged: {uri}")

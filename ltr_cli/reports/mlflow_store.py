@@ -15,6 +15,7 @@ earlier export was interrupted, so the store never holds two runs of one run fol
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from dataclasses import dataclass, field
@@ -32,12 +33,13 @@ PARAM_BATCH = 100  # and params
 
 
 def default_tracking_uri(results: Path) -> tuple[str, Path]:
-    """The local store under ``results`` and its artifact folder; refuses a planted link."""
+    """The local store under ``results`` and its folder (artifacts in ``artifacts/``);
+    refuses a planted link."""
     store = Path(results) / STORE_DIR
     if store.is_symlink() or (store.exists() and not store.is_dir()):
         raise LtrError(f"{store}: not a folder of this results folder (a symbolic link or a file); "
                        "remove it or give --tracking-uri")
-    return f"sqlite:///{store.resolve() / 'mlflow.db'}", store.resolve() / "artifacts"
+    return f"sqlite:///{store.resolve() / 'mlflow.db'}", store.resolve()
 
 
 def local_artifact_root(uri: str) -> Path | None:
@@ -62,6 +64,16 @@ def load_mlflow() -> Any:
     for name in ("mlflow", "alembic"):  # the store's set-up notes ("Creating initial tables")
         logging.getLogger(name).setLevel(logging.WARNING)
     return MlflowClient
+
+
+def require_store(uri: str) -> None:
+    """What a store needs beyond MLflow's client: a sqlite store, SQLAlchemy and Alembic
+    (mlflow-skinny alone has no database store)."""
+    if uri.startswith("sqlite:"):
+        for module in ("sqlalchemy", "alembic"):
+            if importlib.util.find_spec(module) is None:
+                raise LtrError(f"{module} is not installed (MLflow's sqlite store needs it); "
+                               "pip install 'ltr-cli[mlflow]'")
 
 
 @dataclass
