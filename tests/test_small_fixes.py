@@ -18,7 +18,8 @@ from ltr_cli.cli.app import app
 runner = CliRunner()
 
 COMMANDS = [[], ["run"], ["plot"], ["sweep"], ["report"], ["bench"], ["list"], ["score"], ["eval"],
-            ["data"], ["data", "inspect"], ["data", "cache"], ["data", "convert"], ["data", "synth"]]
+            ["data"], ["data", "inspect"], ["data", "cache"], ["data", "convert"], ["data", "synth"],
+            ["export"], ["export", "mlflow"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "ltr")

@@ -22,6 +22,7 @@ from ltr_cli.cli import score as score_cmd
 from ltr_cli.cli import sweep as sweep_cmd
 from ltr_cli.cli.boundary import USAGE_ERROR, command, one_line, refuse
 from ltr_cli.cli.data import data_app
+from ltr_cli.cli.export import export_app
 from ltr_cli.cli.theory import theory_app
 from ltr_cli.errors import LtrError
 
@@ -70,6 +71,7 @@ def _options(
 
 app.add_typer(data_app, name="data")
 app.add_typer(theory_app, name="theory")
+app.add_typer(export_app, name="export")
 
 
 # the commands, in the order --help lists them (each module one command, thin: it parses
