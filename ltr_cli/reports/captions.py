@@ -104,10 +104,10 @@ def figure_title(runs: list[Any], experiment: str) -> str:
     return description(runs) or data or experiment
 
 
-def panel_title(runs: list[Any], experiment: str) -> str:
+def panel_title(runs: list[Any], experiment: str, of_total: bool = False) -> str:
     """A panel's title, as the papers' panels are titled: the dataset (or the sample of it
     that was read); generated data: its description when short, else the experiment."""
-    data, _ = data_title(runs)
+    data, _ = data_title(runs, of_total)
     if data:
         return data
     text = description(runs)

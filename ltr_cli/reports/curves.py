@@ -132,7 +132,7 @@ def draw_curves(ax: Any, metric: str, have: list[Run], max_rounds: int | None, b
         curves.append(Curve(name, details))
     data = [seed_curves(seeds, metric, max_rounds or config_rounds(seeds[0])) for seeds in groups]
     means = [np.nanmean(c, axis=0) for _, c in data]
-    for i, (curve, twin) in enumerate(zip(curves, same_as(means, [c.label for c in curves]))):
+    for curve, twin in zip(curves, same_as(means, [c.label for c in curves])):
         if twin:
             curve.details.append(f"equal to {twin}, drawn on top of it")
     for i, ((t, seed_values), mean, curve, (colour, marker, style)) in enumerate(

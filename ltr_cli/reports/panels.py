@@ -84,8 +84,8 @@ def plot_panels(folders: list[list[Run]], metrics: list[str] | None, out_dir: Pa
                 for i, (ax, (experiment, runs)) in enumerate(zip(axes, panels)):
                     have = [r for r in runs if metric in r.rounds.columns]
                     per_panel.append(draw_curves(ax, metric, have, max_rounds, band, selected))
-                    titles.append(panel_title(have, experiment))
-                    set_title(ax, titles[-1], options)
+                    set_title(ax, panel_title(have, experiment), options)
+                    titles.append(panel_title(have, experiment, of_total=True))
                     if i % cols:
                         ax.set_ylabel("")  # the row's first panel names the metric
                 for ax in axes[len(panels):]:
