@@ -165,3 +165,21 @@ def test_hostile_output_folders_are_refused(demo, tmp_path):
             assert "Traceback" not in res.output
     assert not any(elsewhere.iterdir()) and a_file.read_text() == "not a folder"
     assert not (tmp_path / "a\nb").exists()
+
+
+def test_a_full_read_keeps_the_description_and_a_fold_is_a_sample():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from ltr_cli.reports.captions import figure_title, panel_title
+
+    # MSLR-WEB10K's five training files: every query in three of them, qids prefixed by file
+    qids = [f"{f}:{q}" for f in range(1, 6) for q in range(10_000) if (q + f) % 5 < 3]
+    run = SimpleNamespace(summary={"dataset": "mslr-web10k", "dropped_last_queries": 5},
+                          config={"description": "Fig. 2-3 on MSLR-WEB10K", "protocol": {"passes": 1}},
+                          rounds=pd.DataFrame({"qid": qids}))
+    assert figure_title([run], "mslr") == "Fig. 2-3 on MSLR-WEB10K" and panel_title([run], "mslr") == "MSLR-WEB10K"
+    run.rounds = run.rounds.iloc[:6_000]  # the first file only
+    assert figure_title([run], "mslr") == "MSLR-WEB10K sample (6,005 queries)"
+    assert panel_title([run], "mslr", of_total=True) == "MSLR-WEB10K sample (6,005 of 10,000 queries)"
