@@ -62,7 +62,7 @@ def place_legend(fig: Any, axes: list[Any], options: FigureOptions, handles: lis
         return None
     if options.legend == "inside":
         return axes[-1].legend(handles, labels, loc="best", frameon=True, framealpha=0.85, edgecolor="none",
-                               handlelength=2.2, borderaxespad=0.3)
+                               handlelength=2.2, borderaxespad=0.3, ncol=1 if len(labels) <= 6 else 2)
     ncol = _columns(labels, fig.get_figwidth(), options.font_size)
     return fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False,
                       handlelength=2.2, columnspacing=1.2, borderaxespad=0.2)
@@ -76,7 +76,7 @@ def set_title(ax: Any, text: str, options: FigureOptions) -> None:
     spec = ax.get_subplotspec()
     columns = spec.get_gridspec().ncols if spec is not None else 1
     width = 0.9 * ax.figure.get_figwidth() / columns  # inches, less the y-axis labels
-    chars = max(12, int(width / (0.55 * options.font_size / 72.0)))
+    chars = max(12, int(width / (0.5 * options.font_size / 72.0)))  # DejaVu Sans: about 0.5 em a character
     ax.set_title("\n".join(textwrap.wrap(text, chars)).replace("$", r"\$"))
 
 
