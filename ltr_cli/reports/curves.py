@@ -123,9 +123,6 @@ def draw_curves(ax: Any, metric: str, have: list[Run], max_rounds: int | None, b
         elif differ:
             details.append(describe_settings(differ))
         details += sorted({m for run in seeds for m in run.marks})  # NaN weights, SmoothDCG direction
-        folders = sorted(run.path.name for run in seeds)
-        details.append(f"run {folders[0]}" if len(folders) == 1 else
-                       f"runs {', '.join(folders[:3])}{', ...' if len(folders) > 3 else ''}")
         if len(seeds) > 1:
             details.append(f"mean of {len(seeds)} seeds" + ("" if band == "none" else
                                                               f", band: {'mean +- sd' if band == 'std' else 'min-max'}"))
@@ -135,6 +132,10 @@ def draw_curves(ax: Any, metric: str, have: list[Run], max_rounds: int | None, b
     for curve, twin in zip(curves, same_as(means, [c.label for c in curves])):
         if twin:
             curve.details.append(f"equal to {twin}, drawn on top of it")
+    for curve, seeds in zip(curves, groups):
+        folders = sorted(run.path.name for run in seeds)
+        curve.details.append(f"run {folders[0]}" if len(folders) == 1 else
+                             f"runs {', '.join(folders[:3])}{', ...' if len(folders) > 3 else ''}")
     for i, ((t, seed_values), mean, curve, (colour, marker, style)) in enumerate(
             zip(data, means, curves, _styles(groups))):
         ax.plot(t, mean, color=colour, ls=style, marker=marker, markevery=mark_every(i, len(groups), len(t)),

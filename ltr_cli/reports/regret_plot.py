@@ -2,9 +2,9 @@
 learner's cumulative regret (``protocol.log_regret`` runs, :mod:`ltr_cli.protocols.regret`)
 beside ``c T^(2/3)``, the rate of Theorem 4.1 (top-k paper).
 
-One figure per experiment, ``<experiment>_regret.png`` / ``.pdf``, one panel per learner
-(the surrogates' scales differ too much to share an axis): the regret curve (mean over
-seeds, their range as a band) and, dashed, ``c t^(2/3)`` with ``c`` chosen so the line meets
+One figure per experiment, ``<experiment>_regret.png`` / ``.pdf``, one panel per learner,
+up to three a row (the surrogates' scales differ too much to share an axis): the regret
+curve (mean over seeds, their range as a band) and, dashed, ``c t^(2/3)`` with ``c`` chosen so the line meets
 the mean curve at the last round. A curve above its line before the end grows more
 slowly than ``t^(2/3)`` from there on; one below it, faster.
 """
@@ -12,6 +12,7 @@ slowly than ``t^(2/3)`` from there on; one below it, faster.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ def plot_regret(runs: list[Run], out_dir: Path, options: FigureOptions | None = 
     make_folder(out_dir)
     written: list[Path] = []
     for experiment, groups in plan.items():
-        cols = min(len(groups), 2)
+        cols = min(len(groups), 3)
         rows = math.ceil(len(groups) / cols)
         with plt.rc_context(options.rc()):
             fig, axes = new_figure(plt, options, cols, rows)
@@ -78,7 +79,9 @@ def plot_regret(runs: list[Run], out_dir: Path, options: FigureOptions | None = 
                 for ax in axes[len(groups):]:
                     ax.axis("off")
                 if options.title:
-                    fig.suptitle(plain(f"{experiment}: cumulative regret vs. c T^(2/3) (top-k paper, Theorem 4.1)"))
+                    text = f"{experiment}: cumulative regret vs. c T^(2/3) (top-k paper, Theorem 4.1)"
+                    chars = max(20, int(fig.get_figwidth() / (0.5 * options.font_size / 72.0)))
+                    fig.suptitle(plain("\n".join(textwrap.wrap(text, chars))))
                 written += save(fig, out_dir, f"{experiment}_regret{options.tag}")
             finally:
                 plt.close(fig)
@@ -92,15 +95,16 @@ def _regret_panel(ax: Any, seeds: list[Run], options: FigureOptions) -> None:
     color = role_style(str(run.summary.get("role") or run.label))[0]
     regret = run.manifest.get("regret")
     surrogate = regret.get("surrogate", "surrogate") if isinstance(regret, dict) else "surrogate"
-    n = f" ({len(seeds)} seeds)" if len(seeds) > 1 else ""
-    ax.plot(t, mean, color=color, label=plain(f"{run.label}: regret{n}"))
+    n = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
+    ax.plot(t, mean, color=color, label=plain(f"{run.label}{n}"))
     if len(seeds) > 1:
         ax.fill_between(t, np.nanmin(curves, axis=0), np.nanmax(curves, axis=0), color=color, alpha=0.2, lw=0)
     c = rate_constant(t, mean)
     if c is not None:
         ax.plot(t, c * t ** EXPONENT, color=color, ls="--", lw=0.9, label=f"c T^(2/3), c = {c:.3g}")
     ax.set_xlabel("Iteration")
-    ax.set_ylabel(plain(f"Cumulative regret ({surrogate})"))
+    ax.set_ylabel(plain(f"Regret ({surrogate})"))
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
     ax.grid(True, alpha=0.3)
     if options.legend != "none":
-        ax.legend(loc="upper left", frameon=False)
+        ax.legend(loc="upper left", frameon=False, handlelength=1.6)
