@@ -17,7 +17,7 @@ def plot(
     metric: Annotated[Optional[list[str]], typer.Option("--metric", metavar="METRIC", help="metric column(s) to plot (default: all)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="output folder (default: <first results path>/plots); nothing is written outside it")] = None,
     layout: Annotated[LayoutOpt, typer.Option("--layout", help="separate: a figure per experiment; panels: one figure per metric with a panel per experiment (results folders in the order given) and one shared legend")] = LayoutOpt("separate"),
-    size: Annotated[Optional[str], typer.Option("--size", metavar="WxH", help="figure size in inches, e.g. 3.5x2.6 (default: 3.5x2.6; panels: 2.4 in per panel x 2.3)")] = None,
+    size: Annotated[Optional[str], typer.Option("--size", metavar="WxH", help="figure size in inches, e.g. 3.5x2.6 (default: 3.5x2.6; panels: 2.4 in per panel, at most 7 in, x 2.3)")] = None,
     font_size: Annotated[float, typer.Option("--font-size", min=4.0, max=24.0, help="text size in points (tick labels and legend 1 pt smaller)")] = 8.0,
     legend: Annotated[LegendOpt, typer.Option("--legend", help="inside the axes, below them, or none (the caption file names the curves)")] = LegendOpt("below"),
     title: Annotated[bool, typer.Option("--title/--no-title", help="draw titles (what the runs read: a partial read is named a sample)")] = True,

@@ -81,6 +81,7 @@ LAYOUTS = ("separate", "panels")  # a figure per experiment, or a panel per expe
 #: two-column-wide row of panels; 8 pt text, the size of a caption
 SINGLE_SIZE = (3.5, 2.6)
 PANEL_WIDTH, PANEL_HEIGHT = 2.4, 2.3
+PAGE_WIDTH = 7.0  # a two-column page's text width: panels side by side never exceed it
 FONT_SIZE = 8.0
 
 
@@ -103,7 +104,7 @@ class FigureOptions:
             return self.size
         if panels <= 1:
             return SINGLE_SIZE
-        return PANEL_WIDTH * panels, PANEL_HEIGHT
+        return min(PANEL_WIDTH * panels, PAGE_WIDTH), PANEL_HEIGHT
 
     def rc(self) -> dict[str, Any]:
         """matplotlib rc settings: the text sizes, thin lines, TrueType fonts in PDFs."""
