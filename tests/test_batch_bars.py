@@ -39,7 +39,10 @@ def test_batch_runs_plot_as_grouped_bars_of_the_papers_metrics(tmp_path):
     res = runner.invoke(app, ["plot", str(out)])
     assert res.exit_code == 0, res.stderr
     written = sorted(Path(p).name for p in res.stdout.split())
-    assert written == ["bars_bars.pdf", "bars_bars.png"]
+    assert written == ["bars_bars.caption.txt", "bars_bars.pdf", "bars_bars.png"]
+    caption = (out / "plots" / "bars_bars.caption.txt").read_text()
+    assert "Data: LETOR 3.0 OHSUMED sample (18 of 106 queries)." in caption  # 3 folds of 6 queries
+    assert "RankSVM: mean over 3 test folds, error bars the sample standard deviation over folds" in caption
     assert (out / "plots" / "bars_bars.png").stat().st_size > 1000
     res = runner.invoke(app, ["plot", str(out), "--metric", "map", "--metric", "p@3", "--out", str(tmp_path / "p2")])
     assert res.exit_code == 0, res.stderr

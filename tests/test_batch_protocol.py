@@ -110,7 +110,8 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     assert json.loads(ev.stdout)["average"]["ap"] == pytest.approx(fold1["ap"], abs=1e-9)
     plot = runner.invoke(app, ["plot", str(tmp_path / "out")])  # the paper's Figure 4: grouped bars
     assert plot.exit_code == 0, plot.stderr
-    assert sorted(Path(p).name for p in plot.stdout.split()) == ["letor_ohsumed_bars.pdf", "letor_ohsumed_bars.png"]
+    assert sorted(Path(p).name for p in plot.stdout.split()) == ["letor_ohsumed_bars.caption.txt", "letor_ohsumed_bars.pdf",
+                                                                 "letor_ohsumed_bars.png"]
 
 
 # Tables 2 (MAP) and 3 (NDCG@3), OHSUMED column

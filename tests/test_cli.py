@@ -210,7 +210,7 @@ def test_data_synth_then_inspect(tmp_path):
 def test_plot_names_with_dots_do_not_collide(tmp_path):
     run_ok("run", DEMO, "--out", tmp_path, "-q", "--set", "experiment=sim.v1", "--set", "protocol.max_rounds=20")
     out = run_ok("plot", tmp_path / "sim.v1", "--out", tmp_path / "p").stdout.split()
-    assert len(set(out)) == 4 and (tmp_path / "p" / "sim.v1_ndcg_at_10.png").is_file()
+    assert len(set(out)) == 6 and (tmp_path / "p" / "sim.v1_ndcg_at_10.png").is_file()  # PNG, PDF, caption x 2
 
 
 def test_unusable_output_paths_are_one_line_errors(tmp_path, write):

@@ -93,7 +93,8 @@ def test_plot_draws_the_heldout_columns_and_errors_are_one_line(tmp_path):
     runs = _run(tmp_path, "p")
     res = runner.invoke(app, ["plot", str(tmp_path / "p"), "--metric", "heldout_ndcg@10"])
     assert res.exit_code == 0, res.stderr
-    assert sorted(Path(p).name for p in res.stdout.split()) == ["held_heldout_ndcg_at_10.pdf",
+    assert sorted(Path(p).name for p in res.stdout.split()) == ["held_heldout_ndcg_at_10.caption.txt",
+                                                               "held_heldout_ndcg_at_10.pdf",
                                                                "held_heldout_ndcg_at_10.png"]
     assert runs
     cfg = tmp_path / "missing.yaml"

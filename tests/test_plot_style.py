@@ -49,34 +49,49 @@ def _demo(tmp_path: Path) -> Path:
     return tmp_path / "res" / "simulated_separable"
 
 
+def saved_figures(monkeypatch) -> list:
+    """The matplotlib figures ``ltr plot`` saves as PNG, in order (spied on savefig)."""
+    import matplotlib.figure
+
+    figures: list = []
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(self, fname, *args, **kwargs):
+        if kwargs.get("format") == "png":
+            figures.append(self)
+        return real(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    return figures
+
+
+def legend_labels(fig) -> list[str]:
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    return [t.get_text() for legend in legends for t in legend.get_texts()]
+
+
 def test_demo_figure_is_figure_ready(tmp_path, monkeypatch):
-    import matplotlib.axes
-
-    drawn: list = []
-    real_legend = matplotlib.axes.Axes.legend
-
-    def spy_legend(self, *args, **kwargs):
-        drawn.append(self)
-        return real_legend(self, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.axes.Axes, "legend", spy_legend)
+    figures = saved_figures(monkeypatch)
     folder = _demo(tmp_path)
     res = runner.invoke(app, ["plot", str(folder), "--metric", "ndcg@10"])
     assert res.exit_code == 0, res.stderr
     pdf = (folder / "plots" / "simulated_separable_ndcg_at_10.pdf").read_bytes()
     assert b"Type3" not in pdf and b"FontFile2" in pdf  # TrueType (Type 42) only
-    (ax,) = drawn
-    assert ax.get_title().startswith("Perceptron paper Figure 1")
+    (fig,) = figures
+    (ax,) = fig.axes
+    assert ax.get_title().startswith("Perceptron paper Figure 1")  # generated data: the description
     lines = {line.get_label(): line for line in ax.get_lines()}
-    slam = next(v for k, v in lines.items() if k.startswith("SLAM"))
-    alg3 = next(v for k, v in lines.items() if k.startswith("Alg3"))
-    assert slam.get_color() == ROLE_STYLES["slam-ndcg"][0] and alg3.get_color() == ROLE_STYLES["alg3"][0]
-    assert slam.get_xdata()[-1] == 400  # the paper figure's x-range, from plot.max_rounds
-    assert any("drawn on top" in k for k in lines)  # SLAM and Alg3 coincide on this data
+    assert set(lines) == {"SLAM", "Alg3", "ListNet"}  # short labels; the metric is on the y-axis
+    assert lines["SLAM"].get_color() == ROLE_STYLES["slam-ndcg"][0] and lines["Alg3"].get_color() == ROLE_STYLES["alg3"][0]
+    assert lines["SLAM"].get_xdata()[-1] == 400  # the paper figure's x-range, from plot.max_rounds
+    caption = (folder / "plots" / "simulated_separable_ndcg_at_10.caption.txt").read_text()
+    assert "drawn on top" in caption  # SLAM and Alg3 coincide on this data: said in the caption
     lo, hi = ax.get_ylim()
     assert lo > 0.5 and hi < 1.05  # not stretched by the first rounds
-    legend = ax.get_legend()
-    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1  # outside the data
+    (legend,) = fig.legends  # below the axes, across the figure, not beside them
+    fig.canvas.draw()
+    assert legend.get_window_extent().y1 <= ax.get_window_extent().y0
+    assert tuple(fig.get_size_inches()) == (3.5, 2.6)  # one column of a two-column paper
     res = runner.invoke(app, ["plot", str(folder), "--metric", "ndcg@10", "--max-rounds", "100"])
     assert res.exit_code == 0
 
@@ -85,21 +100,17 @@ def test_runs_of_one_learner_are_named_by_the_settings_that_differ(tmp_path, mon
     import csv
     import io
 
-    import matplotlib.axes
-
     folder = _demo(tmp_path)
     res = runner.invoke(app, ["run", str(tmp_path / "demo.yaml"), "--out", str(tmp_path / "res"), "-q",
                               "--learner", "listnet", "--set", "learners.listnet.step.eta=0.5"])
     assert res.exit_code == 0, res.stderr
-    drawn: list = []
-    real_legend = matplotlib.axes.Axes.legend
-    monkeypatch.setattr(matplotlib.axes.Axes, "legend",
-                        lambda self, *a, **k: (drawn.append(self), real_legend(self, *a, **k))[1])
+    figures = saved_figures(monkeypatch)
     assert runner.invoke(app, ["plot", str(folder), "--metric", "ndcg@10"]).exit_code == 0
-    labels = [line.get_label() for line in drawn[0].get_lines()]
-    assert any(lab.startswith("ListNet (step.eta=0.5)") for lab in labels), labels
-    assert any(lab.startswith("ListNet (step.eta=1)") for lab in labels), labels
+    labels = legend_labels(figures[0])
+    assert "ListNet (eta=0.5)" in labels and "ListNet (eta=1)" in labels, labels
     assert not any("[" in lab for lab in labels)  # no bare hashes
+    caption = (folder / "plots" / "simulated_separable_ndcg_at_10.caption.txt").read_text()
+    assert "ListNet (eta=0.5): step.eta=0.5" in caption  # the full key in the caption
     rep = runner.invoke(app, ["report", str(folder), "--format", "csv"])
     rows = [r for r in csv.DictReader(io.StringIO(rep.stdout)) if r["label"] == "ListNet" and r["metric"] == "ndcg@10"]
     assert sorted(r["settings"] for r in rows) == ["step.eta=0.5", "step.eta=1"]
@@ -107,7 +118,7 @@ def test_runs_of_one_learner_are_named_by_the_settings_that_differ(tmp_path, mon
 
 
 def test_legend_entries_are_ordered_by_the_numbers_in_their_settings():
-    from ltr_cli.reports.plot import _natural
+    from ltr_cli.reports.curves import natural as _natural
 
     names = ["SLAM (step.eta=1)", "ListNet (step.eta=0.01)", "ListNet (step.eta=1e-05)", "ListNet (step.eta=0.1)",
              "ListNet (step.eta=0.001)", "Alg3"]

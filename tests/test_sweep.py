@@ -123,7 +123,7 @@ def test_learning_rate_selection_matches_brute_force(tmp_path):
         assert f",{len(argmax) - 1},3," in row  # the tie count, then the seeds
     plot = runner.invoke(app, ["plot", str(out), "--select-by", "ndcg@10", "--window", str(window),
                                "--out", str(tmp_path / "p")])
-    assert plot.exit_code == 0 and (tmp_path / "p" / "sweep_separable_ndcg_at_10.png").is_file()
+    assert plot.exit_code == 0 and (tmp_path / "p" / "sweep_separable_ndcg_at_10_best-by-ndcg_at_10.png").is_file()
 
 
 def test_a_failing_run_is_recorded_and_does_not_stop_the_others(tmp_path):

@@ -12,6 +12,7 @@ import typer
 
 from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
 from ltr_cli.data.options import QidSource
+from ltr_cli.reports.plot_style import LAYOUTS, LEGENDS
 from ltr_cli.sweep.tasks import EXECUTORS
 
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:  # to a type checker, a choice is its string value
     TiesOpt: TypeAlias = str
     NoRelevantOpt: TypeAlias = str
     BandOpt: TypeAlias = str
+    LegendOpt: TypeAlias = str
+    LayoutOpt: TypeAlias = str
     ExecutorOpt: TypeAlias = str
 else:
     QidOpt = _choices("QidOpt", get_args(QidSource))
@@ -33,6 +36,8 @@ else:
     TiesOpt = _choices("TiesOpt", TIE_POLICIES)
     NoRelevantOpt = _choices("NoRelevantOpt", NO_RELEVANT_POLICIES)
     BandOpt = _choices("BandOpt", ("minmax", "std", "none"))
+    LegendOpt = _choices("LegendOpt", LEGENDS)
+    LayoutOpt = _choices("LayoutOpt", LAYOUTS)
     ExecutorOpt = _choices("ExecutorOpt", EXECUTORS)
 
 

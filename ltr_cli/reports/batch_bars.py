@@ -3,7 +3,8 @@ direct-optimisation paper's Figures 4-6 draw them (MAP and NDCG@1, 3, 5, 10 on t
 one bar per method, the mean over folds), with the spread over folds as error bars (sample
 standard deviation). A run whose selected model was degenerate in some fold
 (``degenerate_folds``) gets no bar: its numbers are not the method's; the legend says so.
-One figure per experiment, ``<experiment>_bars.png`` and ``.pdf``.
+One figure per experiment, ``<experiment>_bars.png`` and ``.pdf``, with a caption file
+(``.caption.txt``) giving each method's folds and run folder.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ltr_cli.errors import ResultsError
-from ltr_cli.reports.plot import _EXTS, _plain, _save
-from ltr_cli.reports.plot_style import TRUETYPE
+from ltr_cli.reports.captions import Curve, data_title, figure_title, write_caption
+from ltr_cli.reports.curves import plain
+from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, place_legend, pyplot, save, set_title
+from ltr_cli.reports.plot_style import FigureOptions
 from ltr_cli.results.folders import Run
 
 # distinct colours for the bars of one figure (matplotlib's tab10)
@@ -59,9 +62,9 @@ def bar_plan(runs: list[Run], metrics: list[str] | None) -> dict[str, tuple[list
     return plan
 
 
-def bar_names(runs: list[Run], metrics: list[str] | None) -> list[str]:
+def bar_names(runs: list[Run], metrics: list[str] | None, tag: str = "") -> list[str]:
     """The files :func:`plot_bars` writes (checked before anything is drawn)."""
-    return [f"{e}_bars.{ext}" for e in bar_plan(runs, metrics) for ext in _EXTS]
+    return [f"{e}_bars{tag}.{ext}" for e in bar_plan(runs, metrics) for ext in (*EXTS, "caption.txt")]
 
 
 def _fold_values(run: Run, metric: str) -> np.ndarray:
@@ -71,46 +74,51 @@ def _fold_values(run: Run, metric: str) -> np.ndarray:
     return values[np.isfinite(values)]
 
 
-def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path) -> list[Path]:
+def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path,
+              options: FigureOptions | None = None) -> list[Path]:
     """Draw :func:`bar_plan`'s figures; return the written files."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    options = options or FigureOptions()
+    plt = pyplot()
     plan = bar_plan(runs, metrics)
     if plan:
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ResultsError(f"{out_dir}: cannot create the plot folder ({exc.strerror})") from None
+        check_outputs(out_dir, bar_names(runs, metrics, options.tag))
+        make_folder(out_dir)
     written: list[Path] = []
     for experiment, (chosen, group) in plan.items():
-        with plt.rc_context({"pdf.fonttype": TRUETYPE, "ps.fonttype": TRUETYPE}):
-            fig, ax = plt.subplots(figsize=(6.4, 3.6))
+        with plt.rc_context(options.rc()):
+            fig, (ax,) = new_figure(plt, options)
             x = np.arange(len(chosen))
             width = 0.8 / max(len(group), 1)
+            curves = []
             for i, run in enumerate(group):
                 color = _PALETTE[i % len(_PALETTE)]  # one colour per method in a figure
                 offset = (i - (len(group) - 1) / 2) * width
+                folds = run.summary.get("folds")
+                where = f"run {run.path.name}"
                 if run.summary.get("degenerate_folds"):
                     ax.bar([], [], width, color="none", edgecolor=color, hatch="//",
-                           label=_plain(f"{run.label} (degenerate model: no numbers)"))
+                           label=plain(f"{run.label} (degenerate)"))
+                    curves.append(Curve(f"{run.label} (degenerate)", [
+                        f"no bars: the selected model was degenerate in fold(s) {run.summary['degenerate_folds']}", where]))
                     continue
+                curves.append(Curve(run.label, [f"mean over {len(folds) if isinstance(folds, list) else '?'} "
+                                                "test folds, error bars the sample standard deviation over folds",
+                                                where]))
                 means = [run.summary.get("metrics", {}).get(m) for m in chosen]
                 heights = [np.nan if v is None else float(v) for v in means]
                 spread = [float(np.std(v, ddof=1)) if (v := _fold_values(run, m)).size > 1 else 0.0 for m in chosen]
-                ax.bar(x + offset, heights, width, yerr=spread, capsize=2, color=color,
-                       label=_plain(run.label), error_kw={"lw": 0.8})
+                ax.bar(x + offset, heights, width, yerr=spread, capsize=1.5, color=color,
+                       label=plain(run.label), error_kw={"lw": 0.6})
             ax.set_xticks(x, [_axis_name(m) for m in chosen])
-            ax.set_ylabel("mean over folds (test)")
-            ax.set_title(_plain(experiment))
+            ax.set_ylabel("Mean over folds (test)")
+            set_title(ax, figure_title(group, experiment), options)
             ax.grid(True, axis="y", alpha=0.3)
-            ax.legend(fontsize=7, ncol=min(len(group), 3), loc="lower center", bbox_to_anchor=(0.5, 1.08),
-                      frameon=False)
-            fig.tight_layout()
+            place_legend(fig, [ax], options)
             try:
-                written += _save(fig, out_dir, f"{experiment}_bars")
+                written += save(fig, out_dir, f"{experiment}_bars{options.tag}")
+                data, _ = data_title(group, of_total=True)
+                heading = [f"Figure: {experiment}, test metrics per method. Data: {data or experiment}.", "Bars:"]
+                written.append(write_caption(out_dir, f"{experiment}_bars{options.tag}", heading, curves))
             finally:
                 plt.close(fig)
     return written

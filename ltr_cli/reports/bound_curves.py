@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ltr_cli.errors import ResultsError
-from ltr_cli.reports.plot import _EXTS, _save, check_outputs
+from ltr_cli.reports.figures import EXTS as _EXTS, check_outputs, save as _save
 from ltr_cli.reports.plot_style import TRUETYPE
 
 _STYLE = {"loss": ("black", "-", "loss (6): gap x I[x <= 0]"), "exponential": ("tab:blue", "--", "exponential"),

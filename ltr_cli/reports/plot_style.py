@@ -1,6 +1,7 @@
 """How ``ltr plot`` draws: one colour and marker per learner role in every figure, markers
 spaced so overlapping curves stay visible, y-limits from the converged part of the curves,
-TrueType (Type 42) fonts in PDFs, titles from the experiment's description.
+TrueType (Type 42) fonts in PDFs, one hue's ramp for a sweep's settings, and the figure
+options (size, text size, legend, title).
 
 Pure functions of the runs' names and curves; no matplotlib import here.
 """
@@ -8,6 +9,7 @@ Pure functions of the runs' names and curves; no matplotlib import here.
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -73,11 +75,69 @@ def same_as(curves: list[np.ndarray], labels: list[str]) -> list[str | None]:
     return out
 
 
-def title(runs: list[Any], experiment: str) -> str:
-    """The figure's title: the experiment's description (the shipped configs name the paper
-    figure and the dataset there), else its name."""
-    for run in runs:
-        description = (run.config or {}).get("description") if isinstance(run.config, dict) else None
-        if isinstance(description, str) and description.strip():
-            return description.strip()
-    return experiment
+LEGENDS = ("inside", "below", "none")
+LAYOUTS = ("separate", "panels")  # a figure per experiment, or a panel per experiment in one figure
+#: paper defaults: a one-column figure (ACM/IEEE columns are about 3.3-3.5 in wide), and a
+#: two-column-wide row of panels; 8 pt text, the size of a caption
+SINGLE_SIZE = (3.5, 2.6)
+PANEL_WIDTH, PANEL_HEIGHT = 2.4, 2.3
+PAGE_WIDTH = 7.0  # a two-column page's text width: panels side by side never exceed it
+FONT_SIZE = 8.0
+
+
+@dataclass(frozen=True)
+class FigureOptions:
+    """How a figure is laid out: ``size`` (width, height) in inches (None: the layout's
+    default), the text size in points, where the legend goes (``inside`` the axes,
+    ``below`` them across the figure, or ``none``: the caption file names the curves),
+    whether titles are drawn, and ``tag``, a suffix of every file name (``--select-by``'s
+    ``_best-by-ndcg_at_10``)."""
+
+    size: tuple[float, float] | None = None
+    font_size: float = FONT_SIZE
+    legend: str = "below"
+    title: bool = True
+    tag: str = ""
+
+    def figsize(self, panels: int = 1) -> tuple[float, float]:
+        if self.size is not None:
+            return self.size
+        if panels <= 1:
+            return SINGLE_SIZE
+        return min(PANEL_WIDTH * panels, PAGE_WIDTH), PANEL_HEIGHT
+
+    def rc(self) -> dict[str, Any]:
+        """matplotlib rc settings: the text sizes, thin lines, TrueType fonts in PDFs."""
+        small = max(self.font_size - 1.0, 4.0)
+        return {"font.size": self.font_size, "axes.titlesize": self.font_size, "axes.labelsize": self.font_size,
+                "xtick.labelsize": small, "ytick.labelsize": small, "legend.fontsize": small,
+                "figure.titlesize": self.font_size, "axes.linewidth": 0.6, "grid.linewidth": 0.4,
+                "xtick.major.width": 0.6, "ytick.major.width": 0.6, "lines.linewidth": 1.2,
+                "lines.markersize": 3.5, "pdf.fonttype": TRUETYPE, "ps.fonttype": TRUETYPE}
+
+
+def parse_size(text: str) -> tuple[float, float]:
+    """``"3.5x2.6"`` (inches) -> ``(3.5, 2.6)``; a ValueError saying what is wrong."""
+    parts = text.lower().replace("×", "x").split("x")
+    try:
+        width, height = (float(p) for p in parts) if len(parts) == 2 else (0.0, 0.0)
+    except ValueError:
+        width = height = 0.0
+    if not (0.5 <= width <= 40 and 0.5 <= height <= 40):
+        raise ValueError(f"{text!r} is not WIDTHxHEIGHT in inches between 0.5 and 40 (e.g. 3.5x2.6)")
+    return width, height
+
+
+def ramp(color: str, count: int) -> list[str]:
+    """``count`` shades of one hue (``#rrggbb``), dark to light, for the settings of one
+    learner's sweep in their legend order: the darkest mixes 35% black in, the lightest
+    55% white; one setting keeps the colour itself."""
+    if count <= 1:
+        return [color] * count
+    rgb = [int(color[i:i + 2], 16) / 255.0 for i in (1, 3, 5)]
+    out = []
+    for i in range(count):
+        f = -0.35 + 0.9 * i / (count - 1)  # <0: towards black, >0: towards white
+        mixed = [c * (1 + f) if f < 0 else c + (1 - c) * f for c in rgb]
+        out.append("#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in mixed))
+    return out

@@ -30,6 +30,7 @@ class Choice:
     runs: list[Run]
     candidates: int
     tied: int = 0  # other settings with exactly the same score
+    metric: str = ""  # the metric it was chosen by, as the registry names it
 
 
 def window_score(run: Run, metric: str, window: int) -> float:
@@ -87,5 +88,5 @@ def select(runs: list[Run], metric: str, window: int) -> list[Choice]:
         others = [g for cid, g in groups if cid != config_id]
         tied = sum(1 for s in scored[1:] if s[0] == neg)
         choices.append(Choice(experiment, learner, config_id, -neg, scores,
-                              _settings(members, others) if others else {}, members, len(groups), tied))
+                              _settings(members, others) if others else {}, members, len(groups), tied, metric))
     return choices
