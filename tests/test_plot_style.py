@@ -97,12 +97,12 @@ def test_runs_of_one_learner_are_named_by_the_settings_that_differ(tmp_path, mon
                         lambda self, *a, **k: (drawn.append(self), real_legend(self, *a, **k))[1])
     assert runner.invoke(app, ["plot", str(folder), "--metric", "ndcg@10"]).exit_code == 0
     labels = [line.get_label() for line in drawn[0].get_lines()]
-    assert any(lab.startswith("ListNet (step.eta=0.5)") for lab in labels), labels
-    assert any(lab.startswith("ListNet (step.eta=1)") for lab in labels), labels
+    assert any(lab.startswith("ListNet (step.eta: 0.5)") for lab in labels), labels
+    assert any(lab.startswith("ListNet (step.eta: 1)") for lab in labels), labels
     assert not any("[" in lab for lab in labels)  # no bare hashes
     rep = runner.invoke(app, ["report", str(folder), "--format", "csv"])
     rows = [r for r in csv.DictReader(io.StringIO(rep.stdout)) if r["label"] == "ListNet" and r["metric"] == "ndcg@10"]
-    assert sorted(r["settings"] for r in rows) == ["step.eta=0.5", "step.eta=1"]
+    assert sorted(r["settings"] for r in rows) == ["step.eta: 0.5", "step.eta: 1"]
     assert all(r["runs"].startswith("listnet-") and (folder / r["runs"]).is_dir() for r in rows)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.measures.registry import canonical_name, display_name
 from ltr_cli.reports.plot import _EXTS, _plain, _save
 from ltr_cli.reports.plot_style import TRUETYPE
 from ltr_cli.results.folders import Run
@@ -31,7 +32,7 @@ def is_batch(run: Run) -> bool:
 
 
 def _axis_name(metric: str) -> str:
-    return "MAP" if metric == "ap" else metric.upper()
+    return display_name(metric)
 
 
 def bar_plan(runs: list[Run], metrics: list[str] | None) -> dict[str, tuple[list[str], list[Run]]]:
@@ -47,7 +48,7 @@ def bar_plan(runs: list[Run], metrics: list[str] | None) -> dict[str, tuple[list
         for run in group:
             have += [k for k in run.summary.get("metrics", {}) if k not in have]
         if metrics:
-            wanted = ["ap" if m in ("map", "ap") else m for m in metrics]
+            wanted = [canonical_name(m) for m in metrics]
             missing = [m for m in wanted if m not in have]
             if missing:
                 raise ResultsError(f"metric {missing[0]!r} is not a test metric of the batch runs of {experiment}; "

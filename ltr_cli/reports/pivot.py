@@ -1,13 +1,15 @@
 """``ltr report --pivot``: one table across datasets, as papers print them: learners (their
 labels) as rows, dataset x metric as columns. An online run's value is the report's
 ``last10`` (mean over seeds of the time-averaged curve's last ten rounds); a batch run's,
-its test metric's mean over folds (AP shown as ``map``). A learner with several settings
+its test metric's mean over folds. Metrics go by their one spelling (``ap``); the LaTeX
+table typesets them as the papers do (``MAP``, ``NDCG@10``). A learner with several settings
 on one dataset makes one row per setting, named by the settings that differ."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ltr_cli.measures.registry import is_metric_name
 from ltr_cli.reports.report import batch_rows, report_rows
 
 
@@ -30,7 +32,7 @@ def pivot(runs: list[Any]) -> tuple[list[tuple[str, list[str]]], list[tuple[str,
         put(name, str(row["dataset"]), str(row["metric"]), row["last10"])
     for row in batch_rows(batch) if batch else []:
         for key, value in row.items():
-            if key in ("map",) or key.startswith(("ndcg", "p@", "err", "rr")) and not key.endswith("_std"):
+            if is_metric_name(key):
                 put(str(row["label"]), str(row["dataset"]), key, value)
     groups = list(header.items())
     return groups, [(name, [values.get((d, m)) for d, ms in groups for m in ms]) for name, values in cells.items()]
