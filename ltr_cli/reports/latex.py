@@ -71,7 +71,7 @@ def header(column: str) -> str:
 def _paper_columns(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
     """The columns a paper prints: metric columns and :data:`_PAPER_COLUMNS`, each only when
     some row has a value in it."""
-    keep = [c for c in columns if c in _PAPER_COLUMNS or is_metric_name(c) or c.startswith("paper_")
+    keep = [c for c in columns if c != "experiment" and c in _PAPER_COLUMNS or is_metric_name(c) or c.startswith("paper_")
             or (c.endswith("_std") and is_metric_name(c[:-4]))]
     if len({r.get("experiment") for r in rows}) > 1:  # rows of several experiments: say whose
         keep.insert(0, "experiment")
@@ -88,7 +88,7 @@ def _best(rows: list[dict[str, Any]], columns: list[str]) -> set[tuple[int, str]
             continue
         groups: dict[tuple[Any, ...], list[tuple[int, float]]] = {}
         for i, r in enumerate(rows):
-            v = r.get(c)
+            v: Any = r.get(c)
             if _number(v) and math.isfinite(v):
                 key = (r.get("experiment"), r.get("metric") if c == "last10" else None)
                 groups.setdefault(key, []).append((i, float(v)))
