@@ -255,7 +255,7 @@ def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):
     assert res.stderr.startswith("ltr: error: --metric: unknown metric 'mrr'; known:") and "ltr list" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     ok = CliRunner().invoke(app, ["eval", str(data), str(scores), "--metric", "err@10", "--metric", "rr"])
-    assert ok.exit_code == 0 and ok.stdout.splitlines()[1] == "qid\tERR@10\tRR"
+    assert ok.exit_code == 0 and ok.stdout.splitlines()[1] == "qid\tERR@10\tMRR"
     assert ok.stdout.splitlines()[2] == f"Average\t{1 / 16:.4f}\t1.0000"
 
 

@@ -29,6 +29,10 @@ def plot(
     from ltr_cli.reports.batch_bars import bar_names, is_batch, plot_bars
     from ltr_cli.reports.plot import check_outputs, output_names, plot_regret, plot_runs, plot_theory
 
+    if metric:
+        from ltr_cli.measures.registry import canonical_name
+
+        metric = [canonical_name(m) for m in metric]  # map is ap: files and labels by the one spelling
     runs = chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
     if select_by:
         from ltr_cli.reports.selection import select
