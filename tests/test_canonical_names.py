@@ -119,7 +119,7 @@ learners:
         res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--set",
                                   f"learners.listnet.step.eta={eta}"])
         assert res.exit_code == 0, res.stderr
-        assert "30 rounds, " in res.stdout and "time-averaged ap=" in res.stdout
+        assert "30 rounds, " in res.stdout and "time-averaged MAP=" in res.stdout
     out = tmp_path / "out" / "alias"
     for run in out.iterdir():
         assert list(json.loads((run / "summary.json").read_text())["metrics"]) == ["ap", "ndcg@10"]

@@ -24,6 +24,7 @@ def run(
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
     from ltr_cli.config.experiment import load_config
+    from ltr_cli.measures.registry import display_name
     from ltr_cli.runs.runner import run_experiment
 
     from ltr_cli import console
@@ -52,7 +53,7 @@ def run(
                       "no test numbers for the method")
             typer.echo(f"{o.learner}: {count(len(o.summary['folds']), 'fold')}, {result} -> {o.path}")
         else:
-            parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
+            parts = [f"{display_name(name)}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
                      if vals["final_time_average"] is not None]
             typer.echo(f"{o.learner}: {count(o.summary['rounds'], 'round')}, {count(o.summary['updates'], 'update')}, "
                        f"time-averaged {' '.join(parts)} -> {o.path}")
