@@ -80,3 +80,17 @@ def test_cells():
     assert cell(float("nan")) == cell(None) == cell("") == "--"
     assert cell(0.51234, marked=True, bold=True) == "\\textbf{0.5123}$^\\dagger$"
     assert cell("a_b%") == "a\\_b\\%"
+
+
+def test_pivot_names_a_learner_two_experiments_share(tmp_path):
+    out = tmp_path / "out"
+    for name in ("first", "second"):
+        cfg = tmp_path / f"{name}.yaml"
+        cfg.write_text(f"experiment: {name}\ndataset: {{kind: separable, queries: 20}}\n"
+                       "learners:\n  listnet: {type: listnet}\n  alg3: {type: alg3, label: Alg3}\n")
+        assert runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q",
+                                   "--set", f"learners.listnet.step.eta={0.5 if name == 'first' else 1}"]).exit_code == 0
+    res = runner.invoke(app, ["report", str(out), "--pivot", "--format", "csv"])
+    assert res.exit_code == 0, res.stderr
+    names = sorted(line.split(",")[0] for line in res.stdout.strip().splitlines()[1:])
+    assert names == ["Alg3 [first]", "Alg3 [second]", "ListNet [first]", "ListNet [second]"]
