@@ -87,7 +87,7 @@ def test_lambdamart_cv_saves_lightgbm_model_files_and_ltr_score_equals_lightgbm(
     # not in the paper: no paper number, vs_paper says so
     rep = runner.invoke(app, ["report", str(run), "--format", "csv"])
     (row,) = csv.DictReader(io.StringIO(rep.stdout))
-    assert row["paper_map"] == row["paper_ndcg@3"] == "" and row["vs_paper"].startswith("not in the paper")
+    assert row["paper_ap"] == row["paper_ndcg@3"] == "" and row["vs_paper"].startswith("not in the paper")
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["learner_conventions"]["lightgbm_version"] == lgb.__version__
 
@@ -115,7 +115,7 @@ def test_an_interrupted_lambdamart_cv_resumes_to_the_same_model_files(lambdamart
             "--learner", "lambdamart", "--set", LAMBDAMART_GRID]
     monkeypatch.setattr(batch, "_fit_grid", stop_at_fold_3)
     res = runner.invoke(app, args)
-    assert res.exit_code != 0 and "fold(s) 1, 2 saved in" in res.stderr
+    assert res.exit_code != 0 and "folds 1, 2 saved in" in res.stderr
     (ckpt,) = (tmp_path / "out" / "letor_ohsumed").glob(".*.folds.json")
     assert json.loads(ckpt.read_text())["folds"]["2"]["model"]["text"].startswith("tree\n")
     monkeypatch.undo()
@@ -287,8 +287,8 @@ def test_coordinate_ascent_cv_through_the_cli(letor, tmp_path):
         assert entry["kind"] == "linear" and w.shape == (45,) and np.abs(w).sum() == pytest.approx(1.0)
     rep = runner.invoke(app, ["report", str(run), "--format", "csv"])
     (row,) = csv.DictReader(io.StringIO(rep.stdout))
-    assert row["label"] == "CoordAscent.MAP" and 0 < float(row["map"]) <= 1
-    assert row["paper_map"] == "" and row["vs_paper"].startswith("not in the paper: its tables have no "
+    assert row["label"] == "CoordAscent.MAP" and 0 < float(row["ap"]) <= 1
+    assert row["paper_ap"] == "" and row["vs_paper"].startswith("not in the paper: its tables have no "
                                                                  "CoordinateAscent row")
 
 

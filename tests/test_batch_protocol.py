@@ -78,13 +78,13 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
     assert set(rows) == set(PAPER_METHODS + BASELINES)
     # the paper's numbers are LETOR 2.0's: a LETOR 3.0 run is named as other data, without them
     for name, r in rows.items():
-        assert r["paper_map"] == r["paper_ndcg@3"] == ""
+        assert r["paper_ap"] == r["paper_ndcg@3"] == ""
         if name in BASELINES:  # not in the paper at all
             assert r["vs_paper"].startswith("not in the paper"), r["vs_paper"]
             continue
         assert r["vs_paper"].startswith("not comparable: other data version: the paper used LETOR 2.0 OHSUMED "
                                         "(25 features); this run: LETOR 3.0 OHSUMED (45 features)"), r["vs_paper"]
-    assert all(0 < float(r["map"]) <= 1 and 0 < float(r["ndcg@3"]) <= 1 for r in rows.values())
+    assert all(0 < float(r["ap"]) <= 1 and 0 < float(r["ndcg@3"]) <= 1 for r in rows.values())
     # every method beats a random ranker on test MAP (random: mean over 20 shuffles per fold)
     from tests.conftest import load_queries
     from ltr_cli.config.experiment import load_config
@@ -97,7 +97,7 @@ def test_letor_config_runs_five_folds_and_reports_tables(tmp_path):
                          load_queries(spec, "test", f)], CONVENTIONS["letor3"])["ap"]
         for f in range(1, 6) for _ in range(20)])
     for name, r in rows.items():
-        assert float(r["map"]) > random_map + 0.05, (name, r["map"], random_map)
+        assert float(r["ap"]) > random_map + 0.05, (name, r["ap"], random_map)
 
     # ltr score writes the fold-1 model's scores; ltr eval of them gives the fold's test MAP
     svmmap_dir = next(d for d in dirs if d.name.startswith("svmmap-"))
@@ -138,10 +138,10 @@ def test_letor2_config_on_rotated_folds_reports_the_papers_numbers(tmp_path):
     assert set(rows) == set(PAPER_OHSUMED) | set(BASELINES)
     for name in BASELINES:  # on the paper's data, still nothing to compare them with
         r = rows.pop(name)
-        assert r["paper_map"] == r["paper_ndcg@3"] == "" and r["vs_paper"].startswith("not in the paper"), r
+        assert r["paper_ap"] == r["paper_ndcg@3"] == "" and r["vs_paper"].startswith("not in the paper"), r
     for name, (paper_map, paper_ndcg3) in PAPER_OHSUMED.items():
         r = rows[name]
-        assert (r["dataset"], r["paper_map"], r["paper_ndcg@3"]) == ("letor2-ohsumed", paper_map, paper_ndcg3)
+        assert (r["dataset"], r["paper_ap"], r["paper_ndcg@3"]) == ("letor2-ohsumed", paper_map, paper_ndcg3)
         assert r["vs_paper"].startswith("not comparable: 30 queries over the test folds (the dataset has 106); "), r
         assert "copy" not in r["vs_paper"] and "other data version" not in r["vs_paper"], r["vs_paper"]
     markdown = runner.invoke(app, ["report", str(tmp_path / "out")]).stdout

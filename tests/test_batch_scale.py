@@ -132,7 +132,7 @@ def test_interrupted_cv_resumes_after_its_last_finished_fold(tmp_path, monkeypat
     assert calls == [1, 2, 3]  # fold 3 was interrupted
     assert stopped.exit_code != 0
     assert f"continue with: ltr run {cfg} --out {out} -q --resume" in stopped.stderr
-    assert "fold(s) 1, 2 saved in" in stopped.stderr
+    assert "folds 1, 2 saved in" in stopped.stderr
     checkpoints = list((out / "scale").glob(".*.folds.json"))
     assert len(checkpoints) == 1 and set(json.loads(checkpoints[0].read_text())["folds"]) == {"1", "2"}
     assert not [p for p in (out / "scale").iterdir() if not p.name.startswith(".")]  # no half-written run

@@ -37,7 +37,7 @@ def test_the_papers_setup_is_comparable():
     ({"ties": "input-order"}, "ties input-order"),
     ({"files": [{"path": f"Fold{i}/train.txt", "xxh3_128": "same"} for i in range(1, 6)]},
      "4 of its data files are copies of another"),
-    ({"files": [{"path": "train.txt", "xxh3_128": "x"}]}, "1 data file(s) (paper: 5)"),
+    ({"files": [{"path": "train.txt", "xxh3_128": "x"}]}, "1 data file (paper: 5)"),
 ])
 def test_each_difference_is_named(kwargs, says):
     v = perceptron_verdict([_run(**kwargs)])
@@ -69,7 +69,7 @@ def test_batch_runs_against_the_letor_protocol():
     same = [{"xxh3_128": "x", "used_as": [{"fold": 1, "role": "train"}]},
             {"xxh3_128": "x", "used_as": [{"fold": 1, "role": "test"}]}]
     one_path = [{"xxh3_128": "x", "used_as": [{"fold": 2, "role": "vali"}, {"fold": 2, "role": "test"}]}]
-    for kwargs, says in (({"folds": 3}, "3 fold(s) (paper: 5)"), ({"convention": "paper"}, "convention paper"),
+    for kwargs, says in (({"folds": 3}, "3 folds (paper: 5)"), ({"convention": "paper"}, "convention paper"),
                          ({"queries": 40}, "40 queries over the test folds (the dataset has 106)"),
                          ({"normalize": "zscore"}, "normalize zscore"),
                          ({"files": same}, "fold 1: the test file is a copy of the train file"),
@@ -85,7 +85,7 @@ def test_letor3_runs_are_another_data_version():
     from ltr_cli.reports.comparability import direct_optimisation_verdict
     from ltr_cli.reports.paper_numbers import batch_paper_value
 
-    assert batch_paper_value("letor2-ohsumed", "SVMmap", "map") == 0.4456
+    assert batch_paper_value("letor2-ohsumed", "SVMmap", "ap") == 0.4456
     assert batch_paper_value("letor2-td2004", "RankBoost", "ndcg@3") == 0.4640
     assert batch_paper_value("letor3-ohsumed", "SVMmap", "map") is None
     for name, features in (("ohsumed", 25), ("td2003", 44), ("td2004", 44)):

@@ -204,6 +204,29 @@ def test_report_marks_learners_better_than_a_baseline(batch):
     assert csv.stdout.splitlines()[0].endswith(",vs_baseline")
 
 
+def test_latex_carries_the_marks_and_the_best_values(batch):
+    """The LaTeX table marks what the Markdown table marks ($^\\dagger$), bolds each metric
+    column's best value, and keeps the tests and the legend as comments."""
+    res = runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--format", "latex"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    head = lines[2].split(" & ")
+    assert head[:3] == ["dataset", "learner", "folds"] and "MAP" in head and "NDCG@1" in lines[2]
+    rows = {line.split(" & ")[1]: line.split(" & ") for line in lines[4:7]}
+    ndcg1 = head.index("NDCG@1")
+    assert rows["RankSVM"][ndcg1].endswith(r"$^\dagger$") and "dagger" not in " ".join(rows["RankBoost"])
+    for j in range(3, len(head)):
+        if head[j].startswith(("MAP", "NDCG", "P@")) and " sd" not in head[j]:
+            values = {k: float(v[j].replace(r"\textbf{", "").split("}")[0].split("$")[0].split(" ")[0])
+                      for k, v in rows.items()}
+            best = max(values.values())
+            assert all((r"\textbf{" in rows[k][j]) == (v == best) for k, v in values.items()), (head[j], rows)
+    comments = [line for line in lines if line.startswith("%")]
+    assert any("RankBoost" in line and "vs_baseline: baseline" in line for line in comments)
+    assert comments[-1].startswith(r"% $^\dagger$: significantly better than weak")
+    assert "|" not in res.stdout.replace(r"\textbar", "")
+
+
 # --- online runs: paired by seed ------------------------------------------------------------
 
 

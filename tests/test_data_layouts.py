@@ -54,7 +54,16 @@ def test_registry_dataset_takes_qid_group_and_index_base(tmp_path):
     files = json.loads((run_dir / "manifest.json").read_text())["dataset"]["fingerprint"]["files"]
     assert [f.get("group", False) for f in files] == [False, True]
     verdict = next(csv.DictReader(io.StringIO(res.stdout)))["vs_paper"]
-    assert verdict.startswith("not comparable: 4 rounds") and "data file" not in verdict, verdict
+    assert verdict.startswith("no paper number: the perceptron paper's is for another protocol"), verdict
+    # under the paper's protocol the verdict counts one data file, as the paper's
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "paper"), "-q", "--set", "dataset.qid=group",
+                              "--set", "dataset.index_base=0", "--set", "protocol.passes=4",
+                              "--set", "protocol.keep_probability=0.8"])
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["report", str(tmp_path / "paper"), "--format", "csv"])
+    verdict = next(csv.DictReader(io.StringIO(res.stdout)))["vs_paper"]
+    assert verdict.startswith("not comparable: ") and "rounds (paper: about 63,800)" in verdict, verdict
+    assert "data file" not in verdict, verdict
 
 
 def test_registry_overrides_are_validated(tmp_path):

@@ -47,7 +47,7 @@ def interrupted(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(batch, "_fit_grid", stop_at_fold_3)
         res = runner.invoke(app, ["run", str(cfg), "--out", str(root / "out"), "-q"])
-    assert res.exit_code != 0 and "fold(s) 1, 2 saved in" in res.stderr
+    assert res.exit_code != 0 and "folds 1, 2 saved in" in res.stderr
     (ckpt,) = (root / "out" / "scale").glob(".*.folds.json")
     data = json.loads(ckpt.read_text())
     assert data["run"] == run_name(load_config(cfg), "r") and len(data["learner"]) == 64

@@ -242,7 +242,7 @@ def test_select_by_err_is_validated_and_scored_under_the_cv_convention(tmp_path)
     report = CliRunner().invoke(app, ["report", str(tmp_path / "out2"), "--format", "csv"])
     assert report.exit_code == 0, report.stderr
     head = report.stdout.splitlines()[0].split(",")
-    assert head[5:9] == ["err@10", "rr", "map", "map_std"]
+    assert head[5:9] == ["err@10", "rr", "ap", "ap_std"]
 
 
 def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):
@@ -255,7 +255,7 @@ def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):
     assert res.stderr.startswith("ltr: error: --metric: unknown metric 'mrr'; known:") and "ltr list" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
     ok = CliRunner().invoke(app, ["eval", str(data), str(scores), "--metric", "err@10", "--metric", "rr"])
-    assert ok.exit_code == 0 and ok.stdout.splitlines()[1] == "qid\tERR@10\tRR"
+    assert ok.exit_code == 0 and ok.stdout.splitlines()[1] == "qid\tERR@10\tMRR"
     assert ok.stdout.splitlines()[2] == f"Average\t{1 / 16:.4f}\t1.0000"
 
 

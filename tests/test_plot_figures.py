@@ -76,7 +76,7 @@ def test_panels_are_one_figure_with_a_panel_per_experiment_and_one_legend(demo, 
     assert len(fig.axes) == 2 and len(fig.legends) == 1 and not any(ax.get_legend() for ax in fig.axes)
     assert fig.axes[0].get_title().startswith("Yahoo! LTR set 1 sample")  # the folders' order
     labels = legend_labels(fig)
-    assert labels.count("SLAM-NDCG") == 1 and "Alg3" in labels and "ListNet (eta=0.01)" in labels
+    assert labels.count("SLAM-NDCG") == 1 and "Alg3" in labels and "ListNet (eta: 0.01)" in labels
     dpi = 300
     assert _png_size(out / f"{stem}.png") == (round(2 * PANEL_WIDTH * dpi), round(PANEL_HEIGHT * dpi))
     caption = (out / f"{stem}.caption.txt").read_text()
@@ -110,7 +110,7 @@ def test_a_sweep_has_distinct_styles_in_one_hue_ordered_by_value(demo, tmp_path,
     figures = saved_figures(monkeypatch)
     assert runner.invoke(app, ["plot", str(demo), "--metric", "ndcg@10", "--out", str(tmp_path / "p")]).exit_code == 0
     lines = [line for line in figures[0].axes[0].get_lines() if line.get_label().startswith("ListNet")]
-    assert [line.get_label() for line in lines] == ["ListNet (eta=0.01)", "ListNet (eta=0.1)", "ListNet (eta=1)"]
+    assert [line.get_label() for line in lines] == ["ListNet (eta: 0.01)", "ListNet (eta: 0.1)", "ListNet (eta: 1)"]
     assert len({line.get_color() for line in lines}) == 3 and len({line.get_linestyle() for line in lines}) == 3
     assert len({line.get_marker() for line in lines}) == 1  # one learner: one marker
     lightness = [sum(int(line.get_color()[i:i + 2], 16) for i in (1, 3, 5)) for line in lines]
@@ -129,9 +129,9 @@ def test_select_by_names_the_winner_and_writes_its_own_files(demo, tmp_path, mon
     assert "simulated_separable_ndcg_at_10_best-by-ndcg_at_10.caption.txt" in names
     labels = legend_labels(figures[1])
     listnet = [lab for lab in labels if lab.startswith("ListNet")]
-    assert len(listnet) == 1 and listnet[0].startswith("ListNet (eta=") and listnet[0].endswith(", best by ndcg@10)")
+    assert len(listnet) == 1 and listnet[0].startswith("ListNet (eta: ") and listnet[0].endswith(", best by ndcg@10)")
     caption = (out / "simulated_separable_ndcg_at_10_best-by-ndcg_at_10.caption.txt").read_text()
-    assert "best of 3 setting(s) by the time-averaged ndcg@10 over the last 10 rounds" in caption
+    assert "best of 3 settings by the time-averaged ndcg@10 over the last 10 rounds" in caption
 
 
 def test_a_partial_read_is_titled_as_a_sample(yahoo, tmp_path, monkeypatch):

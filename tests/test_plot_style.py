@@ -107,13 +107,13 @@ def test_runs_of_one_learner_are_named_by_the_settings_that_differ(tmp_path, mon
     figures = saved_figures(monkeypatch)
     assert runner.invoke(app, ["plot", str(folder), "--metric", "ndcg@10"]).exit_code == 0
     labels = legend_labels(figures[0])
-    assert "ListNet (eta=0.5)" in labels and "ListNet (eta=1)" in labels, labels
+    assert "ListNet (eta: 0.5)" in labels and "ListNet (eta: 1)" in labels, labels
     assert not any("[" in lab for lab in labels)  # no bare hashes
     caption = (folder / "plots" / "simulated_separable_ndcg_at_10.caption.txt").read_text()
-    assert "ListNet (eta=0.5): step.eta=0.5" in caption  # the full key in the caption
+    assert "ListNet (eta: 0.5): step.eta: 0.5" in caption  # the full key in the caption
     rep = runner.invoke(app, ["report", str(folder), "--format", "csv"])
     rows = [r for r in csv.DictReader(io.StringIO(rep.stdout)) if r["label"] == "ListNet" and r["metric"] == "ndcg@10"]
-    assert sorted(r["settings"] for r in rows) == ["step.eta=0.5", "step.eta=1"]
+    assert sorted(r["settings"] for r in rows) == ["step.eta: 0.5", "step.eta: 1"]
     assert all(r["runs"].startswith("listnet-") and (folder / r["runs"]).is_dir() for r in rows)
 
 

@@ -109,7 +109,7 @@ def test_a_degenerate_cv_run_says_so_in_its_line_and_its_report_row(tmp_path):
     assert report.exit_code == 0, report.stderr
     header, row = report.stdout.strip().splitlines()[-2:]
     values = dict(zip(header.split(","), row.split(",")))
-    assert values["map"] == "" and values["ndcg@3"] == "" and "degenerate model" in values["vs_paper"]
+    assert values["ap"] == "" and values["ndcg@3"] == "" and "degenerate model" in values["vs_paper"]
 
     scaled = tmp_path / "scaled"
     res = runner.invoke(app, ["run", str(_cv_config(tmp_path, "auto")), "--out", str(scaled)])

@@ -234,5 +234,5 @@ def test_batch_report_has_the_spread_over_folds(tmp_path):
     run = Run(tmp_path, {"experiment": "e"}, {"protocol": "batch-cv", "learner": "ranksvm", "folds": [1, 2, 3],
                                                 "metrics": {"ap": 0.4, "ndcg@3": 0.5}}, {}, rounds)
     row = batch_rows([run])[0]
-    assert row["map_std"] == pytest.approx(np.std([0.2, 0.4, 0.6], ddof=1))
+    assert row["ap_std"] == pytest.approx(np.std([0.2, 0.4, 0.6], ddof=1))
     assert row["ndcg@3_std"] == 0.0

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from ltr_cli.cli.app import app
 from ltr_cli.measures.metrics import time_average
 from ltr_cli.results.folders import find_runs, read_run
+from ltr_cli.names import setting
 from ltr_cli.sweep.grid import expand
 
 runner = CliRunner()
@@ -119,7 +120,7 @@ def test_learning_rate_selection_matches_brute_force(tmp_path):
                                   "--format", "csv"])
         assert rep.exit_code == 0, rep.output
         row = next(line for line in rep.stdout.splitlines() if f",{learner}," in line)
-        assert any(f"{key}={e}," in row for e in argmax), (row, argmax)
+        assert any(f"{setting(key, e, learner)}," in row for e in argmax), (row, argmax)
         assert f",{len(argmax) - 1},3," in row  # the tie count, then the seeds
     plot = runner.invoke(app, ["plot", str(out), "--select-by", "ndcg@10", "--window", str(window),
                                "--out", str(tmp_path / "p")])

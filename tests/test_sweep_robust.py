@@ -99,7 +99,7 @@ def test_a_killed_local_worker_is_a_failed_run_and_a_rerun_completes_it(tmp_path
 
     status = ltr("sweep", cfg, "--out", out, "--status")
     assert status.returncode == 0
-    assert re.search(rf"failed   grid/{run_id} \[step\.eta=[0-9.]+\]: worker process {pid}", status.stdout)
+    assert re.search(rf"failed   grid/{run_id} \[step\.eta: [0-9.]+\]: worker process {pid}", status.stdout)
     assert "done=2 failed=1 running=0 pending=0" in status.stdout
 
     again = ltr("sweep", cfg, "--out", out, "--jobs", "2")
@@ -150,7 +150,7 @@ def test_a_worker_that_exits_is_a_failed_run(tmp_path, killer):
     assert "2 of 3 runs done" in res.stdout
     assert (out / "grid" / f".{victim[1]}.failed.json").is_file()
     status = run("sweep", cfg, "--out", out, "--status")
-    assert re.search(rf"failed   grid/{victim[1]} \[eta=0\.1\]", status.stdout), status.stdout
+    assert re.search(rf"failed   grid/{victim[1]} \[eta: 0\.1\]", status.stdout), status.stdout
 
     again = run("sweep", cfg, "--out", out, "--jobs", "2")
     assert again.returncode == 0, again.stderr
@@ -178,7 +178,7 @@ def test_a_dask_task_whose_worker_dies_is_reported_failed(tmp_path, killer):
     assert errors and all(re.match(r"ltr: error: run grid/\S+ failed: the Dask worker computing this run died", e)
                           for e in errors), errors
     status = run("sweep", cfg, "--out", out, "--status")
-    assert re.search(r"failed   grid/\S+ \[eta=0\.01\]", status.stdout), status.stdout
+    assert re.search(r"failed   grid/\S+ \[eta: 0\.01\]", status.stdout), status.stdout
     assert f"{3 - len(errors)} of 3 runs done" in res.stdout
 
     again = run("sweep", cfg, "--out", out, "--executor", "dask", "--jobs", "2")
@@ -426,7 +426,7 @@ def test_status_reads_only_and_survives_odd_files(tmp_path):
         (line,) = [line for line in lines if f" grid/{run} [" in line]
         return line
 
-    assert line_of(done).startswith(f"done     grid/{done} [step.eta=")
+    assert line_of(done).startswith(f"done     grid/{done} [step.eta: ")
     assert line_of(failed_run).endswith("]: (unreadable failure record)")
     assert line_of(failed_run).startswith("failed ")
     assert line_of(odd_run).startswith("pending ")

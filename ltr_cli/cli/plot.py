@@ -42,6 +42,10 @@ def plot(
         dims = parse_size(size) if size is not None else None
     except ValueError as exc:
         raise LtrError(f"--size: {exc}") from None
+    if metric:
+        from ltr_cli.measures.registry import canonical_name
+
+        metric = [canonical_name(m) for m in metric]  # map is ap: files and labels by the one spelling
     runs = chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
     options = FigureOptions(dims, font_size, _value(legend), title)
     selected: dict[Path, tuple[str, str]] = {}
@@ -88,6 +92,7 @@ def _check_folder(target: Path) -> None:
 def _select(runs: list[Any], select_by: str, window: int) -> tuple[list[Any], dict[Path, tuple[str, str]], str]:
     """The runs of each learner's best settings, the legend note and caption detail of each
     (``eta=0.1, best by ndcg@10``), and the file-name suffix ``_best-by-ndcg_at_10``."""
+    from ltr_cli.names import count
     from ltr_cli.reports.captions import short_settings
     from ltr_cli.reports.run_labels import describe_settings
     from ltr_cli.reports.selection import select
@@ -98,9 +103,9 @@ def _select(runs: list[Any], select_by: str, window: int) -> tuple[list[Any], di
     for choice in choices:
         shown = describe_settings(short_settings(choice.settings))
         note = f"{shown + ', ' if shown else ''}best by {metric}"
-        detail = (f"best of {choice.candidates} setting(s) by the time-averaged {metric} over the last {window} "
+        detail = (f"best of {count(choice.candidates, 'setting')} by the time-averaged {metric} over the last {window} "
                   f"rounds ({choice.score:.4g}"
-                  + (f"; {choice.tied} other setting(s) tie, the first by config id is drawn" if choice.tied else "")
+                  + (f"; {count(choice.tied, 'other setting')} tie, the first by config id is drawn" if choice.tied else "")
                   + ")" + (f"; settings {describe_settings(choice.settings)}" if choice.settings else ""))
         for run in choice.runs:
             selected[run.path] = (note, detail)

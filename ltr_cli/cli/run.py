@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ltr_cli.errors import LtrError
+from ltr_cli.names import count
 
 
 def run(
@@ -23,6 +24,7 @@ def run(
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
     from ltr_cli.config.experiment import load_config
+    from ltr_cli.measures.registry import display_name
     from ltr_cli.runs.runner import run_experiment
 
     from ltr_cli import console
@@ -46,13 +48,14 @@ def run(
         elif o.summary.get("protocol") == "batch-cv":
             folds = o.summary.get("degenerate_folds") or []
             result = (f"test {_headline(metrics)} (mean over folds)" if not folds else
-                      f"DEGENERATE model (constant scores: file order) in fold(s) {', '.join(map(str, folds))}, "
+                      f"DEGENERATE model (constant scores: file order) in {'fold' if len(folds) == 1 else 'folds'} "
+                      f"{', '.join(map(str, folds))}, "
                       "no test numbers for the method")
-            typer.echo(f"{o.learner}: {_count(len(o.summary['folds']), 'fold')}, {result} -> {o.path}")
+            typer.echo(f"{o.learner}: {count(len(o.summary['folds']), 'fold')}, {result} -> {o.path}")
         else:
-            parts = [f"{name}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
+            parts = [f"{display_name(name)}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
                      if vals["final_time_average"] is not None]
-            typer.echo(f"{o.learner}: {_count(o.summary['rounds'], 'round')}, {_count(o.summary['updates'], 'update')}, "
+            typer.echo(f"{o.learner}: {count(o.summary['rounds'], 'round')}, {count(o.summary['updates'], 'update')}, "
                        f"time-averaged {' '.join(parts)} -> {o.path}")
 
     run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv, resume=resume, fresh=fresh,
@@ -65,10 +68,7 @@ def _headline(metrics: dict[str, Any]) -> str:
     """A batch run's test metrics on its one line: MAP and NDCG@3 when it has them (the
     batch papers' tables), else its first three."""
     keys = [k for k in ("ap", "ndcg@3") if k in metrics] or list(metrics)[:3]
-    return " ".join(f"{'MAP' if k == 'ap' else k.upper()}="
+    from ltr_cli.measures.registry import display_name
+
+    return " ".join(f"{display_name(k)}="
                     + ("n/a" if metrics[k] is None else f"{metrics[k]:.4f}") for k in keys)
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 update``, ``2 updates``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -18,6 +18,7 @@ from ltr_cli.data.svmlight import ReaderOptions
 from ltr_cli.errors import LtrError
 from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.measures.stacked import evaluate_stacked
+from ltr_cli.measures.registry import display_name
 
 
 __all__ = ["evaluate_file", "format_tables", "nan_to_none", "read_scores", "read_scores_reference"]
@@ -163,12 +164,12 @@ def _cell(v: float | None) -> str:
 
 
 def _format_columns(result: dict[str, Any], per_query: bool) -> str:
-    """``qid`` and one column per metric (upper case, e.g. ``ERR@10``), then ``Average``."""
+    """``qid`` and one column per metric (typeset: ``ERR@10``, ``MAP``, ``MRR``), then ``Average``."""
     names = result["metrics"]
     lines = [f"# convention={result['convention']} ties={result['ties']} "
              f"no_relevant={result['no_relevant']} queries={result['queries']} "
              f"documents={result['documents']}",
-             "\t".join(["qid"] + [n.upper() for n in names])]
+             "\t".join(["qid"] + [display_name(n) for n in names])]
     rows = list(result["per_query"].items()) if per_query else []
     for qid, vals in rows + [("Average", result["average"])]:
         lines.append("\t".join([qid] + [_cell(vals.get(n)) for n in names]))

@@ -333,6 +333,46 @@ def is_metric_name(name: object) -> bool:
     return spec.name == name or (name in _ALIASES)
 
 
+# how a metric is typeset in tables and figures: the papers' names for the mean over queries
+_DISPLAY = {"ap": "MAP", "rr": "MRR", "mean_ndcg": "MeanNDCG"}
+# prefixes and suffixes of column names built from a metric name
+_PREFIXES = ("vali_", "test_", "heldout_", "paper_")
+_SUFFIXES = ("_std", "_min", "_max")
+
+
+def canonical_name(name: str) -> str:
+    """The one spelling of a metric name (``map`` -> ``ap``, ``err@10-gmax=2`` as is);
+    ``name`` unchanged when it is not a metric name."""
+    try:
+        return parse_metric(name).name
+    except ValueError:
+        return name
+
+
+def canonical_column(column: str) -> str:
+    """A column named after a metric, with the metric in its one spelling: ``map`` -> ``ap``,
+    ``vali_map`` -> ``vali_ap``, ``map_std`` -> ``ap_std``, ``paper_map`` -> ``paper_ap``;
+    any other column unchanged (results written by older versions are read through this)."""
+    prefix = next((p for p in _PREFIXES if column.startswith(p)), "")
+    rest = column[len(prefix):]
+    suffix = next((x for x in _SUFFIXES if rest.endswith(x) and not is_metric_name(rest)), "")
+    core = rest[:len(rest) - len(suffix)] if suffix else rest
+    return prefix + canonical_name(core) + suffix if is_metric_name(core) else column
+
+
+def display_name(name: str) -> str:
+    """How a metric is typeset (LaTeX tables, figure labels, ``ltr run``'s line): the mean
+    over queries under the papers' names: ``ap`` -> ``MAP``, ``rr`` -> ``MRR``,
+    ``ndcg@10`` -> ``NDCG@10``, ``p@5`` -> ``P@5``, ``err@10-gmax=2`` -> ``ERR@10 (gmax=2)``;
+    a name that is not a metric's is returned unchanged."""
+    try:
+        spec = parse_metric(name)
+    except ValueError:
+        return name
+    head = _DISPLAY.get(spec.kind, spec.kind.upper()) + ("" if spec.k is None else f"@{spec.k}")
+    return head + (" (" + ", ".join(f"{p}={v}" for p, v in spec.params) + ")" if spec.params else "")
+
+
 def none_value_for(kind: str, policy_value: float) -> float:
     """The value a ``kind`` metric gives a query without relevant documents, from the
     policy's value (0, 1 or NaN): an unnormalised metric gets 0 for ``one``."""

@@ -177,7 +177,7 @@ def run_cv(
     summary = {
         "protocol": "batch-cv",
         "folds": [f.number for f in folds],
-        "selected_by": f"vali {select_by}",
+        "selected_by": f"vali {parse_metric(select_by).name}",
         "convention": conv.name,
         "metrics": {m.name: _mean([r.get(m.name) for r in rows]) for m in tests},
         "per_fold": rows,

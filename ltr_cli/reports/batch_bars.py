@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.measures.registry import canonical_name, display_name
 from ltr_cli.reports.captions import Curve, data_title, figure_title, write_caption
 from ltr_cli.reports.curves import plain
 from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, place_legend, pyplot, save, set_title
@@ -34,7 +35,7 @@ def is_batch(run: Run) -> bool:
 
 
 def _axis_name(metric: str) -> str:
-    return "MAP" if metric == "ap" else metric.upper()
+    return display_name(metric)
 
 
 def bar_plan(runs: list[Run], metrics: list[str] | None) -> dict[str, tuple[list[str], list[Run]]]:
@@ -50,7 +51,7 @@ def bar_plan(runs: list[Run], metrics: list[str] | None) -> dict[str, tuple[list
         for run in group:
             have += [k for k in run.summary.get("metrics", {}) if k not in have]
         if metrics:
-            wanted = ["ap" if m in ("map", "ap") else m for m in metrics]
+            wanted = [canonical_name(m) for m in metrics]
             missing = [m for m in wanted if m not in have]
             if missing:
                 raise ResultsError(f"metric {missing[0]!r} is not a test metric of the batch runs of {experiment}; "

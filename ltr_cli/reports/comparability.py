@@ -27,6 +27,7 @@ from itertools import combinations
 from typing import Any
 
 from ltr_cli.data.identity import DIGEST
+from ltr_cli.names import count
 from ltr_cli.reports.paper_numbers import PERCEPTRON_SETUPS, ROUNDS_TOLERANCE
 
 _ROLES = ("train", "vali", "test")
@@ -75,7 +76,7 @@ def perceptron_verdict(seeds: list[Any]) -> Verdict | None:
     files = _data_files(run)
     digests = [f.get(DIGEST) for f in files]
     if len(files) != setup["files"]:
-        diffs.append(f"{len(files)} data file(s) (paper: {setup['files']})")
+        diffs.append(f"{count(len(files), 'data file')} (paper: {setup['files']})")
     if len(set(digests)) < len(digests):
         diffs.append(f"{len(digests) - len(set(digests))} of its data files are copies of another")
     rounds = run.summary.get("rounds")
@@ -167,7 +168,7 @@ def direct_optimisation_verdict(run: Any) -> Verdict | None:
                      + (f" ({info.n_features} features)" if info else ""))
     folds = run.summary.get("folds", [])
     if not isinstance(folds, list) or len(folds) != setup["folds"]:
-        diffs.append(f"{len(folds) if isinstance(folds, list) else 0} fold(s) (paper: {setup['folds']})")
+        diffs.append(f"{count(len(folds) if isinstance(folds, list) else 0, 'fold')} (paper: {setup['folds']})")
     diffs += _copies_within_folds(run)
     for key, known in (("queries", getattr(info, "queries", None)), ("documents", getattr(info, "documents", None))):
         have = run.summary.get(f"test_{key}")

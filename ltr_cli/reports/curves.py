@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.measures.metrics import time_average
+from ltr_cli.measures.registry import display_name
 from ltr_cli.reports.captions import Curve, short_settings
 from ltr_cli.reports.plot_style import LINESTYLES, converged_limits, mark_every, ramp, role_style, same_as
 from ltr_cli.reports.run_labels import describe_settings, differing_settings, with_settings
@@ -158,5 +159,5 @@ def draw_curves(ax: Any, metric: str, have: list[Run], max_rounds: int | None, b
 
 def axis_label(metric: str) -> str:
     if metric.startswith(HELDOUT):
-        return f"Held-out {metric.removeprefix(HELDOUT).upper()} (current weights)"
-    return f"Time averaged {metric.upper()}"
+        return f"Held-out {display_name(metric.removeprefix(HELDOUT))} (current weights)"
+    return f"Time averaged {display_name(metric)}"

@@ -1,61 +1,156 @@
 """``ltr report --format latex``: the report's tables as LaTeX ``tabular`` environments in
 booktabs style (``\\toprule``, ``\\midrule``, ``\\bottomrule``; add ``\\usepackage{booktabs}``).
 
-Numbers get four decimals, a missing value is ``--``, text is escaped (``& % $ # _ { } ~ ^
-\\``), and a value marked significantly better than the baseline (``ltr report --baseline``)
-carries ``$^\\dagger$``. The pivot (:mod:`ltr_cli.reports.pivot`) gets a two-row header:
-datasets spanning their metrics (``\\multicolumn`` and ``\\cmidrule``).
+A paper's table, not the whole record: the columns a paper prints (data, learner, its
+settings where they tell rows apart, the metric, the numbers and the paper's), without
+empty columns; metrics typeset as the papers name them (``MAP``, ``NDCG@10``:
+:func:`ltr_cli.measures.registry.display_name`). What the table leaves out but a reader
+must know follows it as ``%`` comment lines: each row's verdict against the paper's
+number and the meaning of the marks.
+
+Numbers get four decimals, a missing or NaN value is ``--``, text is escaped (``& % $ # _ {
+} ~ ^ \\``), the best value of a metric column among the rows it compares (one experiment;
+online: one metric) is bold, and a value marked significantly better than the baseline
+(``ltr report --baseline``) carries ``$^\\dagger$``. The pivot (:mod:`ltr_cli.reports.pivot`)
+gets a two-row header: datasets spanning their metrics (``\\multicolumn`` and ``\\cmidrule``),
+the best value of each column bold.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+from ltr_cli.measures.registry import display_name, is_metric_name
 
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+# the online and batch tables' columns a paper prints, and their headers
+_PAPER_COLUMNS = {
+    "experiment": "experiment", "dataset": "dataset", "label": "learner", "settings": "settings", "metric": "metric", "rounds": "rounds",
+    "seeds": "seeds", "folds": "folds", "last10": "last 10", "last10_std": "sd", "paper": "paper",
+    "difference": "difference", "selected_by": "selected by", "candidates": "candidates", "score": "score",
+    "score_std": "sd",
+}
+# columns that hold text a reader needs but a paper's table does not print: shown as comments
+_COMMENTED = ("vs_paper", "vs_baseline")
 
 
 def escape(text: str) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in text)
 
 
-def cell(value: Any, marked: bool = False) -> str:
-    if value is None or value == "":
-        text = "--"
-    elif isinstance(value, float):
-        text = f"{value:.4f}" if value == value else "--"
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def cell(value: Any, marked: bool = False, bold: bool = False) -> str:
+    """One cell: four decimals for a float, ``--`` for nothing or NaN, escaped text."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return "--" + (r"$^\dagger$" if marked else "")
+    if isinstance(value, float):
+        text = f"{value:.4f}"
     else:
         text = escape(str(value))
-    return text + (r"$^\dagger$" if marked else "")
+    return (rf"\textbf{{{text}}}" if bold else text) + (r"$^\dagger$" if marked else "")
 
 
-def to_latex(rows: list[dict[str, Any]], columns: list[str], note: bool | None = None) -> str:
-    """One ``tabular`` of ``columns`` (numbers right-aligned, text left)."""
-    align = "".join("r" if any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
-                               for r in rows) else "l" for c in columns)
-    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(escape(c) for c in columns) + r" \\",
-             r"\midrule"]
+def header(column: str) -> str:
+    """A column's header: a metric typeset (``ap`` -> ``MAP``), its spread and the paper's
+    number named after it (``MAP sd``, ``paper MAP``), other columns as :data:`_PAPER_COLUMNS`."""
+    if is_metric_name(column):
+        return escape(display_name(column))
+    if column.endswith("_std") and is_metric_name(column[:-4]):
+        return escape(display_name(column[:-4]) + " sd")
+    if column.startswith("paper_") and is_metric_name(column[6:]):
+        return escape("paper " + display_name(column[6:]))
+    return escape(_PAPER_COLUMNS.get(column, column))
+
+
+def _paper_columns(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
+    """The columns a paper prints: metric columns and :data:`_PAPER_COLUMNS`, each only when
+    some row has a value in it."""
+    keep = [c for c in columns if c != "experiment" and c in _PAPER_COLUMNS or is_metric_name(c) or c.startswith("paper_")
+            or (c.endswith("_std") and is_metric_name(c[:-4]))]
+    if len({r.get("experiment") for r in rows}) > 1:  # rows of several experiments: say whose
+        keep.insert(0, "experiment")
+    return [c for c in keep if any(r.get(c) not in (None, "") for r in rows)] or keep
+
+
+def _best(rows: list[dict[str, Any]], columns: list[str]) -> set[tuple[int, str]]:
+    """(row index, column) of each best value: per metric column (online: ``last10``, per
+    metric) the highest finite value among the rows of one experiment, when two or more
+    rows have one (every metric here is better higher)."""
+    out: set[tuple[int, str]] = set()
+    for c in columns:
+        if not (is_metric_name(c) or c == "last10"):
+            continue
+        groups: dict[tuple[Any, ...], list[tuple[int, float]]] = {}
+        for i, r in enumerate(rows):
+            v: Any = r.get(c)
+            if _number(v) and math.isfinite(v):
+                key = (r.get("experiment"), r.get("metric") if c == "last10" else None)
+                groups.setdefault(key, []).append((i, float(v)))
+        for members in groups.values():
+            if len(members) > 1:
+                top = max(v for _, v in members)
+                out |= {(i, c) for i, v in members if v == top}
+    return out
+
+
+def _comments(rows: list[dict[str, Any]], columns: list[str], note: str | None) -> list[str]:
+    """``%`` lines after the table: each row's verdict and test (the columns it leaves out),
+    and ``note`` (the marks' legend)."""
+    lines = []
     for r in rows:
+        said = [f"{c}: {r[c]}" for c in _COMMENTED if c in columns and r.get(c)]
+        if said:
+            who = " ".join(str(r[c]) for c in ("label", "settings", "dataset", "metric") if r.get(c))
+            lines.append(f"% {who}: " + "; ".join(said))
+    if note:
+        lines += ["% " + line.replace("\u2020", r"$^\dagger$") for line in note.strip().splitlines()]
+    return [line.replace("\n", " ") for line in lines]
+
+
+def to_latex(rows: list[dict[str, Any]], columns: list[str], note: str | None = None) -> str:
+    """One ``tabular`` of the paper's columns among ``columns`` (numbers right-aligned, text
+    left), then the comment lines of :func:`_comments` (``note``: the marks' legend)."""
+    shown = _paper_columns(rows, columns)
+    align = "".join("r" if any(_number(r.get(c)) for r in rows) else "l" for c in shown)
+    best = _best(rows, shown)
+    lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(header(c) for c in shown) + r" \\",
+             r"\midrule"]
+    for i, r in enumerate(rows):
         marked = r.get("marked", ())
-        lines.append(" & ".join(cell(r.get(c), c in marked) for c in columns) + r" \\")
+        values = [display_name(r[c]) if c == "metric" and isinstance(r.get(c), str) else r.get(c) for c in shown]
+        lines.append(" & ".join(cell(v, c in marked, (i, c) in best) for c, v in zip(shown, values)) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _comments(rows, columns, note)) + "\n"
 
 
-def pivot_to_latex(header: list[tuple[str, list[str]]], rows: list[tuple[str, list[Any]]]) -> str:
-    """The pivot: ``header`` (dataset, its metrics) left to right, ``rows`` (learner, values)."""
-    n = sum(len(metrics) for _, metrics in header)
+def pivot_to_latex(header_groups: list[tuple[str, list[str]]], rows: list[tuple[str, list[Any]]]) -> str:
+    """The pivot: ``header_groups`` (dataset, its metrics) left to right, ``rows`` (learner,
+    values); the best value of each column bold (when two or more learners have one)."""
+    n = sum(len(metrics) for _, metrics in header_groups)
     lines = [rf"\begin{{tabular}}{{l{'r' * n}}}", r"\toprule"]
     spans, rules, col = [], [], 2
-    for dataset, metrics in header:
+    for dataset, metrics in header_groups:
         spans.append(rf"\multicolumn{{{len(metrics)}}}{{c}}{{{escape(dataset)}}}")
         rules.append(rf"\cmidrule(lr){{{col}-{col + len(metrics) - 1}}}")
         col += len(metrics)
     lines.append(" & " + " & ".join(spans) + r" \\")
     lines.append(" ".join(rules))
-    lines.append("learner & " + " & ".join(escape(m) for _, metrics in header for m in metrics) + r" \\")
+    lines.append("learner & " + " & ".join(escape(display_name(m)) for _, metrics in header_groups
+                                            for m in metrics) + r" \\")
     lines.append(r"\midrule")
+    tops = []
+    for j in range(n):
+        finite = [float(v[j]) for _, v in rows if _number(v[j]) and math.isfinite(v[j])]
+        tops.append(max(finite) if len(finite) > 1 else None)
     for learner, values in rows:
-        lines.append(escape(learner) + " & " + " & ".join(cell(v) for v in values) + r" \\")
+        lines.append(escape(learner) + " & " + " & ".join(
+            cell(v, bold=tops[j] is not None and _number(v) and float(v) == tops[j]) for j, v in enumerate(values))
+            + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ltr_cli.measures.registry import canonical_name
+from ltr_cli.names import setting_value
+
 # (dataset, role, metric) -> value
 PERCEPTRON_PAPER: dict[tuple[str, str, str], float] = {
     ("mslr-web10k", "slam-ndcg", "ndcg@10"): 0.25,
@@ -33,19 +36,50 @@ def config_paper(config: Any) -> str | None:
     return paper if paper in PAPERS else None
 
 
-def paper_value(paper: str | None, dataset: str, role: str, metric: str) -> float | None:
-    """The number ``paper`` prints for a dataset, learner role and metric, if it gives one:
-    only the perceptron paper prints online numbers (the top-k paper's are in a figure).
-    Looked up by paper first, so a learner that two papers run (ListNet) never borrows the
-    other paper's number. Generated data shaped like a dataset (``shaped:NAME``) is not
-    matched: its numbers are not comparable with the paper's."""
-    return PERCEPTRON_PAPER.get((dataset, role, metric)) if paper == "perceptron" else None
+def paper_value(paper: str | None, dataset: str, role: str, metric: str,
+                protocol: dict[str, Any] | None = None) -> float | None:
+    """The number ``paper`` prints for a dataset, learner role, metric and protocol, if it
+    gives one: only the perceptron paper prints online numbers (the top-k paper's are in a
+    figure). Looked up by paper first, so a learner that two papers run (ListNet) never
+    borrows the other paper's number, and by protocol (``protocol``: the run's config
+    ``protocol:`` block; passes, keep-probability, shuffling), so a run under another
+    protocol (the top-k paper's 10 passes over Yahoo) is never judged against it. Generated
+    data shaped like a dataset (``shaped:NAME``) is not matched: its numbers are not
+    comparable with the paper's."""
+    if paper != "perceptron" or other_protocol(dataset, protocol):
+        return None
+    return PERCEPTRON_PAPER.get((dataset, role, canonical_name(metric)))
 
 
-def printed_elsewhere(dataset: str, role: str, metric: str) -> str | None:
-    """The paper that prints a number for this dataset, role and metric, for a run whose
-    config names no paper (so the report can say which ``paper:`` to set)."""
-    return "perceptron" if (dataset, role, metric) in PERCEPTRON_PAPER else None
+def printed_elsewhere(dataset: str, role: str, metric: str, protocol: dict[str, Any] | None = None) -> str | None:
+    """The paper that prints a number for this dataset, role, metric and protocol, for a
+    run whose config names no paper (so the report can say which ``paper:`` to set)."""
+    if other_protocol(dataset, protocol):
+        return None
+    return "perceptron" if (dataset, role, canonical_name(metric)) in PERCEPTRON_PAPER else None
+
+
+#: the protocol keys a perceptron-paper number is looked up by, with the config's defaults
+PROTOCOL_KEYS = {"passes": 1, "keep_probability": 1.0, "shuffle": False}
+
+
+def run_protocol(config: Any) -> dict[str, Any]:
+    """A run's protocol as the lookup keys it (:data:`PROTOCOL_KEYS`, defaults filled in)."""
+    block = config.get("protocol") if isinstance(config, dict) else None
+    block = block if isinstance(block, dict) else {}
+    return {key: block.get(key, default) for key, default in PROTOCOL_KEYS.items()}
+
+
+def other_protocol(dataset: str, protocol: dict[str, Any] | None) -> list[str]:
+    """How ``protocol`` differs from the one behind the perceptron paper's numbers for
+    ``dataset`` (``passes 10 (paper: 4)``, ...); [] when it is the same, or when either is
+    not known (``protocol`` None)."""
+    setup = PERCEPTRON_SETUPS.get(dataset)
+    if setup is None or protocol is None:
+        return []
+    said = {"passes": "passes", "keep_probability": "keep-probability", "shuffle": "shuffle"}
+    return [f"{said[key]} {setting_value(protocol.get(key, default))} (paper: {setting_value(setup[key])})"
+            for key, default in PROTOCOL_KEYS.items() if protocol.get(key, default) != setup[key]]
 
 
 # Direct-optimisation paper, Table 2 (MAP) and Table 3 (NDCG@3), measured on the LETOR of
@@ -63,7 +97,7 @@ DIRECT_OPTIMISATION_PAPER: dict[tuple[str, str, str], float] = {
     (dataset, method.lower(), metric): values[i][j]
     for method, values in _TABLES.items()
     for i, dataset in enumerate(("letor2-ohsumed", "letor2-td2003", "letor2-td2004"))
-    for j, metric in enumerate(("map", "ndcg@3"))
+    for j, metric in enumerate(("ap", "ndcg@3"))
 }
 # LETOR 3.0 (December 2008) re-sampled the documents of these collections and changed their
 # features (45 and 64): a run on it is named against the version the paper's numbers are for
@@ -79,14 +113,15 @@ def in_batch_paper(method: str) -> bool:
 
 
 def batch_paper_value(dataset: str, method: str, metric: str, paper: str | None = "direct-optimisation") -> float | None:
-    """Table 2 (``map``) / Table 3 (``ndcg@3``) of the direct-optimisation paper; ``method``
+    """Table 2 (MAP, metric ``ap``; ``map`` is read as ``ap``) / Table 3 (``ndcg@3``) of the
+    direct-optimisation paper; ``method``
     is the paper's name for it, in any case (runs recorded before roles were the paper's
     names record it in lower case). Only the LETOR 2.0 datasets have numbers; a LETOR 3.0
     run gets none (:data:`PAPER_DATA_VERSION`), and so does a run whose config names another
     paper (``paper``)."""
     if paper != "direct-optimisation":
         return None
-    return DIRECT_OPTIMISATION_PAPER.get((dataset, method.lower(), metric))
+    return DIRECT_OPTIMISATION_PAPER.get((dataset, method.lower(), canonical_name(metric)))
 
 
 # The setups behind those numbers (REPRODUCTION-NOTES.md, "Perceptron paper, Figures 2-3"):

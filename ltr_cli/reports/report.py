@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
-from ltr_cli.reports.paper_numbers import config_paper, paper_value, printed_elsewhere
+from ltr_cli.reports.paper_numbers import config_paper, other_protocol, paper_value, printed_elsewhere, run_protocol
+from ltr_cli.measures.registry import canonical_name
+from ltr_cli.names import settings_text
 from ltr_cli.results.folders import Run, group_seeds
 from ltr_cli.reports.run_labels import describe_settings, differing_settings
 
@@ -32,10 +34,14 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
             mean = float(np.mean(last10)) if last10 else None
             dataset, role = str(first.get("dataset", "")), str(first.get("role", ""))
             named = config_paper(seeds[0].config)
-            paper = paper_value(named, dataset, role, metric)
+            protocol = run_protocol(seeds[0].config)
+            paper = paper_value(named, dataset, role, metric, protocol)
             verdict = perceptron_verdict(seeds) if paper is not None else None
             comparable = verdict is not None and verdict.comparable
-            elsewhere = printed_elsewhere(dataset, role, metric) if named is None else None
+            elsewhere = printed_elsewhere(dataset, role, metric, protocol) if named is None else None
+            # the paper prints a number for this learner and data, under another protocol
+            other = other_protocol(dataset, protocol) if named is not None and paper is None and \
+                paper_value(named, dataset, role, metric) is not None else []
             rows.append({
                 "experiment": experiment,
                 "dataset": first.get("dataset", ""),
@@ -53,6 +59,8 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "paper": paper,
                 "difference": None if not comparable or mean is None or paper is None else mean - paper,
                 "vs_paper": (verdict.text() if verdict is not None else
+                             f"no paper number: the {named} paper's is for another protocol ("
+                             + "; ".join(other) + ")" if other else
                              f"the config names no paper: set paper: {elsewhere} to compare with its number"
                              if elsewhere else ""),
                 "notes": "; ".join(_notes(seeds)),
@@ -103,7 +111,7 @@ def selection_rows(choices: list[Any], metric: str, window: int) -> list[dict[st
             "learner": c.learner,
             "label": c.runs[0].label,
             "selected_by": f"{metric}, last {window} rounds of the time average",
-            "settings": "; ".join(f"{k}={v}" for k, v in c.settings.items()) or "(only one setting)",
+            "settings": settings_text(c.settings, c.learner) or "(only one setting)",
             "candidates": c.candidates,
             "tied": c.tied,
             "seeds": len(c.scores),
@@ -120,12 +128,8 @@ SELECTION_COLUMNS = ["experiment", "learner", "label", "selected_by", "settings"
 
 
 _BATCH_HEAD = ["experiment", "dataset", "learner", "label", "folds"]
-_BATCH_TAIL = ["paper_map", "paper_ndcg@3", "vs_paper"]
+_BATCH_TAIL = ["paper_ap", "paper_ndcg@3", "vs_paper"]
 _WITH_SPREAD = ("ap", "ndcg@3")  # the batch papers' headline metrics: their spread over folds is shown
-
-
-def _column(metric: str) -> str:
-    return "map" if metric == "ap" else metric
 
 
 def _batch_metrics(runs: list[Run]) -> list[str]:
@@ -137,17 +141,17 @@ def _batch_metrics(runs: list[Run]) -> list[str]:
 
 
 def batch_columns(runs: list[Run]) -> list[str]:
-    """The batch table's columns: the runs' test metrics (AP shown as ``map``), the spread
+    """The batch table's columns: the runs' test metrics by their one spelling, the spread
     over folds beside MAP and NDCG@3, and the paper's numbers (:data:`BATCH_COLUMNS` for
     the default test metrics)."""
     cols = list(_BATCH_HEAD)
     for metric in _batch_metrics(runs):
-        cols += [_column(metric)] + ([f"{_column(metric)}_std"] if metric in _WITH_SPREAD else [])
+        cols += [metric] + ([f"{metric}_std"] if metric in _WITH_SPREAD else [])
     return cols + _BATCH_TAIL
 
 
-BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "map", "map_std", "ndcg@1", "ndcg@3",
-                 "ndcg@3_std", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_map", "paper_ndcg@3", "vs_paper"]
+BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "ap", "ap_std", "ndcg@1", "ndcg@3",
+                 "ndcg@3_std", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10", "paper_ap", "paper_ndcg@3", "vs_paper"]
 
 
 def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
@@ -172,12 +176,13 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
             "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
             "label": run.label, "folds": len(s.get("folds", [])),
             # a degenerate model's numbers measure the file order, never the method
-            **{_column(k): None if degenerate else m.get(k) for k in names},
-            **{f"{_column(k)}_std": None if degenerate else _fold_std(run, k) for k in names if k in _WITH_SPREAD},
-            "paper_map": None if extra else batch_paper_value(dataset, role, "map", named),
+            **{k: None if degenerate else m.get(k) for k in names},
+            **{f"{k}_std": None if degenerate else _fold_std(run, k) for k in names if k in _WITH_SPREAD},
+            "paper_ap": None if extra else batch_paper_value(dataset, role, "ap", named),
             "paper_ndcg@3": None if extra else batch_paper_value(dataset, role, "ndcg@3", named),
-            "vs_paper": (f"degenerate model (constant scores, file order) in fold(s) "
-                         f"{', '.join(map(str, degenerate))}: no numbers" if degenerate
+            "vs_paper": (f"degenerate model (constant scores, file order) in "
+                         f"{'fold' if len(degenerate) == 1 else 'folds'} {', '.join(map(str, degenerate))}: no numbers"
+                         if degenerate
                          else f"not in the paper: its tables have no {role} row, nothing to compare" if extra
                          else "" if verdict is None else verdict.text()),
             "runs": run.path.name,
@@ -255,8 +260,10 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
     online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
     if fmt == "latex":
         from ltr_cli.reports.latex import to_latex
+        from ltr_cli.reports.report_marks import legend
 
-        render: Any = lambda rows, columns=None, note=None: to_latex(rows, columns or COLUMNS, note)  # noqa: E731
+        said = legend(baseline) if baseline else None
+        render: Any = lambda rows, columns=None, note=None: to_latex(rows, columns or COLUMNS, said)  # noqa: E731
     else:
         render = to_csv if fmt == "csv" else to_markdown
     parts = []
@@ -265,7 +272,7 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
 
         check_baseline(runs, baseline)
     if select_by:
-        parts.append(render(selection_rows(select(online, select_by, window), select_by, window),
+        parts.append(render(selection_rows(select(online, select_by, window), canonical_name(select_by), window),
                             SELECTION_COLUMNS))
     elif online and baseline:
         from ltr_cli.reports.report_marks import COLUMN, mark_online
@@ -280,7 +287,7 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
 
         rows = batch_rows(batch)
         names = _batch_metrics(batch)
-        mark_batch(rows, batch, baseline, names, {m: _column(m) for m in names})
+        mark_batch(rows, batch, baseline, names, {m: m for m in names})
         parts.append(render(rows, batch_columns(batch) + [COLUMN]))
     elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))

@@ -20,6 +20,7 @@ from html import escape
 from typing import Any
 
 from ltr_cli import __version__
+from ltr_cli.measures.registry import display_name
 from ltr_cli.reports.report import COLUMNS, batch_columns, batch_rows, report_rows
 from ltr_cli.results.folders import Run
 from ltr_cli.config.yamlio import dump_yaml
@@ -95,7 +96,7 @@ def _experiment_section(experiment: str, runs: list[Run], figures: list[tuple[st
         out.append(f"<p>{escape(description)}</p>")
     for metric, png in figures:
         data = base64.b64encode(png).decode("ascii")
-        alt = f"{experiment}: time-averaged {metric.upper()}"
+        alt = f"{experiment}: time-averaged {display_name(metric)}"
         out.append(f'<figure><img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
                    f"<figcaption>{escape(alt)}</figcaption></figure>")
     online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]

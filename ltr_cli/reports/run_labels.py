@@ -1,10 +1,13 @@
 """Names for runs that share a learner label: the settings that tell them apart (e.g.
-``ListNet (step.eta=0.1)``), never a bare hash. Used by plot legends, report rows, the
-selection table and ``sweep --status``."""
+``ListNet (step.eta: 0.1)``), never a bare hash. Used by plot legends, report rows, the
+selection table and ``ltr compare``. Settings are written as :func:`ltr_cli.names.setting`
+writes them: YAML's flow style, a learner's keys relative to the learner."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from ltr_cli.names import settings_text
 
 # config keys that never tell results apart (or are shown elsewhere)
 _IGNORED = ("seed", "seeds", "description", "output", "cache", "plot", "sweep")
@@ -44,15 +47,10 @@ def differing_settings(configs: list[Any]) -> list[dict[str, Any]]:
 
 
 def describe_settings(settings: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={_value(v)}" for k, v in settings.items())
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:g}"
-    return "-" if v is None else str(v)
+    """``step.eta: 0.1, protocol.shuffle: true`` (:func:`ltr_cli.names.settings_text`)."""
+    return settings_text(settings)
 
 
 def with_settings(label: str, settings: dict[str, Any]) -> str:
-    """``label (key=value, ...)``, or the label alone when nothing differs."""
+    """``label (key: value, ...)``, or the label alone when nothing differs."""
     return f"{label} ({describe_settings(settings)})" if settings else label

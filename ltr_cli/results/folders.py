@@ -42,7 +42,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ltr_cli.errors import ResultsError
 from ltr_cli.measures.metrics import time_average
-from ltr_cli.measures.registry import is_metric_name
+from ltr_cli.measures.registry import canonical_column, canonical_name, is_metric_name
 from ltr_cli.names import check_label, check_name
 from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
 from ltr_cli.pathnames import tried
@@ -475,4 +475,7 @@ def read_run(run_dir: Path) -> Run:
     if batch == ("t" in rounds.columns):
         raise _damaged(run_dir / "rounds.parquet", "does not match summary.json (online vs batch run)")
     check_summary_matches(summary, rounds, run_dir / "rounds.parquet")
+    # metrics by their one spelling, whatever version wrote the folder (``map`` is ``ap``)
+    rounds = rounds.rename(columns=canonical_column)
+    summary["metrics"] = {canonical_name(k): v for k, v in (summary.get("metrics") or {}).items()}
     return Run(path=run_dir, config=config, summary=summary, manifest=manifest, rounds=rounds)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ltr_cli.errors import ResultsError
-from ltr_cli.measures.registry import is_metric_name
+from ltr_cli.measures.registry import canonical_column, is_metric_name
 from ltr_cli.results.folders import TEST_QUERIES, Run, _damaged, _dtype_ok, _short
 
 TOLERANCE = 1e-9  # the fold means are the same numbers summed in the same order: only an edit moves them
@@ -46,6 +46,7 @@ def read_test_queries(run: Run) -> pd.DataFrame | None:
     except Exception as exc:  # noqa: BLE001 - arbitrary bytes can fail anywhere in the decoder
         raise _damaged(path, f"is not a readable Parquet file ({_short(exc, path)})") from None
     _check_columns(table, path)
+    table = table.rename(columns=canonical_column)  # as the run's rounds are read (``map`` is ``ap``)
     _check_means(table, run.rounds, path)
     return table
 

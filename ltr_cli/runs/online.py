@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli import console
+from ltr_cli.names import count
 from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.measures.conventions import CONVENTIONS
@@ -234,7 +235,7 @@ def run_online_jobs(
     if failed and not keep_going:
         job, error = failed[0]
         others = ", ".join(j.name for j, _ in failed[1:])
-        more = f" ({len(failed) - 1} more learner(s) failed: {others})" if len(failed) > 1 else ""
+        more = f" ({count(len(failed) - 1, 'more learner')} failed: {others})" if len(failed) > 1 else ""
         if len(jobs) == 1:
             raise error
         raise LtrError(f"{job.name} (seed {job.spec.seed}): {error}{more}")

@@ -129,7 +129,7 @@ def _run_batch_learner(
             hooks.close()
             saved = sorted(checkpoint.folds)
             console.error_line(f"interrupted: {name}: " + (
-                f"fold(s) {', '.join(saved)} saved in {checkpoint.path}; continue with: "
+                f"{'fold' if len(saved) == 1 else 'folds'} {', '.join(saved)} saved in {checkpoint.path}; continue with: "
                 f"{resume_command(argv)}" if saved else "no fold had finished, nothing saved"))
             raise
         outcome = record_run(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {

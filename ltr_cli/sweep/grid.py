@@ -35,6 +35,7 @@ from typing import Any
 
 from ltr_cli.config.experiment import ExperimentSpec, apply_overrides, parse_config, read_config_mapping
 from ltr_cli.errors import ConfigError, LtrError
+from ltr_cli.names import setting, settings_text
 from ltr_cli.sweep.tasks import EXECUTORS, ExecutorOptions, Task, group_tasks, one_line
 
 
@@ -89,7 +90,7 @@ class SweepPlan:
             data = copy.deepcopy(raw)
             data.pop("sweep", None)
             data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
-            label = ", ".join(f"{k}={v}" for k, v in point.items())
+            label = settings_text(point)
             spec = _validate_point(data, source, label)
             for seed in spec.seed_list():
                 one = spec.for_seed(seed).model_copy(update={"sweep": None})
@@ -215,9 +216,10 @@ def status(tasks: list[Task], out_root: Path) -> list[dict[str, Any]]:
 
 
 def point_label(point: dict[str, Any], learner: str) -> str:
-    """`` [step.eta=0.1, seed=1]``: the grid settings of one run (its own learner's keys
-    without their ``learners.<name>.`` prefix, and keys outside ``learners``)."""
+    """`` [step.eta: 0.1, seed: 1]``: the grid settings of one run (its own learner's keys
+    without their ``learners.<name>.`` prefix, and keys outside ``learners``), as
+    :func:`ltr_cli.names.setting` writes them."""
     own = f"learners.{learner}."
-    shown = [f"{k.removeprefix(own)}={v}" for k, v in point.items()
+    shown = [setting(k, v, learner) for k, v in point.items()
              if k.startswith(own) or not k.startswith("learners.")]
     return f" [{', '.join(shown)}]" if shown else ""
