@@ -79,7 +79,7 @@ class _MistakeDriven(LinearRanker):
         loss = self.mistake.loss(ranking, y)
         if loss <= 1e-12:  # exactly 0 for a perfect ranking; guard rounding only
             return UpdateInfo(mistake=False, updated=False, ranking_loss=0.0)
-        value, grad_s = self._surrogate(X @ self.w, y)
+        value, grad_s = self._surrogate(self._reference_scores(X), y)
         if not grad_s.any():
             return UpdateInfo(mistake=True, updated=False, surrogate=value, ranking_loss=loss)
         self.w = self.w - self.step(self.t, loss) * (X.T @ grad_s)
