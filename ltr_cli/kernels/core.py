@@ -122,15 +122,50 @@ def _dot(a, b):
 
 
 @njit(cache=_CACHE)
+def row_scores_into(X, w, s):
+    """``s[:m] = X @ w`` with one fixed summation order for every row: four partial sums
+    (column j goes to sum j mod 4, products rounded, no fused multiply-add), combined as
+    ``(a0 + a1) + (a2 + a3)``, so identical rows always get bit-identical scores. BLAS's
+    dgemv does not promise that: it runs a query's last m mod 4 rows through another kernel,
+    whose last bit can differ, so equal documents stop being tied. The authors' tie rule
+    (``reverse-input``) needs them tied, as their MATLAB's product left them (reference:
+    :func:`ltr_cli.measures.metrics.row_scores`)."""
+    m, d = X.shape
+    for i in range(m):
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        j = 0
+        while j + 4 <= d:
+            a0 += X[i, j] * w[j]
+            a1 += X[i, j + 1] * w[j + 1]
+            a2 += X[i, j + 2] * w[j + 2]
+            a3 += X[i, j + 3] * w[j + 3]
+            j += 4
+        if j < d:
+            a0 += X[i, j] * w[j]
+        if j + 1 < d:
+            a1 += X[i, j + 1] * w[j + 1]
+        if j + 2 < d:
+            a2 += X[i, j + 2] * w[j + 2]
+        s[i] = (a0 + a1) + (a2 + a3)
+
+
+@njit(cache=_CACHE)
 def scores(X, w):
     """``X @ w`` (m,) as the learners compute it."""
     return _matvec(X, w)
 
 
 @njit(cache=_CACHE)
-def scores_into(X, w, s):
-    """``s[:m] = X @ w`` (s a buffer of at least m entries)."""
-    _matvec_into(X, w, s)
+def scores_into(X, w, s, rowwise=False):
+    """``s[:m] = X @ w`` (s a buffer of at least m entries); ``rowwise``: by
+    :func:`row_scores_into` (equal rows score equal), else by BLAS."""
+    if rowwise:
+        row_scores_into(X, w, s)
+    else:
+        _matvec_into(X, w, s)
 
 
 @njit(cache=_CACHE)
@@ -219,9 +254,13 @@ def _sort_into(s, reverse, out):
 def score_rank(X, w, reverse, s, ranking):
     """Scores ``s[:m] = X @ w`` and ``ranking`` (m,) under the ``input-order`` tie policy
     (stable sort of -s; reference :func:`ltr_cli.measures.metrics.rank_from_scores`) or, with
-    ``reverse``, under ``reverse-input`` (stable ascending sort, reversed). Writes into the
-    caller's arrays: returning new arrays to Python costs as much as the sort."""
-    _matvec_into(X, w, s)
+    ``reverse``, under ``reverse-input`` (stable ascending sort, reversed; the scores then
+    by :func:`row_scores_into`, so equal rows tie as the authors' code has them). Writes into
+    the caller's arrays: returning new arrays to Python costs as much as the sort."""
+    if reverse:
+        row_scores_into(X, w, s)
+    else:
+        _matvec_into(X, w, s)
     _sort_into(s[:X.shape[0]], reverse, ranking)
 
 

@@ -69,6 +69,23 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
 
 
 @njit(cache=_CACHE)
+def _authors_feature_step(X, y, c, k, v, acc):
+    """``acc`` (d,) = the sum of ``v_i (X[k_i] - X[i])`` over documents with ``c_i > 0`` and
+    ``v_i > 0``, in the authors' loop order (labels descending, equal labels later document
+    first) and their arithmetic: the row difference first, then scaled, then added (reference
+    :func:`ltr_cli.surrogates.slam.authors_feature_gradient`). Equal rows cancel exactly;
+    ``X.T @ g`` can leave a last-bit residue there."""
+    acc[:] = 0.0
+    order = np.argsort(y, kind="mergesort")
+    for r in range(order.shape[0] - 1, -1, -1):
+        i = order[r]
+        if c[i] > 0.0 and v[i] > 0.0:
+            kk = k[i]
+            for j in range(acc.shape[0]):
+                acc[j] += v[i] * (np.float64(X[kk, j]) - np.float64(X[i, j]))
+
+
+@njit(cache=_CACHE)
 def _round_levels(y, fs, ks):
     """:func:`_levels` in the round's scratch (float ``fs[:m]``, int ``ks[:128 + 2m]``)."""
     m = y.shape[0]
@@ -110,7 +127,10 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, rank
         return loss, value, ZERO_STEP
     step = _step_size(int(P[PC_STEP_RULE]), P[PC_ETA], P[PC_LOSS_SCALED] != 0.0, t, loss)
     acc = fs[8 * m:8 * m + w.shape[0]]
-    _rmatvec_into(X, g, acc)
+    if ties == 1:
+        _authors_feature_step(X, yy, c, kk, v, acc)
+    else:
+        _rmatvec_into(X, g, acc)
     for j in range(w.shape[0]):
         out[j] = w[j] - step * acc[j]
     return loss, value, UPDATED

@@ -83,6 +83,21 @@ def rank_from_scores(
     raise ValueError(f"unknown tie policy {ties!r}; expected one of {TIE_POLICIES}")
 
 
+def row_scores(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Scores ``X @ w`` (m,) for X (m, d) and w (d,), every row summed in one fixed order:
+    four partial sums (column j into sum j mod 4) of the rounded products, then ``(a0 + a1)
+    + (a2 + a3)``. Identical rows get bit-identical scores, which BLAS's ``X @ w`` does not
+    promise (its tail rows take another kernel); the ``reverse-input`` tie rule needs them
+    tied, as the authors' MATLAB had them. Reference of
+    :func:`ltr_cli.kernels.core.row_scores_into` (same bits)."""
+    P = np.asarray(X, dtype=np.float64) * np.asarray(w, dtype=np.float64)
+    acc = np.zeros((4, P.shape[0]))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in range(P.shape[1]):
+            acc[j % 4] += P[:, j]
+        return (acc[0] + acc[1]) + (acc[2] + acc[3])
+
+
 def ideal_ranking(labels: np.ndarray, ties: str = "input-order") -> np.ndarray:
     """Ranking that sorts labels descending (ties in scores = ties in labels)."""
     return rank_from_scores(np.asarray(labels, dtype=np.float64), ties=ties)

@@ -34,17 +34,18 @@ def listnet_value_and_grad(scores: np.ndarray, labels: np.ndarray) -> tuple[floa
     return float(-(py @ log_ps)), np.exp(log_ps) - py
 
 
-def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray) -> np.ndarray:
+def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray,
+                             scores: np.ndarray | None = None) -> np.ndarray:
     """ListNet's gradient w.r.t. the weights (d,) as the authors' MATLAB computes it, for
     ``X`` (m, d), labels (m,) and weights (d,): ``-(X^T e^R) / sum e^R + (X^T e^s) / sum
     e^s`` with ``s = X w`` and **unshifted** exponentials. Large scores overflow ``e^s`` to
     inf and the gradient to NaN, as theirs did on raw MSLR features (REPRODUCTION-NOTES.md,
     "Verified by running the authors' code", item 3). Mathematically equal to
-    ``X^T (softmax(s) - softmax(R))``."""
+    ``X^T (softmax(s) - softmax(R))``. ``scores``: s when the caller has it (default ``X @ w``)."""
     X64 = np.asarray(X, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         ey = np.exp(np.asarray(labels, dtype=np.float64))
-        es = np.exp(X64 @ w)
+        es = np.exp(X64 @ w if scores is None else np.asarray(scores, dtype=np.float64))
         return (-(X64.T @ ey)) / ey.sum() + (X64.T @ es) / es.sum()
 
 

@@ -215,3 +215,18 @@ def max_pair_value_and_grad(
     grad[i] -= 1.0
     grad[k[i]] += 1.0
     return float(c[i]), grad
+
+
+def authors_feature_gradient(X: np.ndarray, labels: np.ndarray, c: np.ndarray, k: np.ndarray,
+                             v: np.ndarray) -> np.ndarray:
+    """SLAM's subgradient in weight space (d,) as the authors' MATLAB forms it, for X (m, d),
+    labels, hinge terms ``c``, maximisers ``k`` (:func:`slam_terms`) and weights ``v`` (m,):
+    over the documents in their loop order (labels descending, equal labels later document
+    first), ``g = g + v_i (X[k_i] - X[i])`` where ``c_i > 0`` and ``v_i > 0``. Equal to
+    ``X.T @ grad_s``, but equal rows cancel exactly, as in their code."""
+    X64 = np.asarray(X, dtype=np.float64)
+    g = np.zeros(X64.shape[1])
+    for i in np.argsort(np.asarray(labels, dtype=np.float64), kind="stable")[::-1]:
+        if c[i] > 0.0 and v[i] > 0.0:
+            g = g + v[i] * (X64[k[i]] - X64[i])
+    return g

@@ -15,7 +15,7 @@ from ltr_cli import kernels
 from ltr_cli.kernels import codes
 from ltr_cli.learners.online.schedules import StepSchedule
 from ltr_cli.measures.registry import parse_metric
-from ltr_cli.measures.metrics import average_precision, ndcg_at_k, rank_from_scores
+from ltr_cli.measures.metrics import average_precision, ndcg_at_k, rank_from_scores, row_scores
 
 if TYPE_CHECKING:
     from ltr_cli.learners.online.family import BlockFamily
@@ -171,9 +171,17 @@ class KernelScores:
         if seen is not None and seen[0] is X and seen[1] is w:
             return self._sbuf
         buf = self._score_buffer(X.shape[0])
-        (kernels.module or kernels.load()).core.scores_into(X, w, buf)
+        (kernels.module or kernels.load()).core.scores_into(X, w, buf, self.ties == "reverse-input")
         self._seen = (X, w)
         return buf
+
+    def _reference_scores(self, X: np.ndarray) -> np.ndarray:
+        """``X @ w`` (m,) for the slow reference code: under ``reverse-input`` ties summed
+        row by row in one order (:func:`~ltr_cli.measures.metrics.row_scores`, so equal
+        rows tie, as in the kernels), else by numpy."""
+        if self.ties == "reverse-input":
+            return row_scores(X, self.w)
+        return X @ self.w
 
     def kernel_params(self) -> np.ndarray:
         """The learner's fixed configuration as the kernel's float64 parameter vector."""
@@ -215,7 +223,7 @@ class LinearRanker(KernelScores):
         if self.use_kernels and kernels.ENABLED:
             return self._rank_fast(X, rng)
         with np.errstate(over="ignore"):  # infinite scores still sort; updates check finiteness
-            scores = X @ self.w
+            scores = self._reference_scores(X)
         return rank_from_scores(scores, self.ties, rng)
 
     def block_kernel(self) -> "tuple[BlockFamily, np.ndarray] | None":

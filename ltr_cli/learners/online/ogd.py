@@ -65,12 +65,12 @@ class OGDLearner(LinearRanker):
                 return self._update_fast(X, as_labels(feedback.labels))
             scores = self._scores_fast(X)[:X.shape[0]]  # pairwise surrogates: in Python
         elif self.numerics == "authors-code":
-            grad = listnet_authors_gradient(X, feedback.labels, self.w)
+            grad = listnet_authors_gradient(X, feedback.labels, self.w, self._reference_scores(X))
             with np.errstate(over="ignore", invalid="ignore"):
                 self.w = project_to_ball(self.w - self.step(self.t) * grad, self.spec.radius)
             return UpdateInfo(mistake=False, updated=True)
         else:
-            scores = X @ self.w
+            scores = self._reference_scores(X)
         with np.errstate(over="ignore", invalid="ignore"):
             value, grad_s = self._fn(scores, feedback.labels, **self.params)
             step = X.T @ grad_s

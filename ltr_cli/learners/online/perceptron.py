@@ -30,7 +30,9 @@ from ltr_cli.learners.online.schedules import StepSpec
 from ltr_cli.config.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.slam import (
     MAXIMISER_TIES,
+    authors_feature_gradient,
     max_pair_value_and_grad,
+    slam_terms,
     slam_value_and_grad,
     slam_weights,
 )
@@ -79,11 +81,16 @@ class _MistakeDriven(LinearRanker):
         loss = self.mistake.loss(ranking, y)
         if loss <= 1e-12:  # exactly 0 for a perfect ranking; guard rounding only
             return UpdateInfo(mistake=False, updated=False, ranking_loss=0.0)
-        value, grad_s = self._surrogate(X @ self.w, y)
+        scores = self._reference_scores(X)
+        value, grad_s = self._surrogate(scores, y)
         if not grad_s.any():
             return UpdateInfo(mistake=True, updated=False, surrogate=value, ranking_loss=loss)
-        self.w = self.w - self.step(self.t, loss) * (X.T @ grad_s)
+        self.w = self.w - self.step(self.t, loss) * self._feature_step(X, scores, y, grad_s)
         return UpdateInfo(mistake=True, updated=True, surrogate=value, ranking_loss=loss)
+
+    def _feature_step(self, X: np.ndarray, scores: np.ndarray, y: np.ndarray, grad_s: np.ndarray) -> np.ndarray:
+        """The subgradient in weight space, ``X.T @ grad_s`` (d,)."""
+        return X.T @ grad_s
 
     def _put_surrogate(self, P: np.ndarray) -> None:
         """The surrogate's slots: ``PC_SURROGATE``, the weights (``PC_WEIGHTS_*``), margin
@@ -137,6 +144,16 @@ class SlamPerceptron(_MistakeDriven):
         m, weights = self.measure, self.spec.weights
         order_by = scores if weights == "paper" else None
         return slam_weights(labels, order_by, m.kind, m.k, weights == "level-averaged", m.threshold)
+
+    def _feature_step(self, X: np.ndarray, scores: np.ndarray, y: np.ndarray, grad_s: np.ndarray) -> np.ndarray:
+        """``X.T @ grad_s``; under ``maximiser_ties: authors-code`` formed as the authors' code
+        forms it (:func:`~ltr_cli.surrogates.slam.authors_feature_gradient`)."""
+        spec = self.spec
+        if spec.maximiser_ties != "authors-code":
+            return X.T @ grad_s
+        yy = self._surrogate_labels(y, self.measure)
+        c, k = slam_terms(scores, yy, spec.margin, spec.delta, "authors-code")
+        return authors_feature_gradient(X, yy, c, k, self.weight_vector(y, scores))
 
     def _put_surrogate(self, P: np.ndarray) -> None:
         m, weights = self.measure, self.spec.weights

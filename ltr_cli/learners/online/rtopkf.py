@@ -105,7 +105,7 @@ class RTopKF(KernelScores):
         if self.use_kernels and kernels.ENABLED:
             exploit = self._rank_fast(X, rng)
         else:
-            exploit = rank_from_scores(X @ self.w, self.ties, rng)
+            exploit = rank_from_scores(self._reference_scores(X), self.ties, rng)
         self._exploit, self._gamma = exploit, gamma
         if self.rng.random() < gamma:
             return self.rng.permutation(X.shape[0])
@@ -126,7 +126,7 @@ class RTopKF(KernelScores):
             return self._update_fast(X, feedback.ranking, top, eta)
         spec = self.spec
         with np.errstate(over="ignore", invalid="ignore"):
-            z = estimate_score_gradient(self.surrogate, X @ self.w, feedback.ranking,
+            z = estimate_score_gradient(self.surrogate, self._reference_scores(X), feedback.ranking,
                                         top, self._exploit, self._gamma,
                                         spec.fidelity, spec.epsilon, spec.miss_scale,
                                         self.numerics, spec.direction)
