@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ltr_cli.measures.metrics import exp2_gain
@@ -43,9 +45,22 @@ def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray) -
     ``X^T (softmax(s) - softmax(R))``."""
     X64 = np.asarray(X, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        ey = np.exp(np.asarray(labels, dtype=np.float64))
-        es = np.exp(X64 @ w)
+        ey = libm_exp(np.asarray(labels, dtype=np.float64))
+        es = libm_exp(X64 @ w)
         return (-(X64.T @ ey)) / ey.sum() + (X64.T @ es) / es.sum()
+
+
+def libm_exp(v: np.ndarray) -> np.ndarray:
+    """``exp`` of a float64 vector (n,) by the C library's ``exp``, as the compiled kernel
+    computes it (numpy's own vectorised ``exp`` can differ in the last bit), so both paths
+    give the same bytes; overflow gives inf, as numpy's."""
+    out = np.empty(v.shape[0])
+    for i, x in enumerate(v.tolist()):
+        try:
+            out[i] = math.exp(x)
+        except OverflowError:
+            out[i] = math.inf
+    return out
 
 
 def kl_value_and_grad(scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
