@@ -83,11 +83,14 @@ class CompileAhead:
     where a child could only slow this process down, or where ``fork`` is unavailable."""
 
     def __init__(self, jobs: list[Callable[[], None]]):
-        import multiprocessing as mp
         import os
 
         self._children: list[Any] = []
-        if not jobs or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
+        if not jobs or (os.cpu_count() or 1) < 2:
+            return
+        import multiprocessing as mp  # only with something to compile ahead
+
+        if "fork" not in mp.get_all_start_methods():
             return
         ctx = mp.get_context("fork")
         for job in jobs:

@@ -404,7 +404,8 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         **({"heldout": prep.heldout.identity} if prep.heldout is not None else {}),
         **({"regret": regret_record} if regret_record is not None else {}),
         "kernels": planned_path.record() if planned_path is not None else {
-            "path": "compiled" if kernels.ENABLED else "reference", "why": "not planned (LTR_KERNELS)"},
+            "path": "compiled" if kernels.ENABLED else "reference",
+            "why": "not planned (a sweep): compiled where a learner has kernels, unless LTR_KERNELS=0"},
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
         "kernel_load_seconds": summary["kernel_load_seconds"],
         # runs computed in one pass over the stream; wall_seconds is this run's even share
