@@ -175,3 +175,18 @@ def test_bench_startup_prints_the_ratios_against_their_targets():
     assert ratios["fixed cost: one round / imports"] == pytest.approx(one / imports, abs=0.015)
     assert ratios["first run: cold / warm"] == pytest.approx(cold / warm, abs=0.015)
     assert "the target 2x" in res.output and "the target 3x" in res.output
+
+
+def test_every_built_in_learner_writes_the_same_bytes_on_both_paths(tmp_path):
+    """Each built-in online learner's examples (the conformance suite's) on a small file:
+    the reference path and the compiled path write the same rounds.parquet and models.json."""
+    from tests.conformance import examples, run_folders, same_files, source, write_config, write_data
+
+    learners = {n: s for n, s in examples().items() if source(n) == "built-in"}
+    cfg = write_config(tmp_path / "c.yaml", [write_data(tmp_path / "d.txt", 30)], learners, "{passes: 1}")
+    for path in ("reference", "compiled"):
+        res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / path), "-q", "--kernels", path])
+        assert res.exit_code == 0, res.output
+    ref, fast = run_folders(tmp_path / "reference"), run_folders(tmp_path / "compiled")
+    assert ref.keys() == fast.keys() == learners.keys()
+    assert {n: same_files(ref[n], fast[n]) for n in ref if same_files(ref[n], fast[n])} == {}

@@ -18,22 +18,24 @@ import math
 import numpy as np
 
 from ltr_cli.measures.metrics import exp2_gain
+from ltr_cli.surrogates.libm import libm_exp
 
 
 _EXP_CAP = 50.0
 
 
 def _log_softmax(v: np.ndarray) -> np.ndarray:
+    """``log softmax(v)`` (m,), exp and log by the C library as the kernel takes them."""
     shifted = v - v.max()
-    return shifted - np.log(np.exp(shifted).sum())
+    return shifted - math.log(float(libm_exp(shifted).sum()))
 
 
 def listnet_value_and_grad(scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     log_ps = _log_softmax(s)
-    py = np.exp(_log_softmax(y))
-    return float(-(py @ log_ps)), np.exp(log_ps) - py
+    py = libm_exp(_log_softmax(y))
+    return float(-(py @ log_ps)), libm_exp(log_ps) - py
 
 
 def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -49,18 +51,6 @@ def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray) -
         es = libm_exp(X64 @ w)
         return (-(X64.T @ ey)) / ey.sum() + (X64.T @ es) / es.sum()
 
-
-def libm_exp(v: np.ndarray) -> np.ndarray:
-    """``exp`` of a float64 vector (n,) by the C library's ``exp``, as the compiled kernel
-    computes it (numpy's own vectorised ``exp`` can differ in the last bit), so both paths
-    give the same bytes; overflow gives inf, as numpy's."""
-    out = np.empty(v.shape[0])
-    for i, x in enumerate(v.tolist()):
-        try:
-            out[i] = math.exp(x)
-        except OverflowError:
-            out[i] = math.inf
-    return out
 
 
 def kl_value_and_grad(scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
@@ -78,6 +68,6 @@ def smoothdcg_value_and_grad(
 ) -> tuple[float, np.ndarray]:
     s = np.asarray(scores, dtype=np.float64)
     g = exp2_gain(labels)
-    p = np.exp(_log_softmax(s / epsilon))
+    p = libm_exp(_log_softmax(s / epsilon))
     gain = float(p @ g)
     return -gain, -(p * (g - gain)) / epsilon

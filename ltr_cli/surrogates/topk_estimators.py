@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.measures.metrics import exp2_gain
+from ltr_cli.surrogates.libm import libm_exp
 
 EXP_CAP = 50.0  # exp(50) ~ 5e21: far above any sensible score, far below overflow
 FEEDBACK_K = {"squared": 1, "kl": 1, "smoothdcg": 1, "ranksvm": 2}
@@ -123,14 +124,15 @@ def estimate_score_gradient(
     if surrogate == "smoothdcg":
         sign = 1.0 if direction == "descend-gain" else -1.0
         if raw:  # the authors' expression, term by term, unshifted
-            e = np.exp(s / epsilon)
+            e = libm_exp(s / epsilon)
             den = e.sum()
             ej = np.exp(s[j] / epsilon)
             z = -1.0 * (ej * e) / (epsilon * den ** 2)
             z[j] = z[j] + ej / (epsilon * den)
             return sign * (z * ((2.0 ** r - 1.0) / p))
         shifted = s / epsilon - (s / epsilon).max()
-        q = np.exp(shifted) / np.exp(shifted).sum()
+        e = libm_exp(shifted)
+        q = e / e.sum()
         gain_grad = -q[j] * q
         gain_grad[j] += q[j]
         return sign * (float(exp2_gain(np.asarray(r, dtype=np.float64))) / p) * gain_grad / epsilon
