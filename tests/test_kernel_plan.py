@@ -64,11 +64,18 @@ def test_the_user_forces_the_path():
     assert forced.path == "compiled" and "asked for" in forced.why
 
 
-def test_a_run_without_compiled_learners_takes_the_reference_path():
-    runs = [r for r in _demo_runs()]
-    plain = [type(r)(r.spec, r.learner, r.run_id, r.stream, None) for r in runs]  # no block family
-    plan = kernel_plan.plan_kernels(plain, _source(2_000_000))
-    assert plan.path == "reference" and "no learner" in plan.why
+def test_runs_outside_the_block_loop_are_planned_on_their_per_round_kernels(monkeypatch):
+    """A learner that runs round by round (no block family: it logs its regret, say) still
+    has compiled steps: small runs take the reference path, large ones the compiled one; a
+    learner without any kernel always takes the reference path."""
+    monkeypatch.setattr(kernel_plan, "_uncached", lambda families: families)
+    plain = [type(r)(r.spec, r.learner, r.run_id, r.stream, None) for r in _demo_runs()]  # no block family
+    small, large = (kernel_plan.plan_kernels(plain, _source(n)) for n in (1000, 2_000_000))
+    assert small.families == large.families == ["rounds"]
+    assert small.path == "reference" and large.path == "compiled"
+    monkeypatch.setattr(kernel_plan, "_round_kernels", lambda run: False)
+    none = kernel_plan.plan_kernels(plain, _source(2_000_000))
+    assert none.path == "reference" and "no learner" in none.why
 
 
 def _read(folder: Path) -> dict[str, tuple[bytes, bytes, dict]]:

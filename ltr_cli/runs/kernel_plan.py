@@ -69,21 +69,25 @@ def plan_kernels(runs: list[PlannedRun], source: Any, mode: str = "auto") -> Ker
     """The path of ``runs`` (online runs that read ``source``, a
     :class:`~ltr_cli.data.sources.QuerySource`). ``mode``: ``auto`` decides from the
     estimates; ``compiled`` or ``reference`` is the user's choice, kept as such."""
-    families = sorted({f for f in (_family(run) for run in runs) if f is not None})
+    families = sorted({f for f in (_family(run) for run in runs) if f is not None})  # "rounds": per-round kernels
     rounds = [_rounds(run, source) for run in runs]
     cells = _docs_per_query(source) * max(int(source.n_features), 1)
-    compiled_rounds = sum(r for run, r in zip(runs, rounds) if _family(run) is not None)
-    reference = compiled_rounds * (REFERENCE_ROUND_S + cells * REFERENCE_CELL_S)
+    of = [_family(run) for run in runs]
+    reference_round = REFERENCE_ROUND_S + cells * REFERENCE_CELL_S
+    block_rounds = sum(r for f, r in zip(of, rounds) if f is not None and f != ROUNDS)
+    round_rounds = sum(r for f, r in zip(of, rounds) if f == ROUNDS)
+    reference = (block_rounds + round_rounds) * reference_round
     uncached = _uncached(families) if families and mode != "reference" else []
     setup = (LOAD_S + (COMPILE_SHARED_S if uncached else 0.0) + COMPILE_FAMILY_S * len(uncached)) if families else 0.0
-    fast = setup + compiled_rounds * (COMPILED_ROUND_S + cells * COMPILED_CELL_S)
+    fast = (setup + block_rounds * (COMPILED_ROUND_S + cells * COMPILED_CELL_S)
+            + round_rounds * reference_round * ROUND_KERNELS_SHARE)
     plan = KernelPlan("reference", "", mode, sum(rounds), cells, families, uncached, reference, fast)
     if mode == "reference":
         plan.why = "asked for (--kernels reference or LTR_KERNELS=0)"
     elif mode == "compiled":
         plan.path, plan.why = "compiled", "asked for (--kernels compiled or LTR_KERNELS=1)"
     elif not families:
-        plan.why = "no learner of these runs has a compiled block loop (with these metrics and ties)"
+        plan.why = "no learner of these runs has compiled kernels"
     elif fast < reference:
         plan.path = "compiled"
         plan.why = (f"about {_seconds(reference)} on the reference path vs {_seconds(fast)} compiled"
@@ -99,16 +103,42 @@ def _seconds(x: float) -> str:
 
 
 def _family(run: PlannedRun) -> str | None:
-    """The compiled block family the run's learner would use (the plan's key), if any."""
-    return str(run.family[0]) if run.family else None
+    """The compiled block family the run's learner would use (the plan's key), ``rounds``
+    for a learner with compiled steps that runs round by round (it logs its regret, say),
+    else None."""
+    if run.family:
+        return str(run.family[0])
+    return ROUNDS if _round_kernels(run) else None
+
+
+ROUNDS = "rounds"  # the per-round kernels, for learners outside the block loop
+ROUND_KERNELS_SHARE = 0.4  # a round with per-round kernels costs about this share of a reference round
+
+
+def _round_kernels(run: PlannedRun) -> bool:
+    """Whether the run's online learner has compiled per-round steps (scores, ranking, update)."""
+    import numpy as np
+
+    spec = run.spec
+    if spec.cv is not None:
+        return False
+    try:  # on one feature, as the plan builds it: only its kind matters
+        built = run.learner_spec.build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
+    except Exception:  # it fails in its own run, with its own message
+        return False
+    return bool(getattr(built, "use_kernels", False))
+
+
+def _kernel_function(family: str) -> str:
+    return "core.score_rank" if family == ROUNDS else f"loop.{family}_block"
 
 
 def _uncached(families: list[str]) -> list[str]:
-    """The families whose block kernel the kernel cache has no index for."""
+    """The families whose kernel the kernel cache has no index for."""
     from ltr_cli.kernels.numba_cache import cached_functions
 
-    found = cached_functions([f"loop.{name}_block" for name in families])
-    return [name for name in families if not found[f"loop.{name}_block"]]
+    found = cached_functions([_kernel_function(name) for name in families])
+    return [name for name in families if not found[_kernel_function(name)]]
 
 
 def _rounds(run: PlannedRun, source: Any) -> int:
