@@ -13,13 +13,16 @@ import numpy as np
 
 
 def libm_exp(v: np.ndarray) -> np.ndarray:
-    """``exp`` of a float64 vector (n,) by the C library's ``exp``, as the compiled kernel
-    computes it (numpy's own vectorised ``exp`` can differ in the last bit), so both paths
-    give the same bytes; overflow gives inf, as numpy's."""
-    out = np.empty(v.shape[0])
-    for i, x in enumerate(v.tolist()):
-        try:
-            out[i] = math.exp(x)
-        except OverflowError:
-            out[i] = math.inf
-    return out
+    """``exp`` of a float64 array (any shape) by the C library's ``exp``, as the compiled
+    kernels compute it (numpy's own ``exp`` can differ in the last bit, for arrays and
+    scalars alike), so both paths give the same bytes; overflow gives inf, as numpy's."""
+    flat = np.asarray(v, dtype=np.float64).ravel().tolist()
+    return np.array([exp1(x) for x in flat], dtype=np.float64).reshape(np.shape(v))
+
+
+def exp1(x: float) -> float:
+    """``exp`` of one number by the C library's ``exp`` (overflow: inf)."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
