@@ -220,7 +220,7 @@ def run_online_jobs(
         ahead = CompileAhead(_compile_jobs([[prepared[i] for i in g] for g in groups.values()]))
         for n, members in enumerate(groups.values()):
             if n == 1:
-                ahead.wait()  # the other families' kernels, compiled meanwhile
+                ahead.wait(quiet)  # the other families' kernels, compiled meanwhile
             preps = [prepared[i] for i in members]
             results = _compute(preps, quiet, argv)
             for i, prep, result in zip(members, preps, results):
