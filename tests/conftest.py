@@ -89,3 +89,9 @@ def make_learner(type_: str, n_features: int, ties: str = "input-order", rng=Non
     spec = REGISTRY[type_].model_validate({"type": type_, **settings})
     return spec.build(n_features, ties, rng if rng is not None else np.random.default_rng(0), planned_rounds,
                       fidelity)
+
+
+# The suite's tests of the compiled path run small configs, which `ltr run` would otherwise
+# plan onto the reference path (ltr_cli.runs.kernel_plan); tests of the planning itself ask
+# for `--kernels auto` (or clear LTR_KERNELS).
+os.environ.setdefault("LTR_KERNELS", "1")

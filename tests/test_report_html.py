@@ -212,16 +212,24 @@ def test_kernel_loading_is_timed_apart_from_the_run(tmp_path, monkeypatch):
         assert pd.read_parquet(a).equals(pd.read_parquet(b))
 
 
-def test_compile_note_is_printed_once_when_loading_is_slow(monkeypatch):
-    from ltr_cli.protocols import warmup
+def test_compile_notice_is_said_once_with_progress_and_a_total():
+    """The notice comes at the first compile numba reports, progress after, the total at
+    the end; nothing without a compile (tests/test_kernel_plan.py: numba's own event)."""
+    from ltr_cli.kernels import compile_watch
 
     said: list[str] = []
-    monkeypatch.setattr(warmup, "NOTE_AFTER", 0.01)
-    monkeypatch.setattr(warmup, "_noted", False)
-    for _ in range(2):
-        timer = warmup.compile_note(said.append)
-        timer.join(2.0)
-    assert len(said) == 1 and "compiling kernels" in said[0]
+    progress = compile_watch.Progress(said.append, tty=False)
+    progress.close()
+    assert said == []
+    compile_watch.EVERY, every = 0.0, compile_watch.EVERY
+    try:
+        for name in ("loop.perceptron_block", "core._sort_into"):
+            progress(name)
+    finally:
+        compile_watch.EVERY = every
+    progress.close()
+    assert len(said) == 3 and "compiling kernels (" in said[0]
+    assert "2 functions so far (core._sort_into)" in said[1] and "compiled 2 kernel functions" in said[2]
 
 
 def test_batch_report_has_the_spread_over_folds(tmp_path):

@@ -7,23 +7,13 @@ need them, so ``ltr --help`` and ``ltr list`` start quickly. Every user-caused e
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Annotated, Any
 
 import typer
 
-from ltr_cli.cli import bench as bench_cmd
-from ltr_cli.cli import compare as compare_cmd
-from ltr_cli.cli import evaluate, listing
-from ltr_cli.cli import plot as plot_cmd
-from ltr_cli.cli import report as report_cmd
-from ltr_cli.cli import run as run_cmd
-from ltr_cli.cli import score as score_cmd
-from ltr_cli.cli import sweep as sweep_cmd
 from ltr_cli.cli.boundary import USAGE_ERROR, command, one_line, refuse
-from ltr_cli.cli.data import data_app
-from ltr_cli.cli.export import export_app
-from ltr_cli.cli.theory import theory_app
 from ltr_cli.errors import LtrError
 
 
@@ -43,15 +33,6 @@ def _usage_like_click() -> None:
 
 _usage_like_click()
 
-app = typer.Typer(
-    name="ltr",
-    help="Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: no "<bool>" beside flags
-)
-
 
 def _show_version(value: bool) -> None:
     if value:
@@ -61,7 +42,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _options(
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_show_version,
                                           help="print the version and exit")] = False,
@@ -69,22 +49,52 @@ def _options(
     """Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores."""
 
 
-app.add_typer(data_app, name="data")
-app.add_typer(theory_app, name="theory")
-app.add_typer(export_app, name="export")
+#: the commands, in the order --help lists them: name -> (module of ``ltr_cli.cli``, function);
+#: each module one command, thin: it parses options and calls one function
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run"), "plot": ("plot", "plot"), "sweep": ("sweep", "sweep"), "report": ("report", "report"),
+    "compare": ("compare", "compare"), "bench": ("bench", "bench"), "list": ("listing", "list_"),
+    "score": ("score", "score"), "eval": ("evaluate", "eval_"),
+}
+#: the command groups: name -> (module, Typer app)
+GROUPS: dict[str, tuple[str, str]] = {"data": ("data", "data_app"), "theory": ("theory", "theory_app"),
+                                      "export": ("export", "export_app")}
 
 
-# the commands, in the order --help lists them (each module one command, thin: it parses
-# options and calls one function)
-command(app)(run_cmd.run)
-command(app)(plot_cmd.plot)
-command(app)(sweep_cmd.sweep)
-command(app)(report_cmd.report)
-command(app)(compare_cmd.compare)
-command(app)(bench_cmd.bench)
-command(app, "list")(listing.list_)
-command(app, "score")(score_cmd.score)
-command(app, "eval")(evaluate.eval_)
+def build(only: str | None = None) -> typer.Typer:
+    """The ``ltr`` app with every command, or with only the command or group ``only``
+    (what ``ltr <only> ...`` runs: the other commands' modules are not imported, nor their
+    options built)."""
+    app = typer.Typer(
+        name="ltr",
+        help="Reproducible learning-to-rank experiments: run configs, plot curves, evaluate scores.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain help: no "<bool>" beside flags
+    )
+    app.callback()(_options)
+    for name, (module, attr) in GROUPS.items():
+        if only in (None, name):
+            app.add_typer(getattr(importlib.import_module(f"ltr_cli.cli.{module}"), attr), name=name)
+    for name, (module, attr) in COMMANDS.items():
+        if only in (None, name):
+            function = getattr(importlib.import_module(f"ltr_cli.cli.{module}"), attr)
+            command(app, name if name != function.__name__ else None)(function)
+    return app
+
+
+_APP: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole command line, built on first use."""
+    global _APP
+    if name == "app":
+        if _APP is None:
+            _APP = build()
+        return _APP
+    raise AttributeError(name)
 
 
 def _refuse_unencodable(argv: list[str]) -> None:
@@ -102,6 +112,8 @@ def _refuse_unencodable(argv: list[str]) -> None:
 def main() -> None:
     try:
         _refuse_unencodable(sys.argv)
+        word = sys.argv[1] if len(sys.argv) > 1 else None
+        app = build(word) if word in COMMANDS or word in GROUPS else build()
         code = app(standalone_mode=False)
     except USAGE_ERROR as exc:  # one line and status 1, like every other refusal
         command = exc.ctx.command_path.split(" ", 1) if exc.ctx is not None else []

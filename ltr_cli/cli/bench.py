@@ -19,6 +19,8 @@ def bench(
     eval_queries: Annotated[int, typer.Option("--eval-queries", min=1, help="--batch: queries of the ltr eval comparison (about 116 documents each)")] = 20000,
     online: Annotated[bool, typer.Option("--online", help="online runs end to end instead: every learner's per-round cost as whole ltr processes (vs the two-matvec floor and its Python reference path), a 16-rate sweep vs one run, four learners vs one, checkpoint overhead")] = False,
     data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
+    startup: Annotated[bool, typer.Option("--startup", help="start-up instead: a one-round ltr run vs importing numpy, pandas and pyarrow (target 2x), the demo with an empty kernel cache and HOME vs warm (target 3x), ltr plot")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="--startup: one process each on a smaller demo (checks the bench runs; not a measurement)")] = False,
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
@@ -28,6 +30,14 @@ def bench(
 
     if data is not None and not online:
         raise LtrError("--data measures online runs on a file: add --online")
+    if quick and not startup:
+        raise LtrError("--quick is a smaller --startup bench: add --startup")
+    if startup:
+        from ltr_cli.bench.startup import format_startup_table, run_startup_bench
+
+        found = run_startup_bench(quick=quick)
+        typer.echo(main_json(found) if as_json else format_startup_table(found), nl=as_json)
+        return
     if online:
         from ltr_cli.bench.online import format_online_table, run_online_bench
 

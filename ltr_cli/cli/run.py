@@ -21,6 +21,7 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
     data: Annotated[Optional[list[Path]], typer.Option("--data", metavar="PATH", help="run on your copy of the data: the dataset's folder (Fold1..FoldK) or its files; the config's dataset name, width and qid source are kept (repeatable)")] = None,
+    kernels: Annotated[Optional[str], typer.Option("--kernels", metavar="auto|compiled|reference", help="the online runs' path: compiled (numba) or reference (numpy), same results; auto (default, or LTR_KERNELS) picks the cheaper for the run's size")] = None,
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
     from ltr_cli.config.experiment import load_config
@@ -40,6 +41,7 @@ def run(
                            f"{', '.join(spec.learners)}")
     if resume and fresh:
         raise LtrError("--resume continues interrupted runs and --fresh starts them over: give one of them")
+    mode = _kernels_mode(kernels)
 
     def done(o: Any) -> None:  # each run's line as soon as it is written
         metrics = o.summary["metrics"]
@@ -59,7 +61,23 @@ def run(
                        f"time-averaged {' '.join(parts)} -> {o.path}")
 
     run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv, resume=resume, fresh=fresh,
-                   on_done=done)
+                   on_done=done, kernels_mode=mode)
+
+
+def _kernels_mode(option: str | None) -> str:
+    """``--kernels``, else ``LTR_KERNELS``: auto, compiled or reference (one-line error otherwise)."""
+    import os
+
+    from ltr_cli.kernels import mode_of
+
+    if option is not None:
+        if option not in ("auto", "compiled", "reference"):
+            raise LtrError(f"--kernels {option}: expected auto, compiled or reference")
+        return option
+    try:
+        return mode_of(os.environ.get("LTR_KERNELS"))
+    except ValueError as exc:
+        raise LtrError(str(exc)) from None
 
 
 

@@ -3,7 +3,10 @@
 Importing this package is cheap: numba is imported only by :func:`load`, the first time a
 learner or the protocol needs a kernel, so ``ltr --help`` and the batch commands never pay
 for it. ``LTR_KERNELS=0`` in the environment switches every fast path off (the slow
-reference implementations then run; results agree to rounding, see ``tests/test_kernels.py``).
+reference implementations then run; results agree to rounding, see ``tests/test_kernels.py``),
+``LTR_KERNELS=1`` keeps them on; unset (or ``auto``), ``ltr run`` chooses per run
+(:mod:`ltr_cli.runs.kernel_plan`) and calls :func:`set_enabled`. :data:`MODE` is the choice
+the environment made: ``auto``, ``compiled`` or ``reference``.
 
 Conventions shared by the kernels (modules :mod:`.core`, :mod:`.measures`, :mod:`.slam`,
 :mod:`.perceptron`, :mod:`.ogd`, :mod:`.rtopkf`; parameter slots and codes in :mod:`.codes`):
@@ -25,7 +28,28 @@ from types import ModuleType
 
 import numpy as np
 
-ENABLED = os.environ.get("LTR_KERNELS", "1").strip().lower() not in ("0", "false", "no", "off")
+_OFF = ("0", "false", "no", "off", "reference")
+_ON = ("1", "true", "yes", "on", "compiled")
+
+
+def mode_of(value: str | None) -> str:
+    """``auto``, ``compiled`` or ``reference`` from an ``LTR_KERNELS`` value (unset: auto);
+    ValueError for anything else."""
+    word = (value or "auto").strip().lower()
+    if word in _OFF:
+        return "reference"
+    if word in _ON:
+        return "compiled"
+    if word == "auto":
+        return "auto"
+    raise ValueError(f"LTR_KERNELS={value!r}: expected auto, 1 (compiled) or 0 (reference)")
+
+
+try:
+    MODE = mode_of(os.environ.get("LTR_KERNELS"))
+except ValueError:  # reported by the commands that plan (ltr run); everything else runs compiled
+    MODE = "auto"
+ENABLED = MODE != "reference"
 
 # the kernels module once loaded (hot paths read it directly: ``kernels.module or
 # kernels.load()``), and the current discount table (see :func:`discounts`)
@@ -49,9 +73,17 @@ class Kernels:
     loop: ModuleType
 
 
+def set_enabled(flag: bool) -> None:
+    """Switch every fast path on or off for what this process computes next (the run plan's
+    decision; readers look at :data:`ENABLED` when they run)."""
+    global ENABLED
+    ENABLED = flag
+
+
 def load() -> Kernels:
     """The kernel modules (imports numba on first use). Hot paths read the loaded modules
-    directly: ``(kernels.module or kernels.load()).core``."""
+    directly: ``(kernels.module or kernels.load()).core``. Real compiles are reported by
+    :mod:`.compile_watch`."""
     global module
     if module is None:
         from ltr_cli.kernels import core, loop, measures, ogd, perceptron, rtopkf, slam

@@ -12,6 +12,10 @@ _CACHE = ensure()  # before numba is imported: picks a writable cache directory
 from numba import njit, types  # noqa: E402
 from numba.extending import overload  # noqa: E402
 
+from ltr_cli.kernels.compile_watch import install  # noqa: E402
+
+install()  # count and report real compiles (a cached kernel loads without one)
+
 _NAN = np.nan
 _INF = np.inf
 _EXP_CAP = 50.0

@@ -161,6 +161,9 @@ PACKAGE = Path(__file__).resolve().parents[1]
 #: The files whose code numba compiles, relative to the package.
 COMPILED_SOURCES = ("kernels/*.py", "data/fastscan.py")
 
+#: Modules of ``kernels/`` that hold no compiled code (where the cache is, what was compiled).
+NOT_COMPILED = ("numba_cache.py", "compile_watch.py")
+
 
 def sources_digest(package: Path) -> str:
     """16 hex digits of SHA-256 over the compiled code's sources (names and bytes);
@@ -168,7 +171,7 @@ def sources_digest(package: Path) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    files = sorted(p for pattern in COMPILED_SOURCES for p in package.glob(pattern))
+    files = sorted(p for pattern in COMPILED_SOURCES for p in package.glob(pattern) if p.name not in NOT_COMPILED)
     try:
         for path in files:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -182,3 +185,19 @@ def ensure() -> bool:
     if not _configured:
         configure()
     return CACHE
+
+
+def cached_functions(names: list[str]) -> dict[str, bool]:
+    """For each ``module.function`` of the kernels (``loop.perceptron_block``), whether the
+    kernel cache holds an index for it: numba keeps one ``<module>.<function>-<line>.pyXY.nbi``
+    per cached function (its compiled signatures inside). Configures the cache directory
+    but imports nothing of numba; an estimate: an index for other argument types still
+    means a compile."""
+    ensure()
+    root = Path(os.environ.get("NUMBA_CACHE_DIR", ""))
+    tag = f".py{sys.version_info.major}{sys.version_info.minor}.nbi"
+    found: set[str] = set()
+    if root.is_dir():
+        for path in root.rglob(f"*{tag}"):
+            found.add(path.name[:-len(tag)].rsplit("-", 1)[0])
+    return {name: name in found for name in names}

@@ -8,16 +8,17 @@ report 40 rounds/s where the same run, compiled, does 1,300.
 :func:`warm_up` plays one round of the run's first query on a throwaway copy of the
 learner, its measures and its tie generator, so every kernel the run calls is compiled or
 loaded with the very signatures (dtypes, contiguity) the run uses, before its clock starts.
-The run's learner, generator and stream are not touched. When loading takes longer than
-:data:`NOTE_AFTER` seconds, one line on stderr says what is happening.
+The run's learner, generator and stream are not touched. When numba really compiles a
+kernel (it was not in the kernel cache), one line on stderr says so, and progress follows
+(:func:`compile_progress`); loading cached kernels is silent, however long it takes.
 """
 
 from __future__ import annotations
 
 import copy
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,25 +28,21 @@ from ltr_cli.data.query import Query
 from ltr_cli.learners.online.base import Feedback, OnlineLearner
 from ltr_cli.protocols.round_measures import RoundMeasures
 
-NOTE_AFTER = 2.0  # seconds: cached kernels load well within this; compiling takes longer
-_noted = False  # the note is printed once per process
 
+@contextmanager
+def compile_progress(quiet: bool = False) -> Iterator[None]:
+    """Within the block, each kernel numba really compiles is reported on stderr (the
+    notice at the first, then progress, then the total: :class:`~ltr_cli.kernels.compile_watch.Progress`);
+    loading cached kernels says nothing. ``quiet``: nothing is said."""
+    from ltr_cli.kernels import compile_watch
 
-def compile_note(say: Callable[[str], None] | None = None) -> threading.Timer:
-    """A started timer that prints the compile note after :data:`NOTE_AFTER` seconds
-    (cancel it when loading is done)."""
-    def note() -> None:
-        global _noted
-        if not _noted:
-            _noted = True
-            (say or _stderr)("ltr: compiling kernels (first run on this machine or after an "
-                             "upgrade, about 30 s; cached for later runs, and not counted in "
-                             "the run's wall_seconds)")
-
-    timer = threading.Timer(NOTE_AFTER, note)
-    timer.daemon = True
-    timer.start()
-    return timer
+    progress = None if quiet else compile_watch.Progress(_stderr)
+    try:
+        with compile_watch.reporting(progress):
+            yield
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _stderr(message: str) -> None:
@@ -61,8 +58,7 @@ def warm_up(learner: OnlineLearner, query: Query, round_measures: RoundMeasures,
     if not kernels.ENABLED:
         return 0.0
     start = time.perf_counter()
-    timer = None if quiet else compile_note()
-    try:
+    with compile_progress(quiet):
         kernels.load()
         twin = copy.deepcopy(learner)
         twin_rng = np.random.Generator(type(rng.bit_generator)())
@@ -74,9 +70,6 @@ def warm_up(learner: OnlineLearner, query: Query, round_measures: RoundMeasures,
             twin.update(X, reveal(twin, ranking, y))
             if twin.weights.dtype == np.float64:
                 (kernels.module or kernels.load()).core.all_finite(twin.weights)
-    finally:
-        if timer is not None:
-            timer.cancel()
     return time.perf_counter() - start
 
 
@@ -90,11 +83,14 @@ class CompileAhead:
     where a child could only slow this process down, or where ``fork`` is unavailable."""
 
     def __init__(self, jobs: list[Callable[[], None]]):
-        import multiprocessing as mp
         import os
 
         self._children: list[Any] = []
-        if not jobs or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
+        if not jobs or (os.cpu_count() or 1) < 2:
+            return
+        import multiprocessing as mp  # only with something to compile ahead
+
+        if "fork" not in mp.get_all_start_methods():
             return
         ctx = mp.get_context("fork")
         for job in jobs:
@@ -105,7 +101,11 @@ class CompileAhead:
                 break
             self._children.append(child)
 
-    def wait(self) -> None:
+    def wait(self, quiet: bool = True) -> None:
+        """Until every child is done; unless ``quiet``, one line when some are still compiling."""
+        if not quiet and any(child.is_alive() for child in self._children):
+            _stderr(f"ltr: compiling kernels: waiting for {len(self._children)} block family(ies) compiled "
+                    "beside the first")
         for child in self._children:
             child.join()
         self._children = []
@@ -118,6 +118,9 @@ def _compile_and_exit(job: Callable[[], None]) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from ltr_cli.kernels import compile_watch
+
+    compile_watch.silence()  # the parent reports its own compiles
     # the parent's files (run locks above all) are not the child's to keep open: were the
     # parent killed, a lock held through the child's copy would outlive it
     os.closerange(3, _max_fd())

@@ -202,7 +202,7 @@ _Count = Annotated[int, Field(ge=0)]
 class _RunFile(BaseModel):
     """Strict types (an int is not a bool or a string); keys not listed are kept unchecked."""
 
-    model_config = ConfigDict(strict=True, extra="allow")
+    model_config = ConfigDict(strict=True, extra="allow", defer_build=True)  # built when a folder is first read
 
 
 class _OnlineStats(_RunFile):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli import console
+from ltr_cli import console, kernels
 from ltr_cli.names import count
 from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config.experiment import ExperimentSpec
@@ -34,6 +34,7 @@ from ltr_cli.protocols.round_log import SURROGATE
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
+from ltr_cli.runs.kernel_plan import KernelPlan
 from ltr_cli.runs.plan import PlannedRun
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
                                 refuse_other_data, refuse_other_implementation,
@@ -168,6 +169,7 @@ def run_online_jobs(
     jobs: list[PlannedRun], source: QuerySource, constants: Any, out_root: Path, quiet: bool,
     argv: list[str] | None, resume: bool, fresh: bool = False,
     on_done: Callable[[RunOutcome], None] | None = None, keep_going: bool = False,
+    planned_path: KernelPlan | None = None,
 ) -> list[RunOutcome | LtrError]:
     """Online runs on one data stream, in job order: each is skipped if complete (with
     ``resume``), else computed under its lock and written. Runs that can run in compiled
@@ -176,7 +178,8 @@ def run_online_jobs(
     every run that can be computed is written. Returns each job's outcome; with
     ``keep_going`` a failing run's error is its outcome, otherwise the first failing run's
     error (in job order; naming its learner when there are several) is raised once every
-    other run is written."""
+    other run is written. ``planned_path``: the path the runs take (recorded in their
+    manifests as ``kernels``)."""
     done = on_done or (lambda outcome: None)
     outcomes: list[RunOutcome | LtrError | None] = [None] * len(jobs)
     note = RoundMeasures(jobs[0].spec.metrics.measures()).note if jobs else None
@@ -218,7 +221,7 @@ def run_online_jobs(
         ahead = CompileAhead(_compile_jobs([[prepared[i] for i in g] for g in groups.values()]))
         for n, members in enumerate(groups.values()):
             if n == 1:
-                ahead.wait()  # the other families' kernels, compiled meanwhile
+                ahead.wait(quiet)  # the other families' kernels, compiled meanwhile
             preps = [prepared[i] for i in members]
             results = _compute(preps, quiet, argv)
             for i, prep, result in zip(members, preps, results):
@@ -226,7 +229,7 @@ def run_online_jobs(
                     settle(i, result)
                     continue
                 try:
-                    settle(i, _finish(prep, result, source, constants, argv, quiet))
+                    settle(i, _finish(prep, result, source, constants, argv, quiet, planned_path))
                 except LtrError as exc:
                     settle(i, exc)
                 else:
@@ -362,7 +365,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
 
 
 def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
-            argv: list[str] | None, quiet: bool = True) -> RunOutcome:
+            argv: list[str] | None, quiet: bool = True, planned_path: KernelPlan | None = None) -> RunOutcome:
     """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
     spec, name = prep.job.spec, prep.job.name
     lspec: Any = spec.learners[name]
@@ -401,6 +404,9 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         "protocol": protocol.model_dump(mode="json"),
         **({"heldout": prep.heldout.identity} if prep.heldout is not None else {}),
         **({"regret": regret_record} if regret_record is not None else {}),
+        "kernels": planned_path.record() if planned_path is not None else {
+            "path": "compiled" if kernels.ENABLED else "reference",
+            "why": "not planned (a sweep): compiled where a learner has kernels, unless LTR_KERNELS=0"},
     }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
         "kernel_load_seconds": summary["kernel_load_seconds"],
         # runs computed in one pass over the stream; wall_seconds is this run's even share

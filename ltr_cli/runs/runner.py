@@ -12,6 +12,7 @@ from ltr_cli.config.experiment import ExperimentSpec, RegistryData
 from ltr_cli.errors import LtrError
 from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.runs.online import open_stream, run_online_jobs
+from ltr_cli.runs.kernel_plan import plan_kernels
 from ltr_cli.runs.plan import PlannedRun, plan_experiment
 from ltr_cli.outputs import run_path
 from ltr_cli.results.folders import TEST_QUERIES, is_complete, read_run
@@ -31,6 +32,7 @@ def run_experiment(
     resume: bool = False,
     fresh: bool = False,
     on_done: Callable[[RunOutcome], None] | None = None,
+    kernels_mode: str = "auto",
 ) -> list[RunOutcome]:
     """Run every learner of ``spec`` (or the named ones), once per seed; one run dir each.
 
@@ -38,29 +40,40 @@ def run_experiment(
     checkpoint (runs without one start from the beginning). Without it, a checkpoint an
     interrupted run left is never discarded silently: the run stops with a one-line error
     that says how to continue it, unless ``fresh`` (start over). ``on_done`` receives each
-    run as soon as it is written (so an interruption keeps the lines of finished runs)."""
+    run as soon as it is written (so an interruption keeps the lines of finished runs).
+    ``kernels_mode``: how each stream's online runs choose their path
+    (:func:`~ltr_cli.runs.kernel_plan.plan_kernels`: ``auto``, ``compiled``, ``reference``)."""
+    from ltr_cli import kernels
+
     out_root = Path(out) if out is not None else spec.output
     outcomes: list[RunOutcome] = []
     plans = plan_experiment(spec, learners)
     for run in (run for runs in plans for run in runs):  # before anything is computed
         check_installed(run)
-    for runs in plans:
-        for outcome in run_planned(runs, out_root, quiet, argv, resume, fresh, on_done):
-            assert isinstance(outcome, RunOutcome)  # a failing run's error was raised (keep_going is off)
-            outcomes.append(outcome)
+    enabled = kernels.ENABLED
+    try:
+        for runs in plans:
+            for outcome in run_planned(runs, out_root, quiet, argv, resume, fresh, on_done,
+                                       kernels_mode=kernels_mode):
+                assert isinstance(outcome, RunOutcome)  # a failing run's error was raised (keep_going is off)
+                outcomes.append(outcome)
+    finally:
+        kernels.set_enabled(enabled)  # as the process had it (the plans switch it per stream)
     return outcomes
 
 
 def run_planned(
     runs: list[PlannedRun], out_root: Path, quiet: bool = False, argv: list[str] | None = None,
     resume: bool = False, fresh: bool = False, on_done: Callable[[RunOutcome], None] | None = None,
-    keep_going: bool = False,
+    keep_going: bool = False, kernels_mode: str | None = None,
 ) -> list[RunOutcome | LtrError]:
     """Planned runs that read one stream (:func:`~ltr_cli.runs.plan.plan_experiment`'s lists,
     or a sweep's unit): batch runs one by one through the k-fold protocol, online runs
     through :func:`~ltr_cli.runs.online.run_online_jobs` (those that share a block group in
     one pass). With ``keep_going``, a failing run's error is its outcome; otherwise it is
-    raised once the other runs are written."""
+    raised once the other runs are written. With ``kernels_mode``, the online runs' path is
+    planned first (:func:`~ltr_cli.runs.kernel_plan.plan_kernels`); without, they take the
+    compiled path where they can (``LTR_KERNELS`` aside)."""
     done = on_done or (lambda outcome: None)
     if runs and runs[0].spec.cv is not None:
         outcomes: list[RunOutcome | LtrError] = []
@@ -77,7 +90,14 @@ def run_planned(
     first = runs[0].spec
     reads = first.protocol.passes * len(runs)
     source, constants = open_stream(first, out_root, reads)
-    return run_online_jobs(runs, source, constants, out_root, quiet, argv, resume, fresh, done, keep_going)
+    planned_path = None
+    if kernels_mode is not None:
+        planned_path = plan_kernels(runs, source, kernels_mode)
+        planned_path.apply()
+        if not quiet:
+            console.note(f"ltr: {planned_path.path} path for {len(runs)} run(s): {planned_path.why}")
+    return run_online_jobs(runs, source, constants, out_root, quiet, argv, resume, fresh, done, keep_going,
+                           planned_path)
 
 
 def check_installed(run: PlannedRun) -> None:

@@ -13,25 +13,29 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ltr_cli.measures.metrics import exp2_gain
+from ltr_cli.surrogates.libm import libm_exp
 
 
 _EXP_CAP = 50.0
 
 
 def _log_softmax(v: np.ndarray) -> np.ndarray:
+    """``log softmax(v)`` (m,), exp and log by the C library as the kernel takes them."""
     shifted = v - v.max()
-    return shifted - np.log(np.exp(shifted).sum())
+    return shifted - math.log(float(libm_exp(shifted).sum()))
 
 
 def listnet_value_and_grad(scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     log_ps = _log_softmax(s)
-    py = np.exp(_log_softmax(y))
-    return float(-(py @ log_ps)), np.exp(log_ps) - py
+    py = libm_exp(_log_softmax(y))
+    return float(-(py @ log_ps)), libm_exp(log_ps) - py
 
 
 def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray,
@@ -44,9 +48,10 @@ def listnet_authors_gradient(X: np.ndarray, labels: np.ndarray, w: np.ndarray,
     ``X^T (softmax(s) - softmax(R))``. ``scores``: s when the caller has it (default ``X @ w``)."""
     X64 = np.asarray(X, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        ey = np.exp(np.asarray(labels, dtype=np.float64))
-        es = np.exp(X64 @ w if scores is None else np.asarray(scores, dtype=np.float64))
+        ey = libm_exp(np.asarray(labels, dtype=np.float64))
+        es = libm_exp(X64 @ w if scores is None else np.asarray(scores, dtype=np.float64))
         return (-(X64.T @ ey)) / ey.sum() + (X64.T @ es) / es.sum()
+
 
 
 def kl_value_and_grad(scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
@@ -64,6 +69,6 @@ def smoothdcg_value_and_grad(
 ) -> tuple[float, np.ndarray]:
     s = np.asarray(scores, dtype=np.float64)
     g = exp2_gain(labels)
-    p = np.exp(_log_softmax(s / epsilon))
+    p = libm_exp(_log_softmax(s / epsilon))
     gain = float(p @ g)
     return -gain, -(p * (g - gain)) / epsilon

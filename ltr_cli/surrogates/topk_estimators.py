@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.measures.metrics import exp2_gain
+from ltr_cli.surrogates.libm import exp1, libm_exp
 
 EXP_CAP = 50.0  # exp(50) ~ 5e21: far above any sensible score, far below overflow
 FEEDBACK_K = {"squared": 1, "kl": 1, "smoothdcg": 1, "ranksvm": 2}
@@ -43,7 +44,9 @@ FEEDBACK_K = {"squared": 1, "kl": 1, "smoothdcg": 1, "ranksvm": 2}
 
 def safe_exp(x: np.ndarray | float) -> np.ndarray:
     """``exp(min(x, EXP_CAP))``: never overflows."""
-    return np.exp(np.minimum(x, EXP_CAP))
+    if np.ndim(x) == 0:
+        return np.float64(exp1(min(float(x), EXP_CAP)))  # type: ignore[return-value]
+    return libm_exp(np.minimum(x, EXP_CAP))
 
 
 def p_first(j: int, exploit: np.ndarray, gamma: float) -> float:
@@ -118,19 +121,20 @@ def estimate_score_gradient(
         z[j] -= 2.0 * r / p
         return z
     if surrogate == "kl":
-        z[j] = ((np.exp(s[j]) - np.exp(r)) if raw else (safe_exp(s[j]) - safe_exp(r))) / p
+        z[j] = ((np.float64(exp1(float(s[j]))) - exp1(r)) if raw else (safe_exp(s[j]) - safe_exp(r))) / p
         return z
     if surrogate == "smoothdcg":
         sign = 1.0 if direction == "descend-gain" else -1.0
         if raw:  # the authors' expression, term by term, unshifted
-            e = np.exp(s / epsilon)
+            e = libm_exp(s / epsilon)
             den = e.sum()
-            ej = np.exp(s[j] / epsilon)
+            ej = np.float64(exp1(float(s[j] / epsilon)))
             z = -1.0 * (ej * e) / (epsilon * den ** 2)
             z[j] = z[j] + ej / (epsilon * den)
             return sign * (z * ((2.0 ** r - 1.0) / p))
         shifted = s / epsilon - (s / epsilon).max()
-        q = np.exp(shifted) / np.exp(shifted).sum()
+        e = libm_exp(shifted)
+        q = e / e.sum()
         gain_grad = -q[j] * q
         gain_grad[j] += q[j]
         return sign * (float(exp2_gain(np.asarray(r, dtype=np.float64))) / p) * gain_grad / epsilon
