@@ -34,6 +34,12 @@ def is_batch(run: Run) -> bool:
     return run.summary.get("protocol") == "batch-cv"
 
 
+def _folds(folds: object) -> str:
+    """``fold 3`` or ``folds 1, 4`` (a list of fold numbers as the summary records it)."""
+    items = folds if isinstance(folds, list) else [folds]
+    return ("fold " if len(items) == 1 else "folds ") + ", ".join(str(f) for f in items)
+
+
 def _axis_name(metric: str) -> str:
     return display_name(metric)
 
@@ -100,7 +106,7 @@ def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path,
                     ax.bar([], [], width, color="none", edgecolor=color, hatch="//",
                            label=plain(f"{run.label} (degenerate)"))
                     curves.append(Curve(f"{run.label} (degenerate)", [
-                        f"no bars: the selected model was degenerate in fold(s) {run.summary['degenerate_folds']}", where]))
+                        f"no bars: the selected model was degenerate in {_folds(run.summary['degenerate_folds'])}", where]))
                     continue
                 curves.append(Curve(run.label, [f"mean over {len(folds) if isinstance(folds, list) else '?'} "
                                                 "test folds, error bars the sample standard deviation over folds",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ltr_cli.names import count
 from ltr_cli.outputs import write_file
 
 #: the names the papers' figures give the registry's datasets
@@ -85,7 +86,7 @@ def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, boo
     files = _files(runs[0])
     if files:
         text = ", ".join(files)
-        return (text if len(text) <= _MAX_TITLE else f"{files[0]} and {len(files) - 1} more file(s)"), True
+        return (text if len(text) <= _MAX_TITLE else f"{files[0]} and {count(len(files) - 1, 'more file')}"), True
     return None, False
 
 
