@@ -173,7 +173,7 @@ learners: {{slam: {learner}}}
 
 
 @pytest.mark.parametrize("dataset", [
-    "{kind: separable, variant: paper, queries: 300}",
+    "{kind: separable, variant: paper, queries: 80}",
     "{kind: shaped, like: mslr-web10k, queries: 40, docs_per_query: 15}",
     "FILES-QUERY-LEVEL",
 ])
