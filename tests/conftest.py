@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import os
+import resource
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -54,11 +57,14 @@ def _working_tree() -> set[str]:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _BEFORE.update(_working_tree())
+    _start_compile_clock()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run if a test wrote into the checkout (e.g. results/<experiment>/ of a run
     without --out): tests write under tmp_path only."""
+    if _CLOCK is not None:
+        _CLOCK.log.unlink(missing_ok=True)
     left = sorted(_working_tree() - _BEFORE)
     if left:
         print(f"\nERROR: the tests left files in the working tree: {', '.join(left)}")
@@ -95,3 +101,90 @@ def make_learner(type_: str, n_features: int, ties: str = "input-order", rng=Non
 # plan onto the reference path (ltr_cli.runs.kernel_plan); tests of the planning itself ask
 # for `--kernels auto` (or clear LTR_KERNELS).
 os.environ.setdefault("LTR_KERNELS", "1")
+
+
+# --- no test's call phase does more than a minute of work ---------------------------------------
+#
+# The kernels compile once per suite: numba's cache directory is chosen here, before anything
+# imports numba, and every ``ltr`` process a test starts inherits it, so a child loads what
+# this process (or an earlier child) compiled. Compiling lands on whichever test first needs a
+# kernel, on a cold cache only, so the limit leaves it out: a test fails when the CPU seconds of
+# its call phase (this process and the child processes it waited for: ``ltr`` subprocesses,
+# sweep workers, compile-ahead forks), less the seconds numba spent compiling in them, exceed
+# CALL_LIMIT_S. CPU time, not wall time, so a machine loaded by other work does not fail a test.
+
+CALL_LIMIT_S = 60.0
+
+
+class _CompileClock:
+    """A numba event listener adding up the CPU seconds of outermost compiles: this process's
+    in ``seconds``, those of forked children (sweep workers, compile-ahead) as lines in ``log``
+    (a child leaves with os._exit, so it writes as it goes)."""
+
+    def __init__(self, log: Path):
+        self.log, self.pid, self.seconds, self._depth, self._t0 = log, os.getpid(), 0.0, 0, 0.0
+
+    def on_start(self, event) -> None:
+        if self._depth == 0:
+            self._t0 = time.process_time()
+        self._depth += 1
+
+    def on_end(self, event) -> None:
+        self._depth -= 1
+        if self._depth:
+            return
+        spent = time.process_time() - self._t0
+        if os.getpid() == self.pid:
+            self.seconds += spent
+        else:
+            with open(self.log, "a") as f:
+                f.write(f"{spent}\n")
+
+    def total(self) -> float:
+        try:
+            children = sum(float(x) for x in self.log.read_text().split())
+        except (OSError, ValueError):
+            children = 0.0
+        return self.seconds + children
+
+
+_CLOCK: _CompileClock | None = None
+
+
+def _start_compile_clock() -> None:
+    global _CLOCK
+    from ltr_cli.kernels import numba_cache
+
+    numba_cache.ensure()  # sets NUMBA_CACHE_DIR before numba is imported, for every child too
+    from numba.core import event
+
+    fd, log = tempfile.mkstemp(prefix="ltr-tests-compile-")
+    os.close(fd)
+    clock = _CLOCK = _CompileClock(Path(log))
+
+    class _Forward(event.Listener):
+        def on_start(self, event) -> None:
+            clock.on_start(event)
+
+        def on_end(self, event) -> None:
+            clock.on_end(event)
+
+    event.register("numba:compile", _Forward())
+
+
+def _cpu_seconds() -> float:
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    cpu, compiling = _cpu_seconds(), _CLOCK.total() if _CLOCK else 0.0
+    result = yield
+    compiled = (_CLOCK.total() if _CLOCK else 0.0) - compiling
+    work = _cpu_seconds() - cpu - compiled
+    if work > CALL_LIMIT_S:
+        pytest.fail(f"{item.nodeid} did {work:.0f} s of work in its call phase (CPU seconds, {compiled:.0f} s "
+                    f"of numba compiling aside), over the suite's limit of {CALL_LIMIT_S:.0f} s: run it at "
+                    "smoke size or share its work through a fixture", pytrace=False)
+    return result

@@ -68,8 +68,8 @@ def test_svmmap_worked_examples(x, w, order, hinge):
 
 def test_svmmap_greedy_equals_brute_force():
     rng = np.random.default_rng(3)
-    for _ in range(150):
-        n = int(rng.integers(2, 8))
+    for case in range(150):
+        n = 7 if case % 50 == 0 else int(rng.integers(2, 7))  # up to 7 documents (5,040 orders: a few)
         X = np.round(rng.normal(size=(n, 2)), 1)  # rounded: ties
         rel = rng.random(n) < 0.5
         if rel.all() or not rel.any():
@@ -107,7 +107,7 @@ def test_ndcg_lap_worked_example():
 def test_ndcg_loss_is_the_brute_force_max_and_bounds_1_minus_ndcg():
     rng = np.random.default_rng(4)
     for case in range(120):
-        n = 7 if case % 6 == 0 else int(rng.integers(2, 7))  # up to 7 documents
+        n = 7 if case % 20 == 0 else int(rng.integers(2, 7))  # up to 7 documents (5,040 orders: a few)
         X = np.round(rng.normal(size=(n, 2)), 1)  # rounded: ties
         y = rng.integers(0, 3, n).astype(float)
         if y.max() == 0:

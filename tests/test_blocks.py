@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -172,7 +173,7 @@ learners: {{slam: {learner}}}
 
 
 @pytest.mark.parametrize("dataset", [
-    "{kind: separable, variant: paper, queries: 300}",
+    "{kind: separable, variant: paper, queries: 80}",
     "{kind: shaped, like: mslr-web10k, queries: 40, docs_per_query: 15}",
     "FILES-QUERY-LEVEL",
 ])
@@ -219,41 +220,62 @@ def test_units_past_the_memory_budget_stream_query_by_query(tmp_path, monkeypatc
     assert sources.plan_rounds(source, 1, False, 1.0, np.random.default_rng(0)) is None
 
 
-def test_bench_online_reports_its_ratios():
+def test_bench_online_reports_its_ratios_on_a_given_file(tmp_path, monkeypatch):
     """Structure only (timings are never asserted): every figure of ltr bench --online is
-    there, on a tiny stream."""
-    from ltr_cli.bench.online import format_online_table, run_online_bench
-
-    out = run_online_bench(queries=20, long_rounds=60, learners=["slam-ndcg"], repeats=1, learner_rounds=60)
-    row = out["learners"]["slam-ndcg"]
-    assert {"us_per_round", "ratio_to_floor", "reference_us_per_round", "kernel_level_us"} <= set(row)
-    assert out["floor_us_per_round"] > 0 and out["sweep"]["points"] == 16
-    assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
-    table = format_online_table(out)
-    assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table
-
-
-def test_bench_online_on_a_given_file(tmp_path):
-    """--data: the same figures on the user's own file (read by the project's reader, its
-    queries counted from it); without --online it is refused."""
-    from ltr_cli.bench.online import format_online_table, run_online_bench
+    there, at smoke size, on the user's own file (read by the project's reader, its queries
+    counted from it). The timed ``ltr`` commands run in this process (``ltr bench`` itself
+    times whole processes; ``_process`` is checked on its own below), the reference path's
+    ``LTR_KERNELS=0`` as the kernels' switch."""
+    from ltr_cli import kernels
+    from ltr_cli.bench import command, online
     from ltr_cli.data.registry import get_dataset
     from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+    from ltr_cli.errors import LtrError
 
+    real_rounds, ran = command.bench_rounds, []
+
+    def in_process(args: list[str], env: dict[str, str] | None = None) -> float:
+        ran.append((args[0], bool(env)))
+        assert set(env or {}) <= {"LTR_KERNELS"}
+        start = time.perf_counter()
+        with pytest.MonkeyPatch.context() as mp:
+            if env:
+                mp.setattr(kernels, "ENABLED", env["LTR_KERNELS"] != "0")
+            res = runner.invoke(app, args)
+        if res.exit_code != 0:
+            raise LtrError(f"bench --online: 'ltr {' '.join(args[:2])}' failed: {res.stderr}")
+        return time.perf_counter() - start
+
+    monkeypatch.setattr(online, "_process", in_process)
+    monkeypatch.setattr(command, "bench_rounds", lambda queries, rounds: real_rounds(queries, 20, repeats=1))
     data = tmp_path / "mine.txt"
     write_svmlight(data, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(12, seed=9)), qid_style="token")
-    out = run_online_bench(long_rounds=24, learners=["alg3"], repeats=1, data=data, learner_rounds=24)
+    out = online.run_online_bench(long_rounds=24, learners=["alg3"], repeats=1, data=data, learner_rounds=24)
     assert out["queries"] == 12 and out["source"] == str(data) and out["learners"]["alg3"]["rounds"] == 24
-    assert str(data) in format_online_table(out)
-    proc = subprocess.run([sys.executable, "-m", "ltr_cli", "bench", "--data", str(data)], capture_output=True,
-                          text=True)
-    assert proc.returncode == 1 and proc.stderr.strip() == "ltr: error: --data measures online runs on a file: add --online"
-    # qids in comments: the timed runs read a registry dataset (qid: tokens), so does the bench
+    row = out["learners"]["alg3"]
+    assert {"us_per_round", "ratio_to_floor", "reference_us_per_round", "kernel_level_us"} <= set(row)
+    assert row["kernel_level_us"] > 0  # ltr bench's own kernel-level figure, beside it
+    assert out["floor_us_per_round"] > 0 and out["sweep"]["points"] == 16
+    assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
+    assert ("run", True) in ran and ("sweep", False) in ran and ran[0] == ("data", False)
+    table = online.format_online_table(out)
+    assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table and str(data) in table
+    # without --data, MSLR-shaped queries are generated and written for the timed runs
+    path, qs, source = online._queries(None, tmp_path, 20)
+    assert len(qs) == 20 and source == "MSLR-shaped" and path.read_text().count("qid:") == sum(q.m for q in qs)
+
+
+def test_bench_online_refuses_data_without_online_and_a_file_without_qid_tokens(tmp_path):
+    """--data without --online is refused; so is a file whose qids are in comments (the
+    timed runs read a registry dataset, qid: tokens), in one line."""
+    data = tmp_path / "mine.txt"
+    data.write_text("3 qid:1 1:0.1 2:0.7\n0 qid:1 1:0.2\n")
+    res = runner.invoke(app, ["bench", "--data", str(data)])
+    assert res.exit_code == 1 and res.stderr.strip() == "ltr: error: --data measures online runs on a file: add --online"
     commented = tmp_path / "commented.txt"
     commented.write_text("3 1:0.1 2:0.7 # 1\n0 1:0.2 # 1\n")
-    proc = subprocess.run([sys.executable, "-m", "ltr_cli", "bench", "--online", "--data", str(commented)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "qid" in proc.stderr
+    res = runner.invoke(app, ["bench", "--online", "--data", str(commented)])
+    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1 and "qid" in res.stderr
 
 
 def test_bench_online_reports_a_failing_run_in_one_line(tmp_path):
@@ -263,8 +285,9 @@ def test_bench_online_reports_a_failing_run_in_one_line(tmp_path):
     from ltr_cli.errors import LtrError
 
     with pytest.raises(LtrError, match=r"^bench --online: 'ltr run .*missing.yaml' failed: .*missing.yaml") as caught:
-        _process(["run", str(tmp_path / "missing.yaml")])
+        _process(["run", str(tmp_path / "missing.yaml")], {"LTR_KERNELS": "0"})
     assert "\n" not in str(caught.value)
+    assert _process(["--help"], {"LTR_KERNELS": "0"}) > 0  # a whole process that succeeds, timed
 
 
 def test_a_generated_stream_is_produced_once_per_process(monkeypatch):

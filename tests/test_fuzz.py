@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gzip
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ltr_cli.config.experiment import load_config, parse_config
@@ -83,8 +83,11 @@ _keys = st.sampled_from(["experiment", "dataset", "learners", "protocol", "metri
                          "kind", "type", "queries", "names", "step", "eta"])
 
 
-@FUZZ
+@settings(FUZZ, max_examples=60)  # each opener at the deepest nesting below, every time
 @given(st.integers(1, 3000), st.sampled_from(["[", "{a: ", "- "]))
+@example(3000, "[")
+@example(3000, "{a: ")
+@example(3000, "- ")
 def test_config_loader_on_deep_nesting(tmp_path, depth, opener):
     closer = {"[": "]", "{a: ": "}", "- ": ""}[opener]
     body = (opener * depth + "1" + closer * depth) if opener != "- " else "".join(

@@ -70,7 +70,7 @@ def test_sixteen_runs_identical_with_jobs_1_jobs_2_and_dask(tmp_path):
 
 
 def test_killed_sweep_resumes_and_every_run_completes_once(tmp_path):
-    cfg = write_sweep(tmp_path, queries=1500)
+    cfg = write_sweep(tmp_path, queries=500)  # long enough to be killed after 3 of its 16 runs
     reference = tmp_path / "reference"
     assert runner.invoke(app, ["sweep", str(cfg), "--out", str(reference), "--jobs", "2"]).exit_code == 0
 
