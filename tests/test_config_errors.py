@@ -63,7 +63,7 @@ def test_sweep_status_names_each_runs_settings(tmp_path):
     assert res.exit_code == 0
     lines = res.stdout.splitlines()[:-1]
     slam = sorted(line.split("[", 1)[1] for line in lines if " grid/slam-" in line)
-    assert slam == ["step.eta=0.1, seed=0]", "step.eta=0.1, seed=1]", "step.eta=1.0, seed=0]",
-                    "step.eta=1.0, seed=1]"]
+    assert slam == ["step.eta: 0.1, seed: 0]", "step.eta: 0.1, seed: 1]", "step.eta: 1, seed: 0]",
+                    "step.eta: 1, seed: 1]"]
     topk = sorted(line.split("[", 1)[1] for line in lines if " grid/topk-" in line)
-    assert topk == ["seed=0]", "seed=1]"]  # another learner's axis is not its setting
+    assert topk == ["seed: 0]", "seed: 1]"]  # another learner's axis is not its setting
