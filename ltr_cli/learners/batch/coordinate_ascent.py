@@ -29,7 +29,9 @@ orders come from an unseeded shuffle; here they are seeded.
 
 The line search is vectorised: a candidate changes every score by ``t x_j``, so all of a
 direction's candidates are ranked in one sort over the queries in which feature j varies
-(padded to the length of their length class); other queries keep their values.
+(padded to the length of their length class); other queries keep their values. That numpy
+sort is the reference; the fit runs its compiled twin (:mod:`ltr_cli.kernels.listsearch`,
+the same keys and sums, so the same values to the last bit) unless ``LTR_KERNELS=0``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from ltr_cli import kernels
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
 from ltr_cli.learners.batch.common import Queries, batch_measure
 from ltr_cli.learners.batch.convergence import FitContext
@@ -68,6 +71,8 @@ class _Bucket:
     norm: np.ndarray
     pad: np.ndarray
     varies: np.ndarray
+    rel_index: np.ndarray  # AP: (q, R) each row's relevant positions (first n_rel of them)
+    n_rel: np.ndarray
 
 
 class Lists:
@@ -84,9 +89,10 @@ class Lists:
     the levels in ranked order. Scores that agree to about 40 significant bits therefore
     count as equal."""
 
-    def __init__(self, train: Queries, measure: str, threshold: float = 0.0):
+    def __init__(self, train: Queries, measure: str, threshold: float = 0.0, compiled: bool | None = None):
         from ltr_cli.learners.batch.common import measure_fn, rank
 
+        self.compiled = kernels.ENABLED if compiled is None else compiled
         kind, at, cut = measure.partition("@")
         self.ap = measure in ("map", "ap")
         self.k = parse_cutoff(cut) if at else None
@@ -123,8 +129,13 @@ class Lists:
             pad[r, :m] = False
         lo = np.where(pad[None], np.inf, X).min(axis=2)
         hi = np.where(pad[None], -np.inf, X).max(axis=2)
+        relevant = [np.flatnonzero(rel) for _, _, rel, _ in members] if self.ap else [np.zeros(0, np.int64)]
+        n_rel = np.array([r.shape[0] for r in relevant], dtype=np.int64)
+        rel_index = np.zeros((q, max(1, int(n_rel.max()))), dtype=np.int64)
+        for r, positions in enumerate(relevant if self.ap else []):
+            rel_index[r, :positions.shape[0]] = positions
         return _Bucket(X, code, low, level_bits, table, np.array([i for i, _, _, _ in members]),
-                       np.array([nm for _, _, _, nm in members]), pad, hi > lo)
+                       np.array([nm for _, _, _, nm in members]), pad, hi > lo, rel_index, n_rel)
 
     def _ideal(self, gains: np.ndarray) -> float:
         top = -np.sort(-gains)
@@ -147,6 +158,40 @@ class Lists:
         n = levels.shape[-1] if self.k is None else min(self.k, levels.shape[-1])
         return (b.table[levels[..., :n]] @ log2_discount(n)) / b.norm[rows]
 
+    def _values_along(self, b: _Bucket, rows: np.ndarray | slice, s0: np.ndarray, x: np.ndarray | None,
+                      steps: np.ndarray) -> np.ndarray:
+        """The measure (C, q) of the bucket's queries ``rows`` at scores ``s0 + t x`` (q, M)
+        for each step t of ``steps`` (C,); ``x`` None: at ``s0`` itself (C = 1). Compiled
+        (:mod:`ltr_cli.kernels.listsearch`) unless ``LTR_KERNELS=0``, else :meth:`_values`."""
+        if not self.compiled:
+            if x is None:
+                return self._values(b, rows, s0[None])
+            out = np.empty((steps.shape[0], s0.shape[0]))
+            chunk = max(1, CELLS // s0.size)
+            for c in range(0, steps.shape[0], chunk):
+                out[c:c + chunk] = self._values(b, rows, s0[None] + steps[c:c + chunk, None, None] * x[None])
+            return out
+        from ltr_cli.kernels import listsearch  # numba loads only when a fit runs compiled
+
+        s0 = np.ascontiguousarray(s0)
+        x = np.zeros_like(s0) if x is None else np.ascontiguousarray(x)
+        out = np.empty((steps.shape[0], s0.shape[0]))
+        code = np.ascontiguousarray(b.code[rows])
+        if self.ap:
+            listsearch.ap_along(s0, x, steps, code, np.ascontiguousarray(b.rel_index[rows]), b.n_rel[rows], b.low,
+                                np.ascontiguousarray(b.norm[rows], dtype=np.float64), out)
+            return out
+        M = s0.shape[-1]
+        n = M if self.k is None else min(self.k, M)
+        chunk = max(1, CELLS // s0.size)  # the reference's chunks: the same products below
+        disc = log2_discount(n)
+        for c in range(0, steps.shape[0], chunk):
+            part = steps[c:c + chunk]
+            levels = np.empty((part.shape[0], s0.shape[0], n), dtype=np.int64)
+            listsearch.levels_along(s0, x, part, code, b.low, b.level_bits, n, levels)
+            out[c:c + chunk] = (b.table[levels] @ disc) / b.norm[rows]
+        return out
+
     def scores(self, w: np.ndarray) -> list[np.ndarray]:
         """Each bucket's scores (q, M) under weights ``w``, padding at -inf."""
         return [np.where(b.pad, -np.inf, np.tensordot(w, b.X, axes=1)) for b in self.buckets]
@@ -155,7 +200,7 @@ class Lists:
         """Every query's measure (n,) for the bucket scores ``S``."""
         out = self.constant.copy()
         for b, s in zip(self.buckets, S):
-            out[b.index] = self._values(b, slice(None), s[None])[0]
+            out[b.index] = self._values_along(b, slice(None), s, None, np.zeros(1))[0]
         return out
 
     def along(self, S: list[np.ndarray], v: np.ndarray, j: int, steps: np.ndarray) -> np.ndarray:
@@ -166,11 +211,7 @@ class Lists:
             rows = np.flatnonzero(b.varies[j])
             if not rows.size:
                 continue
-            s0, x = s[rows], b.X[j][rows]
-            chunk = max(1, CELLS // s0.size)
-            for c in range(0, steps.shape[0], chunk):
-                t = steps[c:c + chunk, None, None]
-                out[c:c + chunk, b.index[rows]] = self._values(b, rows, s0[None] + t * x[None])
+            out[:, b.index[rows]] = self._values_along(b, rows, s[rows], b.X[j][rows], steps)
         return out
 
 
