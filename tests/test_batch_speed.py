@@ -167,3 +167,41 @@ def test_svmmap_compiled_fit_is_the_reference_fit():
         ref = fit_bmrm(train, lambda X, y, w: ap_structural_hinge(X, y, w), C, 1e-3, 1000, None)
         assert np.array_equal(model.w, ref.w)
         assert model.info["iterations"] == ref.info["iterations"]
+
+
+def test_lambdamart_stops_when_lightgbm_can_split_no_more(monkeypatch):
+    """Three queries of five documents and 20 documents per leaf: no tree can split, so
+    LightGBM keeps one single-leaf tree, and each update after the first reports it finished
+    and drops its tree. A fit counted trees, not updates, and never ended; here the updates
+    are counted and capped, so a relapse fails instead of hanging."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    train = [(rng.normal(size=(5, 3)), np.array([2.0, 1.0, 0.0, 0.0, 1.0])) for _ in range(3)]
+    calls = []
+    update = lgb.Booster.update
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1000:
+            raise AssertionError("Booster.update called over 1000 times")
+        return update(self, *args, **kwargs)
+
+    monkeypatch.setattr(lgb.Booster, "update", counted)
+    first = fit_lambdamart(train, num_leaves=7, learning_rate=0.05, rounds=100, min_data_in_leaf=20)
+    assert len(calls) == 1 and len(first.trees) == 1 and first.info["trees"] == 1
+    longer = fit_lambdamart(train, num_leaves=7, learning_rate=0.05, rounds=300, min_data_in_leaf=20, warm=first)
+    assert len(calls) == 1  # finished stays finished: nothing left to run
+    calls.clear()
+    fresh = fit_lambdamart(train, num_leaves=7, learning_rate=0.05, rounds=300, min_data_in_leaf=20)
+    assert len(calls) == 1 and longer.text == fresh.text
+    # lightgbm.train runs all its updates (each a no-op after the first) to the same text
+    X = np.vstack([x for x, _ in train])
+    g = np.concatenate([y for _, y in train]).astype(int)
+    params = {"objective": "lambdarank", "num_leaves": 7, "learning_rate": 0.05, "min_data_in_leaf": 20,
+              "label_gain": [0.0, 1.0, 3.0], "seed": 0, "deterministic": True, "force_row_wise": True,
+              "num_threads": 1, "verbosity": -1, "feature_pre_filter": False}
+    data = lgb.Dataset(X, label=g, group=[5, 5, 5], params=params)
+    calls.clear()
+    assert lgb.train(params, data, num_boost_round=300).model_to_string(num_iteration=-1) == fresh.text
+    assert len(calls) == 300
+    assert np.array_equal(fresh.scores(X), np.zeros(15) + fresh.scores(X)[0])

@@ -66,22 +66,39 @@ class _Training:
     point's fit of more rounds with the same settings on the same queries goes on from it
     (LightGBM's trees are grown one after another, each from the scores of those before:
     100 more rounds on a 200-round booster are the last 100 trees of a 300-round fit, the
-    same model text byte for byte). The booster moves on to the model that continues it."""
+    same model text byte for byte). ``rounds``: the ``Booster.update`` calls made, as
+    ``lightgbm.train`` counts them, which is not the number of trees once LightGBM has
+    ``finished`` (no leaf meets the split requirements: it then drops the round's tree and
+    every later round does the same, the scores and so the gradients no longer changing).
+    The booster moves on to the model that continues it."""
 
     train: Queries
     settings: str
     booster: Any
     rounds: int
+    finished: bool
 
 
-def _continuable(warm: Any, train: Queries, settings: str, rounds: int) -> Any:
+def _continuable(warm: Any, train: Queries, settings: str, rounds: int) -> _Training | None:
     state = getattr(warm, "_resume", None)
     if not (isinstance(state, _Training) and state.booster is not None and state.settings == settings
             and state.rounds <= rounds and len(state.train) == len(train)
             and all(a is c and b is e for (a, b), (c, e) in zip(state.train, train))):
         return None
-    booster, state.booster = state.booster, None
-    return booster if booster.current_iteration() == state.rounds else None
+    taken = _Training(state.train, settings, state.booster, state.rounds, state.finished)
+    state.booster = None
+    return taken
+
+
+def boost(booster: Any, done: int, rounds: int, finished: bool) -> tuple[int, bool]:
+    """``lightgbm.train``'s loop from round ``done`` to ``rounds``: one ``Booster.update``
+    per round, except that once an update reports LightGBM finished the rounds left are
+    counted without running them (each would grow and drop the same tree). Returns the
+    rounds counted and whether LightGBM finished."""
+    while done < rounds and not finished:
+        finished = bool(booster.update())
+        done += 1
+    return max(done, rounds), finished
 
 
 def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 0.1, rounds: int = 100,
@@ -105,16 +122,19 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
               "feature_pre_filter": False}
     settings = repr(sorted(params.items()))
     try:
-        booster = _continuable(warm, train, settings, rounds)
-        if booster is None:
+        state = _continuable(warm, train, settings, rounds)
+        if state is None:
             data = lgb.Dataset(X, label=g, group=[x.shape[0] for x, _ in kept], params={**params,
                                "num_iterations": rounds}, free_raw_data=True)
             booster = lgb.Booster(params={**params, "num_iterations": rounds}, train_set=data)
+            done, finished = boost(booster, 0, rounds, False)
         else:
+            booster = state.booster
             booster.reset_parameter({"num_iterations": rounds})
-        while booster.current_iteration() < rounds:
-            booster.update()
-        text = booster.model_to_string(num_iteration=-1)
+            done, finished = boost(booster, state.rounds, rounds, state.finished)
+        # read back as lightgbm.train hands its booster over: the same text but for a
+        # single-leaf tree's empty leaf_weight, written "0" by the booster still training
+        text = lgb.Booster(model_str=booster.model_to_string(num_iteration=-1)).model_to_string(num_iteration=-1)
         expected = booster.predict(X, raw_score=True, num_threads=threads) if X.shape[0] else np.zeros(0)
     except lgb.basic.LightGBMError as exc:
         raise LtrError(f"lambdamart: LightGBM refused the fit: {' '.join(str(exc).split())[:300]}") from None
@@ -123,7 +143,7 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
         raise LtrError(f"lambdamart: LightGBM {lgb.__version__} wrote a model whose scores this tool does not "
                        "reproduce exactly; use a LightGBM 4 release this tool is tested with")
     model.info = {"trees": len(model.trees), "label_gain": label_gain}
-    object.__setattr__(model, "_resume", _Training(train, settings, booster, rounds))
+    object.__setattr__(model, "_resume", _Training(train, settings, booster, done, finished))
     return model
 
 
