@@ -16,6 +16,7 @@ rewritten), so the total is what the other learners need.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -47,6 +48,14 @@ def sized(name: str, scale: float) -> ShapeSpec:
     return ShapeSpec(queries, max(10.0, info.docs_per_query * scale), seed=0)
 
 
+def _load() -> float | None:
+    """The machine's one-minute load average (None where the system has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def _warm_cache(spec: Any, cache: Path) -> None:
     """Read every split of every fold once, so the binary cache exists before the timing."""
     from ltr_cli.protocols.cv_folds import named_split, open_folds
@@ -70,7 +79,8 @@ def run_letor2_bench(scale: float = 1.0, configs: Path | None = None, learners: 
     unknown = [n for n in chosen if n not in CONFIGS]
     if unknown:
         raise LtrError(f"unknown LETOR 2.0 dataset {unknown[0]!r}; expected one of {', '.join(CONFIGS)}")
-    out: dict[str, Any] = {"scale": scale, "budget_s": BUDGET_S, "apart": list(APART), "datasets": {}}
+    out: dict[str, Any] = {"scale": scale, "budget_s": BUDGET_S, "apart": list(APART), "datasets": {},
+                           "load_before": _load()}
     with tempfile.TemporaryDirectory(prefix="ltr-letor2-") as tmp:
         t = Path(tmp)
         for name in chosen:
@@ -94,15 +104,19 @@ def run_letor2_bench(scale: float = 1.0, configs: Path | None = None, learners: 
                     row["learners"][learner] = {"missing": need}
                     continue
                 assert isinstance(lspec, BatchLearnerConfig)
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 run_experiment(spec, out=t / "results", quiet=True, learners=[learner])
-                wall = time.perf_counter() - start
-                row["learners"][learner] = {"seconds": round(wall, 2), "fits": 5 * len(lspec.grid_points())}
+                wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+                row["learners"][learner] = {"seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
+                                            "fits": 5 * len(lspec.grid_points())}
                 if log is not None:
-                    log(f"{name} {learner}: {wall:.1f} s")
+                    log(f"{name} {learner}: {wall:.1f} s ({cpu:.1f} s CPU)")
             out["datasets"][name] = row
     out["total_s"] = round(sum(r["seconds"] for d in out["datasets"].values() for n, r in d["learners"].items()
                                if "seconds" in r and n not in APART), 2)
+    out["cpu_total_s"] = round(sum(r["cpu_seconds"] for d in out["datasets"].values()
+                                   for n, r in d["learners"].items() if "seconds" in r and n not in APART), 2)
+    out["load_after"] = _load()
     out["apart_s"] = round(sum(r["seconds"] for d in out["datasets"].values() for n, r in d["learners"].items()
                                if "seconds" in r and n in APART), 2)
     return out
@@ -134,6 +148,9 @@ def format_letor2_table(result: dict[str, Any]) -> str:
     lines.append(f"  total without {', '.join(result['apart'])}: {result['total_s']:.1f} s, {verdict} the "
                  f"{result['budget_s']:.0f} s budget ({result['total_s'] / result['budget_s']:.0%} of it)"
                  + (f"; {', '.join(result['apart'])}: {result['apart_s']:.1f} s apart" if result["apart_s"] else ""))
+    lines.append(f"  the same learners' CPU time: {result['cpu_total_s']:.1f} s (about the wall time on an idle machine: the fits run single-threaded; "
+                 f"load average {result['load_before']} before, {result['load_after']} after on "
+                 f"{os.cpu_count()} CPUs)")
     for d in data.values():
         for learner, r in d["learners"].items():
             if "missing" in r:
