@@ -238,3 +238,15 @@ def test_lambdamart_stops_when_lightgbm_can_split_no_more(monkeypatch):
     assert lgb.train(params, data, num_boost_round=300).model_to_string(num_iteration=-1) == fresh.text
     assert len(calls) == 300
     assert np.array_equal(fresh.scores(X), np.zeros(15) + fresh.scores(X)[0])
+
+
+def test_lambdamart_refuses_a_model_it_does_not_score_as_lightgbm(monkeypatch):
+    pytest.importorskip("lightgbm")
+    from ltr_cli.errors import LtrError
+    from ltr_cli.results.gbdt import LightGBMModel
+
+    train = _letor_like(13, queries=20, d=5, docs=80, levels=3, relevant=0.3)
+    scores = LightGBMModel.scores
+    monkeypatch.setattr(LightGBMModel, "scores", lambda self, X: scores(self, X) + 1e-12)
+    with pytest.raises(LtrError, match="does not reproduce exactly"):
+        fit_lambdamart(train, num_leaves=7, rounds=5, min_data_in_leaf=5)
