@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ltr_cli import console
 from ltr_cli.errors import LtrError
 
 
@@ -18,6 +19,12 @@ def bench(
     batch: Annotated[bool, typer.Option("--batch", help="the batch solvers and ltr eval instead (RankSVM vs scikit-learn's pairwise LinearSVC, SVMmap, PermuRank, ltr eval vs pytrec_eval)")] = False,
     eval_queries: Annotated[int, typer.Option("--eval-queries", min=1, help="--batch: queries of the ltr eval comparison (about 116 documents each)")] = 20000,
     online: Annotated[bool, typer.Option("--online", help="online runs end to end instead: every learner's per-round cost as whole ltr processes (vs the two-matvec floor and its Python reference path), a 16-rate sweep vs one run, four learners vs one, checkpoint overhead")] = False,
+    letor2: Annotated[bool, typer.Option("--letor2", help="--batch: only the LETOR 2.0 figure: the three configs/letor2_*.yaml, every learner's full CV grid on generated folds of the real sizes, wall seconds per dataset and learner and the total against the 10-minute budget")] = False,
+    letor2_scale: Annotated[float, typer.Option("--letor2-scale", min=0.01, max=1.0, help="--batch: the LETOR 2.0 figure's data size, a fraction of the real numbers of queries and documents per query (0.2 for a quick check)")] = 1.0,
+    letor2_learner: Annotated[list[str] | None, typer.Option("--letor2-learner", metavar="NAME", help="--batch: time only this learner of the LETOR 2.0 configs (repeatable)")] = None,
+    letor2_skip: Annotated[list[str] | None, typer.Option("--letor2-skip", metavar="NAME", help="--batch: leave this learner out of the LETOR 2.0 figure (repeatable)")] = None,
+    letor2_dataset: Annotated[list[str] | None, typer.Option("--letor2-dataset", metavar="NAME", help="--batch: time only this dataset of the LETOR 2.0 figure: letor2-ohsumed, letor2-td2003 or letor2-td2004 (repeatable)")] = None,
+    configs: Annotated[Path | None, typer.Option("--configs", metavar="<dir>", exists=True, file_okay=False, help="--batch: the folder holding letor2_*.yaml (default: the repository's configs/)")] = None,
     data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
     startup: Annotated[bool, typer.Option("--startup", help="start-up instead: a one-round ltr run vs importing numpy, pandas and pyarrow (target 2x), the demo with an empty kernel cache and HOME vs warm (target 3x), ltr plot")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="--startup: one process each on a smaller demo (checks the bench runs; not a measurement)")] = False,
@@ -25,7 +32,8 @@ def bench(
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
     memory growth, as ratios measured side by side in one run; --batch: the batch
-    solvers and 'ltr eval' instead."""
+    solvers and 'ltr eval' instead, and the LETOR 2.0 configs' full CV grids against their
+    10-minute budget (--letor2: only that figure; --letor2-scale 0.2: on smaller data)."""
     from ltr_cli.bench.command import format_table, main_json, run_bench
 
     if data is not None and not online:
@@ -44,11 +52,17 @@ def bench(
         found = run_online_bench(queries=max(queries, 50), data=data)
         typer.echo(main_json(found) if as_json else format_online_table(found), nl=as_json)
         return
+    if letor2 and not batch:
+        raise LtrError("--letor2 is a part of the batch figures: add --batch")
     if batch:
         from ltr_cli.bench.batch import format_batch_table, run_batch_bench
+        from ltr_cli.bench.letor2 import format_letor2_table, run_letor2_bench
 
-        found = run_batch_bench(eval_queries=eval_queries)
-        typer.echo(main_json(found) if as_json else format_batch_table(found), nl=as_json)
+        found = {} if letor2 else run_batch_bench(eval_queries=eval_queries)
+        found["letor2"] = run_letor2_bench(letor2_scale, configs, letor2_learner, letor2_skip, letor2_dataset,
+                                           log=None if as_json else console.note)
+        text = (format_batch_table(found) if not letor2 else "") + format_letor2_table(found["letor2"])
+        typer.echo(main_json(found) if as_json else text, nl=as_json)
         return
     result = run_bench(queries, rounds, e2e_queries)
     typer.echo(main_json(result) if as_json else format_table(result), nl=as_json)

@@ -5,7 +5,8 @@ run folder saves it as a file of its own beside ``models.json`` (``lightgbm-fold
 which names the file and records its SHA-256. Reading it back (``ltr score``, a fold
 checkpoint) never hands the text to LightGBM: this module parses the tree section, checks
 every field it uses (feature indices, child links forming one tree per block, no categorical
-or linear trees) and evaluates the trees with numpy exactly as LightGBM's predictor does,
+or linear trees) and evaluates the trees exactly as LightGBM's predictor does (compiled,
+:mod:`ltr_cli.kernels.gbdt`; the numpy walk here is its reference and runs with ``LTR_KERNELS=0``),
 so a model file can neither run code nor make the tool write anywhere, and ``ltr score``
 needs no LightGBM. The parameters LightGBM lists after the trees are ignored.
 
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli import kernels
 from ltr_cli.errors import ResultsError
 
 KIND = "lightgbm"
@@ -86,6 +88,7 @@ class LightGBMModel:
     trees: list[Tree]
     n_features: int
     info: dict[str, Any] = field(default_factory=dict)
+    _packed: tuple[np.ndarray, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_text(cls, text: str, n_features: int | None = None) -> LightGBMModel:
@@ -100,7 +103,15 @@ class LightGBMModel:
             raise ValueError(f"expected rows of {self.n_features} features, got shape {X.shape}")
         X = np.where(np.abs(X) <= _ZERO, 0.0, X)  # NaN stays NaN
         out = np.zeros(X.shape[0])
-        for tree in self.trees:
+        if kernels.ENABLED and self.trees:
+            from ltr_cli.kernels import gbdt as kernel  # numba loads only when a model scores
+
+            if self._packed is None:
+                self._packed = _pack(self.trees)
+            walk: Any = kernel.forest_scores
+            walk(np.ascontiguousarray(X), _ZERO, *self._packed, out)
+            return out
+        for tree in self.trees:  # the reference the compiled walk reproduces
             out += tree.leaf_value[tree.leaves(X)]
         return out
 
@@ -111,6 +122,21 @@ class LightGBMModel:
         """The model with its text inline (a fold checkpoint keeps it so); a run folder
         moves the text into a file of its own (:func:`save_model_files`)."""
         return {"kind": KIND, "features": self.n_features, "trees": len(self.trees), "text": self.text}
+
+
+def _pack(trees: list[Tree]) -> tuple[np.ndarray, ...]:
+    """The trees' arrays one after another, as :func:`ltr_cli.kernels.gbdt.forest_scores` reads them."""
+    node_off = np.zeros(len(trees) + 1, dtype=np.int64)
+    np.cumsum([t.feature.shape[0] for t in trees], out=node_off[1:])
+    leaf_off = np.zeros(len(trees) + 1, dtype=np.int64)
+    np.cumsum([t.leaf_value.shape[0] for t in trees], out=leaf_off[1:])
+
+    def cat(name: str, dtype: Any) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate([getattr(t, name) for t in trees]), dtype=dtype)
+
+    return (node_off, leaf_off, np.array([t.depth for t in trees], dtype=np.int64), cat("feature", np.int64),
+            cat("threshold", np.float64), cat("default_left", np.bool_), cat("missing", np.int64),
+            cat("left", np.int64), cat("right", np.int64), cat("leaf_value", np.float64))
 
 
 def sha256(text: str) -> str:

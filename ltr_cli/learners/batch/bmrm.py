@@ -124,7 +124,9 @@ def fit_bmrm(train: Queries, loss: QueryLoss, C: float, eps: float, max_iter: in
     if scale is not None:
         train = [(X / scale, y) for X, y in train]
         warm = None if warm is None else np.asarray(warm, dtype=np.float64) * scale
-    res = bmrm(mean_risk(train, loss), train[0][0].shape[1], 1.0 / C, eps, max_iter, warm, progress_of(context))
+    risk_of = getattr(loss, "mean_risk", None)  # a loss that builds its own risk (SVMmap's: cached, compiled)
+    risk = risk_of(train) if risk_of is not None else mean_risk(train, loss)
+    res = bmrm(risk, train[0][0].shape[1], 1.0 / C, eps, max_iter, warm, progress_of(context))
     info: dict = {"iterations": res.iterations, "objective": res.objective,
                   "convergence": res.convergence.to_dict()}
     if scale is not None:

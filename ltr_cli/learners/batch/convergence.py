@@ -65,7 +65,9 @@ def converged(gap: float, objective: float, tolerance: float) -> bool:
 class FitContext:
     """What the CV protocol hands a fit besides data and hyper-parameters: ``warm``, the
     model of the previous grid point's fit on the same fold (a starting point, its weights
-    ``w``, for the solvers whose optimum does not depend on it; PermuRank ignores it),
+    ``w``, for the solvers whose optimum does not depend on it; PermuRank ignores it; for the
+    round-based learners, AdaRank, RankBoost and LambdaMART, whose first k rounds do not
+    depend on how many follow, the fit it goes on from when only the number of rounds grew),
     ``progress(iteration, relative gap)``, and ``gains``, the gain of each label under the
     run's metric convention (``cv.convention``; None: the paper's ``2^r - 1``)."""
 

@@ -29,7 +29,12 @@ orders come from an unseeded shuffle; here they are seeded.
 
 The line search is vectorised: a candidate changes every score by ``t x_j``, so all of a
 direction's candidates are ranked in one sort over the queries in which feature j varies
-(padded to the length of their length class); other queries keep their values.
+(padded to the length of their length class); other queries keep their values. That numpy
+sort is the reference; the fit runs its compiled twin (:mod:`ltr_cli.kernels.listsearch`,
+the same keys and sums, so the same values to the last bit) unless ``LTR_KERNELS=0``. A
+document's score is its products ``w_k x_k`` added in feature order from 0.0 (RankLib's
+sum). A feature whose search failed is not searched again until a step is accepted: from
+the same weights and best measure it would fail again.
 """
 
 from __future__ import annotations
@@ -40,12 +45,14 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from ltr_cli import kernels
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
 from ltr_cli.learners.batch.common import Queries, batch_measure
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.measures.metrics import exp2_gain, log2_discount, parse_cutoff
 from ltr_cli.results.models import LinearModel
 
+SKIP_REPEATS = True  # a feature's search is not run again while nothing was accepted since it failed
 CELLS = 1 << 21  # candidate x document cells ranked in one sort (16 MB a array)
 _MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -68,6 +75,9 @@ class _Bucket:
     norm: np.ndarray
     pad: np.ndarray
     varies: np.ndarray
+    rel_index: np.ndarray  # AP: (q, R) each row's relevant positions (first n_rel of them)
+    n_rel: np.ndarray
+    length: np.ndarray  # (q,) each row's documents before its padding
 
 
 class Lists:
@@ -84,9 +94,10 @@ class Lists:
     the levels in ranked order. Scores that agree to about 40 significant bits therefore
     count as equal."""
 
-    def __init__(self, train: Queries, measure: str, threshold: float = 0.0):
+    def __init__(self, train: Queries, measure: str, threshold: float = 0.0, compiled: bool | None = None):
         from ltr_cli.learners.batch.common import measure_fn, rank
 
+        self.compiled = kernels.ENABLED if compiled is None else compiled
         kind, at, cut = measure.partition("@")
         self.ap = measure in ("map", "ap")
         self.k = parse_cutoff(cut) if at else None
@@ -123,8 +134,14 @@ class Lists:
             pad[r, :m] = False
         lo = np.where(pad[None], np.inf, X).min(axis=2)
         hi = np.where(pad[None], -np.inf, X).max(axis=2)
+        relevant = [np.flatnonzero(rel) for _, _, rel, _ in members] if self.ap else [np.zeros(0, np.int64)]
+        n_rel = np.array([r.shape[0] for r in relevant], dtype=np.int64)
+        rel_index = np.zeros((q, max(1, int(n_rel.max()))), dtype=np.int64)
+        for r, positions in enumerate(relevant if self.ap else []):
+            rel_index[r, :positions.shape[0]] = positions
         return _Bucket(X, code, low, level_bits, table, np.array([i for i, _, _, _ in members]),
-                       np.array([nm for _, _, _, nm in members]), pad, hi > lo)
+                       np.array([nm for _, _, _, nm in members], dtype=np.float64), pad, hi > lo, rel_index, n_rel,
+                       np.array([Xq.shape[0] for _, Xq, _, _ in members], dtype=np.int64))
 
     def _ideal(self, gains: np.ndarray) -> float:
         top = -np.sort(-gains)
@@ -147,15 +164,66 @@ class Lists:
         n = levels.shape[-1] if self.k is None else min(self.k, levels.shape[-1])
         return (b.table[levels[..., :n]] @ log2_discount(n)) / b.norm[rows]
 
+    def _values_along(self, b: _Bucket, rows: np.ndarray, S: np.ndarray, j: int | None,
+                      steps: np.ndarray) -> np.ndarray:
+        """The measure (C, k) of the bucket's queries ``rows`` (k,) at scores ``S[rows] + t
+        X[j][rows]`` for each step t of ``steps`` (C,), ``S`` (q, M) the bucket's scores; ``j``
+        None: at ``S[rows]`` itself (C = 1). Compiled (:mod:`ltr_cli.kernels.listsearch`)
+        unless ``LTR_KERNELS=0``, else :meth:`_values`."""
+        if not self.compiled:
+            s0 = S[rows]
+            if j is None:
+                return self._values(b, rows, s0[None])
+            x = b.X[j][rows]
+            out = np.empty((steps.shape[0], s0.shape[0]))
+            chunk = max(1, CELLS // s0.size)
+            for c in range(0, steps.shape[0], chunk):
+                out[c:c + chunk] = self._values(b, rows, s0[None] + steps[c:c + chunk, None, None] * x[None])
+            return out
+        from ltr_cli.kernels import listsearch  # numba loads only when a fit runs compiled
+
+        out = np.empty((steps.shape[0], rows.shape[0]))
+        if self.ap:
+            listsearch.ap_along(S, b.X[0 if j is None else j], j is not None, rows, steps, b.code, b.rel_index,
+                                b.n_rel, b.length, b.low, b.norm, out)
+            return out
+        s0 = np.ascontiguousarray(S[rows])
+        x = np.zeros_like(s0) if j is None else np.ascontiguousarray(b.X[j][rows])
+        code = np.ascontiguousarray(b.code[rows])
+        M = s0.shape[-1]
+        n = M if self.k is None else min(self.k, M)
+        chunk = max(1, CELLS // s0.size)  # the reference's chunks: the same products below
+        disc = log2_discount(n)
+        for c in range(0, steps.shape[0], chunk):
+            part = steps[c:c + chunk]
+            levels = np.empty((part.shape[0], s0.shape[0], n), dtype=np.int64)
+            listsearch.levels_along(s0, x, part, code, b.low, b.level_bits, n, levels)
+            out[c:c + chunk] = (b.table[levels] @ disc) / b.norm[rows]
+        return out
+
     def scores(self, w: np.ndarray) -> list[np.ndarray]:
-        """Each bucket's scores (q, M) under weights ``w``, padding at -inf."""
-        return [np.where(b.pad, -np.inf, np.tensordot(w, b.X, axes=1)) for b in self.buckets]
+        """Each bucket's scores (q, M) under weights ``w``, padding at -inf: each document's
+        products ``w_k x_k`` added in feature order from 0.0, as RankLib sums them."""
+        if self.compiled:
+            from ltr_cli.kernels import listsearch
+
+            out = [np.empty(b.pad.shape) for b in self.buckets]
+            for b, s in zip(self.buckets, out):
+                listsearch.linear_scores(np.asarray(w, dtype=np.float64), b.X, b.pad, s)
+            return out
+        out = []
+        for b in self.buckets:
+            s = np.zeros(b.pad.shape)
+            for k in range(self.d):
+                s += w[k] * b.X[k]
+            out.append(np.where(b.pad, -np.inf, s))
+        return out
 
     def values(self, S: list[np.ndarray]) -> np.ndarray:
         """Every query's measure (n,) for the bucket scores ``S``."""
         out = self.constant.copy()
         for b, s in zip(self.buckets, S):
-            out[b.index] = self._values(b, slice(None), s[None])[0]
+            out[b.index] = self._values_along(b, np.arange(b.index.shape[0]), s, None, np.zeros(1))[0]
         return out
 
     def along(self, S: list[np.ndarray], v: np.ndarray, j: int, steps: np.ndarray) -> np.ndarray:
@@ -166,11 +234,7 @@ class Lists:
             rows = np.flatnonzero(b.varies[j])
             if not rows.size:
                 continue
-            s0, x = s[rows], b.X[j][rows]
-            chunk = max(1, CELLS // s0.size)
-            for c in range(0, steps.shape[0], chunk):
-                t = steps[c:c + chunk, None, None]
-                out[c:c + chunk, b.index[rows]] = self._values(b, rows, s0[None] + t * x[None])
+            out[:, b.index[rows]] = self._values_along(b, rows, s, j, steps)
         return out
 
 
@@ -198,9 +262,14 @@ def _restart(lists: Lists, rng: np.random.Generator, iterations: int, tol: float
     v = lists.values(S)
     start = best = float(v.sum()) / lists.n
     fails, passes = 0, 0
+    accepted_steps = 0
+    failed_at = np.full(d, -1)  # the accepted steps counted when feature j's search last failed
     while (d > 1 and fails < d - 1) or (d == 1 and fails == 0):
         passes += 1
         for j in rng.permutation(d):
+            if SKIP_REPEATS and failed_at[j] == accepted_steps:
+                fails += 1  # the same search from the same weights and best: it fails again
+                continue
             orig = float(w[j])
             accepted = None
             for direction in (1, -1, 0):
@@ -221,8 +290,10 @@ def _restart(lists: Lists, rng: np.random.Generator, iterations: int, tol: float
                     break
             if accepted is None:
                 fails += 1
+                failed_at[j] = accepted_steps
                 continue
             fails = 0
+            accepted_steps += 1
             w[j] = orig + accepted
             w /= np.abs(w).sum()
             S = lists.scores(w)

@@ -16,12 +16,14 @@ histograms in another order). No bagging or feature sampling.
 
 The fitted model is LightGBM's model text, read back by :mod:`ltr_cli.results.gbdt`
 (which scores it in numpy, the scores ``ltr score`` gives); each fit checks that those
-scores equal ``Booster.predict`` on its training rows.
+scores equal ``Booster.predict`` on its training rows (at most ``CHECK_ROWS`` of them, evenly
+spread: the check costs as much as a tenth of a LETOR-sized fit otherwise).
 """
 
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -36,6 +38,7 @@ from ltr_cli.results.gbdt import LightGBMModel
 
 INSTALL = "LightGBM is not installed: pip install -e '.[gbdt]'"
 MAX_GRADE = 30  # gains 2^g - 1 stay exact doubles
+CHECK_ROWS = 2000  # training rows a fit's model is checked on against Booster.predict
 
 
 def _lightgbm() -> Any:
@@ -59,11 +62,54 @@ def grades(y: np.ndarray) -> np.ndarray:
     return g
 
 
+@dataclass
+class _Training:
+    """A fit's LightGBM booster, still holding its training data, so that the next grid
+    point's fit of more rounds with the same settings on the same queries goes on from it
+    (LightGBM's trees are grown one after another, each from the scores of those before:
+    100 more rounds on a 200-round booster are the last 100 trees of a 300-round fit, the
+    same model text byte for byte). ``rounds``: the ``Booster.update`` calls made, as
+    ``lightgbm.train`` counts them, which is not the number of trees once LightGBM has
+    ``finished`` (no leaf meets the split requirements: it then drops the round's tree and
+    every later round does the same, the scores and so the gradients no longer changing).
+    The booster moves on to the model that continues it."""
+
+    train: Queries
+    settings: str
+    booster: Any
+    rounds: int
+    finished: bool
+
+
+def _continuable(warm: Any, train: Queries, settings: str, rounds: int) -> _Training | None:
+    state = getattr(warm, "_resume", None)
+    if not (isinstance(state, _Training) and state.booster is not None and state.settings == settings
+            and state.rounds <= rounds and len(state.train) == len(train)
+            and all(a is c and b is e for (a, b), (c, e) in zip(state.train, train))):
+        return None
+    taken = _Training(state.train, settings, state.booster, state.rounds, state.finished)
+    state.booster = None
+    return taken
+
+
+def boost(booster: Any, done: int, rounds: int, finished: bool) -> tuple[int, bool]:
+    """``lightgbm.train``'s loop from round ``done`` to ``rounds``: one ``Booster.update``
+    per round, except that once an update reports LightGBM finished the rounds left are
+    counted without running them (each would grow and drop the same tree). Returns the
+    rounds counted and whether LightGBM finished."""
+    while done < rounds and not finished:
+        finished = bool(booster.update())
+        done += 1
+    return max(done, rounds), finished
+
+
 def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 0.1, rounds: int = 100,
                    min_data_in_leaf: int = 20, seed: int = 0, threads: int = 1,
-                   gains: Any = None) -> LightGBMModel:
+                   gains: Any = None, warm: Any = None) -> LightGBMModel:
     """One LightGBM lambdarank fit on the training queries (``gains``: label -> gain,
-    default ``2^r - 1``)."""
+    default ``2^r - 1``): ``lightgbm.train`` as its loop runs, one ``Booster.update`` per
+    round. ``warm``: the previous grid point's model; when it was fitted here on the very
+    same queries with the same settings and fewer rounds, its booster goes on to ``rounds``."""
     lgb = _lightgbm()
     kept = [(X, y) for X, y in train if X.shape[0]]
     d = train[0][0].shape[1]
@@ -76,18 +122,31 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
               "min_data_in_leaf": min_data_in_leaf, "label_gain": label_gain, "seed": seed,
               "deterministic": True, "force_row_wise": True, "num_threads": threads, "verbosity": -1,
               "feature_pre_filter": False}
+    settings = repr(sorted(params.items()))
     try:
-        data = lgb.Dataset(X, label=g, group=[x.shape[0] for x, _ in kept], params=params, free_raw_data=True)
-        booster = lgb.train(params, data, num_boost_round=rounds)
-        text = booster.model_to_string(num_iteration=-1)
-        expected = booster.predict(X, raw_score=True, num_threads=threads) if X.shape[0] else np.zeros(0)
+        state = _continuable(warm, train, settings, rounds)
+        if state is None:
+            data = lgb.Dataset(X, label=g, group=[x.shape[0] for x, _ in kept], params={**params,
+                               "num_iterations": rounds}, free_raw_data=True)
+            booster = lgb.Booster(params={**params, "num_iterations": rounds}, train_set=data)
+            done, finished = boost(booster, 0, rounds, False)
+        else:
+            booster = state.booster
+            booster.reset_parameter({"num_iterations": rounds})
+            done, finished = boost(booster, state.rounds, rounds, state.finished)
+        # read back as lightgbm.train hands its booster over: the same text but for a
+        # single-leaf tree's empty leaf_weight, written "0" by the booster still training
+        text = lgb.Booster(model_str=booster.model_to_string(num_iteration=-1)).model_to_string(num_iteration=-1)
+        check = X[::max(1, -(-X.shape[0] // CHECK_ROWS))]
+        expected = booster.predict(check, raw_score=True, num_threads=threads) if X.shape[0] else np.zeros(0)
     except lgb.basic.LightGBMError as exc:
         raise LtrError(f"lambdamart: LightGBM refused the fit: {' '.join(str(exc).split())[:300]}") from None
     model = LightGBMModel.from_text(text, d)
-    if not np.array_equal(model.scores(X), expected):
+    if not np.array_equal(model.scores(check), expected):
         raise LtrError(f"lambdamart: LightGBM {lgb.__version__} wrote a model whose scores this tool does not "
                        "reproduce exactly; use a LightGBM 4 release this tool is tested with")
     model.info = {"trees": len(model.trees), "label_gain": label_gain}
+    object.__setattr__(model, "_resume", _Training(train, settings, booster, done, finished))
     return model
 
 
@@ -138,4 +197,5 @@ class LambdaMARTSpec(BatchLearnerConfig):
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LightGBMModel:
         return fit_lambdamart(train, int(params.get("num_leaves", 31)), float(params.get("learning_rate", 0.1)),
                               int(params.get("num_boost_round", 100)), int(params.get("min_data_in_leaf", 20)),
-                              self.seed, self.threads, None if context is None else context.gains)
+                              self.seed, self.threads, None if context is None else context.gains,
+                              None if context is None else context.warm)

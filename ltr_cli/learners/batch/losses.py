@@ -75,6 +75,47 @@ def ap_structural_hinge(
     return hinge, psi(X, rel, ranking) - psi(X, rel, ideal)
 
 
+class APHinge:
+    """SVMmap's per-query loss, :func:`ap_structural_hinge` with ``threshold``, as BMRM's
+    risk over fixed training queries (:meth:`mean_risk`): each query's relevance, document
+    split and ideal ``psi`` are computed once, and the most violated ranking comes from the
+    compiled search (:mod:`ltr_cli.kernels.structural`) unless ``LTR_KERNELS=0``: the same
+    values, bit for bit, as ``mean_risk(queries, ap_structural_hinge)``."""
+
+    def __init__(self, threshold: float = 0.0):
+        self.threshold = threshold
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray] | None:
+        return ap_structural_hinge(X, y, w, self.threshold)
+
+    def mean_risk(self, queries: Sequence[tuple[np.ndarray, np.ndarray]]
+                  ) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+        from ltr_cli import kernels
+
+        if not kernels.ENABLED:
+            return mean_risk(queries, self)
+        from ltr_cli.kernels import structural  # numba loads only when a fit runs
+
+        kept = []
+        for X, y in queries:
+            rel = np.asarray(y) > self.threshold
+            if rel.all() or not rel.any():
+                continue
+            ideal = np.concatenate((np.flatnonzero(rel), np.flatnonzero(~rel)))
+            kept.append((X, rel, int(rel.sum()) * int((~rel).sum()), psi(X, rel, ideal)))
+
+        def risk(w: np.ndarray) -> tuple[float, np.ndarray]:
+            total, grad = 0.0, np.zeros_like(w)
+            for X, rel, RM, ideal_psi in kept:
+                ranking, hinge, coef = structural.ap_most_violated(X @ w, rel)
+                total += hinge
+                grad += (coef @ X[ranking]) / RM - ideal_psi
+            n = len(kept)
+            return (total / n, grad / n) if n else (0.0, grad)
+
+        return risk
+
+
 def position_weights(n: int, kind: str = "bmrm", k: int = 10) -> np.ndarray:
     """c for the NDCG loss: ``bmrm`` 1/log2(p + 2) for p < k else 0; ``cofirank`` (p+1)^-0.25."""
     p = np.arange(n, dtype=np.float64)

@@ -19,7 +19,7 @@ from pydantic import Field
 from ltr_cli.learners.batch.bmrm import fit_bmrm
 from ltr_cli.learners.batch.common import FEATURE_SCALE_HELP, Queries
 from ltr_cli.learners.batch.convergence import FitContext
-from ltr_cli.learners.batch.losses import ap_structural_hinge, ndcg_structural_hinge
+from ltr_cli.learners.batch.losses import APHinge, ndcg_structural_hinge
 from ltr_cli.results.models import LinearModel
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
 from ltr_cli.surrogates import SURROGATES
@@ -27,8 +27,7 @@ from ltr_cli.surrogates import SURROGATES
 
 def fit_svmmap(train: Queries, C: float, threshold: float = 0.0, eps: float = 1e-3,
                max_iter: int = 1000, context: FitContext | None = None, feature_scale: str = "none") -> LinearModel:
-    return fit_bmrm(train, lambda X, y, w: ap_structural_hinge(X, y, w, threshold), C, eps, max_iter, context,
-                    feature_scale)
+    return fit_bmrm(train, APHinge(threshold), C, eps, max_iter, context, feature_scale)
 
 
 def fit_bmrm_ndcg(train: Queries, C: float, k: int = 10, weights: str = "bmrm", eps: float = 1e-3,
