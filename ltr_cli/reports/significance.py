@@ -63,7 +63,9 @@ def paired_test(a: np.ndarray, b: np.ndarray, test: str = "t", resamples: int = 
     if n < 2:
         return Paired(test, n, mean, None, None, f"{n} pair{'s' * (n != 1)}: a test needs at least 2")
     if not np.any(d):
-        return Paired(test, n, mean, None, None, f"all {n} differences are zero: nothing to test")
+        # the learners agree on every pair: no evidence of a difference under any test (p = 1),
+        # and the pair still counts as one of the comparisons Holm's adjustment allows for
+        return Paired(test, n, mean, None, 1.0, f"all {n} differences are zero: equal on every pair, p = 1")
     if test == "t" and np.all(d == d[0]):
         return Paired(test, n, mean, None, None, f"all {n} differences are equal ({d[0]:+.4g}): "
                       "no spread, the t statistic is undefined")
