@@ -53,6 +53,7 @@ FULL_ROUNDS = 10_000  # points per series before a long run is thinned
 MAX_PARAM = 6000  # MLflow's longest parameter value
 ARTIFACTS = ("config.yaml", "summary.json", "manifest.json")
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+CAPTION_SUFFIX = ".caption.txt"  # the curves' details ``ltr plot`` writes beside each figure
 _BAD_KEY = re.compile(r"[^/\w.\- ]")
 
 
@@ -128,7 +129,8 @@ def read_runs(results: Path) -> list[Run]:
 
 def figures(results: Path, runs: list[Run]) -> dict[str, list[Path]]:
     """The figures of each experiment that ``ltr plot`` wrote with its default ``--out``:
-    ``<experiment folder>/plots/*`` and ``<results>/plots/<experiment>_*`` (PNG, PDF, SVG)."""
+    ``<experiment folder>/plots/*`` and ``<results>/plots/<experiment>_*`` (PNG, PDF, SVG, and
+    the caption file beside each figure)."""
     found: dict[str, list[Path]] = {}
     for run in runs:
         exp = run.experiment
@@ -138,7 +140,8 @@ def figures(results: Path, runs: list[Run]) -> dict[str, list[Path]]:
         files: list[Path] = []
         for folder, prefix in candidates:
             if folder.is_dir() and not folder.is_symlink() and _inside(folder, results):
-                files += sorted(p for p in folder.iterdir() if p.suffix in FIGURE_SUFFIXES
+                files += sorted(p for p in folder.iterdir()
+                                if (p.suffix in FIGURE_SUFFIXES or p.name.endswith(CAPTION_SUFFIX))
                                 and p.name.startswith(prefix) and p not in files)
         found[exp] = [_plain_file(p, results) for p in files]
     return {exp: files for exp, files in found.items() if files}

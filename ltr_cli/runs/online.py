@@ -214,6 +214,8 @@ def run_online_jobs(
                 settle(i, exc)
             except Exception as exc:
                 settle(i, _plugin_failure(job, exc))
+        if planned_path is not None and prepared and not quiet:  # said once the runs can start
+            console.note(f"ltr: {planned_path.path} path for {count(len(prepared), 'run')}: {planned_path.why}")
         groups: dict[Any, list[int]] = {}
         for i, prep in prepared.items():
             key = prep.group_key() if prep.plan is not None and prep.job.group is not None else ("alone", i)

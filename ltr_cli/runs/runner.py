@@ -14,7 +14,6 @@ from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.kernel_plan import plan_kernels
 from ltr_cli.runs.plan import PlannedRun, plan_experiment
-from ltr_cli.names import count
 from ltr_cli.outputs import run_path
 from ltr_cli.results.folders import TEST_QUERIES, is_complete, read_run
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
@@ -95,8 +94,6 @@ def run_planned(
     if kernels_mode is not None:
         planned_path = plan_kernels(runs, source, kernels_mode)
         planned_path.apply()
-        if not quiet:
-            console.note(f"ltr: {planned_path.path} path for {count(len(runs), 'run')}: {planned_path.why}")
     return run_online_jobs(runs, source, constants, out_root, quiet, argv, resume, fresh, done, keep_going,
                            planned_path)
 
