@@ -362,13 +362,16 @@ def test_compile_ahead_runs_jobs_in_children_and_survives_their_failures(tmp_pat
         assert not marker.exists()  # one CPU: nothing is started
 
 
-def test_a_second_block_family_compiles_alongside_the_first(tmp_path, monkeypatch):
-    """SLAM and Alg. 3 (one family) run first; ListNet's family is handed to a child."""
-    from ltr_cli.runs import online as online_runs
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_second_block_family_compiles_alongside_the_first(tmp_path, monkeypatch, cached):
+    """SLAM and Alg. 3 (one family) run first; ListNet's family is handed to a child, unless
+    the kernel cache holds its kernel already (then nothing is compiled, and no child runs)."""
+    from ltr_cli.runs import kernel_plan, online as online_runs
 
     handed: list[int] = []
     real = online_runs.CompileAhead
     monkeypatch.setattr(online_runs, "CompileAhead", lambda jobs: (handed.append(len(jobs)), real(jobs))[1])
+    monkeypatch.setattr(kernel_plan, "uncached_families", lambda families: [] if cached else families)
     cfg = tmp_path / "two.yaml"
     cfg.write_text(f"""experiment: two
 dataset: {{kind: files, features: 12, files: [{_data(tmp_path / "a.txt")}]}}
@@ -376,7 +379,7 @@ metrics: {{names: [ndcg@10], ties: reverse-input}}
 learners: {{slam: {LEARNERS["slam-perceptron0"]}, alg3: {LEARNERS["alg30"]}, listnet: {LEARNERS["listnet0"]}}}
 """)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
-    assert res.exit_code == 0 and handed == [1], (res.output, handed)
+    assert res.exit_code == 0 and handed == [0 if cached else 1], (res.output, handed)
 
 
 _KILLED_WHILE_COMPILING = """

@@ -104,8 +104,9 @@ class CompileAhead:
     def wait(self, quiet: bool = True) -> None:
         """Until every child is done; unless ``quiet``, one line when some are still compiling."""
         if not quiet and any(child.is_alive() for child in self._children):
-            _stderr(f"ltr: compiling kernels: waiting for {len(self._children)} block family(ies) compiled "
-                    "beside the first")
+            n = len(self._children)
+            _stderr(f"ltr: compiling kernels: waiting for {n} block {'family' if n == 1 else 'families'} "
+                    "compiled beside the first")
         for child in self._children:
             child.join()
         self._children = []

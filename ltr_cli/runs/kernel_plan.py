@@ -77,7 +77,7 @@ def plan_kernels(runs: list[PlannedRun], source: Any, mode: str = "auto") -> Ker
     block_rounds = sum(r for f, r in zip(of, rounds) if f is not None and f != ROUNDS)
     round_rounds = sum(r for f, r in zip(of, rounds) if f == ROUNDS)
     reference = (block_rounds + round_rounds) * reference_round
-    uncached = _uncached(families) if families and mode != "reference" else []
+    uncached = uncached_families(families) if families and mode != "reference" else []
     setup = (LOAD_S + (COMPILE_SHARED_S if uncached else 0.0) + COMPILE_FAMILY_S * len(uncached)) if families else 0.0
     fast = (setup + block_rounds * (COMPILED_ROUND_S + cells * COMPILED_CELL_S)
             + round_rounds * reference_round * ROUND_KERNELS_SHARE)
@@ -133,7 +133,7 @@ def _kernel_function(family: str) -> str:
     return "core.score_rank" if family == ROUNDS else f"loop.{family}_block"
 
 
-def _uncached(families: list[str]) -> list[str]:
+def uncached_families(families: list[str]) -> list[str]:
     """The families whose kernel the kernel cache has no index for."""
     from ltr_cli.kernels.numba_cache import cached_functions
 

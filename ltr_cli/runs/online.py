@@ -250,18 +250,17 @@ def run_online_jobs(
 def _compile_jobs(groups: list[list[_Prepared]]) -> list[Callable[[], None]]:
     """For each compiled block family after the first that these groups use: compiling
     its kernel for this run's argument types (one round on copies, see
-    :meth:`~ltr_cli.protocols.online_blocks.BlockRunner.warm_up`), to run alongside the first."""
-    jobs: list[Callable[[], None]] = []
-    seen: set[str] = set()
+    :meth:`~ltr_cli.protocols.online_blocks.BlockRunner.warm_up`), to run alongside the first.
+    A family whose kernel the kernel cache already holds gets none: it only loads."""
+    from ltr_cli.runs.kernel_plan import uncached_families
+
+    firsts: dict[str, _Prepared] = {}
     for preps in groups:
-        first = preps[0]
-        if first.plan is None:
-            continue
-        family = first.learner.block_kernel()[0].name
-        if family not in seen and seen:
-            jobs.append(functools.partial(_warm_up_family, first))
-        seen.add(family)
-    return jobs
+        if preps[0].plan is not None:
+            firsts.setdefault(preps[0].learner.block_kernel()[0].name, preps[0])
+    later = list(firsts)[1:]
+    missing = set(uncached_families(later)) if later else set()
+    return [functools.partial(_warm_up_family, firsts[family]) for family in later if family in missing]
 
 
 def _warm_up_family(prep: _Prepared) -> None:
