@@ -117,7 +117,9 @@ def test_interrupted_write_leaves_nothing_that_looks_complete(tmp_path, monkeypa
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", boom)
+    import ltr_cli.results.folders as folders
+
+    monkeypatch.setattr(folders, "_write_parquet", boom)  # every table of a run folder is written by it
     res = runner.invoke(app, ["run", str(DEMO), "--out", str(tmp_path), "-q"])
     assert res.exit_code != 0  # click reports the interrupt as "Aborted!"
     exp = tmp_path / "simulated_separable"

@@ -127,3 +127,24 @@ def test_a_kind_is_registered_once_and_an_unknown_spec_is_refused():
         register_kind("files")(lambda spec, seed, cache_dir=None: None)
     with pytest.raises(TypeError, match="unsupported dataset spec object"):
         open_source(object(), 0)
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_generated_stream_reads_the_same_queries_kept_or_generated_again(monkeypatch, kept):
+    """Kept as arrays (read-only views every pass) or generated again on each read (a large
+    stream read once), a generated source yields the queries its generator yields."""
+    from ltr_cli.data.sources import generated
+
+    monkeypatch.setattr(generated, "_GENERATED", generated.OrderedDict())
+    if not kept:
+        monkeypatch.setattr(generated, "SMALL_STREAM", 0)
+    spec = TypeAdapter(DatasetSpec).validate_python({"kind": "separable", "variant": "paper", "queries": 30})
+    source = open_source(spec, 0)
+    source.reads = 1
+    fresh = list(source.generator())
+    for _ in range(2):
+        read = list(source.queries(0))
+        assert [q.qid for q in read] == [q.qid for q in fresh]
+        assert all(np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y) for a, b in zip(read, fresh))
+        assert all(q.X.flags.writeable is not kept for q in read)
+    assert (source.unit_arrays(0) is not None) is kept

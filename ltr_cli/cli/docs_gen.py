@@ -193,7 +193,7 @@ def _config_sections() -> list[tuple[str, type[BaseModel] | None, str]]:
         name = learner.type_name()
         _model_sections(f"`type: {name}` ({learner.kind})", learner, "learners.NAME.", 3, out)
         if learner.kind == "batch":
-            grid_keys = ", ".join(f"`{k}`" for k in learner.hyper_parameters)  # type: ignore[attr-defined]
+            grid_keys = ", ".join(f"`{k}`" for k in learner.hyper_parameters)
             i = next(i for i, o in enumerate(out) if o[1] is learner)
             out[i] = (out[i][0], learner, out[i][2] + f"\nGrid keys: {grid_keys}.\n")
     return out

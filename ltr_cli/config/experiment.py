@@ -18,18 +18,18 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 from ltr_cli.config.datasets import LIMIT_KEYS, DatasetSpec, RegistryData
 from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
 from ltr_cli.config.errors import format_validation
 from ltr_cli.errors import ConfigError
-from ltr_cli.learners.registry import BATCH_TYPES, LearnerSpec, partial_feedback_types
+from ltr_cli.learners.registry import BATCH_TYPES, partial_feedback_types, validate_learners
 from ltr_cli.measures.conventions import CONVENTIONS, Measure
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.measures.metrics import parse_cutoff
 from ltr_cli.names import NAME_HELP, check_name
-from ltr_cli.config.schema import LaxPath, Name, OnlineLearnerConfig, Strict
+from ltr_cli.config.schema import LaxPath, LearnerConfig, Name, OnlineLearnerConfig, Strict
 from ltr_cli.config.yamlio import YamlProblem, parse_yaml
 from ltr_cli.pathnames import tried
 
@@ -194,8 +194,9 @@ class ExperimentSpec(Strict):
     dataset: DatasetSpec = Field(description="where the queries come from: one of four kinds")
     protocol: ProtocolSpec = Field(ProtocolSpec(), description="how queries become rounds (online runs)")
     metrics: MetricsSpec = Field(MetricsSpec(), description="what online runs measure every round")
-    learners: dict[str, LearnerSpec] = Field(min_length=1, description="one run per entry: the key names it, "
-                                             "type selects the learner")
+    # each entry validated by the model its ``type`` selects (the registry imports only those)
+    learners: dict[str, SerializeAsAny[LearnerConfig]] = Field(
+        min_length=1, description="one run per entry: the key names it, type selects the learner")
     output: LaxPath = Field(Path("results"), description="results root, relative to the directory ltr runs in "
                             "(--out overrides it)")
     cache: CacheSpec = Field(CacheSpec(), description="the binary cache of parsed data files")
@@ -225,9 +226,9 @@ class ExperimentSpec(Strict):
     def _dataset_convention(cls, data: Any) -> Any:
         """A cv: block without ``convention`` evaluates by the dataset's own scripts; its
         vali role reads the dataset's ``valid`` split where it has no ``vali`` (Yahoo)."""
-        from ltr_cli.data.registry import DATASETS
-
         if isinstance(data, dict) and isinstance(data.get("cv"), dict):
+            from ltr_cli.data.registry import DATASETS
+
             ds = data.get("dataset")
             name = ds.get("name") if isinstance(ds, dict) else None
             info = DATASETS.get(name) if isinstance(name, str) else None
@@ -292,6 +293,11 @@ class ExperimentSpec(Strict):
     def for_seed(self, seed: int) -> "ExperimentSpec":
         """The same experiment with one seed (what one run records)."""
         return self.model_copy(update={"seed": seed, "seeds": None})
+
+    @field_validator("learners", mode="before")
+    @classmethod
+    def _learner_types(cls, v: Any) -> Any:
+        return validate_learners(v)
 
     @field_validator("learners")
     @classmethod

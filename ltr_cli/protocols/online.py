@@ -20,17 +20,15 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ltr_cli import console
 from ltr_cli import kernels
 from ltr_cli.protocols.checkpoint import Checkpointer, LearnerState, RunState
-from ltr_cli.protocols.heldout import Heldout
 from ltr_cli.data.sources import Segment, UnitArrays
-from ltr_cli.data.svmlight import Query
+from ltr_cli.data.query import Query
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import Feedback, OnlineLearner
 from ltr_cli.measures.conventions import Measure
@@ -41,15 +39,27 @@ from ltr_cli.protocols.online_blocks import BlockRunner
 from ltr_cli.protocols.warmup import compile_progress, warm_up
 from ltr_cli.protocols.round_log import SURROGATE, RoundLog
 
+if TYPE_CHECKING:
+    from ltr_cli.protocols.heldout import Heldout
+
 
 @dataclass
 class OnlineResult:
-    rounds: pd.DataFrame
+    log: RoundLog  # one row per round (:mod:`ltr_cli.protocols.round_log`)
     wall_seconds: float  # the rounds' own time: kernel loading and compilation are kernel_load_seconds
     nonfinite_round: int | None = None  # authors' numerics: the round the weights left the reals
     weights: np.ndarray | None = None  # the learner's final weights (d,)
     kernel_load_seconds: float = 0.0  # loading / compiling the kernels, before the clock started
     group_size: int = 1  # learners that ran in one pass over the stream; wall_seconds is this run's share
+
+    @property
+    def rounds(self) -> Any:
+        """The round log as a pandas DataFrame (built on first use: a run writes its
+        ``rounds.parquet`` from :meth:`RoundLog.arrow_table` without importing pandas)."""
+        frame = self.__dict__.get("_frame")
+        if frame is None:
+            frame = self.__dict__["_frame"] = self.log.frame()
+        return frame
 
 
 def feedback_size(learner: OnlineLearner, mode: str = "auto") -> int | None:
@@ -201,7 +211,7 @@ def run_online(
         for observer in observers:
             observer.close()
     wall = previous_wall + time.perf_counter() - start
-    return OnlineResult(log.frame(), wall, nonfinite_round, np.array(learner.weights, copy=True), load_seconds)
+    return OnlineResult(log, wall, nonfinite_round, np.array(learner.weights, copy=True), load_seconds)
 
 
 def _beyond_the_stream(t: int) -> LtrError:
@@ -284,7 +294,7 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
         if outcome.error is not None:
             results.append(outcome.error)
             continue
-        results.append(OnlineResult(logs[i].frame(), previous[i] + share, outcome.nonfinite_round,
+        results.append(OnlineResult(logs[i], previous[i] + share, outcome.nonfinite_round,
                                     np.array(m.learner.weights, copy=True), load_seconds, len(members)))
     return results
 
@@ -307,13 +317,13 @@ def _finiteness_check():
 
 def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
     """Final time-averaged value, last-ten statistics, counts, wall time, throughput."""
-    df = result.rounds
-    n = len(df)
+    columns = result.log.columns
+    n = len(result.log)
     out: dict[str, Any] = {
         "rounds": n,
-        "mistakes": int(df["mistake"].sum()) if n else 0,
-        "updates": int(df["updated"].sum()) if n else 0,
-        "no_relevant_rounds": int(df["no_relevant"].sum()) if n else 0,
+        "mistakes": int(columns["mistake"].sum()) if n else 0,
+        "updates": int(columns["updated"].sum()) if n else 0,
+        "no_relevant_rounds": int(columns["no_relevant"].sum()) if n else 0,
         "wall_seconds": round(result.wall_seconds, 6),
         "rounds_per_second": round(n / result.wall_seconds, 3) if result.wall_seconds > 0 else None,
         "kernel_load_seconds": round(result.kernel_load_seconds, 6),
@@ -321,7 +331,7 @@ def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
         "metrics": {},
     }
     for meas in measures:
-        values = df[meas.name].to_numpy(dtype=np.float64)
+        values = np.asarray(columns[meas.name], dtype=np.float64)
         curve = time_average(values)
         last = curve[-10:] if n else curve
         out["metrics"][meas.name] = {
@@ -332,5 +342,5 @@ def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
     return out
 
 
-def _num(x: float) -> float | None:
+def _num(x: Any) -> float | None:
     return None if x is None or np.isnan(x) else float(x)

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ltr_cli.data.sources import QuerySource, plan_rounds, stream_rounds
 from ltr_cli.data.sources.arrays import array_budget
@@ -38,6 +37,9 @@ from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import LossSpec
 from ltr_cli.learners.online.hindsight import QueryBlock, best_in_hindsight, query_values, surrogate_value
 from ltr_cli.protocols.round_log import REGRET, SURROGATE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PER_ROUND = ("the learner's surrogate at its scores X_t w_t before its update, on the full labels; "
              "computed in Python beside the round loop (ltr_cli.surrogates), its time counted in "

@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 HEAD: tuple[tuple[str, str], ...] = (("t", "int64"), ("pass", "int32"), ("qid", "string"), ("m", "int32"))
 TAIL: tuple[tuple[str, str], ...] = (("mistake", "bool"), ("updated", "bool"), ("no_relevant", "bool"),
@@ -142,7 +141,42 @@ class RoundLog:
         for name, v in zip(names, values):
             self._arrays[name][self._n - 1] = v
 
-    def frame(self) -> pd.DataFrame:
-        """The log as a typed table (the run's ``rounds.parquet``)."""
-        frame = pd.DataFrame(self.columns)
-        return frame.astype(dict(HEAD) | {n: MEASURE_DTYPE for n in self.measure_names} | dict(TAIL))
+    def _dtypes(self) -> dict[str, str]:
+        return dict(HEAD) | {n: MEASURE_DTYPE for n in self.measure_names} | dict(TAIL)
+
+    def frame(self) -> Any:
+        """The log as a typed pandas DataFrame (imports pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns).astype(self._dtypes())
+
+    def arrow_table(self) -> Any:
+        """The log as a typed pyarrow Table, the run's ``rounds.parquet``: the column types
+        of :meth:`frame`, built from the arrays' buffers (``pyarrow.array`` would import
+        pandas, which a run does not otherwise need)."""
+        import pyarrow as pa
+
+        dtypes = self._dtypes()
+        names = column_names(self.measure_names)
+        return pa.Table.from_arrays([_arrow_column(self.columns[n], dtypes[n]) for n in names], names=names)
+
+
+def _arrow_column(values: Any, dtype: str) -> Any:
+    """One column as a pyarrow array without nulls: ``values`` a numpy array (or, for
+    ``string``, a list of str) of the log's ``dtype``."""
+    import pyarrow as pa
+
+    n = len(values)
+    if dtype == "string":
+        encoded = [v.encode("utf-8") for v in values]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets),
+                                                            pa.py_buffer(b"".join(encoded))])
+    if dtype == "bool":  # Arrow packs booleans to bits, least significant first
+        bits = np.packbits(np.asarray(values, dtype=np.bool_), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(bits)])
+    kind = {"int64": (np.int64, pa.int64()), "int32": (np.int32, pa.int32()), "float64": (np.float64, pa.float64())}
+    np_type, arrow_type = kind[dtype]
+    data = np.ascontiguousarray(values, dtype=np_type)
+    return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(data)])

@@ -34,10 +34,9 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ltr_cli.errors import ResultsError
@@ -47,6 +46,9 @@ from ltr_cli.names import check_label, check_name
 from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
 from ltr_cli.pathnames import tried
 from ltr_cli.protocols.round_log import REGRET, SURROGATE
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: writing an online run needs only pyarrow
+    import pandas as pd
 
 RUN_FILES = ("config.yaml", "rounds.parquet", "summary.json", "manifest.json")
 TEST_QUERIES = "test_queries.parquet"  # a batch run's per-query test values (results/query_values.py)
@@ -59,15 +61,16 @@ def _dump_json(obj: Any, path: Path) -> None:
 def write_run(
     run_dir: Path,
     config: dict[str, Any],
-    rounds: pd.DataFrame,
+    rounds: Any,
     summary: dict[str, Any],
     manifest: dict[str, Any],
     extra: dict[str, str] | None = None,
-    tables: dict[str, pd.DataFrame] | None = None,
+    tables: dict[str, Any] | None = None,
 ) -> Path:
     """Atomically create (or replace) ``run_dir`` with the four run files (and any
     ``extra`` text files, e.g. a batch run's ``models.json``, and ``tables``, e.g. its
-    ``test_queries.parquet``)."""
+    ``test_queries.parquet``). ``rounds`` and ``tables``: pandas DataFrames or pyarrow
+    Tables."""
     run_dir = Path(run_dir)
     try:
         run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -76,11 +79,11 @@ def write_run(
         raise ResultsError(f"{run_dir.parent}: cannot create the results folder ({exc.strerror})") from None
     try:
         (tmp / "config.yaml").write_text(dump_yaml(config))
-        rounds.to_parquet(tmp / "rounds.parquet", index=False)
+        _write_parquet(rounds, tmp / "rounds.parquet")
         for name, text in (extra or {}).items():
             (tmp / name).write_text(text)
         for name, table in (tables or {}).items():
-            table.to_parquet(tmp / name, index=False)
+            _write_parquet(table, tmp / name)
         _dump_json(summary, tmp / "summary.json")
         _dump_json(manifest, tmp / "manifest.json")
         for name in RUN_FILES:
@@ -98,6 +101,16 @@ def write_run(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return run_dir
+
+
+def _write_parquet(table: Any, path: Path) -> None:
+    """A pandas DataFrame (without its index) or a pyarrow Table, as Parquet."""
+    if hasattr(table, "to_parquet"):
+        table.to_parquet(path, index=False)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
 
 
 @dataclass
@@ -374,6 +387,8 @@ _ROUND_COLUMNS = {"t": "integer", "pass": "integer", "m": "integer", "qid": None
 
 
 def _dtype_ok(series: pd.Series, kind: str) -> bool:
+    import pandas as pd
+
     api = pd.api.types
     if kind == "integer":
         return api.is_integer_dtype(series.dtype) and not api.is_bool_dtype(series.dtype)
@@ -450,11 +465,15 @@ def check_summary_matches(summary: dict[str, Any], rounds: pd.DataFrame, path: P
 
 
 def _read_rounds(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     try:
         rounds = pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - arbitrary bytes can fail anywhere in the decoder
         raise _damaged(path, f"is not a readable Parquet file ({_short(exc, path)})") from None
     check_rounds(rounds, path)
+    if "qid" in rounds.columns and rounds["qid"].dtype != "string":  # one dtype, whoever wrote the file
+        rounds["qid"] = rounds["qid"].astype("string")
     return rounds
 
 

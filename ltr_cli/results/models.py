@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr_cli.results import gbdt
+if TYPE_CHECKING:  # LightGBM models are read by the runs that have them
+    from ltr_cli.results import gbdt
+
+OWN_KINDS = ("linear", "stumps")  # the kinds read here; any other is LightGBM's (results.gbdt)
 
 
 @dataclass
@@ -96,8 +99,11 @@ def model_from_dict(data: dict[str, Any], folder: Path | None = None) -> LinearM
     features = data["features"]
     if isinstance(features, bool) or not isinstance(features, int) or not 1 <= features <= MAX_FEATURES:
         raise ValueError(f"features must be an integer from 1 to {MAX_FEATURES}, not {features!r}")
-    if data.get("kind") == gbdt.KIND:
-        return gbdt.load_model(data, folder)
+    if data.get("kind") not in OWN_KINDS:
+        from ltr_cli.results import gbdt
+
+        if data.get("kind") == gbdt.KIND:
+            return gbdt.load_model(data, folder)
     if data.get("kind") == "linear":
         w = np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64)
         if w.shape != (features,):

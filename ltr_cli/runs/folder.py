@@ -22,6 +22,7 @@ from ltr_cli.data.identity import same_content
 from ltr_cli.errors import LtrError
 from ltr_cli.runs.locks import LockUnavailable, RunLock, RunLocked
 from ltr_cli.results.folders import read_run, write_run
+from ltr_cli.results.models import OWN_KINDS
 
 
 @dataclass
@@ -32,7 +33,8 @@ class RunOutcome:
 
 
 def _versions() -> dict[str, str]:
-    import pandas
+    from importlib.metadata import version  # (pandas's own __version__ would import it)
+
     import pyarrow
 
     blas: dict[str, Any] = {}
@@ -45,7 +47,7 @@ def _versions() -> dict[str, str]:
         "ltr_cli": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "pandas": pandas.__version__,
+        "pandas": version("pandas"),
         "pyarrow": pyarrow.__version__,
         "platform": platform.platform(),
         "blas": {k: blas.get(k) for k in ("name", "version")},
@@ -192,8 +194,6 @@ def record_run(
     (``rounds.parquet``), ``models.json`` (with a LambdaMART fold's model text in a file of
     its own beside it) and any other ``tables`` (a batch run's ``test_queries.parquet``),
     written atomically into ``run_dir``."""
-    from ltr_cli.results.gbdt import save_model_files
-
     summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
                "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
                "label": lspec.default_label(), "role": lspec.paper_role(), **summary}
@@ -203,7 +203,11 @@ def record_run(
                 "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
                 "command": argv or sys.argv, **manifest, "timings": timings,
                 "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    models, model_files = save_model_files(models)
+    model_files: dict[str, str] = {}
+    if any(isinstance(m, dict) and m.get("kind") not in OWN_KINDS for m in models.values()):  # LightGBM's
+        from ltr_cli.results.gbdt import save_model_files
+
+        models, model_files = save_model_files(models)
     path = write_run(run_dir, resolved, table, summary, manifest,
                      extra={"models.json": json.dumps(models, indent=1), **model_files}, tables=tables)
     return RunOutcome(name, path, summary)

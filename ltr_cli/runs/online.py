@@ -9,7 +9,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,17 +19,13 @@ from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunSta
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.data.identity import require_regular, same_content
-from ltr_cli.data.options import ReaderOptions
-from ltr_cli.data.textio import find_group_file
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source, plan_rounds, stream_rounds
 from ltr_cli.errors import DatasetNotFoundError, LtrError
 from ltr_cli.pathnames import tried
-from ltr_cli.protocols.heldout import Heldout, open_heldout
 from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible
-from ltr_cli.protocols.regret import not_logged, rebuild_stream, regret, regret_loss, round_surrogate, with_regret
 from ltr_cli.protocols.round_log import SURROGATE
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
@@ -40,6 +36,9 @@ from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, kee
                                 refuse_other_data, refuse_other_implementation,
                                 resume_command)
 from ltr_cli.learners.online.theory import stream_constants, theory_block
+
+if TYPE_CHECKING:  # a held-out set and the regret log are imported by the runs that use them
+    from ltr_cli.protocols.heldout import Heldout
 
 
 def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
@@ -71,6 +70,12 @@ def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[Query
     return source, constants
 
 
+def _round_surrogate(learner: Any, loss: Any) -> Any:
+    from ltr_cli.protocols.regret import round_surrogate
+
+    return round_surrogate(learner, loss)
+
+
 def _heldout(spec: ExperimentSpec, source: QuerySource, opened: dict[Any, Heldout]) -> Heldout | None:
     """The experiment's held-out set (``heldout:``), read once per file and interval
     (``opened``): with the stream's reader options (its width, index base and qid source; a
@@ -78,6 +83,10 @@ def _heldout(spec: ExperimentSpec, source: QuerySource, opened: dict[Any, Heldou
     normalisation, if any."""
     if spec.heldout is None:
         return None
+    from ltr_cli.data.options import ReaderOptions
+    from ltr_cli.data.textio import find_group_file
+    from ltr_cli.protocols.heldout import open_heldout
+
     path, every = Path(spec.heldout.file), spec.heldout.every
     key = (str(path), every, spec.metrics.model_dump_json(), spec.seed)
     if key not in opened:
@@ -283,7 +292,11 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     stream_seq, tie_seq, learner_seq = _seeds(spec.seed)
     learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
                           planned, spec.fidelity)
-    loss = regret_loss(learner, protocol.log_regret)
+    loss = None
+    if protocol.log_regret:
+        from ltr_cli.protocols.regret import regret_loss
+
+        loss = regret_loss(learner, protocol.log_regret)
     state = _load_checkpoint(checkpointer, _log_names(measures, loss, heldout), source) if resume else None
     if state is not None:
         if protocol.max_rounds is not None and state.t > protocol.max_rounds:
@@ -348,7 +361,7 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                                    checkpointer=first.checkpointer if protocol.checkpoint_every else None,
                                    resume=first.state, name=first.job.name, data_identity=first.identity,
                                    plan=first.plan, heldout=first.heldout,
-                                   surrogate=round_surrogate(first.learner, first.loss) if first.loss else None)]
+                                   surrogate=_round_surrogate(first.learner, first.loss) if first.loss else None)]
             except LtrError as exc:
                 return [exc]
             except Exception as exc:
@@ -380,9 +393,12 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         summary["theory"] = theory_block(lspec, stream, generated)
     if prep.heldout is not None:  # the last evaluation of each metric (the run's final weights' when due)
         summary["heldout"] = {"every": prep.heldout.every, "queries": prep.heldout.identity["queries"],
-                              "last": {c: _last_defined(result.rounds[c]) for c in prep.heldout.columns}}
-    rounds, regret_record = result.rounds, None
+                              "last": {c: _last_defined(result.log.columns[c]) for c in prep.heldout.columns}}
+    rounds, regret_record = result.log.arrow_table(), None
+    if protocol.log_regret:
+        from ltr_cli.protocols.regret import not_logged, rebuild_stream, regret, with_regret
     if prep.loss is not None:
+        rounds = result.rounds
         if not quiet and prep.loss.radius is not None:
             console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): regret: finding the best fixed weights "
                          f"in hindsight over the run's {len(rounds):,} rounds")
@@ -394,7 +410,7 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         regret_record = not_logged(prep.learner)
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
-                        "round": len(result.rounds),
+                        "round": len(result.log),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
     outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
@@ -418,5 +434,7 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
 
 
 def _last_defined(values: Any) -> float | None:
-    kept = values.dropna()
-    return float(kept.iloc[-1]) if len(kept) else None
+    """The last value that is not NaN (None if every one is)."""
+    kept = np.asarray(values, dtype=np.float64)
+    kept = kept[~np.isnan(kept)]
+    return float(kept[-1]) if kept.size else None

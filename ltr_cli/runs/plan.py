@@ -73,7 +73,6 @@ def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
 
     from ltr_cli.protocols.online import feedback_size
     from ltr_cli.protocols.online_blocks import BLOCKS, block_eligible, group_key
-    from ltr_cli.protocols.regret import regret_loss
     from ltr_cli.protocols.round_measures import RoundMeasures
 
     if spec.cv is not None or not BLOCKS:
@@ -84,8 +83,11 @@ def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
         if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
                               feedback_size(built, spec.protocol.feedback)):
             return None
-        if regret_loss(built, spec.protocol.log_regret) is not None:  # logs its surrogate: round by round
-            return None
+        if spec.protocol.log_regret:
+            from ltr_cli.protocols.regret import regret_loss
+
+            if regret_loss(built, True) is not None:  # logs its surrogate: round by round
+                return None
         return tuple(group_key(built))
     except Exception:  # only a hint for grouping
         return None

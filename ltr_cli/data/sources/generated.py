@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.query import Query
-from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.sources.arrays import UnitArrays, array_budget, stack_queries
 from ltr_cli.data.sources.kinds import register_kind
 from ltr_cli.data.synthetic import (
@@ -67,8 +66,14 @@ class GeneratedSource:
         return [0]
 
     def queries(self, unit: int) -> Iterator[Query]:
-        """The generated queries, in order (generated again on every call)."""
-        yield from self.generator()
+        """The generated queries, in order: read-only views of the stream's arrays when they
+        are kept (:meth:`unit_arrays`), else generated again on every call."""
+        arrays = self.unit_arrays(unit)
+        if arrays is None:
+            yield from self.generator()
+            return
+        for qid, start, end in zip(arrays.qids, arrays.starts.tolist(), arrays.ends.tolist()):
+            yield Query(qid=qid, X=arrays.X[start:end], y=arrays.y[start:end], line=0)
 
     def unit_arrays(self, unit: int) -> UnitArrays | None:
         """The stream as arrays, produced once per process and shared read-only by every
@@ -120,7 +125,12 @@ def _expected_docs(params: dict[str, Any]) -> int:
     queries = int(params.get("queries") or 0)
     if params.get("kind") == "separable":
         return queries * int(params.get("docs") or 0)
-    per = params.get("docs_per_query") or get_dataset(str(params.get("like"))).docs_per_query
+    if not params.get("docs_per_query"):
+        from ltr_cli.data.registry import get_dataset
+
+        per = get_dataset(str(params.get("like"))).docs_per_query
+    else:
+        per = params["docs_per_query"]
     return int(queries * float(per) * 1.02) + 64
 
 
@@ -141,6 +151,8 @@ def separable_source(spec: Any, seed: int, cache_dir: Path | None = None) -> Gen
 def shaped_source(spec: Any, seed: int, cache_dir: Path | None = None) -> GeneratedSource:
     """Queries shaped like the registry dataset ``spec.like`` (its width, labels and
     documents per query); ``spec.seed`` or else the run's ``seed``."""
+    from ltr_cli.data.registry import get_dataset  # (the benchmarks' facts: only a shaped stream reads them)
+
     info = get_dataset(spec.like)
     shape = ShapeSpec(spec.queries, spec.docs_per_query,
                       seed=spec.seed if spec.seed is not None else seed)

@@ -2,12 +2,14 @@
 
 Each source module registers the kinds it builds when it is imported
 (:mod:`~ltr_cli.data.sources.files`: ``registry``, ``files``;
-:mod:`~ltr_cli.data.sources.generated`: ``separable``, ``shaped``); the package imports
-them all, so :func:`open_source` knows every kind once ``ltr_cli.data.sources`` is loaded.
+:mod:`~ltr_cli.data.sources.generated`: ``separable``, ``shaped``). The built-in modules are
+imported when a spec of one of their kinds is opened (:data:`BUILT_IN_KINDS`), so a run on
+generated data never loads the file readers.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,11 @@ from ltr_cli.data.sources.base import QuerySource
 SourceBuilder = Callable[[Any, int, "Path | None"], QuerySource]
 
 _KINDS: dict[str, SourceBuilder] = {}
+#: kind -> the module that registers its builder when imported
+BUILT_IN_KINDS: dict[str, str] = {"separable": "ltr_cli.data.sources.generated",
+                                  "shaped": "ltr_cli.data.sources.generated",
+                                  "registry": "ltr_cli.data.sources.files",
+                                  "files": "ltr_cli.data.sources.files"}
 
 
 def register_kind(kind: str) -> Callable[[SourceBuilder], SourceBuilder]:
@@ -36,8 +43,8 @@ def register_kind(kind: str) -> Callable[[SourceBuilder], SourceBuilder]:
 
 
 def source_kinds() -> tuple[str, ...]:
-    """Every registered dataset kind, in registration order."""
-    return tuple(_KINDS)
+    """Every dataset kind: the built-in ones, then any registered since."""
+    return tuple(dict.fromkeys([*BUILT_IN_KINDS, *_KINDS]))
 
 
 def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySource:
@@ -48,6 +55,8 @@ def open_source(spec: Any, seed: int, cache_dir: Path | None = None) -> QuerySou
     discriminator (``separable``, ``shaped``, ``registry``, ``files``): the data layer
     does not import the config layer above it."""
     kind = getattr(spec, "kind", None)
+    if isinstance(kind, str) and kind not in _KINDS and kind in BUILT_IN_KINDS:
+        importlib.import_module(BUILT_IN_KINDS[kind])
     builder = _KINDS.get(kind) if isinstance(kind, str) else None
     if builder is None:
         raise TypeError(f"unsupported dataset spec {type(spec).__name__}")

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.data.svmlight import Query
+from ltr_cli.data.query import Query
 from ltr_cli.learners.online.base import RankingMeasure
 from ltr_cli.learners.online.perceptron import MaxPairPerceptronSpec, SlamPerceptronSpec
 from ltr_cli.config.schema import LearnerConfig
