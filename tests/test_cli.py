@@ -284,9 +284,15 @@ learners: {o: {type: ogd, surrogate: ordinal, cost: [[0, 1], [0, 0]]}}
     assert res.exit_code == 1 and err.startswith("ltr: error: label 2 cannot index the 2 x 2 cost matrix")
 
 
-def test_bench_reports_ratios(tmp_path):
-    """Structure only: timings are never asserted in unit tests."""
+def test_bench_reports_ratios(tmp_path, monkeypatch):
+    """Structure only: timings are never asserted in unit tests. On the reference path: the
+    bench's float32 rounds would compile kernel variants no other test needs (the kernels'
+    equality with their references, float32 included, is tested in test_kernels.py)."""
+    from ltr_cli import kernels
     from ltr_cli.bench.command import format_table
+
+    monkeypatch.setenv("LTR_KERNELS", "0")
+    monkeypatch.setattr(kernels, "ENABLED", False)
 
     res = run_ok("bench", "--queries", "6", "--rounds", "20", "--e2e-queries", "2", "--json")
     out = json.loads(res.stdout)
