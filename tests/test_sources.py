@@ -136,6 +136,7 @@ def test_a_generated_stream_reads_the_same_queries_kept_or_generated_again(monke
     from ltr_cli.data.sources import generated
 
     monkeypatch.setattr(generated, "_GENERATED", generated.OrderedDict())
+    monkeypatch.setattr(generated, "KEEP_GENERATED", False)  # (a sweep test may have set it)
     if not kept:
         monkeypatch.setattr(generated, "SMALL_STREAM", 0)
     spec = TypeAdapter(DatasetSpec).validate_python({"kind": "separable", "variant": "paper", "queries": 30})
