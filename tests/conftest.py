@@ -58,6 +58,8 @@ def _working_tree() -> set[str]:
 def pytest_sessionstart(session: pytest.Session) -> None:
     _BEFORE.update(_working_tree())
     _start_compile_clock()
+    if not hasattr(session.config, "workerinput"):  # once per suite (xdist's controller), not per worker
+        _warm_kernel_cache()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -170,6 +172,39 @@ def _start_compile_clock() -> None:
             clock.on_end(event)
 
     event.register("numba:compile", _Forward())
+
+
+# --- the online kernels compile before the first test -----------------------------------------
+#
+# On a cold kernel cache (a clean clone), the first tests to run an online learner would each
+# spend most of a minute compiling. Two `ltr run`s compile the online block families and the
+# per-round kernels first, side by side, into the cache every test process then loads from.
+# A warm cache skips this; anything they leave out compiles in the test that needs it.
+
+_WARM_UPS = (
+    ["configs/simulated_separable.yaml", "--set", "dataset.queries=3"],  # perceptron, ogd (ListNet), rounds
+    ["configs/topk_synthetic.yaml", "--set", "dataset.queries=3", "--set", "seeds=[0]",
+     "--set", "protocol.passes=1"],  # rtopkf, ListNet on a ball
+)
+
+
+def _warm_kernel_cache() -> None:
+    import subprocess
+    import sys
+
+    from ltr_cli.runs.kernel_plan import uncached_families
+
+    if not uncached_families(["perceptron", "ogd", "rtopkf", "rounds"]):
+        return
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ltr-tests-warm-up-") as out:
+        children = [subprocess.Popen([sys.executable, "-m", "ltr_cli", "run", *args, "--kernels", "compiled",
+                                      "-q", "--out", f"{out}/{i}"], cwd=REPO,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    for i, args in enumerate(_WARM_UPS)]
+        codes = [child.wait() for child in children]
+    said = "" if not any(codes) else " (a warm-up failed: its tests will say why)"
+    print(f"\nkernels compiled for the suite in {time.perf_counter() - start:.0f} s (cold kernel cache){said}")
 
 
 def _cpu_seconds() -> float:
