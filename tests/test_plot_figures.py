@@ -1,5 +1,5 @@
 """Paper figures from ``ltr plot``: a panel per experiment with one shared legend, the
-size, text size, legend and title options, short legend labels with the details in a
+size, text size, legend, title and palette options, short legend labels with the details in a
 caption file, a sweep's settings told apart, ``--select-by`` naming its winner in files of
 its own, titles that never claim a dataset the run did not read in full, and output
 folders that are refused."""
@@ -115,6 +115,27 @@ def test_a_sweep_has_distinct_styles_in_one_hue_ordered_by_value(demo, tmp_path,
     assert len({line.get_marker() for line in lines}) == 1  # one learner: one marker
     lightness = [sum(int(line.get_color()[i:i + 2], 16) for i in (1, 3, 5)) for line in lines]
     assert lightness == sorted(lightness)  # dark to light in the legend's order
+
+
+def test_palettes_recolour_every_curve_and_gray_tells_curves_apart_by_line_style(demo, tmp_path, monkeypatch):
+    """``--palette okabe-ito`` draws the roles in the colour-blind-safe set; ``gray`` draws
+    every curve in its own shade of gray and line style."""
+    from ltr_cli.reports.plot_style import OKABE_ITO
+
+    figures = saved_figures(monkeypatch)
+    base = ["plot", str(demo), "--metric", "ndcg@10", "--out", str(tmp_path / "p")]
+    for palette in ("okabe-ito", "gray"):
+        res = runner.invoke(app, [*base, "--palette", palette])
+        assert res.exit_code == 0, res.stderr
+    colours, grays = ([line for line in fig.axes[0].get_lines() if line.get_label()[0] != "_"] for fig in figures)
+    slam = next(line for line in colours if line.get_label() == "SLAM")
+    assert slam.get_color() == "#0072b2" and {line.get_color() for line in colours if "ListNet" not in
+                                               line.get_label()} <= set(OKABE_ITO)
+    shades = [line.get_color() for line in grays]
+    assert all(c[1:3] == c[3:5] == c[5:7] for c in shades) and len(set(shades)) == len(grays) == 5
+    assert len({line.get_linestyle() for line in grays}) == 4  # four styles, cycled over five curves
+    res = runner.invoke(app, [*base, "--palette", "pink"])
+    assert res.exit_code != 0 and "--palette" in res.stderr  # (ltr itself exits 1; the test runner sees click's 2)
 
 
 def test_select_by_names_the_winner_and_writes_its_own_files(demo, tmp_path, monkeypatch):

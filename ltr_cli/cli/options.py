@@ -12,7 +12,7 @@ import typer
 
 from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
 from ltr_cli.data.options import QidSource
-from ltr_cli.reports.plot_style import LAYOUTS, LEGENDS
+from ltr_cli.reports.plot_style import LAYOUTS, LEGENDS, PALETTES
 from ltr_cli.sweep.tasks import EXECUTORS
 
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # to a type checker, a choice is its string value
     BandOpt: TypeAlias = str
     LegendOpt: TypeAlias = str
     LayoutOpt: TypeAlias = str
+    PaletteOpt: TypeAlias = str
     ExecutorOpt: TypeAlias = str
 else:
     QidOpt = _choices("QidOpt", get_args(QidSource))
@@ -38,6 +39,7 @@ else:
     BandOpt = _choices("BandOpt", ("minmax", "std", "none"))
     LegendOpt = _choices("LegendOpt", LEGENDS)
     LayoutOpt = _choices("LayoutOpt", LAYOUTS)
+    PaletteOpt = _choices("PaletteOpt", PALETTES)
     ExecutorOpt = _choices("ExecutorOpt", EXECUTORS)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ltr_cli.cli.chosen_runs import CONFIG_HELP, LATEST_HELP, chosen_runs
-from ltr_cli.cli.options import BandOpt, LayoutOpt, LegendOpt, _value
+from ltr_cli.cli.options import BandOpt, LayoutOpt, LegendOpt, PaletteOpt, _value
 from ltr_cli.errors import LtrError
 
 
@@ -21,6 +21,7 @@ def plot(
     font_size: Annotated[float, typer.Option("--font-size", min=4.0, max=24.0, help="text size in points (tick labels and legend 1 pt smaller)")] = 8.0,
     legend: Annotated[LegendOpt, typer.Option("--legend", help="inside the axes, below them, or none (the caption file names the curves)")] = LegendOpt("below"),
     title: Annotated[bool, typer.Option("--title/--no-title", help="draw titles (what the runs read: a partial read is named a sample)")] = True,
+    palette: Annotated[PaletteOpt, typer.Option("--palette", help="tab10 (matplotlib's colours), okabe-ito (colour-blind safe) or gray (for print: shades of gray, each curve in its own line style)")] = PaletteOpt("tab10"),
     max_rounds: Annotated[Optional[int], typer.Option("--max-rounds", min=1, help="plot only the first N rounds")] = None,
     theory: Annotated[bool, typer.Option("--theory", help="also draw cumulative ranking loss beside the paper's bound (separable data)")] = False,
     regret: Annotated[bool, typer.Option("--regret", help="also draw each learner's cumulative regret beside c T^(2/3) (runs with protocol.log_regret)")] = False,
@@ -47,11 +48,11 @@ def plot(
 
         metric = [canonical_name(m) for m in metric]  # map is ap: files and labels by the one spelling
     runs = chosen_runs(results, latest, config, say=not select_by)  # a selection shows one each
-    options = FigureOptions(dims, font_size, _value(legend), title)
+    options = FigureOptions(dims, font_size, _value(legend), title, palette=_value(palette))
     selected: dict[Path, tuple[str, str]] = {}
     if select_by:
         runs, selected, tag = _select(runs, select_by, window)
-        options = FigureOptions(dims, font_size, _value(legend), title, tag)
+        options = FigureOptions(dims, font_size, _value(legend), title, tag, _value(palette))
     target = out or (results[0] if results[0].is_dir() else results[0].parent) / "plots"
     _check_folder(target)
     batch = [r for r in runs if is_batch(r)]

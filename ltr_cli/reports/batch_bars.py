@@ -22,10 +22,6 @@ from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure
 from ltr_cli.reports.plot_style import FigureOptions
 from ltr_cli.results.folders import Run
 
-# distinct colours for the bars of one figure (matplotlib's tab10)
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-            "#17becf")
-
 #: the metrics of the paper's bar charts, in its order (when the runs have them)
 PAPER_BARS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10")
 
@@ -98,7 +94,7 @@ def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path,
             width = 0.8 / max(len(group), 1)
             curves = []
             for i, run in enumerate(group):
-                color = _PALETTE[i % len(_PALETTE)]  # one colour per method in a figure
+                color = options.series(i, len(group))  # one colour per method in a figure
                 offset = (i - (len(group) - 1) / 2) * width
                 folds = run.summary.get("folds")
                 where = f"run {run.path.name}"

@@ -21,7 +21,8 @@ import numpy as np
 from ltr_cli.measures.metrics import time_average
 from ltr_cli.measures.registry import display_name
 from ltr_cli.reports.captions import Curve, short_settings
-from ltr_cli.reports.plot_style import LINESTYLES, converged_limits, mark_every, ramp, role_style, same_as
+from ltr_cli.reports.plot_style import (LINESTYLES, FigureOptions, converged_limits, mark_every, ramp, role_style,
+                                       same_as)
 from ltr_cli.reports.run_labels import describe_settings, differing_settings, with_settings
 from ltr_cli.results.folders import Run, group_seeds
 
@@ -93,23 +94,28 @@ def _role(run: Run) -> str:
     return str(run.summary.get("role") or run.label)
 
 
-def _styles(groups: list[list[Run]]) -> list[tuple[str, str, str]]:
-    """(colour, marker, line style) per group in legend order: a role's colour and marker;
-    several settings of one role: a ramp of its colour and distinct line styles."""
+def _styles(groups: list[list[Run]], options: FigureOptions) -> list[tuple[str, str, str]]:
+    """(colour, marker, line style) per group in legend order: a role's colour (in the
+    palette) and marker; several settings of one role: a ramp of its colour and distinct
+    line styles. In gray, each curve its own shade and line style, in legend order."""
     roles = [_role(g[0]) for g in groups]
     out = []
     for i, role in enumerate(roles):
         same = [j for j, r in enumerate(roles) if r == role]
         colour, marker = role_style(role)
         k = same.index(i)
-        out.append((ramp(colour, len(same))[k], marker, LINESTYLES[k % len(LINESTYLES)]))
+        if options.palette == "gray":
+            out.append((options.series(i, len(roles)), marker, LINESTYLES[i % len(LINESTYLES)]))
+        else:
+            out.append((ramp(options.colour(colour), len(same))[k], marker, LINESTYLES[k % len(LINESTYLES)]))
     return out
 
 
 def draw_curves(ax: Any, metric: str, have: list[Run], max_rounds: int | None, band: str,
-                selected: Selected | None = None) -> list[Curve]:
+                selected: Selected | None = None, options: FigureOptions | None = None) -> list[Curve]:
     """Every learner's mean curve of ``metric`` on ``ax`` (seeds as a band; y-limits from the
-    converged part); returns the legend entries in their order, with caption details."""
+    converged part; colours in ``options``' palette); returns the legend entries in their
+    order, with caption details."""
     groups = list(group_seeds(have).values())
     names, settings = _names(groups)
     order = sorted(range(len(groups)), key=lambda i: natural(names[i]))  # eta=0.001 before 0.01
@@ -138,7 +144,7 @@ def draw_curves(ax: Any, metric: str, have: list[Run], max_rounds: int | None, b
         curve.details.append(f"run {folders[0]}" if len(folders) == 1 else
                              f"runs {', '.join(folders[:3])}{', ...' if len(folders) > 3 else ''}")
     for i, ((t, seed_values), mean, curve, (colour, marker, style)) in enumerate(
-            zip(data, means, curves, _styles(groups))):
+            zip(data, means, curves, _styles(groups, options or FigureOptions()))):
         ax.plot(t, mean, color=colour, ls=style, marker=marker, markevery=mark_every(i, len(groups), len(t)),
                 label=plain(curve.label))
         if seed_values.shape[0] > 1 and band != "none":

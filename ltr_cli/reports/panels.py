@@ -83,7 +83,7 @@ def plot_panels(folders: list[list[Run]], metrics: list[str] | None, out_dir: Pa
                 titles = []
                 for i, (ax, (experiment, runs)) in enumerate(zip(axes, panels)):
                     have = [r for r in runs if metric in r.rounds.columns]
-                    per_panel.append(draw_curves(ax, metric, have, max_rounds, band, selected))
+                    per_panel.append(draw_curves(ax, metric, have, max_rounds, band, selected, options))
                     set_title(ax, panel_title(have, experiment), options)
                     titles.append(panel_title(have, experiment, of_total=True))
                     if i % cols:

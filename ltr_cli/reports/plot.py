@@ -121,7 +121,7 @@ def _draw(plt: Any, experiment: str, metric: str, have: list[Run], max_rounds: i
           options: FigureOptions, selected: Selected | None = None) -> tuple[Any, list[Curve]]:
     """One figure (returned open) and its legend entries."""
     fig, (ax,) = new_figure(plt, options)
-    curves = draw_curves(ax, metric, have, max_rounds, band, selected)
+    curves = draw_curves(ax, metric, have, max_rounds, band, selected, options)
     set_title(ax, figure_title(have, experiment), options)
     place_legend(fig, [ax], options)
     return fig, curves
@@ -185,7 +185,7 @@ def plot_theory(runs: list[Run], out_dir: Path, options: FigureOptions | None = 
             fig, (ax,) = new_figure(plt, options)
             try:
                 for run in sorted(group, key=lambda r: r.label):
-                    color = role_style(str(run.summary.get("role") or run.label))[0]
+                    color = options.colour(role_style(str(run.summary.get("role") or run.label))[0])
                     loss = np.nan_to_num(run.rounds["ranking_loss"].to_numpy(dtype=np.float64))
                     ax.plot(run.rounds["t"], np.cumsum(loss), color=color, label=plain(f"{run.label}: loss"))
                     bound = run.summary["theory"]["bound"]

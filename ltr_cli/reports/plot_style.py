@@ -1,7 +1,7 @@
 """How ``ltr plot`` draws: one colour and marker per learner role in every figure, markers
 spaced so overlapping curves stay visible, y-limits from the converged part of the curves,
 TrueType (Type 42) fonts in PDFs, one hue's ramp for a sweep's settings, and the figure
-options (size, text size, legend, title).
+options (size, text size, legend, title, palette).
 
 Pure functions of the runs' names and curves; no matplotlib import here.
 """
@@ -75,6 +75,14 @@ def same_as(curves: list[np.ndarray], labels: list[str]) -> list[str | None]:
     return out
 
 
+#: ``tab10``: matplotlib's default colours; ``okabe-ito``: Okabe and Ito's colour-blind-safe
+#: set; ``gray``: shades of gray, each curve also in its own line style, for print
+PALETTES = ("tab10", "okabe-ito", "gray")
+OKABE_ITO = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#f0e442", "#000000")
+# each tab10 colour's Okabe-Ito counterpart (the closest hue; the set has eight colours)
+_TO_OKABE_ITO = {"#1f77b4": "#0072b2", "#ff7f0e": "#e69f00", "#2ca02c": "#009e73", "#d62728": "#d55e00",
+                 "#9467bd": "#cc79a7", "#8c564b": "#000000", "#e377c2": "#cc79a7", "#7f7f7f": "#000000",
+                 "#bcbd22": "#f0e442", "#17becf": "#56b4e9"}
 LEGENDS = ("inside", "below", "none")
 LAYOUTS = ("separate", "panels")  # a figure per experiment, or a panel per experiment in one figure
 #: paper defaults: a one-column figure (ACM/IEEE columns are about 3.3-3.5 in wide), and a
@@ -90,14 +98,33 @@ class FigureOptions:
     """How a figure is laid out: ``size`` (width, height) in inches (None: the layout's
     default), the text size in points, where the legend goes (``inside`` the axes,
     ``below`` them across the figure, or ``none``: the caption file names the curves),
-    whether titles are drawn, and ``tag``, a suffix of every file name (``--select-by``'s
-    ``_best-by-ndcg_at_10``)."""
+    whether titles are drawn, ``tag``, a suffix of every file name (``--select-by``'s
+    ``_best-by-ndcg_at_10``), and the ``palette`` (:data:`PALETTES`)."""
 
     size: tuple[float, float] | None = None
     font_size: float = FONT_SIZE
     legend: str = "below"
     title: bool = True
     tag: str = ""
+    palette: str = "tab10"
+
+    def colour(self, colour: str) -> str:
+        """A role's colour (``#rrggbb``, from :func:`role_style`) in this palette: itself,
+        its Okabe-Ito counterpart, or a gray as light as it (at most 70% white)."""
+        if self.palette == "okabe-ito":
+            return _TO_OKABE_ITO.get(colour.lower(), colour)
+        if self.palette == "gray":
+            r, g, b = (int(colour[i:i + 2], 16) / 255.0 for i in (1, 3, 5))
+            return _gray(0.7 * (0.299 * r + 0.587 * g + 0.114 * b))
+        return colour
+
+    def series(self, index: int, count: int) -> str:
+        """The colour of the ``index``-th of ``count`` series told apart by position (the bars
+        of one figure, the curves of a gray figure): black to 65% white in gray."""
+        if self.palette == "gray":
+            return _gray(0.65 * index / max(count - 1, 1))
+        colours = OKABE_ITO if self.palette == "okabe-ito" else _PALETTE
+        return colours[index % len(colours)]
 
     def figsize(self, panels: int = 1) -> tuple[float, float]:
         if self.size is not None:
@@ -114,6 +141,12 @@ class FigureOptions:
                 "figure.titlesize": self.font_size, "axes.linewidth": 0.6, "grid.linewidth": 0.4,
                 "xtick.major.width": 0.6, "ytick.major.width": 0.6, "lines.linewidth": 1.2,
                 "lines.markersize": 3.5, "pdf.fonttype": TRUETYPE, "ps.fonttype": TRUETYPE}
+
+
+def _gray(level: float) -> str:
+    """``#rrggbb`` of a gray ``level`` of white (0: black)."""
+    v = round(min(max(level, 0.0), 1.0) * 255)
+    return f"#{v:02x}{v:02x}{v:02x}"
 
 
 def parse_size(text: str) -> tuple[float, float]:

@@ -92,7 +92,7 @@ def _regret_panel(ax: Any, seeds: list[Run], options: FigureOptions) -> None:
     t, curves = mean_regret(seeds)
     mean = np.nanmean(curves, axis=0)
     run = seeds[0]
-    color = role_style(str(run.summary.get("role") or run.label))[0]
+    color = options.colour(role_style(str(run.summary.get("role") or run.label))[0])
     regret = run.manifest.get("regret")
     surrogate = regret.get("surrogate", "surrogate") if isinstance(regret, dict) else "surrogate"
     n = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
