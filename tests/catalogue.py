@@ -307,6 +307,7 @@ RESULTS_CASES = [
     ResultsCase("rounds-no-t", "rounds.parquet without `t`", "rounds.parquet", _rounds_edit(lambda df: df.drop(columns=["t"])), "neither a 't'"),
     ResultsCase("rounds-t-float", "`t` holds floats", "rounds.parquet", _rounds_edit(lambda df: df.assign(t=df["t"].astype("float64"))), "column 't' must hold integers"),
     ResultsCase("rounds-metric-strings", "a metric column holds strings", "rounds.parquet", _rounds_edit(lambda df: df.assign(ap=df["ap"].astype(str))), "column 'ap' must hold numbers"),
+    ResultsCase("rounds-qid-lists", "`qid` holds lists", "rounds.parquet", _rounds_edit(lambda df: df.assign(qid=[[1, 2]] * len(df))), "column 'qid' must hold strings"),
     ResultsCase("rounds-updated-int", "`updated` holds integers", "rounds.parquet", _rounds_edit(lambda df: df.assign(updated=df["updated"].astype("int64"))), "column 'updated' must hold true/false values"),
 ]
 

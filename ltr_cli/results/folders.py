@@ -381,7 +381,7 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 # rounds.parquet columns that are not metrics, and the kind of values each holds
-_ROUND_COLUMNS = {"t": "integer", "pass": "integer", "m": "integer", "qid": None,
+_ROUND_COLUMNS = {"t": "integer", "pass": "integer", "m": "integer", "qid": "string",
                   "mistake": "boolean", "updated": "boolean", "no_relevant": "boolean",
                   "ranking_loss": "number", SURROGATE: "number", REGRET: "number"}
 
@@ -394,6 +394,8 @@ def _dtype_ok(series: pd.Series, kind: str) -> bool:
         return api.is_integer_dtype(series.dtype) and not api.is_bool_dtype(series.dtype)
     if kind == "boolean":
         return api.is_bool_dtype(series.dtype)
+    if kind == "string":  # every value a string (an object column is looked into)
+        return api.infer_dtype(series, skipna=True) in ("string", "empty")
     return api.is_numeric_dtype(series.dtype) and not api.is_bool_dtype(series.dtype)
 
 
@@ -417,7 +419,8 @@ def check_rounds(rounds: pd.DataFrame, path: Path) -> None:
                 shown = repr(column) if len(repr(column)) <= 40 else repr(column)[:37] + "..."
                 raise _damaged(path, f"column {shown} is neither a round column nor a metric name")
             if kind is not None and not _dtype_ok(rounds[column], kind):
-                what = {"integer": "integers", "boolean": "true/false values", "number": "numbers"}[kind]
+                what = {"integer": "integers", "boolean": "true/false values", "number": "numbers",
+                        "string": "strings"}[kind]
                 raise _damaged(path, f"column {column!r} must hold {what}, not {rounds[column].dtype} values")
     elif "fold" in columns:
         for column in columns:
