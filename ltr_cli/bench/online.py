@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ import numpy as np
 
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
-from ltr_cli.errors import LtrError
+from ltr_cli.bench.processes import timed_process
 from ltr_cli.learners.registry import bench_learners
 from ltr_cli.config.yamlio import dump_yaml
 
@@ -62,17 +61,9 @@ def _config(path: Path, data: Path, cache: Path, learners: dict[str, Any], passe
 
 
 def _process(args: list[str], env: dict[str, str] | None = None) -> float:
-    """Seconds of one whole ``ltr`` process; a failing one stops the bench with its own
-    one-line error (a learner that diverges on the given file, say)."""
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ltr_cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {done.returncode}"
-        raise LtrError(f"bench --online: 'ltr {' '.join(args[:2])}' failed: {said}")
-    return elapsed
+    """Seconds of one whole ``ltr`` process (:func:`~ltr_cli.bench.processes.timed_process`)."""
+    return timed_process([sys.executable, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
+                         f"bench --online: 'ltr {' '.join(args[:2])}'")
 
 
 def _best(n: int, fn: Any) -> float:

@@ -17,13 +17,12 @@ with the ratios: the ratios, taken side by side, are what compares across machin
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from ltr_cli.bench.processes import timed_process
 from ltr_cli.errors import LtrError
 
 DEMO = Path(__file__).resolve().parents[2] / "configs" / "simulated_separable.yaml"
@@ -33,15 +32,8 @@ IMPORTS = "import numpy, pandas, pyarrow"
 
 
 def _process(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds of one whole process; a failing one stops the bench with its last line."""
-    start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {done.returncode}"
-        raise LtrError(f"bench --startup: '{' '.join(argv[2:5])}' failed: {said}")
-    return elapsed
+    """Seconds of one whole process (:func:`~ltr_cli.bench.processes.timed_process`)."""
+    return timed_process(argv, env, f"bench --startup: '{' '.join(argv[2:5])}'")
 
 
 def _ltr(*args: str) -> list[str]:

@@ -106,11 +106,10 @@ def write_run(
 def _write_parquet(table: Any, path: Path) -> None:
     """A pandas DataFrame (without its index) or a pyarrow Table, as Parquet."""
     if hasattr(table, "to_parquet"):
-        table.to_parquet(path, index=False)
-    else:
-        import pyarrow.parquet as pq
+        return table.to_parquet(path, index=False)
+    import pyarrow.parquet as pq
 
-        pq.write_table(table, path)
+    pq.write_table(table, path)
 
 
 @dataclass
@@ -387,9 +386,8 @@ _ROUND_COLUMNS = {"t": "integer", "pass": "integer", "m": "integer", "qid": "str
 
 
 def _dtype_ok(series: pd.Series, kind: str) -> bool:
-    import pandas as pd
+    from pandas.api import types as api
 
-    api = pd.api.types
     if kind == "integer":
         return api.is_integer_dtype(series.dtype) and not api.is_bool_dtype(series.dtype)
     if kind == "boolean":
@@ -419,8 +417,7 @@ def check_rounds(rounds: pd.DataFrame, path: Path) -> None:
                 shown = repr(column) if len(repr(column)) <= 40 else repr(column)[:37] + "..."
                 raise _damaged(path, f"column {shown} is neither a round column nor a metric name")
             if kind is not None and not _dtype_ok(rounds[column], kind):
-                what = {"integer": "integers", "boolean": "true/false values", "number": "numbers",
-                        "string": "strings"}[kind]
+                what = {"integer": "integers", "boolean": "true/false values", "number": "numbers"}.get(kind, "strings")
                 raise _damaged(path, f"column {column!r} must hold {what}, not {rounds[column].dtype} values")
     elif "fold" in columns:
         for column in columns:
