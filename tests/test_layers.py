@@ -103,6 +103,7 @@ FORBIDDEN = {
     "ltr_cli.measures.stacked": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
     "ltr_cli.surrogates": TOP + ("ltr_cli.data", "ltr_cli.results"),
     "ltr_cli.data": TOP + ("ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.clicks": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
     "ltr_cli.measures": TOP,
     "ltr_cli.results": TOP,
     "ltr_cli.learners": TOP[:7],
@@ -121,6 +122,15 @@ def _forbidden_for(module: str) -> tuple[str, ...]:
     return FORBIDDEN[owner] if owner else ()
 
 
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    """``module`` is one of ``packages`` or inside one (``ltr_cli.clicks`` is not inside ``ltr_cli.cli``)."""
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_the_layer_check_matches_whole_package_names():
+    assert _within("ltr_cli.cli.app", ("ltr_cli.cli",)) and not _within("ltr_cli.clicks.law", ("ltr_cli.cli",))
+
+
 def test_lower_layers_do_not_import_upper_ones():
     """Data flows one way (docs/architecture.md): kernels and metrics < surrogates < data <
     results (the run-folder format) < learners < config < protocols < runs < sweep < reports
@@ -130,7 +140,7 @@ def test_lower_layers_do_not_import_upper_ones():
     for module, targets in graph.items():
         if module in LEAVES:
             continue
-        bad = [t for t in targets if t.startswith(_forbidden_for(module)) and t not in LEAVES
+        bad = [t for t in targets if _within(t, _forbidden_for(module)) and t not in LEAVES
                and not (t == "ltr_cli.config" or t == "ltr_cli.learners")]
         if bad:
             wrong[module] = sorted(bad)

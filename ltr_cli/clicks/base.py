@@ -1,0 +1,73 @@
+"""The click-model contract and the label checks every model shares.
+
+A click model is a pure object: given the labels of a shown list, position 1 first, it
+gives the exact law of the click vector, its marginals and seeded samples. Nothing in it
+holds state between lists; randomness comes only from the generator passed to ``sample``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.clicks.law import walk_law, walk_marginal, walk_sample
+from ltr_cli.errors import LtrError
+
+
+def check_labels(labels: Any, grades: int, hint: str = "--grades") -> np.ndarray:
+    """``labels`` as an int64 array of shape (n,), each a grade in 0..grades-1; a label
+    beyond the table is refused, naming it, its position and ``hint`` (how to choose a
+    table with more grades)."""
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise LtrError("labels: give one label per shown position")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise LtrError("labels: every label must be a whole number (a relevance grade)")
+    if arr.dtype.kind not in "iuf" and arr.size:
+        raise LtrError("labels: every label must be a whole number (a relevance grade)")
+    arr = arr.astype(np.int64)
+    bad = np.flatnonzero((arr < 0) | (arr >= grades))
+    if bad.size:
+        i = int(bad[0])
+        raise LtrError(f"label {int(arr[i])} at position {i + 1} is outside the {grades}-grade click table "
+                       f"(grades 0..{grades - 1}); give {hint} with more grades, or a table that covers it")
+    return arr
+
+
+class ClickModel:
+    """A click model over shown lists of graded documents.
+
+    Subclasses define ``name``, ``grades`` and :meth:`walk`, the list's browsing walk
+    (:mod:`ltr_cli.clicks.law`); the law, the marginals and the samples follow from it.
+    ``labels`` is always a sequence of n grades (position 1 first), checked against the
+    model's ``grades``.
+    """
+
+    name: str = ""
+    grades: int = 0
+    hint: str = "--grades"
+
+    def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per position, float (n,) each: P(click | reached), P(stop | reached, clicked),
+        P(stop | reached, not clicked)."""
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """The model's settings as plain data (for JSON output and manifests)."""
+        raise NotImplementedError
+
+    def law(self, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The exact law: ``(patterns, probs)``, patterns bool (2^n, n) in 0/1-string
+        order (position 1 the most significant digit), probs float (2^n,) summing to 1.
+        Refused for n above :data:`ltr_cli.clicks.law.MAX_ENUMERATED`."""
+        return walk_law(*self.walk(check_labels(labels, self.grades, self.hint)))
+
+    def marginal(self, labels: Any) -> np.ndarray:
+        """P(click at position i), float (n,), in closed form (no enumeration, any n)."""
+        return walk_marginal(*self.walk(check_labels(labels, self.grades, self.hint)))
+
+    def sample(self, labels: Any, rng: np.random.Generator, draws: int) -> np.ndarray:
+        """``draws`` independent click vectors on the list, bool (draws, n), drawn from
+        ``rng`` only: the same generator state gives the same clicks."""
+        return walk_sample(*self.walk(check_labels(labels, self.grades, self.hint)), rng, draws)

@@ -1,0 +1,47 @@
+"""``examine-stop``: the reference code's ``ExamineClickModel`` (its ``ex_per_1``).
+
+Not a position-based model, though it starts from the same examination curve
+e_i = (1/i)^eta. Each position reached is clicked with P(click | grade); a click at
+position i >= 2 then ends the session with probability 1 - e_i / e_(i-1) =
+1 - ((i - 1)/i)^eta, and a click at position 1 never does. An unclicked position never
+stops the user. So examination enters only as stop-after-click probabilities: it is a
+cascade whose stops depend on the position, not on the grade. The reference code pairs it
+with the ``perfect`` table and eta 1 (then a click at i stops with probability 1/i).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.clicks.base import ClickModel
+from ltr_cli.clicks.pbm import examination
+
+
+def stop_after_click(n: int, eta: float) -> np.ndarray:
+    """P(stop | click at i) = 1 - e_i / e_(i-1) for i >= 2, 0 at i = 1; float (n,)."""
+    e = examination(n, eta)
+    stop = np.zeros(n)
+    stop[1:] = 1.0 - e[1:] / e[:-1]
+    return stop
+
+
+class ExamineStopModel(ClickModel):
+    """``examine-stop``: ``click`` one probability per grade, ``eta`` >= 0."""
+
+    def __init__(self, name: str, click: tuple[float, ...], eta: float, table: str, hint: str = "--grades"):
+        self.name = name
+        self.click = np.asarray(click, dtype=float)
+        self.eta = float(eta)
+        self.table = table
+        self.grades = len(click)
+        self.hint = hint
+
+    def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = len(labels)
+        return self.click[labels], stop_after_click(n, self.eta), np.zeros(n)
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "kind": "examine-stop", "grades": self.grades, "eta": self.eta,
+                "table": self.table, "click": self.click.tolist()}

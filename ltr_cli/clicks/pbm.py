@@ -1,0 +1,40 @@
+"""The position-based model (PBM): examination by rank, attractiveness by grade.
+
+Position i is examined with probability (1/i)^eta, independently of every other position,
+and an examined document is clicked with P(click | grade) (by default the ``perfect``
+table's). Clicks at different positions are independent: P(click at i) = (1/i)^eta times
+P(click | grade), and nothing stops the user.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.clicks.base import ClickModel
+
+
+def examination(n: int, eta: float) -> np.ndarray:
+    """(1/i)^eta for i = 1..n, float (n,)."""
+    return (1.0 / np.arange(1, n + 1, dtype=float)) ** eta
+
+
+class PositionBasedModel(ClickModel):
+    """PBM: ``click`` one probability per grade (length ``grades``), ``eta`` >= 0."""
+
+    def __init__(self, name: str, click: tuple[float, ...], eta: float, table: str, hint: str = "--grades"):
+        self.name = name
+        self.click = np.asarray(click, dtype=float)
+        self.eta = float(eta)
+        self.table = table
+        self.grades = len(click)
+        self.hint = hint
+
+    def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        none = np.zeros(len(labels))
+        return examination(len(labels), self.eta) * self.click[labels], none, none
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "kind": "pbm", "grades": self.grades, "eta": self.eta,
+                "table": self.table, "click": self.click.tolist()}
