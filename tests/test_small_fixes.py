@@ -19,7 +19,7 @@ runner = CliRunner()
 
 COMMANDS = [[], ["run"], ["plot"], ["sweep"], ["report"], ["bench"], ["list"], ["score"], ["eval"],
             ["data"], ["data", "inspect"], ["data", "cache"], ["data", "convert"], ["data", "synth"],
-            ["export"], ["export", "mlflow"]]
+            ["export"], ["export", "mlflow"], ["clicks"], ["clicks", "probabilities"], ["clicks", "sample"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "ltr")
