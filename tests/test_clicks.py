@@ -213,3 +213,10 @@ def test_other_commands_do_not_import_the_click_models():
             "build('clicks'); print(a, 'ltr_cli.cli.clicks' in sys.modules, 'ltr_cli.clicks' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True", "False"]
+
+
+def test_a_steep_examination_curve_stays_a_law():
+    """With a huge eta, (1/i)^eta underflows; the stop probabilities stay defined."""
+    rows, probs = build_model("examine-stop", eta=1e300).law([4, 4, 4])
+    assert np.all(np.isfinite(probs)) and abs(probs.sum() - 1) < 1e-12
+    assert probs[rows.tolist().index([True, True, False])] == 1.0

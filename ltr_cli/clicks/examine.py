@@ -16,15 +16,13 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.clicks.base import ClickModel
-from ltr_cli.clicks.pbm import examination
 
 
 def stop_after_click(n: int, eta: float) -> np.ndarray:
-    """P(stop | click at i) = 1 - e_i / e_(i-1) for i >= 2, 0 at i = 1; float (n,)."""
-    e = examination(n, eta)
-    stop = np.zeros(n)
-    stop[1:] = 1.0 - e[1:] / e[:-1]
-    return stop
+    """P(stop | click at i) = 1 - e_i / e_(i-1) for i >= 2, 0 at i = 1; float (n,).
+    The ratio is computed as ((i - 1)/i)^eta, which stays defined where e_i underflows."""
+    i = np.arange(2, n + 1, dtype=float)
+    return np.concatenate(([0.0], 1.0 - ((i - 1.0) / i) ** eta))[:n]
 
 
 class ExamineStopModel(ClickModel):

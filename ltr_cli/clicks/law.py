@@ -43,7 +43,11 @@ def patterns(n: int) -> np.ndarray:
 
 def pattern_strings(rows: np.ndarray) -> list[str]:
     """Click vectors (bool, shape (k, n)) as 0/1 strings, position 1 first."""
-    return ["".join("1" if c else "0" for c in row) for row in rows]
+    rows = np.asarray(rows, dtype=bool)
+    if rows.shape[1] == 0:
+        return [""] * len(rows)
+    chars = np.ascontiguousarray(rows.astype(np.uint8) + ord("0"))
+    return [b.decode("ascii") for b in chars.view(f"S{rows.shape[1]}").ravel()]
 
 
 def walk_law(click: np.ndarray, stop_click: np.ndarray, stop_skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
