@@ -163,6 +163,8 @@ CONFIG_CASES = [
     ConfigCase("bad-cutoff", "metric cut-off 0", GOOD + "metrics: {names: [ndcg@0]}\n", "metrics.names", "positive integer"),
     ConfigCase("bad-metric-parameter", "ERR's gmax 0 (`err@10-gmax=0`)", GOOD + "metrics: {names: [err@10-gmax=0]}\n",
                "metrics.names", "gmax needs one positive integer"),
+    ConfigCase("err-gmax-overflow", "ERR's gmax 1024 (`err@10-gmax=1024`: 2^1024 overflows float64; once a traceback)",
+               GOOD + "metrics: {names: [ndcg@10, err@10-gmax=1024]}\n", "metrics.names", "gmax must be at most 1023"),
     ConfigCase("unknown-metric-parameter", "a parameter RR does not take (`rr-gmax=2`)",
                GOOD + "metrics: {names: [rr-gmax=2]}\n", "metrics.names", "rr parameters: none"),
     ConfigCase("metric-twice", "AP twice (`ap` and `map`)", GOOD + "metrics: {names: [ap, map]}\n", "metrics.names",
