@@ -341,3 +341,33 @@ def test_a_long_qid_repeated_on_every_row_is_held_once(tmp_path):
     queries = list(reader)
     assert [(q.qid, q.m) for q in queries] == [(long_qid, n - 1), ("2", 1)]
     assert reader.respelt == [(n - 1, "0" + long_qid, long_qid)]
+
+
+def test_a_string_feature_column_is_refused_from_the_schema_before_it_is_decoded(tmp_path, monkeypatch):
+    """A feature column of strings, dictionary-encoded with one long entry on every row,
+    decodes to rows x its length: refused from the schema, before any page is read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 2000
+    long_value = "9" * 100_000
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"qid": ["1"] * n, "label": np.ones(n),
+                             "f1": pa.array([long_value]).take(pa.array(np.zeros(n, dtype=np.int32)))}),
+                   path, compression="zstd")
+    options = ReaderOptions(n_features=1, max_decompression_ratio=1e9)
+    reader = open_dataset(path, options)
+    decoded: list[int] = []
+    real_batches = type(reader)._batches
+
+    def counting(self, file, columns):
+        for batch in real_batches(self, file, columns):
+            decoded.append(batch.nbytes)
+            yield batch
+
+    monkeypatch.setattr(type(reader), "_batches", counting)
+    with pytest.raises(DataFormatError, match="column f1 has type string; expected numbers"):
+        list(reader)
+    with pytest.raises(DataFormatError, match="column f1 has type string"):
+        list(reader.labelled_queries())
+    assert decoded == []  # refused before the first batch

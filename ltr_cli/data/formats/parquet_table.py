@@ -183,7 +183,24 @@ class ParquetReader:
             raise self._error(None, f"has {len(features)} feature columns named {first}, but the dataset's "
                                     f"{n} features ({base}-based) are {want}; check the dataset's features "
                                     "and index_base settings")
+        self._check_types(file.schema_arrow)
         return features
+
+    def _check_types(self, schema: Any) -> None:
+        """Every column's type, from the schema, before any page is decoded: a string or
+        binary column where numbers belong would be decoded in full first (a dictionary of
+        one long string repeated on every row is a bomb the row counts do not bound)."""
+        import pyarrow as pa
+
+        qid = schema.field("qid").type
+        value = qid.value_type if pa.types.is_dictionary(qid) else qid
+        if not (pa.types.is_integer(value) or pa.types.is_string(value) or pa.types.is_large_string(value)):
+            raise self._error(None, f"the qid column has type {qid}; expected strings or integers")
+        for name in schema.names[1:]:
+            kind = schema.field(name).type
+            if not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
+                what = "the label column" if name == "label" else f"column {name}"
+                raise self._error(None, f"{what} has type {kind}; expected numbers")
 
     def _queries(self, features: bool) -> Iterator[tuple[str, np.ndarray, int, np.ndarray | None]]:
         """``(qid, labels, first row, X or None)`` per query, rows grouped by consecutive qid."""
