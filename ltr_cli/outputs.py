@@ -6,10 +6,15 @@ already at that name) and must lie inside the resolved output folder; the conten
 written to a new temporary file in that folder and renamed into place, so a failed write
 leaves no half-written result and a symbolic link at the final name is replaced, never
 written through. Run folders are placed with :func:`run_path`.
+
+Names the tool makes up from a user's file name (temporaries, locks, cache folders) go
+through :func:`short_name`, so that they fit the file system's limit on one name
+(``NAME_MAX``, 255 bytes) whatever the length of the user's name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
@@ -21,6 +26,28 @@ from ltr_cli.names import NAME_HELP, is_name
 
 # file names the tool makes up itself (experiment + metric + extension)
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}", re.ASCII)
+NAME_MAX = 255  # bytes in one file name (Linux, macOS)
+_TMP_STEM = 100  # bytes of a user's name kept in a temporary's name: room for ".<pid>.<hex>.tmp"
+
+
+def short_name(name: str, limit: int) -> str:
+    """``name`` as part of a name the tool makes up (a lock, a temporary, a cache folder):
+    ``name`` itself while it takes at most ``limit`` bytes on disk, else its first
+    characters and ``~`` and 16 hex digits of a hash of the whole name, ``limit`` bytes at
+    most (so that two long names that share a beginning still get different names)."""
+    raw = os.fsencode(name)
+    if len(raw) <= limit:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    room = limit - len(digest) - 1
+    kept, used = [], 0
+    for ch in name:  # whole characters (a lone surrogate stands for one undecodable byte)
+        width = len(os.fsencode(ch))
+        if used + width > room:
+            break
+        kept.append(ch)
+        used += width
+    return "".join(kept) + "~" + digest
 
 
 def output_path(out_dir: Path, name: str, own_name: bool = True) -> Path:
@@ -48,11 +75,12 @@ def output_path(out_dir: Path, name: str, own_name: bool = True) -> Path:
     return target
 
 
-def _new_file(folder: Path, name: str) -> Path:
-    """A new empty file in ``folder`` (created exclusively, so never an existing link),
-    with the permissions the umask gives a new file."""
+def new_temporary(folder: Path, name: str) -> Path:
+    """A new empty file in ``folder`` to be renamed to ``name`` there (created exclusively
+    under a name no other writer takes, so never an existing link), with the permissions
+    the umask gives a new file."""
     for _ in range(100):
-        tmp = folder / f".{name[:100]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        tmp = folder / f".{short_name(name, _TMP_STEM)}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
@@ -73,9 +101,9 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_dead_temporaries(folder: Path, name: str) -> None:
-    """Remove the temporaries :func:`_new_file` left for ``name`` in ``folder`` when the
+    """Remove the temporaries :func:`new_temporary` left for ``name`` in ``folder`` when the
     process that wrote them was killed (its pid no longer runs); only regular files."""
-    prefix = f".{name[:100]}."
+    prefix = f".{short_name(name, _TMP_STEM)}."
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -94,7 +122,7 @@ def remove_dead_temporaries(folder: Path, name: str) -> None:
 def replace_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically through a temporary created exclusively
     beside it (never through a link planted under a guessable name)."""
-    tmp = _new_file(path.parent, path.name)
+    tmp = new_temporary(path.parent, path.name)
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -109,7 +137,7 @@ def write_file(out_dir: Path, name: str, write: Callable[[Path], None], own_name
     ``out_dir/name`` (as given, for messages)."""
     target = output_path(out_dir, name, own_name)
     remove_dead_temporaries(target.parent, name)  # a write that was killed (e.g. ltr plot)
-    tmp = _new_file(target.parent, name)
+    tmp = new_temporary(target.parent, name)
     try:
         write(tmp)
         os.replace(tmp, target)

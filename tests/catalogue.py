@@ -163,6 +163,8 @@ CONFIG_CASES = [
     ConfigCase("bad-cutoff", "metric cut-off 0", GOOD + "metrics: {names: [ndcg@0]}\n", "metrics.names", "positive integer"),
     ConfigCase("bad-metric-parameter", "ERR's gmax 0 (`err@10-gmax=0`)", GOOD + "metrics: {names: [err@10-gmax=0]}\n",
                "metrics.names", "gmax needs one positive integer"),
+    ConfigCase("err-gmax-overflow", "ERR's gmax 1024 (`err@10-gmax=1024`: 2^1024 overflows float64; once a traceback)",
+               GOOD + "metrics: {names: [ndcg@10, err@10-gmax=1024]}\n", "metrics.names", "gmax must be at most 1023"),
     ConfigCase("unknown-metric-parameter", "a parameter RR does not take (`rr-gmax=2`)",
                GOOD + "metrics: {names: [rr-gmax=2]}\n", "metrics.names", "rr parameters: none"),
     ConfigCase("metric-twice", "AP twice (`ap` and `map`)", GOOD + "metrics: {names: [ap, map]}\n", "metrics.names",
@@ -362,6 +364,21 @@ STATE_CASES = [
     StateCase("traversal-experiment", "`experiment: ../../x/OWNED` in a received run folder",
               "`plot`/`report`: one line naming the run file; nothing written",
               "tests/test_catalogue.py::test_hostile_run_folder"),
+    StateCase("link-in-mlflow-store", "links planted on the path of `RESULTS/.mlflow` (the artifacts folder, a dangling "
+              "`mlflow.db`, SQLite's journal, an experiment's artifact folder, `RESULTS` itself), a hard-linked database, "
+              "or a database whose experiment keeps artifacts elsewhere",
+              "`export mlflow`: one line, exit 1; nothing written outside the results folder",
+              "tests/test_export_mlflow.py::test_links_planted_in_the_store_are_refused_and_nothing_is_written_outside"),
+    StateCase("parquet-dictionary-bomb", "a 250 KB Parquet table of dictionary- and run-length-encoded columns that "
+              "decodes to 470 MB", "refused from its metadata's row counts before any page is read "
+              "(`dataset.max_decompression_ratio`); `data inspect` peaks under 600 MB",
+              "tests/test_formats.py::test_a_dictionary_bomb_is_refused_from_its_row_counts_in_little_memory"),
+    StateCase("concurrent-convert", "two `data convert` to one output at once",
+              "each writes a temporary of its own and renames it into place: both finish, the output is one whole table",
+              "tests/test_internal_names.py::test_two_converts_to_one_output_never_share_a_temporary"),
+    StateCase("long-file-names", "a 251-byte data file name, 253-byte `convert` and `split` outputs",
+              "accepted: the cache folder, its lock and every temporary get names that fit 255 bytes (cut, with a hash)",
+              "tests/test_internal_names.py::test_a_data_file_with_a_251_byte_name_is_run_cached_and_read_again"),
     StateCase("link-in-output", "a symlink in the plot/report folder pointing outside",
               "refused before anything is written", "tests/test_contained_outputs.py::test_plot_refuses_a_link_in_its_folder_before_writing_anything"),
     StateCase("dead-worker", "a sweep worker killed by SIGKILL", "that run is recorded failed, the others finish, exit 1",

@@ -6,6 +6,7 @@ MLflow is an optional extra: the tests that need it skip without it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import sys
@@ -262,3 +263,59 @@ def test_mlflow_skinny_without_sqlalchemy_says_what_to_install(results, tmp_path
     line = refused("export", "mlflow", tmp_path)
     assert line == "ltr: error: sqlalchemy is not installed (MLflow's sqlite store needs it); pip install 'ltr-cli[mlflow]'"
     assert not (tmp_path / ".mlflow").exists()
+
+
+def _outside_store(tmp_path: Path, experiment: str, artifacts: Path) -> Path:
+    """A store database (made with MLflow's client) whose experiment keeps its artifacts
+    in ``artifacts``."""
+    from mlflow.tracking import MlflowClient
+
+    db = tmp_path / "crafted" / "mlflow.db"
+    db.parent.mkdir()
+    MlflowClient(tracking_uri=f"sqlite:///{db}").create_experiment(experiment, artifact_location=artifacts.as_uri())
+    return db
+
+
+@pytest.mark.parametrize("plant", ["artifacts-link", "dangling-db-link", "experiment-folder-link", "journal-link",
+                                   "results-link", "store-link", "hard-linked-db", "crafted-artifact-location"])
+def test_links_planted_in_the_store_are_refused_and_nothing_is_written_outside(results, tmp_path, plant):
+    """A received results folder may carry its own ``.mlflow``: links on the store's path
+    (dangling or not, at any depth, and where MLflow will write later) and a database
+    whose experiment keeps artifacts elsewhere are refused in one line; nothing is
+    written outside the results folder (the artifacts link once received every run's
+    config, summary and manifest; the dangling database link made MLflow create it)."""
+    pytest.importorskip("mlflow")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    received = tmp_path / "received"
+    shutil.copytree(results / "cvx", received / "cvx")
+    store = received / ".mlflow"
+    store.mkdir()
+    given = received
+    if plant == "artifacts-link":
+        (store / "artifacts").symlink_to(outside, target_is_directory=True)
+    elif plant == "dangling-db-link":
+        (store / "mlflow.db").symlink_to(outside / "new.db")
+    elif plant == "experiment-folder-link":
+        (store / "artifacts").mkdir()
+        (store / "artifacts" / "cvx").symlink_to(outside, target_is_directory=True)
+    elif plant == "journal-link":
+        (store / "mlflow.db-journal").symlink_to(outside / "journal")
+    elif plant == "results-link":
+        given = tmp_path / "link"
+        given.symlink_to(received, target_is_directory=True)
+    elif plant == "store-link":
+        store.rmdir()
+        store.symlink_to(outside, target_is_directory=True)
+    elif plant == "hard-linked-db":
+        (outside / "mine.db").write_bytes(b"")
+        os.link(outside / "mine.db", store / "mlflow.db")
+    else:
+        shutil.copy(_outside_store(tmp_path, "cvx", outside / "art"), store / "mlflow.db")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "crafted" not in p.parts)
+    line = refused("export", "mlflow", given)
+    assert "refusing to write" in line and "--tracking-uri" in line, line
+    assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == ([Path("mine.db")] if plant == "hard-linked-db"
+                                                                          else [])
+    if plant != "crafted-artifact-location":  # refused before MLflow opens the store
+        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "crafted" not in p.parts) == before

@@ -280,3 +280,94 @@ def test_a_table_that_expands_past_the_bound_is_refused_before_reading(tmp_path)
         list(open_dataset(bomb, ReaderOptions(n_features=1, max_decompression_ratio=10)))
     (q,) = list(open_dataset(bomb, ReaderOptions(n_features=1, max_decompression_ratio=1e6)))
     assert q.m == n
+
+
+def _dictionary_bomb(path: Path, row_groups: int) -> Path:
+    """A table of ``row_groups`` x 2^20 rows of one qid, one label and five equal features,
+    every column dictionary-encoded: each column chunk is a one-entry dictionary and runs of
+    index 0, a few hundred bytes that decode to 8 MB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 1 << 20
+    table = pa.table({"qid": pa.array(["1"]).take(pa.array(np.zeros(n, dtype=np.int32))), "label": np.ones(n),
+                      **{f"f{j}": np.full(n, 0.5) for j in range(1, 6)}})
+    with pq.ParquetWriter(path, table.schema, use_dictionary=True, compression="zstd") as writer:
+        for _ in range(row_groups):
+            writer.write_table(table)
+    return path
+
+
+def test_a_dictionary_bomb_is_refused_from_its_row_counts_in_little_memory(tmp_path):
+    """Dictionary and run-length encoding make a table's encoded pages tiny: the bound counts
+    the rows the columns decode to (from the metadata), so ``ltr data inspect`` refuses a
+    250 KB table that decodes to half a gigabyte in one line, before reading any page (it
+    once read it whole, to 1.3 GB of memory); its peak memory is measured in a process of
+    its own."""
+    import subprocess
+    import sys
+
+    bomb = _dictionary_bomb(tmp_path / "bomb.parquet", 8)
+    assert bomb.stat().st_size * 1000 < 8 * (1 << 20) * 7 * 8
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+             "print(r.returncode); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+             "sys.stdout.write(r.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "ltr_cli", "data", "inspect", str(bomb)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    status, peak_kb, errors = int(out[0]), int(out[1]), out[2:]
+    assert status == 1 and len(errors) == 1, out
+    assert errors[0].startswith(f"ltr: error: {bomb}: the table decodes to ") and "max_decompression_ratio" in errors[0]
+    assert peak_kb < 600 * 1024, peak_kb
+    small = _dictionary_bomb(tmp_path / "small.parquet", 1)  # allowed with a raised bound: same queries
+    (q,) = list(open_dataset(small, ReaderOptions(n_features=5, max_decompression_ratio=1e6)))
+    assert q.qid == "1" and q.m == 1 << 20 and np.all(q.X == 0.5)
+    with pytest.raises(DataFormatError, match="decodes to"):
+        list(open_dataset(small, ReaderOptions(n_features=5)))
+
+
+def test_a_long_qid_repeated_on_every_row_is_held_once(tmp_path):
+    """A dictionary-encoded qid is read as a dictionary: each distinct spelling is checked
+    once and the rows share it (a 100 KB qid on 1,000 rows is not 100 MB of strings); a
+    respelt one is still reported on its row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    long_qid = "7" * 100_000
+    n = 1000
+    qids = pa.array([long_qid, "0" + long_qid, "2"]).take(pa.array(np.repeat([0, 1, 2], [n - 2, 1, 1]).astype(np.int32)))
+    path = tmp_path / "q.parquet"
+    pq.write_table(pa.table({"qid": qids, "label": np.ones(n), "f1": np.zeros(n)}), path, compression="zstd")
+    reader = open_dataset(path, ReaderOptions(n_features=1, max_decompression_ratio=1e6))
+    queries = list(reader)
+    assert [(q.qid, q.m) for q in queries] == [(long_qid, n - 1), ("2", 1)]
+    assert reader.respelt == [(n - 1, "0" + long_qid, long_qid)]
+
+
+def test_a_string_feature_column_is_refused_from_the_schema_before_it_is_decoded(tmp_path, monkeypatch):
+    """A feature column of strings, dictionary-encoded with one long entry on every row,
+    decodes to rows x its length: refused from the schema, before any page is read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 2000
+    long_value = "9" * 100_000
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"qid": ["1"] * n, "label": np.ones(n),
+                             "f1": pa.array([long_value]).take(pa.array(np.zeros(n, dtype=np.int32)))}),
+                   path, compression="zstd")
+    options = ReaderOptions(n_features=1, max_decompression_ratio=1e9)
+    reader = open_dataset(path, options)
+    decoded: list[int] = []
+    real_batches = type(reader)._batches
+
+    def counting(self, file, columns):
+        for batch in real_batches(self, file, columns):
+            decoded.append(batch.nbytes)
+            yield batch
+
+    monkeypatch.setattr(type(reader), "_batches", counting)
+    with pytest.raises(DataFormatError, match="column f1 has type string; expected numbers"):
+        list(reader)
+    with pytest.raises(DataFormatError, match="column f1 has type string"):
+        list(reader.labelled_queries())
+    assert decoded == []  # refused before the first batch

@@ -314,3 +314,27 @@ def test_select_by_is_read_by_the_registry():
     with pytest.raises(LtrError, match=r"^--select-by: unknown metric 'mrr'; known: .*'ltr list'"):
         select([], "mrr", 10)
     assert select([], "map", 10) == []
+
+
+def test_err_gmax_beyond_float64_is_one_line_and_1023_is_a_number(tmp_path):
+    """ERR divides each gain by 2^gmax: gmax 1024 and above (2^1024 overflows float64) is
+    refused in one line naming the metric, by ``ltr eval`` and in a config (once an
+    OverflowError from both); gmax 1023 is computed, on both paths."""
+    data, scores = tmp_path / "d.txt", tmp_path / "s.txt"
+    data.write_text("2 qid:1 1:1\n0 qid:1 1:0.5\n1 qid:1 1:0.2\n")
+    scores.write_text("0.3\n0.2\n0.1\n")
+    for gmax in (1024, 5000):
+        res = CliRunner().invoke(app, ["eval", str(data), str(scores), "--metric", f"err@10-gmax={gmax}"])
+        assert res.exit_code == 1 and res.stderr.count("\n") == 1, res.output
+        assert f"metric 'err@10-gmax={gmax}': gmax must be at most 1023" in res.stderr
+    res = CliRunner().invoke(app, ["eval", str(data), str(scores), "--metric", "err@10-gmax=1023", "--json"])
+    assert res.exit_code == 0, res.output
+    # R = (2^g - 1) / 2^1023 for labels 2, 0, 1 in that order
+    expected = 3 / 2.0 ** 1023 + (1 - 3 / 2.0 ** 1023) * (1 / 2.0 ** 1023) / 3
+    assert json.loads(res.stdout)["average"]["err@10-gmax=1023"] == expected
+    y = np.array([2.0, 0.0, 1.0])
+    meas = Measure("err@10-gmax=1023", conv=CONVENTIONS["paper"])
+    assert meas.kernel_row() is not None and meas(np.array([0, 1, 2]), y) == expected
+    with pytest.raises(ConfigError, match="metrics.names.*gmax must be at most 1023"):
+        parse_config({"experiment": "x", "dataset": {"kind": "separable", "queries": 5},
+                      "learners": {"s": {"type": "slam-perceptron"}}, "metrics": {"names": ["err@10-gmax=1024"]}})

@@ -170,3 +170,17 @@ def test_ltr_theory_bounds_writes_figure_1_and_its_values(tmp_path):
     assert data["every_bound_at_least_the_loss"] and data["gap"] == 0.3 and len(data["x"]) == 401
     bad = runner.invoke(app, ["theory", "bounds", "--gap", "1.5"])
     assert bad.exit_code == 1 and "must be in (0, 1]" in bad.stderr
+
+
+@pytest.mark.parametrize("margin,message", [
+    ("inf", "--margin inf: R_X and gamma must be positive finite numbers"),
+    ("1e-320", "must be at least 2.225e-308, float64's smallest normal number"),
+    ("1e-300", "gives T = 1e+600 rounds, more than the 100,000 this game plays"),
+    ("0.001", "gives T = 999,999 rounds"),
+])
+def test_lower_bound_margins_beyond_float64_are_one_line(margin, message):
+    """An infinite margin, a subnormal one and one whose T no float64 holds are refused in
+    one line (they once raised from Fraction('inf') and from float() of R_X^2/gamma^2)."""
+    res = runner.invoke(app, ["theory", "lower-bound", "--learner", "slam-perceptron", "--margin", margin])
+    assert res.exit_code == 1, res.output
+    assert res.stderr.count("\n") == 1 and res.stderr.startswith("ltr: error: ") and message in res.stderr, res.stderr

@@ -48,7 +48,8 @@ def export_mlflow(
     require_store(uri)
     if store is not None:
         store.mkdir(exist_ok=True)
-    outcome = export(exports, uri, artifacts, say=None if quiet else lambda line: typer.echo(line, err=True))
+    outcome = export(exports, uri, artifacts, say=None if quiet else lambda line: typer.echo(line, err=True),
+                     contained=store is not None)
     typer.echo(f"{len(outcome.exported)} exported, {len(outcome.replaced)} replaced, "
                f"{len(outcome.unchanged)} unchanged: {uri}")
     if not quiet and uri.startswith(("sqlite:", "file:")):

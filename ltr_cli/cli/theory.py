@@ -105,12 +105,11 @@ def lower_bound(
     if ties not in ("input-order", "reverse-input"):
         raise LtrError(f"--ties {ties!r}: expected input-order or reverse-input (random ties make the learner "
                        "randomise)")
-    if features is None and radius > 0 and margin > 0 and math.isfinite(radius / margin):
-        features = max(math.ceil((Fraction(repr(radius)) / Fraction(repr(margin))) ** 2), 1)
-    problem = lower_bound_problem(radius, margin, features or 1, docs)
+    problem = lower_bound_problem(radius, margin, features, docs)  # finite, normal, T within the game
     if problem is not None:
         raise LtrError(f"--radius {radius:g} --margin {margin:g}: {problem}")
-    assert features is not None
+    if features is None:
+        features = max(math.ceil((Fraction(repr(radius)) / Fraction(repr(margin))) ** 2), 1)
     build = _learner_builder(learner, set_ or [], features, ties, lower_bound_rounds(radius, margin))
     game = play(build, radius, margin, features, docs)
     if not game.deterministic:

@@ -1,7 +1,8 @@
 """Binary cache of parsed data files, memory-mapped on later reads.
 
 The first read of a file parses it (:class:`~ltr_cli.data.svmlight.SVMLightReader`) and
-writes ``<cache_dir>/<file name>-<key>/``:
+writes ``<cache_dir>/<file name>-<key>/`` (a file name too long to leave room for the key
+is cut and given a hash of itself, :func:`~ltr_cli.outputs.short_name`):
 
 * ``X.bin``: the dense feature rows, ``(documents, n_features)`` in the storage dtype
   (float32 or float64), C order, raw;
@@ -58,11 +59,14 @@ from ltr_cli.data.options import LIMIT_OPTIONS, MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.errors import LtrError
-from ltr_cli.outputs import replace_text
+from ltr_cli.outputs import NAME_MAX, replace_text, short_name
 
 FORMAT_VERSION = 2
 BLOCK = 1 << 20  # bytes of X.bin per block digest
 DTYPES = ("float32", "float64")  # storage dtypes a cache may hold
+# bytes of a data file's name kept in its cache folder's name: room for the key (25) and for
+# the build folder's ".<folder>.tmp-<pid>" (at most 16 more)
+_NAME_ROOM = NAME_MAX - 25 - 16
 
 
 class CacheInvalid(Exception):
@@ -359,11 +363,12 @@ def open_cached(path: Path, options: ReaderOptions, cache_dir: Path, dtype: str 
     log = log or console.note
     key = cache_key(path, options, dtype)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    directory = cache_dir / f"{path.name}-{key}"
+    # <file name>-<key>, its lock .<that>.lock and its build .<that>.tmp-<pid> fit NAME_MAX
+    directory = cache_dir / f"{short_name(path.name, _NAME_ROOM)}-{key}"
     if cache_dir.is_symlink():
         raise LtrError(f"{cache_dir}: the cache folder is a symbolic link; refusing to write "
                        "through it: remove the link or set cache.dir to a real folder")
-    with _open_lock(cache_dir / f".{path.name}-{key}.lock") as lock:
+    with _open_lock(cache_dir / f".{directory.name}.lock") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _remove_dead_builds(cache_dir, directory.name)
         if directory.is_dir() and not directory.is_symlink():

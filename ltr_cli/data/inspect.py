@@ -12,6 +12,7 @@ from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.formats import QueryReader, open_dataset
 from ltr_cli.data.formats.parquet_table import write_table
 from ltr_cli.errors import LtrError
+from ltr_cli.outputs import new_temporary, remove_dead_temporaries
 
 
 def inspect_file(path: Path, options: ReaderOptions) -> dict[str, Any]:
@@ -81,7 +82,9 @@ def _label_key(v: float) -> str:
 
 def convert_file(path: Path, out: Path, options: ReaderOptions) -> dict[str, Any]:
     """Write (qid, label, f1..fd) as Parquet, CSV (with a header row) or NPZ; return
-    counts. Atomic (temp + rename).
+    counts. Atomic: written to a new temporary file of its own in the output's folder, then
+    renamed into place, so two converts to one output never share a temporary and the
+    output is always one of the complete tables.
 
     Parquet and CSV are written in batches while streaming (memory: one batch of
     documents); NPZ needs the whole table in memory.
@@ -92,7 +95,8 @@ def convert_file(path: Path, out: Path, options: ReaderOptions) -> dict[str, Any
     if suffix not in (".parquet", ".csv", ".npz"):
         raise LtrError(f"{out}: output must end in .parquet, .csv or .npz")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
+    remove_dead_temporaries(out.parent, out.name)  # a convert that was killed
+    tmp = new_temporary(out.parent, out.name)
     try:
         if suffix == ".npz":
             counts = _write_npz(open_dataset(path, options), tmp)

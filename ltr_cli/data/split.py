@@ -30,6 +30,7 @@ from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.synthetic import rotation
 from ltr_cli.data.textio import find_group_file, iter_lines
 from ltr_cli.errors import LtrError
+from ltr_cli.outputs import short_name
 
 SPLITS = ("train", "vali", "test")
 
@@ -86,7 +87,7 @@ def split_file(path: Path, out: Path, folds: int, seed: int, options: ReaderOpti
     grouped = options.group_file is not None and (options.qid_source == "group" or b"qid:" not in lines[0])
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{short_name(out.name, 200)}.", dir=parent))  # fits NAME_MAX
     try:
         for number, (train, vali, test) in enumerate(rotation(folds), start=1):
             for split, parts in zip(SPLITS, (train, [vali], [test])):

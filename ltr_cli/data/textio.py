@@ -138,8 +138,11 @@ def find_group_file(path: Path) -> Path | None:
     """``<file>.query`` or ``<file>.group`` next to a data file, if present."""
     for suffix in (".query", ".group"):
         candidate = path.with_name(path.name + suffix)
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:  # e.g. a data file whose name leaves no room for the suffix
+            continue
     return None
 
 

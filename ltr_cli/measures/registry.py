@@ -225,7 +225,7 @@ KINDS: dict[str, MetricKind] = {
                             cutoff="none"),
     "err": MetricKind("expected reciprocal rank (Chapelle et al. 2009) at cut-off K; gmax: the maximum "
                       "grade (default: the convention's)", err, kernel=MEASURE_ERR,
-                      doc_values=err_stop_probabilities, params={"gmax": "maximum grade, a positive integer"},
+                      doc_values=err_stop_probabilities, params={"gmax": "maximum grade, a positive integer up to 1023"},
                       normalised=False),
     "rr": MetricKind("reciprocal rank of the first relevant document (0 below cut-off K); its mean is MRR",
                      rr, kernel=MEASURE_RR, doc_values=relevance_flags, labels="binary"),
@@ -285,6 +285,8 @@ def known_metrics() -> str:
 
 
 _PARAM = re.compile(r"([a-z]+)=(.*)", re.ASCII)
+# the largest value a kind's parameter may take, and why
+_PARAM_MAX = {("err", "gmax"): (1023, "ERR divides each gain by 2^gmax; float64 holds powers of two up to 2^1023")}
 
 
 def parse_metric(name: object) -> MetricSpec:
@@ -320,6 +322,9 @@ def parse_metric(name: object) -> MetricSpec:
         if value is None or match.group(1) in params:
             raise ValueError(f"metric {name!r}: parameter {match.group(1)} needs one positive integer "
                              "value (e.g. gmax=4)")
+        bound = _PARAM_MAX.get((kind, match.group(1)))
+        if bound is not None and value > bound[0]:
+            raise ValueError(f"metric {name!r}: {match.group(1)} must be at most {bound[0]} ({bound[1]})")
         params[match.group(1)] = value
     return MetricSpec(kind, k, tuple(sorted(params.items())))
 

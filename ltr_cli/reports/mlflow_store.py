@@ -34,12 +34,44 @@ PARAM_BATCH = 100  # and params
 
 def default_tracking_uri(results: Path) -> tuple[str, Path]:
     """The local store under ``results`` and its folder (artifacts in ``artifacts/``);
-    refuses a planted link."""
+    refuses a planted link (:func:`check_store`)."""
     store = Path(results) / STORE_DIR
-    if store.is_symlink() or (store.exists() and not store.is_dir()):
-        raise LtrError(f"{store}: not a folder of this results folder (a symbolic link or a file); "
-                       "remove it or give --tracking-uri")
+    check_store(Path(results), store)
     return f"sqlite:///{store.resolve() / 'mlflow.db'}", store.resolve()
+
+
+def _refuse(path: Path, what: str) -> LtrError:
+    return LtrError(f"{path}: {what} on the path of the MLflow store under the results folder; refusing to "
+                    "write through it: remove it, or give --tracking-uri")
+
+
+def check_store(results: Path, store: Path) -> None:
+    """The default store must keep every write inside ``results/.mlflow``: a results folder
+    is untrusted input, so ``results`` itself, ``.mlflow`` and everything under it (the
+    database and the files SQLite writes beside it, the artifact folders and all that
+    MLflow will write in them) must be real folders and plain files: no symbolic link
+    (dangling or not), no FIFO or device, no file with a second (hard) link."""
+    if results.is_symlink():
+        raise _refuse(results, f"the results folder is a symbolic link (to {os.readlink(results)})")
+    if store.is_symlink():
+        raise _refuse(store, f"a symbolic link (to {os.readlink(store)})")
+    if not store.exists():
+        return
+    if not store.is_dir():
+        raise _refuse(store, "not a folder")
+    pending = [store]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                if entry.is_symlink():
+                    raise _refuse(path, f"a symbolic link (to {os.readlink(path)})")
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(path)
+                elif not entry.is_file(follow_symlinks=False):
+                    raise _refuse(path, "neither a file nor a folder")
+                elif entry.stat(follow_symlinks=False).st_nlink > 1:
+                    raise _refuse(path, "a file with another (hard) link")
 
 
 def local_artifact_root(uri: str) -> Path | None:
@@ -94,9 +126,14 @@ def _mlflow_error(exc: Exception, uri: str) -> LtrError:
     return LtrError(f"{uri}: the MLflow tracking store refused the export ({type(exc).__name__}: {text})")
 
 
-def _experiment_id(client: Any, name: str, artifacts: Path | None) -> str:
+def _experiment_id(client: Any, name: str, artifacts: Path | None, contained: bool) -> str:
     found = client.get_experiment_by_name(name)
     if found is not None:
+        if contained and artifacts is not None and found.artifact_location != (artifacts / name).as_uri():
+            # a database received with the results folder may send artifacts anywhere
+            raise LtrError(f"{artifacts.parent}: the MLflow store's experiment {name} keeps its artifacts at "
+                           f"{found.artifact_location}, outside {artifacts}; refusing to write there: remove "
+                           "the store, or give --tracking-uri")
         if found.lifecycle_stage == "deleted":
             client.restore_experiment(found.experiment_id)
         return str(found.experiment_id)
@@ -138,8 +175,10 @@ def _log(client: Any, run_export: RunExport, experiment_id: str) -> None:
     client.set_terminated(rid, "FINISHED", end_time=run_export.end_ms)
 
 
-def export(exports: list[RunExport], uri: str, artifacts: Path | None, say: Any = None) -> Outcome:
-    """Write ``exports`` to the store at ``uri``; what was exported, replaced, left as it was."""
+def export(exports: list[RunExport], uri: str, artifacts: Path | None, say: Any = None,
+           contained: bool = False) -> Outcome:
+    """Write ``exports`` to the store at ``uri``; what was exported, replaced, left as it was.
+    ``contained``: the default store, whose experiments must keep artifacts in ``artifacts``."""
     client_class = load_mlflow()
     outcome = Outcome()
     try:
@@ -148,7 +187,7 @@ def export(exports: list[RunExport], uri: str, artifacts: Path | None, say: Any 
         existing: dict[str, dict[str, list[Any]]] = {}
         for item in exports:
             if item.experiment not in ids:
-                ids[item.experiment] = _experiment_id(client, item.experiment, artifacts)
+                ids[item.experiment] = _experiment_id(client, item.experiment, artifacts, contained)
                 existing[item.experiment] = _existing(client, ids[item.experiment])
             before = existing[item.experiment].get(item.key, [])
             if len(before) == 1 and before[0].data.tags.get("ltr.fingerprint") == item.fingerprint \

@@ -83,6 +83,24 @@ def write_table(queries: Iterator[Query], tmp: Path, n_features: int, index_base
     return {"queries": n_queries, "documents": n_docs, "features": n_features}
 
 
+def decoded_bytes(meta: Any) -> int:
+    """A bound on the bytes a table's columns decode to, from its metadata alone: every row
+    of every column chunk as a float64 (the reader's arrays; a qid as a reference to its
+    string), and a string column's encoded bytes besides (its distinct strings). The row
+    counts are what the decoder produces whatever the encoding, so a dictionary- or
+    run-length-encoded column of millions of equal values counts its millions of rows,
+    not its few encoded bytes."""
+    total = 0
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            values = max(group.num_rows, chunk.num_values, 0) * 8
+            encoded = max(chunk.total_uncompressed_size, 0)
+            total += values + encoded if chunk.physical_type == "BYTE_ARRAY" else max(values, encoded)
+    return total
+
+
 class ParquetReader:
     """The queries of one Parquet table in row order (see the module docstring)."""
 
@@ -135,15 +153,15 @@ class ParquetReader:
             raise self._error(None, "a Parquet table carries its qids in the qid column; drop the group file "
                                     "and the qid source setting")
         try:
-            file = pq.ParquetFile(self.path)
-            meta = file.metadata
-            expands = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            # qids stay dictionary-encoded as read: a long qid repeated on every row is held once
+            file = pq.ParquetFile(self.path, read_dictionary=["qid"])
+            expands = decoded_bytes(file.metadata)
         except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
             raise self._error(None, f"not a readable Parquet table ({str(exc).splitlines()[0]}); write one "
                                     "with ltr data convert") from None
         size = self.path.stat().st_size
         if expands > self.options.max_decompression_ratio * size + (1 << 20):  # as compressed text is bounded
-            raise self._error(None, f"the table expands to {expands:,} bytes, more than "
+            raise self._error(None, f"the table decodes to {expands:,} bytes, more than "
                                     f"{self.options.max_decompression_ratio:g} times its size (a decompression "
                                     "bomb?); if it is genuine, raise dataset.max_decompression_ratio")
         return file
@@ -165,7 +183,24 @@ class ParquetReader:
             raise self._error(None, f"has {len(features)} feature columns named {first}, but the dataset's "
                                     f"{n} features ({base}-based) are {want}; check the dataset's features "
                                     "and index_base settings")
+        self._check_types(file.schema_arrow)
         return features
+
+    def _check_types(self, schema: Any) -> None:
+        """Every column's type, from the schema, before any page is decoded: a string or
+        binary column where numbers belong would be decoded in full first (a dictionary of
+        one long string repeated on every row is a bomb the row counts do not bound)."""
+        import pyarrow as pa
+
+        qid = schema.field("qid").type
+        value = qid.value_type if pa.types.is_dictionary(qid) else qid
+        if not (pa.types.is_integer(value) or pa.types.is_string(value) or pa.types.is_large_string(value)):
+            raise self._error(None, f"the qid column has type {qid}; expected strings or integers")
+        for name in schema.names[1:]:
+            kind = schema.field(name).type
+            if not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
+                what = "the label column" if name == "label" else f"column {name}"
+                raise self._error(None, f"{what} has type {kind}; expected numbers")
 
     def _queries(self, features: bool) -> Iterator[tuple[str, np.ndarray, int, np.ndarray | None]]:
         """``(qid, labels, first row, X or None)`` per query, rows grouped by consecutive qid."""
@@ -242,30 +277,40 @@ class ParquetReader:
         return qid, y, row, X
 
     def _qid_strings(self, column: Any, row: int) -> list[str]:
+        """The canonical qid of each row of a batch. Strings are read dictionary-encoded and
+        each distinct spelling is checked once; a row holds a reference to its qid, never a
+        copy, so a long qid repeated on many rows takes its length once."""
         import pyarrow as pa
 
         if column.null_count:
             raise self._error(row + _first_null(column) + 1, "the qid is missing")
         if pa.types.is_integer(column.type):
             return [str(v) for v in column.to_pylist()]
-        if pa.types.is_dictionary(column.type):
-            if not (pa.types.is_string(column.type.value_type) or pa.types.is_integer(column.type.value_type)):
-                raise self._error(None, f"the qid column has type {column.type}; expected strings or integers")
-            column = column.cast(column.type.value_type)
-            if pa.types.is_integer(column.type):
-                return [str(v) for v in column.to_pylist()]
-        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            column = column.dictionary_encode()
+        if not pa.types.is_dictionary(column.type) or not (
+                pa.types.is_string(column.type.value_type) or pa.types.is_large_string(column.type.value_type)
+                or pa.types.is_integer(column.type.value_type)):
             raise self._error(None, f"the qid column has type {column.type}; expected strings or integers")
-        values = column.to_pylist()
-        out = []
-        for i, v in enumerate(values):
+        indices = column.indices.to_numpy(zero_copy_only=False)
+        used, at = np.unique(indices, return_inverse=True)  # the dictionary entries the rows use
+        spellings = column.dictionary.take(pa.array(used)).to_pylist()
+        qids = np.empty(len(used), dtype=object)
+        for u, v in enumerate(spellings):
+            if isinstance(v, int):
+                qids[u] = str(v)
+                continue
             qid = canonical_qid(v.encode("utf-8", "replace")) if v else None
             if qid is None:
-                raise self._error(row + i + 1, f"qid {v!r} is not an integer; qids are integers compared by "
-                                               "value (1, 01 and +1 are one query): renumber the queries")
-            if qid != v:
-                self.respelt.append((row + i + 1, v, qid))
-            out.append(qid)
+                first = int(np.argmax(at == u))
+                shown = v if v is None or len(v) <= 40 else v[:40] + "..."
+                raise self._error(row + first + 1, f"qid {shown!r} is not an integer; qids are integers compared "
+                                                   "by value (1, 01 and +1 are one query): renumber the queries")
+            qids[u] = qid
+        respelt = np.array([isinstance(v, str) and v != q for v, q in zip(spellings, qids)], dtype=bool)
+        for i in np.flatnonzero(respelt[at]).tolist():
+            self.respelt.append((row + i + 1, spellings[at[i]], qids[at[i]]))
+        out: list[str] = qids[at].tolist()
         return out
 
     def _labels(self, column: Any, row: int) -> np.ndarray:

@@ -26,6 +26,7 @@ false the bound is a reference line, not a guarantee.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -136,18 +137,39 @@ def lower_bound_rounds(radius: float, margin: float) -> int:
     return math.floor(ratio) - 1
 
 
-def lower_bound_problem(radius: float, margin: float, features: int, docs: int) -> str | None:
-    """Why Theorem 9's construction cannot be built for these numbers (None: it can)."""
+MAX_ROUNDS = 100_000  # Theorem 9's game: its matrices are dense (m x d, d > T); beyond this it is slow
+
+
+def magnitude(value: Fraction | int) -> str:
+    """A positive exact number as people read it: ``99.99``, ``999,999``, ``1.6e+21``, and
+    ``1e+640`` for one no float64 holds."""
+    if value < 10 ** 15:
+        return f"{value:,}" if isinstance(value, int) else f"{float(value):g}"
+    exponent = math.log10(value.numerator) - math.log10(value.denominator) if isinstance(value, Fraction) \
+        else math.log10(value)
+    whole = math.floor(exponent)
+    return f"{10 ** (exponent - whole):.3g}e+{whole}"
+
+
+def lower_bound_problem(radius: float, margin: float, features: int | None, docs: int) -> str | None:
+    """Why Theorem 9's construction cannot be built for these numbers (None: it can);
+    ``features`` None: any width (the least the theorem allows)."""
     if not (radius > 0 and margin > 0 and math.isfinite(radius) and math.isfinite(margin)):
-        return "R_X and gamma must be positive numbers"
+        return "R_X and gamma must be positive finite numbers"
+    if min(radius, margin) < sys.float_info.min:
+        return (f"R_X and gamma must be at least {sys.float_info.min:.4g}, float64's smallest normal number "
+                "(below it the game's arithmetic loses its precision)")
     if docs < 2:
         return f"the theorem needs m >= 2 documents per query (got {docs})"
     ratio = (Fraction(repr(float(radius))) / Fraction(repr(float(margin)))) ** 2
     if ratio < 2:
-        return (f"R_X^2 / gamma^2 = {float(ratio):g} gives T = floor(R_X^2 / gamma^2) - 1 < 1 round; "
+        return (f"R_X^2 / gamma^2 = {magnitude(ratio)} gives T = floor(R_X^2 / gamma^2) - 1 < 1 round; "
                 "take gamma <= R_X / sqrt(2)")
-    if ratio > features:
-        return (f"the theorem needs R_X^2 / gamma^2 <= d, but R_X^2 / gamma^2 = {float(ratio):g} > d = "
+    if math.floor(ratio) - 1 > MAX_ROUNDS:
+        return (f"R_X^2 / gamma^2 gives T = {magnitude(math.floor(ratio) - 1)} rounds, more than the "
+                f"{MAX_ROUNDS:,} this game plays (its matrices are dense m x d with d > T); take a larger gamma")
+    if features is not None and ratio > features:
+        return (f"the theorem needs R_X^2 / gamma^2 <= d, but R_X^2 / gamma^2 = {magnitude(ratio)} > d = "
                 f"{features}; give at least {math.ceil(ratio)} features")
     return None
 
