@@ -24,7 +24,9 @@ def build_method(name: str, tau: float = DEFAULT_TAU, rankers: int = 2, where: s
         raise LtrError(f"{where} {name!r}: unknown method; interleaving: {', '.join(INTERLEAVING)}; "
                        f"multileaving: {', '.join(MULTILEAVING)}")
     if name not in names:
-        raise LtrError(f"{where} {name!r} compares two rankers only; for {rankers} use {', '.join(MULTILEAVING)}")
+        raise LtrError(f"{where} {name!r} compares two rankers only; for {rankers} use {', '.join(MULTILEAVING)}"
+                       if rankers != 2 else f"{where} {name!r} is a multileaving method; to compare two rankers "
+                       f"use {', '.join(INTERLEAVING)}")
     method: Method
     if name == "team-draft":
         method = TeamDraft()
