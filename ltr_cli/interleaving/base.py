@@ -92,8 +92,12 @@ def check_rankings(rankings: Any, min_rankers: int = 2, max_rankers: int | None 
             f"{min_rankers} or more" if max_rankers is None else f"{min_rankers} to {max_rankers}"
         raise LtrError(f"rankings: {k} given; this method compares {wanted} rankings")
     arr = arr.astype(np.int64)
-    if not np.array_equal(np.sort(arr, axis=1), np.broadcast_to(np.arange(n), (k, n))):
-        bad = int(np.flatnonzero((np.sort(arr, axis=1) != np.arange(n)).any(axis=1))[0])
+    inside = (arr >= 0) & (arr < n)
+    seen = np.zeros((k, n), dtype=bool)
+    np.put_along_axis(seen, np.where(inside, arr, 0), inside, axis=1)
+    whole = inside.all(axis=1) & seen.all(axis=1)
+    if not whole.all():
+        bad = int(np.flatnonzero(~whole)[0])
         raise LtrError(f"rankings: ranking {bad} is not a permutation of the document indices 0..{n - 1}")
     return arr
 

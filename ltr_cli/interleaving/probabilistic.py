@@ -29,9 +29,10 @@ DEFAULT_TAU = 3.0
 def posterior(shown: Shown, tau: float) -> np.ndarray:
     """float (L, k): P(position i was contributed by ranker j | the shown list), each row
     summing to 1."""
-    weight = 1.0 / (inverse(shown.rankings) + 1.0) ** tau             # (k, n)
-    shown_w = weight[:, shown.docs]                                    # (k, L)
-    left = weight.sum(axis=1)[:, None] - np.cumsum(shown_w, axis=1) + shown_w
+    n = shown.rankings.shape[1]
+    total = float((1.0 / (np.arange(n) + 1.0) ** tau).sum())          # the same for every ranking
+    shown_w = 1.0 / (inverse(shown.rankings)[:, shown.docs] + 1.0) ** tau   # (k, L)
+    left = total - np.cumsum(shown_w, axis=1) + shown_w
     like = (shown_w / left).T                                          # P_j(doc_i | left at i)
     return like / like.sum(axis=1, keepdims=True)
 
