@@ -54,7 +54,7 @@ def _options(
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run"), "plot": ("plot", "plot"), "sweep": ("sweep", "sweep"), "report": ("report", "report"),
     "compare": ("compare", "compare"), "bench": ("bench", "bench"), "list": ("listing", "list_"),
-    "score": ("score", "score"), "eval": ("evaluate", "eval_"),
+    "score": ("score", "score"), "eval": ("evaluate", "eval_"), "interleave": ("interleave", "interleave"),
 }
 #: the command groups: name -> (module, Typer app)
 GROUPS: dict[str, tuple[str, str]] = {"data": ("data", "data_app"), "theory": ("theory", "theory_app"),
