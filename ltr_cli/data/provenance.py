@@ -77,7 +77,7 @@ def mark_synth_output(out: Path, like: str | None, separable: str | None, folds:
         what = info.title
     else:
         what = f"the perceptron paper's separable set ({separable})"
-    meta = {"like": like, "separable": separable,
+    meta: dict[str, Any] = {"like": like, "separable": separable,
             **{k: details[k] for k in ("queries", "documents", "seed") if k in details}}
     if not folds:
         return [mark_generated(out, what, meta)]

@@ -246,8 +246,7 @@ def pair(a: Learner, b: Learner, kind: str = "fold") -> Pairing:
         return Pairing(empty, empty, f"not paired: {a.name} and {b.name} ran on different data{where} (their "
                        "manifests record other data files or generators); no test")
     only = {p: a.name for p in set(a.data) - common} | {p: b.name for p in set(b.data) - common}
-    keys = sorted(k for k in set(a.values) & set(b.values) if not a.data or _part(k) in common)
-    keys = sorted(keys, key=repr)
+    keys = sorted((k for k in set(a.values) & set(b.values) if not a.data or _part(k) in common), key=repr)
     left = ""
     if only:
         left = "; ".join(f"{_parts_text(kind, [p for p, w in only.items() if w == who])} left out (only {who} has "
