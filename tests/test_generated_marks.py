@@ -98,6 +98,9 @@ def test_figure_titles_of_generated_data_say_so(tmp_path):
     assert figure_title(runs, "mslr_slam") == title and panel_title(runs, "mslr_slam", True) == title
     report = _ok("report", out).stdout
     assert "not comparable: generated data, shaped like Microsoft MSLR-WEB10K" in report
+    said = _ok("run", REPO / "configs" / "mslr_slam.yaml", "--data", root, "--out", tmp_path / "said",
+               "--learner", "slam-ndcg").stderr
+    assert "mslr-web10k files (generated, shaped like Microsoft MSLR-WEB10K)" in said
 
 
 def test_a_split_of_a_generated_file_is_marked_too(tmp_path):
