@@ -241,7 +241,10 @@ def pair(a: Learner, b: Learner, kind: str = "fold") -> Pairing:
     empty = np.zeros(0, dtype=np.float64)
     common = set(a.data) & set(b.data)
     differ = [p for p in common if a.data[p] is None or a.data[p] != b.data[p]]
-    if differ or bool(a.data) != bool(b.data):
+    if bool(a.data) != bool(b.data):
+        return Pairing(empty, empty, f"not paired: only {a.name if a.data else b.name} records the data it ran on "
+                       "(the other run was written before runs recorded it); no test")
+    if differ:
         where = f" in {_parts_text(kind, differ)}" if differ else ""
         return Pairing(empty, empty, f"not paired: {a.name} and {b.name} ran on different data{where} (their "
                        "manifests record other data files or generators); no test")
