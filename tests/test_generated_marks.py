@@ -75,7 +75,9 @@ def test_runs_on_synth_folds_say_generated_in_title_caption_report_and_verdict(t
     latex = _ok("report", results, "--format", "latex").stdout
     assert "generated, shaped like LETOR 2.0 OHSUMED" in latex and "OHSUMED sample" not in latex
     html = _ok("report", results, "--html", "--out", tmp_path / "r.html")
-    assert html.exit_code == 0 and "OHSUMED sample" not in (tmp_path / "r.html").read_text()
+    page = (tmp_path / "r.html").read_text()
+    assert html.exit_code == 0 and "OHSUMED sample" not in page
+    assert f'<p class="note">Data: {SHAPED} (20 queries).</p>' in page  # under the config's description
 
 
 def test_figure_titles_of_generated_data_say_so(tmp_path):
