@@ -95,7 +95,7 @@ def test_figure_titles_of_generated_data_say_so(tmp_path):
         "--set", "cache.enabled=false")
     assert not (uncached / ".cache").exists()
     runs_uncached = [read_run(p) for p in find_runs([uncached])]
-    title = "generated, shaped like Microsoft MSLR-WEB10K (12 queries)"
+    title = "generated, shaped like MSLR-WEB10K (12 queries)"
     assert figure_title(runs_uncached, "mslr_slam") == title
     assert figure_title(runs, "mslr_slam") == title and panel_title(runs, "mslr_slam", True) == title
     report = _ok("report", out).stdout

@@ -83,7 +83,7 @@ def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, boo
     shaped = generated_data(getattr(runs[0], "manifest", None))
     if shaped is not None:
         read = [q for q in (queries_read(r) for r in runs) if q is not None]
-        return f"generated, shaped like {shaped}" + (f" ({max(read):,} queries)" if read else ""), True
+        return f"generated, shaped like {_short(shaped)}" + (f" ({max(read):,} queries)" if read else ""), True
     name, info = _dataset(runs[0])
     if info is not None:
         short = SHORT_NAMES.get(name, info.title)
@@ -97,6 +97,14 @@ def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, boo
         text = ", ".join(files)
         return (text if len(text) <= _MAX_TITLE else f"{files[0]} and {count(len(files) - 1, 'more file')}"), True
     return None, False
+
+
+def _short(title: str) -> str:
+    """A registry dataset's title as the papers' figures name it (:data:`SHORT_NAMES`)."""
+    from ltr_cli.data.registry import DATASETS
+
+    name = next((n for n, info in DATASETS.items() if info.title == title), None)
+    return SHORT_NAMES.get(name, title) if name is not None else title
 
 
 def description(runs: list[Any]) -> str | None:
