@@ -116,3 +116,27 @@ def test_the_mslr_batch_config_is_shipped_and_valid():
     assert list(spec.dataset.folds) == [1, 2, 3, 4, 5]
     head = [line for line in Path(path).read_text().splitlines() if line.startswith("#")]
     assert any("ltr run configs/mslr_batch.yaml" in line for line in head)
+
+
+def test_the_readmes_mslr_figure_has_a_command_that_draws_it(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import SHARED
+
+    script = REPO / "scripts" / "mslr_sample_figure.sh"
+    readme = (REPO / "README.md").read_text()
+    assert "docs/figures/mslr_sample_ndcg.png" in readme and "scripts/mslr_sample_figure.sh" in readme
+    assert os.access(script, os.X_OK)
+    sample = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
+    ltr = shutil.which("ltr", path=str(Path(sys.executable).parent))
+    if not sample.is_file() or ltr is None:
+        pytest.skip("the shared MSLR sample (or the ltr script) is absent")
+    done = subprocess.run([str(script), str(sample), str(tmp_path / "out")], capture_output=True, text=True,
+                          env={**os.environ, "LTR": ltr, "LTR_KERNELS": "0"}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    caption = (tmp_path / "out" / "plots" / "mslr_slam_ndcg_at_10.caption.txt").read_text()
+    assert "Data: MSLR-WEB10K sample (43 of 10,000 queries)." in caption
+    assert (tmp_path / "out" / "plots" / "mslr_slam_ndcg_at_10.png").stat().st_size > 1000
