@@ -154,6 +154,7 @@ def _learner(body: str) -> str:
 CONFIG_CASES = [
     ConfigCase("unknown-key", "unknown top-level key", GOOD + "learning_rate: 1\n", "learning_rate", "unknown key"),
     ConfigCase("unknown-nested-key", "unknown key inside a section", GOOD.replace("queries: 20", "queries: 20, docz: 3"), "dataset.docz", "unknown key"),
+    ConfigCase("unknown-learner-key", "a misspelt key of a learner (a did-you-mean from that learner's keys)", GOOD.replace("{type: slam-perceptron}", "{type: slam-perceptron, stpe: {rule: constant}}"), "learners.slam.stpe", "unknown key; did you mean 'step'?"),
     ConfigCase("docs-over-budget", "generated queries too large for memory (`docs: 100000000000`)", GOOD.replace("queries: 20", "queries: 20, docs: 100000000000"), "dataset", "MB per query"),
     ConfigCase("shaped-over-budget", "shaped queries too large for memory", GOOD.replace("kind: separable, queries: 20", "kind: shaped, like: mslr-web10k, queries: 5, docs_per_query: 10000000"), "dataset", "MB per query"),
     ConfigCase("limit-not-positive", "an input bound of 0", GOOD.replace("kind: separable, queries: 20", "kind: files, files: [x.txt], features: 5, max_line_bytes: 0"), "dataset.max_line_bytes", "greater than 0"),

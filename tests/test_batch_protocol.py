@@ -141,8 +141,10 @@ def test_letor2_config_on_rotated_folds_reports_the_papers_numbers(tmp_path):
         assert r["paper_ap"] == r["paper_ndcg@3"] == "" and r["vs_paper"].startswith("not in the paper"), r
     for name, (paper_map, paper_ndcg3) in PAPER_OHSUMED.items():
         r = rows[name]
-        assert (r["dataset"], r["paper_ap"], r["paper_ndcg@3"]) == ("letor2-ohsumed", paper_map, paper_ndcg3)
-        assert r["vs_paper"].startswith("not comparable: 30 queries over the test folds (the dataset has 106); "), r
+        assert (r["dataset"], r["paper_ap"], r["paper_ndcg@3"]) == ("generated, shaped like LETOR 2.0 OHSUMED",
+                                                                     paper_map, paper_ndcg3)
+        assert r["vs_paper"].startswith("not comparable: generated data, shaped like LETOR 2.0 OHSUMED (not the "
+                                        "dataset itself); 30 queries over the test folds (the dataset has 106); "), r
         assert "copy" not in r["vs_paper"] and "other data version" not in r["vs_paper"], r["vs_paper"]
     markdown = runner.invoke(app, ["report", str(tmp_path / "out")]).stdout
     assert "| 0.4495 | 0.4764 |" in markdown

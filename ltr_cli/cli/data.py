@@ -105,11 +105,15 @@ def data_synth(
     folds: Annotated[bool, typer.Option("--folds", help="OUT is a directory: write the --like dataset's fold layout there (e.g. Fold1..Fold5/trainingset.txt ...), its queries split into one subset per fold and rotated over the folds as in LETOR and MSLR")] = False,
 ) -> None:
     """Write generated data as an SVMlight file, or a registry dataset's folds (for tests,
-    benchmarks, trying the tool)."""
+    benchmarks, trying the tool). Each file written gets a sidecar <file>.generated.json
+    (what it imitates, its digest), so runs on it are reported as generated data."""
+    from ltr_cli.data.provenance import mark_synth_output
     from ltr_cli.data.synthetic import synthesize
 
     style = _value(qid) if qid is not None and _value(qid) != "auto" else None
-    typer.echo(json.dumps(synthesize(out, like, separable, queries, docs_per_query, seed, style, folds)))
+    written = synthesize(out, like, separable, queries, docs_per_query, seed, style, folds)
+    mark_synth_output(out, like, separable, folds, {**written, "seed": seed})
+    typer.echo(json.dumps(written))
 
 
 @command(data_app, "split")
@@ -130,4 +134,8 @@ def data_split(
 
     options = reader_options(dataset, features, index_base, _value(qid), group, null_value)
     layout = layout_of(get_dataset(dataset).files) if dataset else DEFAULT_LAYOUT
-    typer.echo(json.dumps(split_file(file, out, folds, seed, options, layout)))
+    from ltr_cli.data.provenance import mark_split_output
+
+    result = split_file(file, out, folds, seed, options, layout)
+    mark_split_output(file, result)  # folds of generated data stay marked as generated
+    typer.echo(json.dumps(result))

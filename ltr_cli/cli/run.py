@@ -17,6 +17,7 @@ def run(
     set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="override a config key: --set protocol.passes=2 (repeatable)")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="results root (default: the config's output, 'results')")] = None,
     learner: Annotated[Optional[list[str]], typer.Option("--learner", metavar="NAME", help="run only this learner of the config (repeatable)")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option("--exclude", metavar="NAME", help="run every learner of the config but this one (repeatable)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
@@ -34,11 +35,15 @@ def run(
     if spec.sweep:
         raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
                        "(or remove the sweep block)")
-    if learner:
-        unknown = [name for name in learner if name not in spec.learners]
+    for option, names in (("--learner", learner), ("--exclude", exclude)):
+        unknown = [name for name in names or [] if name not in spec.learners]
         if unknown:
-            raise LtrError(f"{config}: learners: no learner named {unknown[0]!r}; the config has "
+            raise LtrError(f"{config}: learners: {option}: no learner named {unknown[0]!r}; the config has "
                            f"{', '.join(spec.learners)}")
+    if exclude:
+        learner = [name for name in (learner or list(spec.learners)) if name not in exclude]
+        if not learner:
+            raise LtrError(f"--exclude leaves no learner to run (the config has {', '.join(spec.learners)})")
     if resume and fresh:
         raise LtrError("--resume continues interrupted runs and --fresh starts them over: give one of them")
     mode = _kernels_mode(kernels)

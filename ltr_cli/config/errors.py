@@ -65,11 +65,79 @@ def _annotation_models(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
-def _did_you_mean(key: str, top_level: bool, root: type[BaseModel]) -> str:
+def _tagged(models: list[type[BaseModel]], tag: Any) -> type[BaseModel] | None:
+    """The member of a discriminated union whose tag (a ``Literal`` field) is ``tag``."""
+    import typing
+
+    for model in models:
+        for info in model.model_fields.values():
+            if typing.get_origin(info.annotation) is typing.Literal and tag in typing.get_args(info.annotation):
+                return model
+    return None
+
+
+def _model_at(loc: list[Any], root: type[BaseModel]) -> type[BaseModel] | None:
+    """The config model that holds the last key of ``loc`` (pydantic's location, union
+    tags included): the root's fields, a nested block's, or a learner type's; None when
+    the path cannot be followed."""
+    from ltr_cli.learners.registry import REGISTRY
+
+    model: type[BaseModel] | None = root
+    pending: list[type[BaseModel]] = []  # the models a union or mapping field may hold
+    for i, part in enumerate(loc[:-1]):
+        if pending:
+            chosen = _tagged(pending, part)
+            if chosen is not None:
+                model, pending = chosen, []
+                continue
+            if isinstance(part, int) or (model is not None and part not in model.model_fields):
+                if len(pending) == 1:
+                    model, pending = pending[0], []
+                continue  # a mapping's key or a list's index: the same models below it
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return None
+        if model is root and part == "learners":
+            tag = loc[i + 2] if len(loc) > i + 3 else None
+            return REGISTRY[tag] if isinstance(tag, str) and tag in LEARNER_TYPES and len(loc) == i + 4 \
+                else _learner_model(loc[i + 1:], tag)
+        pending = _annotation_models(model.model_fields[part].annotation)
+        if len(pending) == 1 and i + 1 == len(loc) - 1:
+            return pending[0]
+    if pending:
+        return pending[0] if len(pending) == 1 else None
+    return model
+
+
+def _learner_model(rest: list[Any], tag: Any) -> type[BaseModel] | None:
+    """The model under a learner (``rest``: its name, its type tag, then keys)."""
+    from ltr_cli.learners.registry import REGISTRY
+
+    if not isinstance(tag, str) or tag not in LEARNER_TYPES:
+        return None
+    return _model_at(list(rest[2:]), REGISTRY[tag]) if len(rest) > 3 else REGISTRY[tag]
+
+
+def _edits(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b``: insertions, deletions, substitutions and swaps of two
+    neighbours (``stpe`` is one edit from ``step``, two from ``type``)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def _did_you_mean(key: str, top_level: bool, root: type[BaseModel], loc: list[Any] | None = None) -> str:
     import difflib
 
-    pool = list(root.model_fields) if top_level else _known_keys(root)
-    close = difflib.get_close_matches(key, pool, n=1, cutoff=0.6)
+    if top_level:
+        pool = list(root.model_fields)
+    else:
+        model = _model_at(loc, root) if loc else None
+        pool = list(model.model_fields) if model is not None else _known_keys(root)
+    close = sorted(difflib.get_close_matches(key, pool, n=3, cutoff=0.6), key=lambda k: _edits(key, k))
     return f"; did you mean {close[0]!r}?" if close else " (check the spelling; docs/config-reference.md lists every key)"
 
 
@@ -124,7 +192,7 @@ def format_validation(source: str, exc: ValidationError, root: type[BaseModel]) 
             msg = f"missing; expected one of the {field} values listed in docs/config-reference.md"
         return ConfigError(source, loc, msg)
     if first["type"] == "extra_forbidden":
-        msg = "unknown key" + _did_you_mean(str(parts[-1]), len(parts) == 1, root)
+        msg = "unknown key" + _did_you_mean(str(parts[-1]), len(parts) == 1, root, list(first["loc"]))
     elif "input" in first and first["type"] not in ("missing",) and not isinstance(first["input"], (dict, list)):
         shown = repr(first["input"])
         if len(shown) > 60:

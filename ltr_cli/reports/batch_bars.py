@@ -77,6 +77,63 @@ def _fold_values(run: Run, metric: str) -> np.ndarray:
     return values[np.isfinite(values)]
 
 
+def metric_bounds(metric: str) -> tuple[float | None, float | None]:
+    """The values a test metric can take: [0, 1] for a normalised metric (1 is a perfect
+    ranking's value: NDCG, MAP, P@k, ERR, ...), [0, none] for another built-in one (ERU),
+    no bounds for a metric a plugin adds."""
+    from ltr_cli.measures.registry import KINDS, parse_metric, SOURCES
+
+    try:
+        kind = parse_metric(metric).kind
+    except ValueError:
+        return None, None
+    info = KINDS.get(kind)
+    if info is None:
+        return None, None
+    if info.normalised:
+        return 0.0, 1.0
+    return (0.0, None) if SOURCES.get(kind) == "built-in" else (None, None)
+
+
+def clipped_errors(heights: list[float], spread: list[float],
+                   bounds: list[tuple[float | None, float | None]]) -> np.ndarray:
+    """Error bars of +-``spread`` around ``heights`` clipped to each metric's ``bounds``:
+    ``(2, n)`` lengths below and above (a bar at 0.98 with a spread of 0.05 reaches 1.0,
+    not 1.03)."""
+    below, above = [], []
+    for h, e, (lo, hi) in zip(heights, spread, bounds):
+        if not np.isfinite(h):
+            below.append(0.0)
+            above.append(0.0)
+            continue
+        below.append(max(0.0, min(e, h - lo)) if lo is not None else e)
+        above.append(max(0.0, min(e, hi - h)) if hi is not None else e)
+    return np.array([below, above], dtype=np.float64)
+
+
+def bar_limits(ends: list[float], bounds: list[tuple[float | None, float | None]],
+               pad: float = 0.1) -> tuple[float, float] | None:
+    """The y-range from the data: the bars' lowest and highest error-bar ends padded by
+    ``pad`` of their range (at least 0.01), kept within the metrics' bounds; None without
+    a finite value. Bars whose values lie far from 0 get a y-axis that does not start at 0,
+    so the differences between methods are visible."""
+    values = np.array([v for v in ends if np.isfinite(v)], dtype=np.float64)
+    if values.size == 0:
+        return None
+    lo, hi = float(values.min()), float(values.max())
+    margin = max(pad * (hi - lo), 0.01)
+    lows = [b[0] for b in bounds if b[0] is not None]
+    highs = [b[1] for b in bounds if b[1] is not None]
+    floor = min(lows) if len(lows) == len(bounds) and lows else None
+    ceiling = max(highs) if len(highs) == len(bounds) and highs else None
+    bottom, top = lo - margin, hi + margin
+    if floor is not None:
+        bottom = max(bottom, floor)
+    if ceiling is not None:
+        top = min(top, ceiling)
+    return bottom, top
+
+
 def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path,
               options: FigureOptions | None = None) -> list[Path]:
     """Draw :func:`bar_plan`'s figures; return the written files."""
@@ -93,6 +150,7 @@ def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path,
             x = np.arange(len(chosen))
             width = 0.8 / max(len(group), 1)
             curves = []
+            ends: list[float] = []  # the bars' error-bar ends, for the y-range
             for i, run in enumerate(group):
                 color = options.series(i, len(group))  # one colour per method in a figure
                 offset = (i - (len(group) - 1) / 2) * width
@@ -110,8 +168,13 @@ def plot_bars(runs: list[Run], metrics: list[str] | None, out_dir: Path,
                 means = [run.summary.get("metrics", {}).get(m) for m in chosen]
                 heights = [np.nan if v is None else float(v) for v in means]
                 spread = [float(np.std(v, ddof=1)) if (v := _fold_values(run, m)).size > 1 else 0.0 for m in chosen]
-                ax.bar(x + offset, heights, width, yerr=spread, capsize=1.5, color=color,
+                yerr = clipped_errors(heights, spread, [metric_bounds(m) for m in chosen])
+                ends += [h + e for h, e in zip(heights, yerr[1])] + [h - e for h, e in zip(heights, yerr[0])]
+                ax.bar(x + offset, heights, width, yerr=yerr, capsize=1.5, color=color,
                        label=plain(run.label), error_kw={"lw": 0.6})
+            limits = bar_limits(ends, [metric_bounds(m) for m in chosen])
+            if limits is not None:
+                ax.set_ylim(*limits)
             ax.set_xticks(x, [_axis_name(m) for m in chosen])
             ax.set_ylabel("Mean over folds (test)")
             set_title(ax, figure_title(group, experiment), options)

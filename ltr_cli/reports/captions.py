@@ -6,7 +6,9 @@ A run read a registry dataset in full when it saw (at least 99% of) as many quer
 registry says the dataset's split has (online runs: distinct query ids over every file,
 with the last queries a file dropped unused; batch runs: the test folds' queries). A partial read is titled
 ``<dataset> sample (<read> of <all> queries)``; a run of files the registry does not know is
-titled by its file names; generated data and full reads keep the config's description.
+titled by its file names; data ``ltr data synth`` generated (or a ``kind: shaped``
+generator) is titled ``generated, shaped like <dataset> (<read> queries)``; other generated
+data and full reads keep the config's description.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ltr_cli.data.provenance import generated_data
 from ltr_cli.names import count
 from ltr_cli.outputs import write_file
 
@@ -72,9 +75,15 @@ def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, boo
     """``(what the runs read, partial)``: ``"MSLR-WEB10K sample (43 queries)"`` (with
     ``of_total``: ``(43 of 10,000 queries)``) and True for a partial read of a registry
     dataset, the dataset's name for a full read, the file names for files the registry
-    does not know, None for generated data."""
+    does not know; for generated data shaped like a dataset (files ``ltr data synth``
+    marked, or a ``kind: shaped`` generator) ``"generated, shaped like LETOR 2.0 OHSUMED
+    (100 queries)"`` and True, never the dataset's name; None for other generated data."""
     if not runs:
         return None, False
+    shaped = generated_data(getattr(runs[0], "manifest", None))
+    if shaped is not None:
+        read = [q for q in (queries_read(r) for r in runs) if q is not None]
+        return f"generated, shaped like {_short(shaped)}" + (f" ({max(read):,} queries)" if read else ""), True
     name, info = _dataset(runs[0])
     if info is not None:
         short = SHORT_NAMES.get(name, info.title)
@@ -88,6 +97,14 @@ def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, boo
         text = ", ".join(files)
         return (text if len(text) <= _MAX_TITLE else f"{files[0]} and {count(len(files) - 1, 'more file')}"), True
     return None, False
+
+
+def _short(title: str) -> str:
+    """A registry dataset's title as the papers' figures name it (:data:`SHORT_NAMES`)."""
+    from ltr_cli.data.registry import DATASETS
+
+    name = next((n for n, info in DATASETS.items() if info.title == title), None)
+    return SHORT_NAMES.get(name, title) if name is not None else title
 
 
 def description(runs: list[Any]) -> str | None:

@@ -13,7 +13,8 @@ file's query sizes and is not a data file: it is neither counted nor compared):
   MSLR) rotates five subsets over its five folds, so fold k+1's vali file is fold k's test
   file, and every training file holds subsets that other folds validate or test on.
 
-The other checks: the paper's number of files or folds, rounds within 10% of the paper's
+Generated data (files ``ltr data synth`` marked, :mod:`ltr_cli.data.provenance`) is never
+the paper's data: the verdict says so first. The other checks: the paper's number of files or folds, rounds within 10% of the paper's
 T, passes, shuffling, keep-probability, the conventions, the dataset's query and document
 counts, normalisation, and the data version (a LETOR 3.0 run against numbers the paper
 measured on LETOR 2.0). Averaging several seeds is noted, not counted against the run (the
@@ -27,6 +28,7 @@ from itertools import combinations
 from typing import Any
 
 from ltr_cli.data.identity import DIGEST
+from ltr_cli.data.provenance import generated_data
 from ltr_cli.names import count
 from ltr_cli.reports.paper_numbers import PERCEPTRON_SETUPS, ROUNDS_TOLERANCE
 
@@ -72,7 +74,7 @@ def perceptron_verdict(seeds: list[Any]) -> Verdict | None:
     setup = PERCEPTRON_SETUPS.get(dataset)
     if setup is None:
         return None
-    diffs: list[str] = []
+    diffs: list[str] = _generated(run)
     files = _data_files(run)
     digests = [f.get(DIGEST) for f in files]
     if len(files) != setup["files"]:
@@ -141,6 +143,13 @@ def _copies_within_folds(run: Any) -> list[str]:
     return out
 
 
+def _generated(run: Any) -> list[str]:
+    """The first difference of a run on generated data: it is not the paper's data at all."""
+    shaped = generated_data(getattr(run, "manifest", None))
+    return [f"generated data, shaped like {shaped} (not the dataset itself)"] \
+        if shaped is not None else []
+
+
 def _version(title: str) -> str:
     return title.split(" (")[0]
 
@@ -160,7 +169,7 @@ def direct_optimisation_verdict(run: Any) -> Verdict | None:
     if not any(key[0] == papers for key in DIRECT_OPTIMISATION_PAPER):
         return None
     info = DATASETS.get(dataset)
-    diffs: list[str] = []
+    diffs: list[str] = _generated(run)
     if papers != dataset:
         used = DATASETS[papers]
         diffs.append(f"other data version: the paper used {_version(used.title)} ({used.n_features} features); "

@@ -11,16 +11,23 @@ What is paired:
 
 A learner is what ``ltr report`` shows as one row: the runs of one learner with the same
 settings (its seeds), named by the learner and, when it was run with several settings, by
-the settings that differ. Learners are compared within one experiment (the same data and
-protocol), every pair of them; a batch learner run with several seeds has each query's
-value averaged over its seeds. Only values that are numbers on both sides form pairs.
+the settings that differ. Learners are compared within one experiment, every pair of them; a
+batch learner run with several seeds has each query's value averaged over its seeds. Only
+values that are numbers on both sides form pairs.
+
+Pairs are formed only on the same data, as the runs' manifests record it
+(:func:`data_parts`): a batch run's files of each fold (their content digests, by role), an
+online run's data files (or generator) for each seed. Two learners whose runs read other
+data in a fold (or a seed) they share are not paired at all: the row has no p-value and its
+note says why (a ``--set dataset...`` or ``--data`` run beside the config's own). Folds (or
+seeds) only one of the two has are left out of the pairs, and the note names them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +53,9 @@ class Learner:
     key: tuple[str, str, str]
     name: str
     values: dict[Hashable, float] | None = field(default_factory=dict)
+    #: the data each part (a batch run's fold, an online run's seed) was computed on: a
+    #: digest of its identity (:func:`data_parts`); None: its runs disagree on that part
+    data: dict[Hashable, str | None] = field(default_factory=dict)
 
     @property
     def experiment(self) -> str:
@@ -100,8 +110,57 @@ def learners(runs: list[Run], metric: str, strict: bool = True,
         batch = members[0].summary.get("protocol") == BATCH
         values = _query_values(members, metric, strict, {} if tables is None else tables) if batch \
             else _seed_values(members, metric)
-        out.append(Learner(key, name, values))
+        data: dict[Hashable, str | None] = {}
+        for run in members:
+            for part, digest in data_parts(run).items():
+                data[part] = digest if data.get(part, digest) == digest else None
+        out.append(Learner(key, name, values, data))
     return out
+
+
+def _content(entry: dict[str, Any]) -> dict[str, Any]:
+    """A file's identity without where it lies (path, stat key): its content."""
+    return {k: v for k, v in entry.items() if k not in ("path", "stat", "used_as")}
+
+
+def _digest(value: Any) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def data_parts(run: Run) -> dict[Hashable, str]:
+    """The data identity of each part of a run, as its manifest records it: per fold of a
+    batch run, the content (size, digest) of the files it read in each role; for an
+    online run, one part, its seed: the content of its data files in reading order (or
+    its generator's parameters). A run without a recorded identity has one part, ``None``:
+    its data is unknown and pairs with nothing."""
+    dataset = run.manifest.get("dataset") if isinstance(run.manifest, dict) else None
+    fingerprint = dataset.get("fingerprint") if isinstance(dataset, dict) else None
+    files = fingerprint.get("files") if isinstance(fingerprint, dict) else None
+    batch = run.summary.get("protocol") == BATCH
+    if not isinstance(fingerprint, dict):
+        return {}
+    if batch and isinstance(files, list) and all(isinstance(f, dict) and isinstance(f.get("used_as"), list)
+                                                 for f in files):
+        by_fold: dict[Hashable, list[Any]] = {}
+        for f in files:
+            for use in f["used_as"]:
+                if isinstance(use, dict):
+                    by_fold.setdefault(fold_number(use.get("fold")), []).append([str(use.get("role")), _content(f)])
+        return {fold: _digest(sorted(parts, key=lambda p: json.dumps(p, sort_keys=True, default=str)))
+                for fold, parts in by_fold.items()}
+    content = ([_content(f) for f in files if isinstance(f, dict)] if isinstance(files, list)
+               else {k: v for k, v in fingerprint.items()})
+    digest = _digest(content)
+    if batch:  # recorded before files named their folds: the whole fingerprint for every fold
+        folds = run.summary.get("folds")
+        return {fold_number(f): digest for f in folds} if isinstance(folds, list) else {}
+    return {run.summary.get("seed"): digest}
+
+
+def fold_number(value: Any) -> Hashable:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None if value is None else str(value)
 
 
 def _names(groups: list[tuple[tuple[str, str, str], list[Run]]]) -> list[str]:
@@ -153,12 +212,63 @@ def _query_values(members: list[Run], metric: str, strict: bool,
     return {k: float(np.mean(v)) for k, v in pooled.items()}
 
 
-def paired(a: Learner, b: Learner) -> tuple[np.ndarray, np.ndarray]:
-    """The two learners' values on the units both have, in a fixed order."""
+@dataclass
+class Pairing:
+    """Two learners' values on the units both have on the same data (``a``, ``b``), or
+    ``refused``: why they are not paired; ``left_out``: the parts only one has."""
+
+    a: np.ndarray
+    b: np.ndarray
+    refused: str = ""
+    left_out: str = ""
+
+
+def _part(unit: Hashable) -> Hashable:
+    """The part a unit belongs to: a test query's fold (``(fold, qid, occurrence)``), a seed."""
+    return fold_number(unit[0]) if isinstance(unit, tuple) else unit
+
+
+def _parts_text(kind: str, parts: list[Hashable]) -> str:
+    names = sorted((str(p) for p in parts), key=lambda t: (len(t), t))
+    return f"{kind}{'s' * (len(names) != 1)} {', '.join(names)}"
+
+
+def pair(a: Learner, b: Learner, kind: str = "fold") -> Pairing:
+    """The two learners' values on the units both have, in a fixed order, when their runs
+    read the same data in every part (fold or seed) both have; else no pairs and why.
+    ``kind``: what a part is called (``fold``, ``seed``)."""
     assert a.values is not None and b.values is not None
-    keys = sorted(set(a.values) & set(b.values), key=repr)
-    return (np.array([a.values[k] for k in keys], dtype=np.float64),
-            np.array([b.values[k] for k in keys], dtype=np.float64))
+    empty = np.zeros(0, dtype=np.float64)
+    common = set(a.data) & set(b.data)
+    differ = [p for p in common if a.data[p] is None or a.data[p] != b.data[p]]
+    if bool(a.data) != bool(b.data):
+        return Pairing(empty, empty, f"not paired: only {a.name if a.data else b.name} records the data it ran on "
+                       "(the other run was written before runs recorded it); no test")
+    if differ:
+        where = f" in {_parts_text(kind, differ)}" if differ else ""
+        return Pairing(empty, empty, f"not paired: {a.name} and {b.name} ran on different data{where} (their "
+                       "manifests record other data files or generators); no test")
+    only = {p: a.name for p in set(a.data) - common} | {p: b.name for p in set(b.data) - common}
+    keys = sorted((k for k in set(a.values) & set(b.values) if not a.data or _part(k) in common), key=repr)
+    left = ""
+    if only:
+        left = "; ".join(f"{_parts_text(kind, [p for p, w in only.items() if w == who])} left out (only {who} has "
+                         f"{'them' if sum(w == who for w in only.values()) > 1 else 'it'})"
+                         for who in dict.fromkeys(only.values()))
+    return Pairing(np.array([a.values[k] for k in keys], dtype=np.float64),
+                   np.array([b.values[k] for k in keys], dtype=np.float64), left_out=left)
+
+
+def test_pair(a: Learner, b: Learner, test: str, kind: str) -> Paired:
+    """``test`` of ``a`` against ``b`` on their pairs (:func:`pair`), with the pairing's
+    note; no p-value when they ran on different data."""
+    p = pair(a, b, kind)
+    if p.refused:
+        return Paired(test, 0, None, None, None, p.refused)
+    result = paired_test(p.a, p.b, test=test)
+    if p.left_out:
+        result = replace(result, note="; ".join(n for n in (result.note, p.left_out) if n))
+    return result
 
 
 def compare(runs: list[Run], metric: str, test: str = "t") -> Comparison:
@@ -167,7 +277,8 @@ def compare(runs: list[Run], metric: str, test: str = "t") -> Comparison:
     metric = metric_name(metric)
     protocol = protocol_of(runs)
     found = learners(runs, metric)
-    rows = [Row(a.experiment, a.name, b.name, paired_test(*paired(a, b), test=test))
+    kind = "fold" if protocol == BATCH else "seed"
+    rows = [Row(a.experiment, a.name, b.name, test_pair(a, b, test, kind))
             for i, a in enumerate(found) for b in found[i + 1:] if a.experiment == b.experiment]
     if not rows:
         shown = ", ".join(sorted({f"{x.experiment}: {x.name}" for x in found}))

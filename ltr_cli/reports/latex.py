@@ -6,7 +6,9 @@ settings where they tell rows apart, the metric, the numbers and the paper's), w
 empty columns; metrics typeset as the papers name them (``MAP``, ``NDCG@10``:
 :func:`ltr_cli.measures.registry.display_name`). What the table leaves out but a reader
 must know follows it as ``%`` comment lines: each row's verdict against the paper's
-number and the meaning of the marks.
+number and the meaning of the marks. A "not comparable" verdict is also in the table: its
+row's paper numbers carry a letter (``$^{\\mathrm{a}}$``) and the verdict is a footnote
+row under ``\bottomrule`` (one per distinct verdict, spanning the columns).
 
 Numbers get four decimals, a missing or NaN value is ``--``, text is escaped (``& % $ # _ {
 } ~ ^ \\``), the best value of a metric column among the rows it compares (one experiment;
@@ -45,15 +47,48 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def cell(value: Any, marked: bool = False, bold: bool = False) -> str:
-    """One cell: four decimals for a float, ``--`` for nothing or NaN, escaped text."""
+def cell(value: Any, marked: bool = False, bold: bool = False, note: str = "") -> str:
+    """One cell: four decimals for a float, ``--`` for nothing or NaN, escaped text;
+    ``note``: the letter of a footnote the cell refers to (``$^{\\mathrm{a}}$``)."""
+    after = (r"$^\dagger$" if marked else "") + (rf"$^{{\mathrm{{{note}}}}}$" if note else "")
     if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
-        return "--" + (r"$^\dagger$" if marked else "")
+        return "--" + after
     if isinstance(value, float):
         text = f"{value:.4f}"
     else:
         text = escape(str(value))
-    return (rf"\textbf{{{text}}}" if bold else text) + (r"$^\dagger$" if marked else "")
+    return (rf"\textbf{{{text}}}" if bold else text) + after
+
+
+def _verdicts(rows: list[dict[str, Any]], shown: list[str]) -> tuple[dict[tuple[int, str], str], list[str]]:
+    """The "not comparable" verdicts as footnotes: (row index, column) -> the letter of its
+    footnote, on the paper's numbers of that row (on its learner when no paper number is
+    shown), and the footnote lines, one per distinct verdict."""
+    letters: dict[str, str] = {}
+    marks: dict[tuple[int, str], str] = {}
+    papers = [c for c in shown if c == "paper" or c.startswith("paper_")]
+    for i, r in enumerate(rows):
+        verdict = str(r.get("vs_paper") or "")
+        if not verdict.startswith("not comparable"):
+            continue
+        letter = letters.setdefault(verdict, _letter(len(letters)))
+        where = [c for c in papers if r.get(c) not in (None, "")] or [c for c in ("label", "learner") if c in shown][:1]
+        for c in where or shown[:1]:
+            marks[(i, c)] = letter
+    notes = [rf"\multicolumn{{{len(shown)}}}{{@{{}}p{{0.9\linewidth}}@{{}}}}{{\footnotesize $^{{\mathrm{{{letter}}}}}$ "
+             rf"{escape(_sentence(verdict))}}} \\" for verdict, letter in letters.items()]
+    return marks, notes
+
+
+def _letter(i: int) -> str:
+    """a, b, ..., z, aa, ab, ..."""
+    return _letter(i // 26 - 1) + chr(97 + i % 26) if i >= 26 else chr(97 + i)
+
+
+def _sentence(verdict: str) -> str:
+    """A verdict as a footnote: ``Not comparable with the paper's number: ...``."""
+    return "Not comparable with the paper's number" + verdict[len("not comparable"):] + \
+        ("" if verdict.endswith(".") else ".")
 
 
 def header(column: str) -> str:
@@ -119,13 +154,15 @@ def to_latex(rows: list[dict[str, Any]], columns: list[str], note: str | None = 
     shown = _paper_columns(rows, columns)
     align = "".join("r" if any(_number(r.get(c)) for r in rows) else "l" for c in shown)
     best = _best(rows, shown)
+    notes, footnotes = _verdicts(rows, shown)
     lines = [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(header(c) for c in shown) + r" \\",
              r"\midrule"]
     for i, r in enumerate(rows):
         marked = r.get("marked", ())
         values = [display_name(r[c]) if c == "metric" and isinstance(r.get(c), str) else r.get(c) for c in shown]
-        lines.append(" & ".join(cell(v, c in marked, (i, c) in best) for c, v in zip(shown, values)) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+        lines.append(" & ".join(cell(v, c in marked, (i, c) in best, notes.get((i, c), ""))
+                                for c, v in zip(shown, values)) + r" \\")
+    lines += [r"\bottomrule", *footnotes, r"\end{tabular}"]
     return "\n".join(lines + _comments(rows, columns, note)) + "\n"
 
 

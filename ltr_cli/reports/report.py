@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.data.provenance import generated_data
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
 from ltr_cli.reports.paper_numbers import config_paper, other_protocol, paper_value, printed_elsewhere, run_protocol
 from ltr_cli.measures.registry import canonical_name
@@ -44,7 +45,7 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 paper_value(named, dataset, role, metric) is not None else []
             rows.append({
                 "experiment": experiment,
-                "dataset": first.get("dataset", ""),
+                "dataset": dataset_cell(seeds[0]),
                 "learner": learner,
                 "label": seeds[0].label,
                 "settings": describe_settings(differ),
@@ -67,6 +68,13 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "runs": " ".join(sorted(r.path.name for r in seeds)),
             })
     return rows
+
+
+def dataset_cell(run: Run) -> str:
+    """A row's dataset: its name, or ``generated, shaped like <dataset>`` for generated data
+    (:func:`ltr_cli.data.provenance.generated_data`)."""
+    shaped = generated_data(run.manifest)
+    return f"generated, shaped like {shaped}" if shaped is not None else str(run.summary.get("dataset", ""))
 
 
 def _settings_by_group(groups: list[list[Run]]) -> list[dict[str, Any]]:
@@ -173,7 +181,7 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         verdict = None if degenerate or named != "direct-optimisation" else direct_optimisation_verdict(run)
         extra = verdict is not None and not in_batch_paper(role)
         rows.append({
-            "experiment": run.experiment, "dataset": dataset, "learner": s.get("learner"),
+            "experiment": run.experiment, "dataset": dataset_cell(run), "learner": s.get("learner"),
             "label": run.label, "folds": len(s.get("folds", [])),
             # a degenerate model's numbers measure the file order, never the method
             **{k: None if degenerate else m.get(k) for k in names},

@@ -21,6 +21,7 @@ from typing import Any
 
 from ltr_cli import __version__
 from ltr_cli.measures.registry import display_name
+from ltr_cli.reports.captions import data_title
 from ltr_cli.reports.report import COLUMNS, batch_columns, batch_rows, report_rows
 from ltr_cli.results.folders import Run
 from ltr_cli.config.yamlio import dump_yaml
@@ -94,6 +95,9 @@ def _experiment_section(experiment: str, runs: list[Run], figures: list[tuple[st
     description = first.config.get("description")
     if isinstance(description, str) and description:
         out.append(f"<p>{escape(description)}</p>")
+    data_read, partial = data_title(runs, of_total=True)
+    if data_read and partial:  # a sample, files or generated data: not what a description may name
+        out.append(f'<p class="note">Data: {escape(data_read)}.</p>')
     for metric, png in figures:
         data = base64.b64encode(png).decode("ascii")
         alt = f"{experiment}: time-averaged {display_name(metric)}"

@@ -4,7 +4,9 @@ significantly better than the baseline, as the papers mark their tables.
 The test is the paired t-test (two-sided, p < 0.05, not adjusted for the number of
 comparisons: ``ltr compare`` gives Holm's adjustment) on the report's own numbers: for an
 online row, each seed's ``last10`` paired by seed; for a batch row, each test query's value
-of a metric column, pooled over the folds and paired by query (``test_queries.parquet``).
+of a metric column, pooled over the folds and paired by query (``test_queries.parquet``),
+only on the same data (:func:`ltr_cli.reports.compare.pair`: a row run on other data than
+the baseline gets no test, and says so).
 A row gets ``vs_baseline`` (the mean difference, p and the number of pairs; why there is no
 test where there is none) and, in Markdown, :data:`MARK` beside each value that is
 significantly better.
@@ -16,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ltr_cli.errors import LtrError
-from ltr_cli.reports.compare import RERUN, Learner, learners, paired
-from ltr_cli.reports.significance import ALPHA, Paired, paired_test
+from ltr_cli.reports.compare import BATCH, RERUN, Learner, learners, test_pair
+from ltr_cli.reports.significance import ALPHA, Paired
 from ltr_cli.results.folders import Run
 
 MARK = "†"
@@ -59,6 +61,7 @@ class Marks:
 
     def __init__(self, runs: list[Run], baseline: str, metrics: list[str]):
         self.baseline = baseline
+        self.kind = "fold" if any(r.summary.get("protocol") == BATCH for r in runs) else "seed"
         tables: dict[Path, Any] = {}
         self.by_metric = {m: learners(runs, m, strict=False, tables=tables) for m in metrics}
         self.group = {(r.experiment, r.path.name): (r.experiment, str(r.summary.get("learner")),
@@ -78,7 +81,8 @@ class Marks:
         if mine.values is None or other.values is None:
             who = "this run" if mine.values is None else "the baseline"
             return f"no per-query values for {who}: {RERUN}"
-        return paired_test(*paired(mine, other), test="t")
+        result = test_pair(mine, other, "t", self.kind)
+        return result.note if result.p is None and result.note.startswith("not paired") else result
 
     def is_baseline(self, row: dict[str, Any]) -> bool:
         key = self.group[(row["experiment"], str(row["runs"]).split()[0])]
@@ -91,7 +95,14 @@ def _text(result: Paired, unit: str) -> str:
     if result.p is None:
         return f"no test ({result.note})"
     return (f"{'better: ' if result.better() else ''}{result.mean_difference:+.4f}, p={result.p:.2g}, "
-            f"{result.n} {unit}{'s' * (result.n != 1)}")
+            f"{result.n} {unit}{'s' * (result.n != 1)}" + _left_out([result]))
+
+
+def _left_out(results: list[Any]) -> str:
+    """``; folds 4, 5 left out (only ... has them)``: the parts a test could not pair."""
+    notes = dict.fromkeys(part for r in results if isinstance(r, Paired)
+                          for part in r.note.split("; ") if "left out" in part)
+    return "".join(f"; {n}" for n in notes)
 
 
 def mark_online(rows: list[dict[str, Any]], runs: list[Run], baseline: str) -> None:
@@ -124,6 +135,7 @@ def mark_batch(rows: list[dict[str, Any]], runs: list[Run], baseline: str, metri
             n = max(r.n for r in results.values() if isinstance(r, Paired))
             row[COLUMN] = ("better on " + ", ".join(f"{m} ({r.mean_difference:+.4f}, p={r.p:.2g})"
                                                      for m, r in better.items())
-                           if better else "no metric significantly better") + f"; {n} queries"
+                           if better else "no metric significantly better") + f"; {n} queries" \
+                + _left_out(list(results.values()))
         else:
             row[COLUMN] = ""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr_cli import console, kernels
+from ltr_cli.data.provenance import generated_data
 from ltr_cli.names import count
 from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config.experiment import ExperimentSpec
@@ -322,11 +323,14 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     rounds = None if plan is not None else stream_rounds(
         source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
         protocol.drop_last_query, stream_stats, protocol.max_rounds)
+    identity = source.identity()
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
-        console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{since}")
+        shaped = generated_data({"dataset": {"fingerprint": identity}}) if "files" in identity else None
+        what = f" (generated, shaped like {shaped})" if shaped is not None else ""
+        console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{what}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
-                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, source.identity(), heldout, loss)
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, identity, heldout, loss)
 
 
 def _seeds(seed: int) -> list[np.random.SeedSequence]:

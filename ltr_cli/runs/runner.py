@@ -50,6 +50,12 @@ def run_experiment(
     plans = plan_experiment(spec, learners)
     for run in (run for runs in plans for run in runs):  # before anything is computed
         check_installed(run)
+    if not resume and not quiet:
+        replaced = [run.run_id for runs in plans for run in runs
+                    if is_complete(run_path(out_root, run.spec.experiment, run.run_id))]
+        if replaced:
+            console.note(f"ltr: note: replacing {len(replaced)} finished run{'s' * (len(replaced) != 1)} in "
+                         f"{out_root / spec.experiment}: {', '.join(replaced)} (--resume keeps finished runs)")
     enabled = kernels.ENABLED
     try:
         for runs in plans:

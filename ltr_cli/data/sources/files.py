@@ -20,6 +20,7 @@ import numpy as np
 from ltr_cli.data.cache import CacheInvalid
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.data.identity import check_unchanged, file_identity, require_regular
+from ltr_cli.data.provenance import marked
 from ltr_cli.data.normalize import query_level
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.query import Query
@@ -180,7 +181,8 @@ class FileSource:
         """``{"files": [...]}``: each file's (and group file's) path, size and content digest
         with its stat key (:mod:`ltr_cli.data.identity`), in reading order, from the cache
         when there is one; a group file's entry follows its data file's and says
-        ``"group": true``."""
+        ``"group": true``; a file ``ltr data synth`` generated says so (``"generated"``,
+        :mod:`ltr_cli.data.provenance`)."""
         ids: list[dict[str, Any]] = []
         for unit in self.units():
             if self.cache_dir is not None:
@@ -188,7 +190,7 @@ class FileSource:
                 found = [meta["source"]] + ([meta["group_source"]] if "group_source" in meta else [])
             else:
                 found = [self._file_identity(p) for p in self._watched(unit)]
-            ids += [found[0]] + [{**group, "group": True} for group in found[1:]]
+            ids += [marked(found[0])] + [{**group, "group": True} for group in found[1:]]
         return {"files": ids}
 
 
