@@ -128,7 +128,7 @@ def precision_at_k(ranking, y, k, threshold):
 @njit(cache=_CACHE)
 def expected_reciprocal_rank(ranking, stop, k, none_value):
     """ERR@k (k < 0: whole list) from each document's stop probability ``stop`` (reference
-    ``measures.kinds.err``, summed position by position as it is); ``none_value`` when no
+    ``measures.registry.err``, summed position by position as it is); ``none_value`` when no
     stop probability is positive."""
     positive = False
     for i in range(stop.shape[0]):
@@ -151,7 +151,7 @@ def expected_reciprocal_rank(ranking, stop, k, none_value):
 @njit(cache=_CACHE)
 def reciprocal_rank(ranking, relevant, k, none_value):
     """1 / position of the first document with ``relevant > 0`` (reference
-    ``measures.kinds.rr``); 0 beyond the cut-off k (k < 0: none); ``none_value`` without any."""
+    ``measures.registry.rr``); 0 beyond the cut-off k (k < 0: none); ``none_value`` without any."""
     for i in range(ranking.shape[0]):
         if relevant[ranking[i]] > 0.0:
             return 0.0 if 0 <= k <= i else 1.0 / (i + 1)
