@@ -96,7 +96,7 @@ def precision(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float |
 
 
 PRECISION = MetricKind("precision at K (relevant in the top min(K, m), divided by K)", precision,
-                       cutoff="required", kernel=MEASURE_PRECISION, labels="binary")
+                       cutoff="required", kernel=MEASURE_PRECISION, labels="binary", no_relevant=False)
 
 
 def _eru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:

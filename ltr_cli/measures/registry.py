@@ -82,7 +82,9 @@ class MetricKind:
     parameter name -> help; ``labels``: ``graded`` (uses the convention's gains) or
     ``binary`` (its relevance rule) or ``raw`` (the label values); ``normalised``: 1 is a
     perfect ranking's value, so the ``one`` no-relevant policy gives 1 (otherwise it gives
-    the value every ranking has, 0)."""
+    the value every ranking has, 0); ``no_relevant``: a query without relevant documents
+    gets the no-relevant policy's value (False: the kind defines that value itself, as
+    P@k's 0)."""
 
     help: str
     reference: Reference
@@ -92,6 +94,7 @@ class MetricKind:
     params: dict[str, str] = field(default_factory=dict)
     labels: str = "graded"
     normalised: bool = True
+    no_relevant: bool = True
 
 
 _ALIASES = {"map": "ap"}  # the batch configs' spelling of AP
