@@ -248,3 +248,27 @@ def test_a_format_whose_errors_name_only_the_file_fails_the_suite(tmp_path, inst
     install(_recipe(tmp_path, "csv_vague", code, "formats", "csv", "CSV"))
     with pytest.raises(AssertionError, match="names row None"):
         _run_suite("formats", "csv", tmp_path)
+
+
+def test_a_new_kind_adds_its_suite_and_gets_one_pytest_entry(monkeypatch):
+    """The extension point the click models and interleaving methods will use."""
+    from ltr_cli import testing
+
+    monkeypatch.setattr(testing, "_SUITES", dict(testing._SUITES))
+
+    def check_symmetric(subject, tmp_path):
+        assert subject("a", "b") == subject("b", "a")
+
+    @testing.suite("toy-kind")
+    def _cases():
+        return [("same", lambda a, b: 0, check_symmetric), ("first", lambda a, b: a, check_symmetric)]
+
+    assert "toy-kind" in testing.kinds()
+    mark = testing.parametrize_with_checks("toy-kind")
+    assert mark.args[0] == ("subject", "check") and mark.kwargs["ids"] == ["check_symmetric[same]",
+                                                                           "check_symmetric[first]"]
+    subject, check = mark.args[1][1]
+    with pytest.raises(AssertionError):
+        check(subject, None)
+    with pytest.raises(ValueError, match="no conformance suite for 'nothing'"):
+        testing.cases("nothing")

@@ -44,15 +44,16 @@ def suite(kind: str) -> Callable[[Cases], Cases]:
 
 
 def kinds() -> tuple[str, ...]:
-    """The kinds that have a suite."""
-    return tuple(_MODULES)
+    """The kinds that have a suite (the shipped ones, then any added with :func:`suite`)."""
+    return tuple(dict.fromkeys([*_MODULES, *_SUITES]))
 
 
 def cases(kind: str) -> list[tuple[str, Any, Check]]:
     """``(id, subject, check)`` of every check of ``kind`` on every registered extension."""
-    if kind not in _MODULES:
-        raise ValueError(f"no conformance suite for {kind!r}; kinds: {', '.join(_MODULES)}")
-    importlib.import_module(_MODULES[kind])
+    if kind in _MODULES:
+        importlib.import_module(_MODULES[kind])
+    if kind not in _SUITES:
+        raise ValueError(f"no conformance suite for {kind!r}; kinds: {', '.join(kinds())}")
     return list(_SUITES[kind]())
 
 
