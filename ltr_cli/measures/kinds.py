@@ -52,23 +52,6 @@ NDCG = MetricKind("NDCG at cut-off K (cut-off min(K, m)); without @K over the wh
                   ndcg, kernel=MEASURE_NDCG)
 
 
-def mean_ndcg(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """MeanNDCG (LETOR 4.0 / MSLR scripts): the mean of NDCG@1..NDCG@m; 0 for m = 0."""
-    m = ranking.shape[0]
-    if m == 0:
-        return 0.0
-    gains = meas.conv.gains(labels)
-    dcg = meas.conv.dcg_prefix(gains[ranking], m)
-    ideal = meas.conv.dcg_prefix(-np.sort(-gains), m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), meas.none_value)
-    return float(values.mean())
-
-
-MEAN_NDCG = MetricKind("mean of NDCG@1..NDCG@m (the LETOR 4.0 and MSLR scripts' MeanNDCG)", mean_ndcg,
-                       cutoff="none")
-
-
 def average_precision(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
     """AP over the whole list: the mean of precision@j over the positions j of relevant
     documents (the convention's relevance rule); no-relevant value without any."""
@@ -99,21 +82,21 @@ PRECISION = MetricKind("precision at K (relevant in the top min(K, m), divided b
                        cutoff="required", kernel=MEASURE_PRECISION, labels="binary", no_relevant=False)
 
 
-def _eru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """ERU (:func:`ltr_cli.measures.metrics.eru`) on the raw labels, neutral vote ``eru_d``, half-life ``eru_alpha``."""
-    return eru(ranking, labels, meas.eru_d, meas.eru_alpha, meas.k)
+def mean_ndcg(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
+    """MeanNDCG (LETOR 4.0 / MSLR scripts): the mean of NDCG@1..NDCG@m; 0 for m = 0."""
+    m = ranking.shape[0]
+    if m == 0:
+        return 0.0
+    gains = meas.conv.gains(labels)
+    dcg = meas.conv.dcg_prefix(gains[ranking], m)
+    ideal = meas.conv.dcg_prefix(-np.sort(-gains), m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), meas.none_value)
+    return float(values.mean())
 
 
-ERU = MetricKind("expected rank utility (neutral vote eru_d, half-life eru_alpha)", _eru, labels="raw",
-                 normalised=False)
-
-
-def _neru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """NERU (:func:`ltr_cli.measures.metrics.neru`): ERU over the ideal ERU; no-relevant value when that is 0."""
-    return neru(ranking, labels, meas.eru_d, meas.eru_alpha, meas.k, meas.no_relevant)
-
-
-NERU = MetricKind("normalised expected rank utility", _neru, labels="raw")
+MEAN_NDCG = MetricKind("mean of NDCG@1..NDCG@m (the LETOR 4.0 and MSLR scripts' MeanNDCG)", mean_ndcg,
+                       cutoff="none")
 
 
 def err_stop_probabilities(labels: np.ndarray, meas: Measure) -> np.ndarray:
@@ -174,3 +157,20 @@ def rr(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
 
 RR = MetricKind("reciprocal rank of the first relevant document (0 below cut-off K); its mean is MRR",
                 rr, kernel=MEASURE_RR, doc_values=relevance_flags, labels="binary")
+
+
+def _eru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
+    """ERU (:func:`ltr_cli.measures.metrics.eru`) on the raw labels, neutral vote ``eru_d``, half-life ``eru_alpha``."""
+    return eru(ranking, labels, meas.eru_d, meas.eru_alpha, meas.k)
+
+
+ERU = MetricKind("expected rank utility (neutral vote eru_d, half-life eru_alpha)", _eru, labels="raw",
+                 normalised=False)
+
+
+def _neru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
+    """NERU (:func:`ltr_cli.measures.metrics.neru`): ERU over the ideal ERU; no-relevant value when that is 0."""
+    return neru(ranking, labels, meas.eru_d, meas.eru_alpha, meas.k, meas.no_relevant)
+
+
+NERU = MetricKind("normalised expected rank utility", _neru, labels="raw")

@@ -152,7 +152,7 @@ class _Kinds(Mapping[str, MetricKind]):
         return isinstance(name, str) and name in plugins.declared("metrics") and _kind(name) is not None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(plugins.load_group("metrics"))
+        return iter(_kinds())
 
     def __len__(self) -> int:
         return len(plugins.load_group("metrics"))
@@ -178,9 +178,19 @@ class _Sources(Mapping[str, str]):
 SOURCES: Mapping[str, str] = _Sources()
 
 
+def _declaration_order(item: tuple[str, MetricKind]) -> tuple[int, str, int]:
+    """Built-ins in the order their module declares them (the entry points' metadata is
+    alphabetical), then plugins in the metadata's order."""
+    name, info = item
+    if SOURCES[name] != plugins.BUILT_IN:
+        return (1, "", 0)
+    code = getattr(info.reference, "__code__", None)
+    return (0, getattr(info.reference, "__module__", ""), code.co_firstlineno if code is not None else 0)
+
+
 def _kinds() -> Mapping[str, MetricKind]:
-    """The kinds, plugins' included (all imported)."""
-    return plugins.load_group("metrics")
+    """The kinds, plugins' included (all imported), built-ins first in declaration order."""
+    return dict(sorted(plugins.load_group("metrics").items(), key=_declaration_order))
 
 
 def _usage(kind: str) -> str:
