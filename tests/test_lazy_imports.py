@@ -66,23 +66,39 @@ def _installed(site: Path, name: str, entries: str) -> None:
     (info / "entry_points.txt").write_text(entries)
 
 
+_PLUGIN_METRIC = "from ltr_cli.api import MetricKind\nKIND = MetricKind('top gain', lambda r, y, m: 0.0)\n"
+_PLUGIN_FORMAT = ("from ltr_cli.api import DataFormat\nfrom ltr_cli.data.formats.parquet_table import ParquetReader\n"
+                  "FMT = DataFormat('mine', ('.mine',), 'a table', ParquetReader)\n")
+
+
 def test_installed_plugins_are_not_imported_by_a_run_that_does_not_name_them(tmp_path: Path) -> None:
     """The example plugin, and a metric and a format plugin, installed beside the package:
-    the one-round run imports none of them, nor any learner it does not run."""
+    a one-round run on generated data, and one on a text file, import none of them, nor any
+    learner they do not run."""
     site = tmp_path / "site"
     _installed(site, "ltr-averaged-perceptron", "[ltr_cli.learners]\n"
                "averaged-perceptron = ltr_averaged_perceptron:AveragedPerceptronSpec\n")
     _installed(site, "other-kinds", "[ltr_cli.metrics]\ntopgain = plugin_metric:KIND\n"
                "[ltr_cli.formats]\nmine = plugin_format:FMT\n")
-    (site / "plugin_metric.py").write_text("raise SystemExit('imported')\n")
-    (site / "plugin_format.py").write_text("raise SystemExit('imported')\n")
-    loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / "out"),
-                          "--set", "dataset.queries=1", "--set", "protocol.max_rounds=1"], tmp_path,
-                         (site, ROOT / "examples" / "ltr-averaged-perceptron"))
-    unused = [m for m in loaded if m.startswith(("ltr_averaged_perceptron", "plugin_", "ltr_cli.learners.batch",
-                                                  "ltr_cli.learners.online.rtopkf", "ltr_cli.data.formats"))]
-    assert not unused, f"modules the demo does not use were imported: {unused}"
-    assert "ltr_cli.learners.online.perceptron" in loaded
+    (site / "plugin_metric.py").write_text(_PLUGIN_METRIC)
+    (site / "plugin_format.py").write_text(_PLUGIN_FORMAT)
+    path = (site, ROOT / "examples" / "ltr-averaged-perceptron")
+    data = tmp_path / "a.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.25\n2 qid:2 1:1\n0 qid:2 1:0\n")
+    generated = ["--set", "dataset.queries=1"]
+    files = ["--set", "dataset={kind: files, features: 1, files: [" + str(data) + "]}"]
+    for i, dataset in enumerate((generated, files)):
+        loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / f"out{i}"), *dataset,
+                              "--set", "protocol.max_rounds=1"], tmp_path, path)
+        unused = [m for m in loaded if m.startswith(("ltr_averaged_perceptron", "plugin_", "ltr_cli.learners.batch",
+                                                      "ltr_cli.learners.online.rtopkf"))]
+        assert not unused, f"modules the run does not use were imported: {unused}"
+        assert "ltr_cli.learners.online.perceptron" in loaded
+    # named, they are imported
+    loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / "named"), "--set", "dataset.queries=1",
+                          "--set", "protocol.max_rounds=1", "--set", "learners.avg.type=averaged-perceptron",
+                          "--set", "metrics.names=[topgain]"], tmp_path, path)
+    assert {"ltr_averaged_perceptron", "plugin_metric"} <= loaded and "plugin_format" not in loaded
 
 
 @pytest.mark.parametrize("setting, module", [

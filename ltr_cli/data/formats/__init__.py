@@ -79,12 +79,18 @@ def format_for(path: Path, name: str | None = None) -> DataFormat:
         if fmt is None:
             raise LtrError(f"{path}: unknown data format {name!r}; known: {', '.join(sorted(formats()))}")
         return fmt
-    known = formats()
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    for fmt in known.values():
-        if fmt.name != _DEFAULT and any(s in fmt.suffixes for s in suffixes[-1:]):
-            return fmt
-    return known[_DEFAULT]
+    suffix = [s.lower() for s in Path(path).suffixes][-1:]
+    declared = plugins.declared("formats")
+    # the built-ins first: a plugin may not claim their suffixes, so a file they read
+    # imports no plugin
+    for built_in in (True, False):
+        for other, d in declared.items():
+            fmt = _named(other) if d.built_in == built_in else None
+            if fmt is not None and any(s in fmt.suffixes for s in suffix):
+                return fmt
+    default = _named(_DEFAULT)
+    assert default is not None
+    return default
 
 
 def open_dataset(path: Path | str, options: ReaderOptions = ReaderOptions(), fmt: str | None = None) -> QueryReader:
