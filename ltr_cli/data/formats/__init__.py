@@ -10,7 +10,7 @@ the entry point's name being the format's: built in (declared in this package's
 ``pyproject.toml``) ``svmlight`` (SVMlight/LETOR text, the default for any other suffix) and
 ``parquet`` (the table ``ltr data convert`` writes); plugins declare theirs the same way. A
 format named by ``dataset.format`` is the only one imported; a file's suffix is matched
-against every format's claim.
+against the built-ins' claims first, then (importing them) the plugins'.
 """
 
 from __future__ import annotations
