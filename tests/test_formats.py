@@ -245,7 +245,7 @@ def test_a_table_refuses_other_qid_sources_and_binary_qids(tmp_path):
 
 
 def test_a_format_cannot_take_over_a_suffix_another_format_reads():
-    from ltr_cli.data.formats import DataFormat, register_format
+    from ltr_cli.data.formats import DataFormat, check_format
     from ltr_cli.data.formats.parquet_table import ParquetReader
 
     formats()
@@ -254,7 +254,7 @@ def test_a_format_cannot_take_over_a_suffix_another_format_reads():
                         (DataFormat("svmlight", (".new",), "x", ParquetReader), "already registered"),
                         (DataFormat("mine", (), "x", ParquetReader), "non-empty")):
         with pytest.raises(ValueError, match=reason):
-            register_format(fmt)
+            check_format(fmt)
     assert format_for(Path("a.txt")).name == "svmlight"
 
 

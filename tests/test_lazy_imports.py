@@ -5,6 +5,7 @@ not run (the fixed cost of every run, ``ltr bench --startup``)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,9 +28,12 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def _modules_of(args: list[str], tmp_path: Path) -> set[str]:
+def _modules_of(args: list[str], tmp_path: Path, path: tuple[Path, ...] = ()) -> set[str]:
+    env = {**_env(), "LTR_KERNELS": "0"}
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join([*map(str, path), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(args)], capture_output=True, text=True,
-                          cwd=tmp_path, env={**_env(), "LTR_KERNELS": "0"})
+                          cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said["code"] in (0, None), done.stderr
@@ -37,8 +41,6 @@ def _modules_of(args: list[str], tmp_path: Path) -> set[str]:
 
 
 def _env() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if k != "LTR_KERNELS"}
 
 
@@ -54,6 +56,49 @@ def test_a_one_round_online_run_imports_only_what_it_runs(tmp_path: Path) -> Non
                                                   "ltr_cli.results.gbdt", "ltr_cli.learners.online.rtopkf"))]
     assert not unused, f"modules the demo does not use were imported: {unused}"
     assert "ltr_cli.learners.online.perceptron" in loaded and "ltr_cli.learners.online.ogd" in loaded
+
+
+def _installed(site: Path, name: str, entries: str) -> None:
+    """A distribution's metadata with entry points, as pip would leave it."""
+    info = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entries)
+
+
+_PLUGIN_METRIC = "from ltr_cli.api import MetricKind\nKIND = MetricKind('top gain', lambda r, y, m: 0.0)\n"
+_PLUGIN_FORMAT = ("from ltr_cli.api import DataFormat\nfrom ltr_cli.data.formats.parquet_table import ParquetReader\n"
+                  "FMT = DataFormat('mine', ('.mine',), 'a table', ParquetReader)\n")
+
+
+def test_installed_plugins_are_not_imported_by_a_run_that_does_not_name_them(tmp_path: Path) -> None:
+    """The example plugin, and a metric and a format plugin, installed beside the package:
+    a one-round run on generated data, and one on a text file, import none of them, nor any
+    learner they do not run."""
+    site = tmp_path / "site"
+    _installed(site, "ltr-averaged-perceptron", "[ltr_cli.learners]\n"
+               "averaged-perceptron = ltr_averaged_perceptron:AveragedPerceptronSpec\n")
+    _installed(site, "other-kinds", "[ltr_cli.metrics]\ntopgain = plugin_metric:KIND\n"
+               "[ltr_cli.formats]\nmine = plugin_format:FMT\n")
+    (site / "plugin_metric.py").write_text(_PLUGIN_METRIC)
+    (site / "plugin_format.py").write_text(_PLUGIN_FORMAT)
+    path = (site, ROOT / "examples" / "ltr-averaged-perceptron")
+    data = tmp_path / "a.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.25\n2 qid:2 1:1\n0 qid:2 1:0\n")
+    generated = ["--set", "dataset.queries=1"]
+    files = ["--set", "dataset={kind: files, features: 1, files: [" + str(data) + "]}"]
+    for i, dataset in enumerate((generated, files)):
+        loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / f"out{i}"), *dataset,
+                              "--set", "protocol.max_rounds=1"], tmp_path, path)
+        unused = [m for m in loaded if m.startswith(("ltr_averaged_perceptron", "plugin_", "ltr_cli.learners.batch",
+                                                      "ltr_cli.learners.online.rtopkf"))]
+        assert not unused, f"modules the run does not use were imported: {unused}"
+        assert "ltr_cli.learners.online.perceptron" in loaded
+    # named, they are imported
+    loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / "named"), "--set", "dataset.queries=1",
+                          "--set", "protocol.max_rounds=1", "--set", "learners.avg.type=averaged-perceptron",
+                          "--set", "metrics.names=[topgain]"], tmp_path, path)
+    assert {"ltr_averaged_perceptron", "plugin_metric"} <= loaded and "plugin_format" not in loaded
 
 
 @pytest.mark.parametrize("setting, module", [

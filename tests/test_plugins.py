@@ -85,10 +85,10 @@ sweep:
     assert missing.returncode == 1 and "learners.avg" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_the_plugin_passes_the_conformance_suite(site):
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          str(REPO / "tests" / "test_conformance.py"), "-k", "averaged-perceptron"],
-                         capture_output=True, text=True, env=_env(site), cwd=REPO)
+def test_the_plugin_passes_the_shipped_conformance_suite(site, tmp_path):
+    """As a plugin's author runs it: the suite shipped in the package, outside any checkout."""
+    res = subprocess.run([sys.executable, "-m", "ltr_cli.testing", "learners", "-q", "-k", "averaged-perceptron"],
+                         capture_output=True, text=True, env=_env(site), cwd=tmp_path)
     assert res.returncode == 0, res.stdout[-3000:]
     assert "4 passed" in res.stdout  # paths, alone vs group, resume after a kill, state round trip
 
@@ -104,6 +104,10 @@ def _fake_distribution(site: Path, name: str, group: str, entry: str, module: st
         (site / f"{module}.py").write_text(code)
 
 
+# a metric that works, so that only its name can be refused
+_A_METRIC = "from ltr_cli.api import MetricKind, ndcg_at_k\nKIND = MetricKind('x', lambda r, y, m: 0.5)\n"
+
+
 @pytest.mark.parametrize("group, entry, module, code, reason", [
     ("learners", "broken = broken_mod:Spec", "broken_mod", "raise ImportError('no such thing')\n",
      "ImportError: no such thing"),
@@ -113,14 +117,26 @@ def _fake_distribution(site: Path, name: str, group: str, entry: str, module: st
     ("formats", "bad = odd_fmt:FMT", "odd_fmt", "FMT = 'parquet'\n", "TypeError: expected a DataFormat"),
     ("formats", "gone = no_such_module:FMT", None, "", "ModuleNotFoundError"),
     ("learners", "quits = quit_mod:Spec", "quit_mod", "raise SystemExit(3)\n", "SystemExit: 3"),
-    ("formats", "txt = txt_fmt:FMT", "txt_fmt",
+    ("formats", "mytext = txt_fmt:FMT", "txt_fmt",
      "from ltr_cli.api import DataFormat\nfrom ltr_cli.data.formats.parquet_table import ParquetReader\n"
      "FMT = DataFormat('mytext', ('.txt',), 'takes over text', ParquetReader)\n", "already read as svmlight"),
     ("metrics", "half = half_mod:KIND", "half_mod", "KIND = 0.5\n", "TypeError: expected a MetricKind"),
-    ("learners", "alias = alias_mod:Spec", "alias_mod",
+    ("learners", "ua = alias_mod:Spec", "alias_mod",
      "from typing import ClassVar, Literal\nfrom pydantic import Field\nfrom ltr_cli.api import OnlineLearnerConfig\n"
      "class Spec(OnlineLearnerConfig):\n    type: Literal['ua'] = Field(alias='kind')\n"
      "    summary: ClassVar[str] = 'x'\n", "cannot join the config's learner types"),
+    ("learners", "other-name = named_mod:Spec", "named_mod",
+     "from ltr_cli.learners.online.ogd import RandomSpec\nclass Spec(RandomSpec):\n    pass\n",
+     "learner type 'random' is already defined (built-in)"),
+    ("formats", "svmlight = dup_fmt:FMT", None, "", "the name 'svmlight' is already declared (built-in)"),
+    ("formats", "other = named_fmt:FMT", "named_fmt",
+     "from ltr_cli.api import DataFormat\nfrom ltr_cli.data.formats.parquet_table import ParquetReader\n"
+     "FMT = DataFormat('mine', ('.mine',), 'x', ParquetReader)\n", "name the entry point as the format"),
+    # a metric named like a column of the round table would lose its values in a duplicated column
+    ("metrics", "mistake = col_mod:KIND", "col_mod", _A_METRIC,
+     "metric kind 'mistake' collides with the round table's columns"),
+    ("metrics", "heldout_x = col_mod:KIND", "col_mod", _A_METRIC, "collides with the round table's columns"),
+    ("metrics", "regret = col_mod:KIND", "col_mod", _A_METRIC, "rename the entry point"),
 ])
 def test_a_broken_plugin_is_one_line_and_the_rest_works(tmp_path, group, entry, module, code, reason):
     site = tmp_path / "site"

@@ -62,17 +62,18 @@ def _learner_builder(learner: str, settings: list[str], features: int, ties: str
 
     from ltr_cli.config.errors import format_validation
     from ltr_cli.config.experiment import apply_overrides
-    from ltr_cli.learners.registry import ONLINE_TYPES, REGISTRY
+    from ltr_cli.learners import registry
 
-    if learner not in REGISTRY:
-        raise LtrError(f"--learner {learner!r}: unknown learner type; the online types are {', '.join(ONLINE_TYPES)}")
-    if learner not in ONLINE_TYPES:
+    if learner not in registry.REGISTRY:
+        raise LtrError(f"--learner {learner!r}: unknown learner type; the online types are "
+                       f"{', '.join(registry.ONLINE_TYPES)}")
+    if registry.REGISTRY[learner].kind != "online":
         raise LtrError(f"--learner {learner!r} is a batch learner; Theorem 9 is about online learners "
-                       f"({', '.join(ONLINE_TYPES)})")
+                       f"({', '.join(registry.ONLINE_TYPES)})")
     raw = apply_overrides({"type": learner}, settings, "--set")
     if raw.get("type") != learner:
         raise LtrError("--set type=...: give the learner type with --learner")
-    cls = REGISTRY[learner]
+    cls = registry.REGISTRY[learner]
     try:
         spec: Any = cls.model_validate(raw)
     except ValidationError as exc:

@@ -24,7 +24,8 @@ from ltr_cli.config.datasets import LIMIT_KEYS, DatasetSpec, RegistryData
 from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
 from ltr_cli.config.errors import format_validation
 from ltr_cli.errors import ConfigError
-from ltr_cli.learners.registry import BATCH_TYPES, partial_feedback_types, validate_learners
+from ltr_cli.learners import registry as learner_registry
+from ltr_cli.learners.registry import partial_feedback_types, validate_learners
 from ltr_cli.measures.conventions import CONVENTIONS, Measure
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.measures.metrics import parse_cutoff
@@ -248,7 +249,7 @@ class ExperimentSpec(Strict):
         online = [n for n, spec in self.learners.items() if spec.kind != "batch"]
         if self.cv is not None and online:
             raise ValueError(f"learners {online} are online learners; a cv: (batch) experiment takes "
-                             f"{', '.join(BATCH_TYPES)}")
+                             f"{', '.join(learner_registry.BATCH_TYPES)}")
         if self.cv is None and batch:
             raise ValueError(f"learners {batch} are batch learners: add a cv: block (k-fold protocol)")
         if self.cv is not None and not isinstance(self.dataset, RegistryData):

@@ -99,7 +99,7 @@ class OnlineLearnerConfig(LearnerConfig):
     # the settings ``ltr bench`` times (config keys besides ``type``; each is named by its
     # paper role)
     bench_variants: ClassVar[tuple[dict[str, Any], ...]] = ()
-    # the settings the conformance suite (tests/conformance.py) runs this learner with
+    # the settings the conformance suite (ltr_cli/testing/online.py) runs this learner with
     # (config keys besides ``type``): one per code path worth checking
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({},)
 

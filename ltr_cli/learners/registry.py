@@ -2,23 +2,24 @@
 
 Each learner module defines its config model next to its implementation (a subclass of
 :class:`ltr_cli.config.schema.OnlineLearnerConfig` or :class:`~ltr_cli.config.schema.BatchLearnerConfig`
-whose ``type`` literal is the learner's name). Listing the model in :data:`BUILT_IN_TYPES`
-(type name, kind and ``module:Model``) or a plugin's ``ltr_cli.learners`` entry point
-(:mod:`ltr_cli.plugins`) is all it takes to add a learner: the experiment config's union of learner models, the known
-type names, ``ltr list``, the online build, the batch CV's fit, the paper role, the legend
-label, the manifest's description, the horizon and feedback a learner needs, and the
-learners ``ltr bench`` times are all derived from it.
+whose ``type`` literal is the learner's name). An entry point of the ``ltr_cli.learners``
+group names the model (:mod:`ltr_cli.plugins`): the built-ins in this package's
+``pyproject.toml``, plugins in theirs, the entry point's name being the type. That is all
+it takes to add a learner: the experiment config's union of learner models, the known type
+names, ``ltr list``, the online build, the batch CV's fit, the paper role, the legend label,
+the manifest's description, the horizon and feedback a learner needs, and the learners
+``ltr bench`` times are all derived from it.
 
-A built-in learner's module is imported only when a config names its type or a listing
-needs every learner: a run pays for the learners it runs, not for all of them.
+The type names come from the entry points' metadata; a learner's module is imported only
+when a config names its type or a listing needs every learner: a run pays for the learners
+it runs, not for all of them (nor for the plugins installed beside them).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Field, TypeAdapter
 
@@ -26,80 +27,71 @@ from ltr_cli import plugins
 from ltr_cli.config.schema import BatchLearnerConfig, LearnerConfig, OnlineLearnerConfig
 from ltr_cli.names import check_name
 
-# type name -> (kind, "module:ConfigModel"): a learner's module is imported when a config
-# names it (or a listing needs every learner), so a run imports only the learners it runs
-BUILT_IN_TYPES: dict[str, tuple[str, str]] = {
-    # online (perceptron paper, top-k paper)
-    "slam-perceptron": ("online", "ltr_cli.learners.online.perceptron:SlamPerceptronSpec"),
-    "alg3": ("online", "ltr_cli.learners.online.perceptron:MaxPairPerceptronSpec"),
-    "ogd": ("online", "ltr_cli.learners.online.ogd:OGDSpec"),
-    "listnet": ("online", "ltr_cli.learners.online.ogd:ListNetSpec"),
-    "rtopkf": ("online", "ltr_cli.learners.online.rtopkf:RTopKFSpec"),
-    "random": ("online", "ltr_cli.learners.online.ogd:RandomSpec"),
-    # batch (direct-optimisation paper, ranking-losses supplement)
-    "svmmap": ("batch", "ltr_cli.learners.batch.structural:SVMmapSpec"),
-    "ranksvm": ("batch", "ltr_cli.learners.batch.ranksvm:RankSVMSpec"),
-    "bmrm-ndcg": ("batch", "ltr_cli.learners.batch.structural:BMRMNDCGSpec"),
-    "bmrm": ("batch", "ltr_cli.learners.batch.structural:BMRMSpec"),
-    "adarank": ("batch", "ltr_cli.learners.batch.boosting:AdaRankSpec"),
-    "rankboost": ("batch", "ltr_cli.learners.batch.boosting:RankBoostSpec"),
-    "permurank": ("batch", "ltr_cli.learners.batch.permurank:PermuRankSpec"),
-    "bmrm-neru": ("batch", "ltr_cli.learners.batch.neru:BMRMNERUSpec"),
-    # batch baselines beside the direct-optimisation methods (not in the papers)
-    "lambdamart": ("batch", "ltr_cli.learners.batch.lambdamart:LambdaMARTSpec"),
-    "coordinate-ascent": ("batch", "ltr_cli.learners.batch.coordinate_ascent:CoordinateAscentSpec"),
-}
-_PLUGGED: dict[str, type[LearnerConfig]] = {}
-SOURCES: dict[str, str] = {name: "built-in" for name in BUILT_IN_TYPES}  # type name -> where it comes from
 
+class _Probe(OnlineLearnerConfig):
+    """A model a plugin's model is joined with, to check it can join the config's union of
+    learner types without importing the other learners."""
 
-@cache
-def _built_in(name: str) -> type[LearnerConfig]:
-    kind, where = BUILT_IN_TYPES[name]
-    module, attr = where.split(":")
-    cls: type[LearnerConfig] = getattr(importlib.import_module(module), attr)
-    assert cls.type_name() == name and cls.kind == kind, f"{where} is not the {kind} learner {name!r}"
-    return cls
-
-
-def config_for(name: str) -> type[LearnerConfig]:
-    """The config model of learner type ``name`` (KeyError if none; imports its module)."""
-    if name in _PLUGGED:
-        return _PLUGGED[name]
-    return _built_in(name)
+    type: Literal[" probe"]
+    summary: ClassVar[str] = "probe"
 
 
 @plugins.registrar("learners")
-def _register_plugin(obj: Any, name: str, source: str) -> None:
-    """A plugin's entry point must name a learner config model with a new type name."""
+def _register(obj: Any, name: str, source: str) -> None:
+    """An entry point must name a learner config model whose type is the entry point's name."""
     if not (isinstance(obj, type) and issubclass(obj, (OnlineLearnerConfig, BatchLearnerConfig))):
         raise TypeError(f"expected a subclass of OnlineLearnerConfig or BatchLearnerConfig, got {obj!r}")
     try:
-        name = obj.type_name()
+        type_name = obj.type_name()
     except (KeyError, ValueError) as exc:
         raise TypeError(f"{obj.__name__} has no 'type: Literal[\"name\"]' field") from exc
-    if name in SOURCES:
-        raise ValueError(f"learner type {name!r} is already defined ({SOURCES[name]})")
+    if type_name != name:
+        taken = plugins.declared("learners").get(type_name)
+        if taken is not None:
+            raise ValueError(f"learner type {type_name!r} is already defined ({taken.source})")
+        raise ValueError(f"{obj.__name__} is the learner type {type_name!r}, but its entry point is named {name!r}: "
+                         "name the entry point as the type")
+    if source == plugins.BUILT_IN:
+        return
     check_name(name)
     if not getattr(obj, "summary", ""):
         raise TypeError(f"{obj.__name__} has no summary (the line 'ltr list' shows)")
     try:  # the config's union of learner models must still build with it
-        joined: Any = Annotated[Union[tuple(config_for(n) for n in (*BUILT_IN_TYPES, *_PLUGGED)) + (obj,)],
-                                Field(discriminator="type")]
-        TypeAdapter(joined)
+        TypeAdapter(Annotated[Union[obj, _Probe], Field(discriminator="type")])
     except Exception as exc:  # noqa: BLE001 - pydantic's schema errors have several types
         raise TypeError(f"{obj.__name__} cannot join the config's learner types: "
                         f"{str(exc).splitlines()[0]}") from None
-    _PLUGGED[name] = obj
-    SOURCES[name] = source
 
 
-plugins.load_group("learners")
+def config_for(name: str) -> type[LearnerConfig]:
+    """The config model of learner type ``name`` (KeyError if none; imports its module)."""
+    cls: type[LearnerConfig] | None = plugins.load("learners", name)
+    if cls is None:
+        raise KeyError(name)
+    return cls
 
+
+class _Sources(Mapping[str, str]):
+    """Type name -> where it comes from (``built-in`` or ``plugin <distribution>``), from the
+    entry points' metadata."""
+
+    def __getitem__(self, name: str) -> str:
+        return plugins.source("learners", name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(plugins.declared("learners"))
+
+    def __len__(self) -> int:
+        return len(plugins.declared("learners"))
+
+
+SOURCES: Mapping[str, str] = _Sources()
 LEARNER_TYPES: tuple[str, ...] = tuple(SOURCES)
-ONLINE_TYPES: tuple[str, ...] = tuple(t for t in LEARNER_TYPES if (
-    BUILT_IN_TYPES[t][0] if t in BUILT_IN_TYPES else _PLUGGED[t].kind) == "online")
-BATCH_TYPES: tuple[str, ...] = tuple(t for t in LEARNER_TYPES if t not in ONLINE_TYPES)
+
+
+def _usable() -> tuple[str, ...]:
+    """The types whose model loads (every learner's module imported; broken plugins left out)."""
+    return tuple(plugins.load_group("learners"))
 
 
 class _Registry(Mapping[str, type[LearnerConfig]]):
@@ -112,10 +104,10 @@ class _Registry(Mapping[str, type[LearnerConfig]]):
         return config_for(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(LEARNER_TYPES)
+        return iter(_usable())
 
     def __len__(self) -> int:
-        return len(LEARNER_TYPES)
+        return len(_usable())
 
 
 REGISTRY: Mapping[str, type[LearnerConfig]] = _Registry()
@@ -141,8 +133,8 @@ def validate_learners(value: Any) -> Any:
         return value
     raw = {k: v for k, v in value.items() if not isinstance(v, LearnerConfig)}
     tags = [v.get("type") if isinstance(v, dict) else None for v in raw.values()]
-    known = all(isinstance(t, str) and t in SOURCES for t in tags)
-    names = tuple(sorted(set(tags))) if known else LEARNER_TYPES  # type: ignore[type-var]
+    known = all(isinstance(t, str) and plugins.load("learners", t) is not None for t in tags)
+    names = tuple(sorted(set(tags))) if known else _usable()  # type: ignore[type-var]
     if not raw:
         return value
     checked = _adapter(names).validate_python(raw)
@@ -151,19 +143,24 @@ def validate_learners(value: Any) -> Any:
 
 def __getattr__(name: str) -> Any:
     """Every learner's model, imported on first use: ``BUILT_IN`` and ``CONFIGS`` (tuples of
-    config models) and ``LearnerSpec`` (their union, tagged by ``type``)."""
+    config models), ``ONLINE_TYPES`` and ``BATCH_TYPES`` (type names by kind, a learner's kind
+    being its model's) and ``LearnerSpec`` (their union, tagged by ``type``)."""
     if name == "BUILT_IN":
-        return tuple(config_for(n) for n in BUILT_IN_TYPES)
+        return tuple(config_for(n) for n in _usable() if SOURCES[n] == plugins.BUILT_IN)
     if name == "CONFIGS":
-        return tuple(config_for(n) for n in LEARNER_TYPES)
+        return tuple(config_for(n) for n in _usable())
+    if name == "ONLINE_TYPES":
+        return tuple(n for n in _usable() if config_for(n).kind == "online")
+    if name == "BATCH_TYPES":
+        return tuple(n for n in _usable() if config_for(n).kind == "batch")
     if name == "LearnerSpec":
-        return LearnerConfig if TYPE_CHECKING else _union(LEARNER_TYPES)
+        return LearnerConfig if TYPE_CHECKING else _union(_usable())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def learner_help() -> dict[str, str]:
     """Type name -> one-line description, for ``ltr list`` (a plugin's says where it comes from)."""
-    return {name: cls.summary + ("" if SOURCES[name] == "built-in" else f" [{SOURCES[name]}]")
+    return {name: cls.summary + ("" if SOURCES[name] == plugins.BUILT_IN else f" [{SOURCES[name]}]")
             for name, cls in REGISTRY.items()}
 
 

@@ -18,25 +18,30 @@ summation (``conv.dcg``), relevance rule (``conv.relevance``), cut-offs beyond t
 convention's tie policy. ``None`` means the convention does not define the value for this
 query (letor3's NDCG@k and P@k for k > m).
 
-Adding a metric: its reference function and one entry in :data:`KINDS` below; optionally a
-kernel (a code in :mod:`ltr_cli.kernels.codes`, a function in
-:mod:`ltr_cli.kernels.measures`, a branch in ``round_measures`` and ``stacked_measures``,
-and ``doc_values``: what the kernel needs per document, computed by the convention).
+The kinds are entry points of the ``ltr_cli.metrics`` group (:mod:`ltr_cli.plugins`): the
+built-ins (:mod:`ltr_cli.measures.kinds`, each declared beside its reference function) in
+this package's ``pyproject.toml``, plugins in theirs. A kind's module is imported when a
+name uses it. Adding a metric: its reference function and its :class:`MetricKind` beside it,
+and an entry point naming it; optionally a kernel (a code in :mod:`ltr_cli.kernels.codes`,
+a function in :mod:`ltr_cli.kernels.measures`, a branch in ``round_measures`` and
+``stacked_measures``, and ``doc_values``: what the kernel needs per document, computed by
+the convention). A kind may not be named like a column of the online round table
+(:mod:`ltr_cli.protocols.round_log`), where its values are written.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ltr_cli import plugins
-from ltr_cli.kernels.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_PRECISION, MEASURE_RR
-from ltr_cli.measures.metrics import eru, neru, parse_cutoff
+from ltr_cli.measures.metrics import parse_cutoff
+from ltr_cli.protocols.round_log import reserved_columns, reserved_prefixes
 
 if TYPE_CHECKING:
     from ltr_cli.measures.conventions import Measure
@@ -77,7 +82,9 @@ class MetricKind:
     parameter name -> help; ``labels``: ``graded`` (uses the convention's gains) or
     ``binary`` (its relevance rule) or ``raw`` (the label values); ``normalised``: 1 is a
     perfect ranking's value, so the ``one`` no-relevant policy gives 1 (otherwise it gives
-    the value every ranking has, 0)."""
+    the value every ranking has, 0); ``no_relevant``: a query without relevant documents
+    gets the no-relevant policy's value (False: the kind defines that value itself, as
+    P@k's 0)."""
 
     help: str
     reference: Reference
@@ -87,166 +94,35 @@ class MetricKind:
     params: dict[str, str] = field(default_factory=dict)
     labels: str = "graded"
     normalised: bool = True
+    no_relevant: bool = True
 
-
-# --- reference functions, written against the Convention -------------------------------------
-
-def _cut(meas: Measure, m: int) -> int | None:
-    """Positions a cut-off metric covers, or None when the convention does not define it
-    (``omit``) or defines it as 0 (``zero``, returned as -1) for k > m."""
-    k = meas.k
-    if k is not None and k > m and meas.conv.beyond_list != "truncate":
-        return None if meas.conv.beyond_list == "omit" else -1
-    return m if k is None else min(k, m)
-
-
-def ndcg(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """NDCG@k: DCG of the first min(k, m) positions over the ideal DCG (all m labels sorted
-    by gain) of as many, both by the convention's gains and discount. A query whose ideal
-    DCG is 0 gets the no-relevant value; k > m follows ``conv.beyond_list``."""
-    m = ranking.shape[0]
-    n = _cut(meas, m)
-    if n is None or n < 0:
-        return None if n is None else 0.0
-    if m == 0:
-        return meas.none_value
-    gains = meas.conv.gains(labels)
-    ideal = meas.conv.dcg(-np.sort(-gains), n)
-    if ideal <= 0.0:
-        return meas.none_value
-    return meas.conv.dcg(gains[ranking[:n]], n) / ideal
-
-
-def mean_ndcg(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """MeanNDCG (LETOR 4.0 / MSLR scripts): the mean of NDCG@1..NDCG@m; 0 for m = 0."""
-    m = ranking.shape[0]
-    if m == 0:
-        return 0.0
-    gains = meas.conv.gains(labels)
-    dcg = meas.conv.dcg_prefix(gains[ranking], m)
-    ideal = meas.conv.dcg_prefix(-np.sort(-gains), m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), meas.none_value)
-    return float(values.mean())
-
-
-def average_precision(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """AP over the whole list: the mean of precision@j over the positions j of relevant
-    documents (the convention's relevance rule); no-relevant value without any."""
-    rel = meas.conv.relevance(labels, meas.threshold)[ranking]
-    hits = np.cumsum(rel)
-    r = int(hits[-1]) if hits.shape[0] else 0
-    if r == 0:
-        return meas.none_value
-    positions = np.arange(1, rel.shape[0] + 1)
-    return float((hits[rel] / positions[rel]).sum() / r)
-
-
-def precision(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """P@k: relevant documents in the first min(k, m) positions, divided by k (missing
-    positions are not relevant); not defined for k > m under ``omit``."""
-    assert meas.k is not None
-    if _cut(meas, ranking.shape[0]) is None:
-        return None
-    rel = meas.conv.relevance(labels, meas.threshold)[ranking[:meas.k]]
-    return float(rel.sum() / meas.k)
-
-
-def _eru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """ERU (:func:`ltr_cli.measures.metrics.eru`) on the raw labels, neutral vote ``eru_d``, half-life ``eru_alpha``."""
-    return eru(ranking, labels, meas.eru_d, meas.eru_alpha, meas.k)
-
-
-def _neru(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """NERU (:func:`ltr_cli.measures.metrics.neru`): ERU over the ideal ERU; no-relevant value when that is 0."""
-    return neru(ranking, labels, meas.eru_d, meas.eru_alpha, meas.k, meas.no_relevant)
-
-
-def err_stop_probabilities(labels: np.ndarray, meas: Measure) -> np.ndarray:
-    """Each document's stop probability ``R = min(G, 2^gmax - 1) / 2^gmax`` (m,), with ``G``
-    the convention's gain (``2^g - 1`` for grade g: Chapelle et al.'s ``(2^g - 1) / 2^gmax``)
-    and ``gmax`` the metric's ``gmax`` parameter or the convention's maximum grade; a label
-    above ``gmax`` counts as ``gmax``."""
-    scale = 2.0 ** meas.max_grade
-    return np.minimum(meas.conv.gains(labels), scale - 1.0) / scale
-
-
-def err(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """Expected Reciprocal Rank (Chapelle et al. 2009):
-    ``ERR@k = sum_{r=1..min(k,m)} (1/r) R_r prod_{i<r} (1 - R_i)`` with the stop
-    probabilities of :func:`err_stop_probabilities`, summed position by position. A list
-    shorter than k adds nothing for the missing positions, under every convention
-    (``beyond_list`` is the scripts' rule for NDCG@k and P@k).
-
-    A query without relevant documents (every gain 0, as NDCG's rule) has ERR 0 under every
-    ranking; the no-relevant policy decides whether it counts: ``skip`` -> NaN (left out of
-    averages, as NDCG and AP), ``zero`` and ``one`` -> 0 (ERR is not normalised: every stop
-    probability is below 1, so no ranking of any query reaches 1, and 1 would score a query
-    that has nothing to find above every real one)."""
-    stop = err_stop_probabilities(labels, meas)
-    if not (stop > 0.0).any():
-        return meas.none_value
-    m = ranking.shape[0]
-    total, keep = 0.0, 1.0
-    for i in range(m if meas.k is None else min(meas.k, m)):  # a missing position adds nothing
-        r = float(stop[ranking[i]])
-        total += keep * r / (i + 1)
-        keep *= 1.0 - r
-    return total
-
-
-def relevance_flags(labels: np.ndarray, meas: Measure) -> np.ndarray:
-    """1.0 for the documents the convention's relevance rule calls relevant, else 0.0 (m,)."""
-    return meas.conv.relevance(labels, meas.threshold).astype(np.float64)
-
-
-def rr(ranking: np.ndarray, labels: np.ndarray, meas: Measure) -> float | None:
-    """Reciprocal rank ``1 / i`` of the first relevant document (the convention's relevance
-    rule), 0 when it is below the cut-off k (under every convention, as ERR); its mean over
-    queries is MRR. A query without
-    relevant documents gets the no-relevant value (``zero``: 0, ``one``: 1, ``skip``: NaN)."""
-    hits = np.flatnonzero(meas.conv.relevance(labels, meas.threshold)[ranking])
-    if hits.shape[0] == 0:
-        return meas.none_value
-    first = int(hits[0])
-    return 0.0 if meas.k is not None and first >= meas.k else 1.0 / (first + 1)
-
-
-# --- the registry ----------------------------------------------------------------------------
-
-KINDS: dict[str, MetricKind] = {
-    "ndcg": MetricKind("NDCG at cut-off K (cut-off min(K, m)); without @K over the whole list",
-                       ndcg, kernel=MEASURE_NDCG),
-    "ap": MetricKind("average precision over the whole list (map is read as ap)", average_precision,
-                     cutoff="none", kernel=MEASURE_AP, labels="binary"),
-    "p": MetricKind("precision at K (relevant in the top min(K, m), divided by K)", precision,
-                    cutoff="required", kernel=MEASURE_PRECISION, labels="binary"),
-    "mean_ndcg": MetricKind("mean of NDCG@1..NDCG@m (the LETOR 4.0 and MSLR scripts' MeanNDCG)", mean_ndcg,
-                            cutoff="none"),
-    "err": MetricKind("expected reciprocal rank (Chapelle et al. 2009) at cut-off K; gmax: the maximum "
-                      "grade (default: the convention's)", err, kernel=MEASURE_ERR,
-                      doc_values=err_stop_probabilities, params={"gmax": "maximum grade, a positive integer up to 1023"},
-                      normalised=False),
-    "rr": MetricKind("reciprocal rank of the first relevant document (0 below cut-off K); its mean is MRR",
-                     rr, kernel=MEASURE_RR, doc_values=relevance_flags, labels="binary"),
-    "eru": MetricKind("expected rank utility (neutral vote eru_d, half-life eru_alpha)", _eru, labels="raw",
-                      normalised=False),
-    "neru": MetricKind("normalised expected rank utility", _neru, labels="raw"),
-}
 
 _ALIASES = {"map": "ap"}  # the batch configs' spelling of AP
 _KIND_NAME = re.compile(r"[a-z][a-z0-9_]*\Z", re.ASCII)
 
 
+@plugins.name_check("metrics")
+def _check_name(name: str) -> str | None:
+    """Why a metric kind may not be called ``name`` (None: it may): its values are written
+    in the round table under its name, beside that table's own columns."""
+    if not _KIND_NAME.match(name):
+        return f"metric kind {name!r} is not a lower-case name ([a-z][a-z0-9_]*); rename the entry point"
+    if name in _ALIASES:
+        return f"metric kind {name!r} is taken (read as {_ALIASES[name]}); rename the entry point"
+    taken = name in reserved_columns() or name.startswith(reserved_prefixes())
+    if taken:
+        return (f"metric kind {name!r} collides with the round table's columns "
+                f"({', '.join(reserved_columns())}, {'*, '.join(reserved_prefixes())}*); rename the entry point")
+    return None
+
+
 @plugins.registrar("metrics")
-def _register_plugin(obj: Any, name: str, source: str) -> None:
-    """A plugin's entry point names a :class:`MetricKind` without a kernel (compiled metrics
-    are built in); its entry point's name is the new kind."""
+def _register(obj: Any, name: str, source: str) -> None:
+    """An entry point names a :class:`MetricKind` (a plugin's without a kernel: compiled
+    metrics are built in); its entry point's name is the kind."""
     if not isinstance(obj, MetricKind):
         raise TypeError(f"expected a MetricKind, got {type(obj).__name__}")
-    if not _KIND_NAME.match(name) or name in KINDS or name in _ALIASES:
-        raise ValueError(f"metric kind {name!r} is taken or not a lower-case name")
-    if obj.kernel is not None or obj.doc_values is not None:
+    if source != plugins.BUILT_IN and (obj.kernel is not None or obj.doc_values is not None):
         raise ValueError("a plugin metric has no kernel (kernel and doc_values must be None)")
     if not callable(obj.reference) or obj.cutoff not in ("required", "optional", "none") \
             or obj.labels not in ("graded", "binary", "raw") or not isinstance(obj.help, str):
@@ -254,17 +130,67 @@ def _register_plugin(obj: Any, name: str, source: str) -> None:
                          "a labels kind (graded | binary | raw) and a help line")
     if not all(_KIND_NAME.match(p) and "_" not in p for p in obj.params):
         raise ValueError("parameter names are lower-case letters and digits")
-    KINDS[name] = obj
-    SOURCES[name] = source
 
 
-SOURCES: dict[str, str] = dict.fromkeys(KINDS, "built-in")  # kind -> where it comes from
+def _kind(name: str) -> MetricKind | None:
+    """The kind ``name`` (its module imported on first use), None when there is none."""
+    obj: MetricKind | None = plugins.load("metrics", name)
+    return obj
 
 
-def _kinds() -> dict[str, MetricKind]:
-    """The kinds, plugins' included (loaded on first use)."""
-    plugins.load_group("metrics")
-    return KINDS
+class _Kinds(Mapping[str, MetricKind]):
+    """Kind -> :class:`MetricKind`, every declared kind (built-in and plugged in); a kind's
+    module is imported when it is looked up (iterating imports them all)."""
+
+    def __getitem__(self, name: str) -> MetricKind:
+        info = _kind(name)
+        if info is None:
+            raise KeyError(name)
+        return info
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in plugins.declared("metrics") and _kind(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_kinds())
+
+    def __len__(self) -> int:
+        return len(plugins.load_group("metrics"))
+
+
+KINDS: Mapping[str, MetricKind] = _Kinds()
+
+
+class _Sources(Mapping[str, str]):
+    """Kind -> where it comes from (``built-in`` or ``plugin <distribution>``), from the
+    entry points' metadata."""
+
+    def __getitem__(self, name: str) -> str:
+        return plugins.source("metrics", name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(plugins.declared("metrics"))
+
+    def __len__(self) -> int:
+        return len(plugins.declared("metrics"))
+
+
+SOURCES: Mapping[str, str] = _Sources()
+
+
+def _declaration_order(item: tuple[str, MetricKind]) -> tuple[int, str, int]:
+    """Built-ins in the order their module declares them (the entry points' metadata is
+    alphabetical), then plugins in the metadata's order."""
+    name, info = item
+    if SOURCES[name] != plugins.BUILT_IN:
+        return (1, "", 0)
+    code = getattr(info.reference, "__code__", None)
+    return (0, getattr(info.reference, "__module__", ""), code.co_firstlineno if code is not None else 0)
+
+
+def _kinds() -> Mapping[str, MetricKind]:
+    """The kinds, plugins' included (all imported), built-ins first in declaration order."""
+    return dict(sorted(plugins.load_group("metrics").items(), key=_declaration_order))
 
 
 def _usage(kind: str) -> str:
@@ -298,9 +224,10 @@ def parse_metric(name: object) -> MetricSpec:
     head, *parts = name.split("-")
     head = _ALIASES.get(head, head)
     kind, at, cut = head.partition("@")
-    if kind not in _kinds():
+    found = _kind(kind)
+    if found is None:
         raise ValueError(f"unknown metric {name!r}; known: {known_metrics()} (K a positive integer)")
-    info = KINDS[kind]
+    info = found
     k: int | None = None
     if at:
         k = parse_cutoff(cut)
@@ -331,6 +258,11 @@ def parse_metric(name: object) -> MetricSpec:
 
 def is_metric_name(name: object) -> bool:
     """``name`` is a valid metric name in its one spelling (``ndcg@10``, ``ap``, ...)."""
+    if not isinstance(name, str):
+        return False
+    head = name.split("-")[0].partition("@")[0]
+    if _ALIASES.get(head, head) not in plugins.declared("metrics"):
+        return False  # without building the error message, which lists (and imports) every kind
     try:
         spec = parse_metric(name)
     except ValueError:

@@ -27,8 +27,7 @@ from ltr_cli.data.normalize import query_level
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.measures.conventions import Measure
 from ltr_cli.measures.stacked import evaluate_stacked
-
-PREFIX = "heldout_"
+from ltr_cli.protocols.round_log import HELDOUT_PREFIX as PREFIX
 
 
 def column(metric: str) -> str:

@@ -31,6 +31,7 @@ TAIL: tuple[tuple[str, str], ...] = (("mistake", "bool"), ("updated", "bool"), (
 MEASURE_DTYPE = "float64"
 SURROGATE = "surrogate"  # logged like a measure column, after the measures
 REGRET = "regret"  # added to the table after the run, after ``surrogate``
+HELDOUT_PREFIX = "heldout_"  # ``heldout_<metric>``: the held-out evaluations, the last measure columns
 # numpy dtype kind of each column as a checkpoint stores it (qid as fixed-width unicode)
 _KINDS = {"int64": "i", "int32": "i", "string": "U", "bool": "b", "float64": "f"}
 
@@ -44,6 +45,17 @@ def column_kinds(measure_names: list[str]) -> dict[str, str]:
     """Column -> numpy dtype kind (``i``, ``U``, ``b``, ``f``) of its stored array."""
     dtypes = dict(HEAD) | {n: MEASURE_DTYPE for n in measure_names} | dict(TAIL)
     return {n: _KINDS[dtypes[n]] for n in column_names(measure_names)}
+
+
+def reserved_columns() -> tuple[str, ...]:
+    """The columns the table holds whatever its measures: a measure named like one of them
+    would be written twice (metric kinds may not take these names)."""
+    return (*column_names([]), SURROGATE, REGRET)
+
+
+def reserved_prefixes() -> tuple[str, ...]:
+    """The prefixes of measure columns that are not the round's own measures."""
+    return (HELDOUT_PREFIX,)
 
 
 _NUMPY = {"int64": np.int64, "int32": np.int64, "bool": np.bool_, "float64": np.float64}
