@@ -32,6 +32,7 @@ with open(os.path.join(root, "gone.txt"), "w") as f:
     f.write("x")
 os.remove(os.path.join(root, "gone.txt"))
 os.makedirs(os.path.join(root, "__pycache__"))  # a tool's cache
+open(os.path.join(root, ".coverage"), "w").close()  # a hidden top-level entry (pytest-cov's data)
 """
 
 USERS_RUN = """

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 
 LOG, ROOT = "LTR_TESTS_WRITES", "LTR_TESTS_ROOT"
-#: tools' caches, kept anywhere in the checkout
+#: tools' caches, kept anywhere in the checkout (and any hidden top-level entry)
 IGNORED = frozenset({".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache", ".mypy_cache",
                      ".numba-cache"})
 _WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT
@@ -54,8 +54,8 @@ def inside(root: str, path: str) -> str | None:
         return None
     rel = os.path.relpath(full, root)
     parts = rel.split(os.sep)
-    if rel == "." or any(p in IGNORED or p.endswith(".egg-info") for p in parts):
-        return None
+    if rel == "." or parts[0].startswith(".") or any(p in IGNORED or p.endswith(".egg-info") for p in parts):
+        return None  # hidden entries of the checkout (.coverage, .tox, ...) and caches anywhere
     return rel
 
 
