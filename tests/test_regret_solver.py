@@ -63,6 +63,33 @@ def test_the_comparator_is_certified_and_no_worse_than_the_first_order_methods(s
         assert cumulative(loss, [b], w)[0] >= found.value - found.gap - 1e-9
 
 
+@pytest.mark.parametrize("surrogate,params", [("listnet", {}), ("smoothdcg", {"epsilon": 0.05})])
+def test_the_softmax_surrogates_summed_at_once_equal_the_per_query_reference(surrogate, params):
+    """ListNet and SmoothDCG summed over a block by segments (hindsight_segments) equal the
+    per-query surrogates of ltr_cli.surrogates times their counts; queries of count 0 and of
+    one document included."""
+    from ltr_cli.surrogates import SURROGATES
+
+    b = block(seed=3, n=40, d=6)
+    counts = b.counts.copy()
+    counts[::4] = 0
+    ends = b.ends.copy()
+    ends[1] = b.starts[1] + 1  # a one-document query (its other rows in no query)
+    b = QueryBlock(b.X, b.y, b.starts, ends, counts)
+    loss = LossSpec(surrogate, params, 1.0, surrogate == "listnet")
+    w = np.random.default_rng(0).normal(size=6)
+    value, grad = cumulative(loss, [b], w)
+    s = b.X @ w
+    ref_value, ref_g = 0.0, np.zeros(s.shape[0])
+    for a, e, c in zip(b.starts, b.ends, b.counts):
+        if c:
+            v, g = SURROGATES[surrogate](s[a:e], b.y[a:e], **params)
+            ref_value += c * v
+            ref_g[a:e] = c * g
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    assert np.allclose(grad, b.X.T @ ref_g, rtol=1e-10, atol=1e-10)
+
+
 def test_a_warm_start_reaches_the_same_minimum():
     b, d = block(), 20
     loss = LossSpec("ranksvm", {}, 3.0, True)

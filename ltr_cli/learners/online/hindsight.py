@@ -7,7 +7,9 @@ function from :data:`ltr_cli.surrogates.SURROGATES`) and U its projection radius
 are given as :class:`QueryBlock` s: arrays of distinct queries with how many rounds showed
 each, so a query read in several passes is scored once per evaluation (one matrix-vector
 product per block for the scores and one for the gradient; the surrogate per query, or
-once per block for the surrogates that are sums over documents, squared and KL; RankSVM's
+once per block for the surrogates that are sums over documents, squared and KL, and for
+ListNet and SmoothDCG, their softmax taken per query segment
+(:mod:`ltr_cli.learners.online.hindsight_segments`); RankSVM's
 hinge by a compiled kernel, :func:`ltr_cli.kernels.ranksvm.hinge_value_grad`, unless
 ``LTR_KERNELS=0``).
 
@@ -44,18 +46,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from ltr_cli import kernels
 from ltr_cli.learners.online.base import LossSpec
+from ltr_cli.learners.online.hindsight_segments import Segments
 from ltr_cli.learners.online.hindsight_lbfgs import MAX_PAIRS, SMOOTHING, STAGES, PairHinge, Search, ball_lbfgs
 from ltr_cli.learners.online.ogd import project_to_ball
 from ltr_cli.surrogates import SURROGATES
 
 SMOOTH = ("squared", "kl", "listnet", "smoothdcg")
 BY_DOCUMENT = ("squared", "kl")  # sums over documents: one call covers many queries
+BY_SEGMENT = ("listnet", "smoothdcg")  # softmax per query: summed over a block at once (hindsight_segments)
 RTOL = 1e-6
 STALL = 1e-12  # a step shorter than this times U ends the smooth method
 FLAT = (100, 1e-10)  # so does a best value that improved by less than this (relative) in 100 evaluations
@@ -81,6 +86,11 @@ class QueryBlock:
         for a, b, c in zip(self.starts.tolist(), self.ends.tolist(), self.counts.tolist()):
             rows[a:b] = c
         object.__setattr__(self, "row_counts", rows)
+
+    @cached_property
+    def segments(self) -> Segments:
+        """The counted queries' rows, for the surrogates summed at once (ListNet, SmoothDCG)."""
+        return Segments(self.starts, self.ends, self.counts)
 
     def scores(self, w: np.ndarray) -> np.ndarray:
         """``X w`` in float64 (float32 rows are converted a chunk at a time)."""
@@ -125,6 +135,9 @@ def cumulative(loss: LossSpec, blocks: list[QueryBlock], w: np.ndarray) -> tuple
 
             value += ranksvm.hinge_value_grad(s, block.y, block.starts, block.ends, block.counts,
                                               float(loss.params.get("delta", 1.0)), g)
+        elif loss.surrogate in BY_SEGMENT:
+            v, g = getattr(block.segments, loss.surrogate)(s, block.y, s.shape[0], **loss.params)
+            value += v
         elif loss.surrogate in BY_DOCUMENT:
             for c in np.unique(block.row_counts[block.row_counts > 0]).tolist():
                 rows = block.row_counts == c
