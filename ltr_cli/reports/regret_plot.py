@@ -76,6 +76,14 @@ def rate_constant(t: np.ndarray, mean: np.ndarray) -> float | None:
     return float(mean[-1] / t[-1] ** EXPONENT)
 
 
+def tex_number(x: float) -> str:
+    """``x`` to three figures in mathtext: ``2.33 \\times 10^{3}`` outside 1e-3 .. 1e3."""
+    if x == 0 or 1e-3 <= abs(x) < 999.5:
+        return f"{x:.3g}"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    return rf"{float(mantissa):.3g} \times 10^{{{int(exponent)}}}"
+
+
 def surrogate_name(run: Run) -> str:
     """The surrogate of a run's regret as the papers write it."""
     regret = run.manifest.get("regret")
@@ -123,7 +131,8 @@ def _heading(runs: list[Run], experiment: str) -> list[str]:
     what = data if data else (description(runs) or experiment)
     return [f"Figure: {experiment}, each learner's cumulative regret R_t = sum_(s<=t) phi_s(w_s) - "
             "sum_(s<=t) phi_s(w*) against the best fixed weights w* in hindsight (over the ball ||w|| <= U), "
-            f"beside c T^(2/3) (top-k paper, Theorem 4.1). Data: {what}{' (a partial read)' if partial else ''}.",
+            f"beside c T^(2/3) (top-k paper, Theorem 4.1). Data: {what}"
+            f"{' (a partial read)' if partial and 'sample' not in what else ''}.",
             "Panels:"]
 
 
@@ -139,14 +148,15 @@ def _regret_panel(ax: Any, seeds: list[Run], options: FigureOptions) -> Curve:
         ax.fill_between(t, low, high, color=color, alpha=0.2, lw=0)
     c = rate_constant(t, mean)
     if c is not None:
-        ax.plot(t, c * t ** EXPONENT, color=color, ls="--", lw=0.9, label=f"{RATE}, $c = {c:.3g}$")
+        ax.plot(t, c * t ** EXPONENT, color=color, ls="--", lw=0.9, label=f"{RATE}, $c = {tex_number(c)}$")
     finite = np.isfinite(mean)
-    if not finite.any():
-        ax.text(0.5, 0.5, "no finite regret\n(the weights became NaN)", transform=ax.transAxes, ha="center",
-                va="center")
+    if not finite.all():  # the learner's weights became NaN or infinite: say where its curve ends
+        ax.set_xlim(0, t[-1])
+        said = f"not finite after round {int(np.argmin(finite))}" if finite.any() else "no finite regret"
+        ax.text(0.97, 0.05, said, transform=ax.transAxes, ha="right", va="bottom")
     ax.set_xlabel(r"Iteration $t$")
     ax.set_ylabel(f"Regret $R_t$ ({surrogate})")
-    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4), useMathText=True)
     ax.grid(True, alpha=0.3)
     if options.legend != "none":
         ax.legend(loc="upper left", frameon=False, handlelength=1.6)
@@ -160,7 +170,7 @@ def _details(seeds: list[Run], surrogate: str, c: float | None, finite: np.ndarr
     values = [r.summary.get("regret") for r in seeds]
     finals = [v.get("regret") for v in values if isinstance(v, dict) and isinstance(v.get("regret"), (int, float))]
     if finals:
-        out.append("final regret: " + ", ".join(f"{v:.4g}" for v in finals))
+        out.append("final regret: " + ", ".join(f"{v:.4g}" if math.isfinite(v) else "not finite" for v in finals))
     if record.get("value") is not None:
         gap = record.get("gap")
         out.append(f"comparator's cumulative surrogate {record['value']:.6g}"
@@ -168,6 +178,6 @@ def _details(seeds: list[Run], surrogate: str, c: float | None, finite: np.ndarr
     out.append(f"dashed: c T^(2/3), c = {c:.3g}, through the mean at the last round" if c is not None
                else "no rate line: the last round's regret is not finite")
     if not finite.all():
-        out.append(f"not finite after round {int(np.argmin(finite)) + 1 if finite.any() else 1}"
-                   " (the learner's weights became NaN or infinite)")
+        out.append(f"not finite after round {int(np.argmin(finite))} (the learner's weights became NaN or infinite)"
+                   if finite.any() else "no finite regret (the learner's weights became NaN or infinite)")
     return out
