@@ -168,7 +168,7 @@ def _details(seeds: list[Run], surrogate: str, c: float | None, finite: np.ndarr
     record = record if isinstance(record, dict) else {}
     out = [f"surrogate: {surrogate}", f"radius U = {record.get('radius')}", f"seeds: {len(seeds)}"]
     values = [r.summary.get("regret") for r in seeds]
-    finals = [v.get("regret") for v in values if isinstance(v, dict) and isinstance(v.get("regret"), (int, float))]
+    finals = [float(v["regret"]) for v in values if isinstance(v, dict) and isinstance(v.get("regret"), (int, float))]
     if finals:
         out.append("final regret: " + ", ".join(f"{v:.4g}" if math.isfinite(v) else "not finite" for v in finals))
     if record.get("value") is not None:
