@@ -1,8 +1,9 @@
 """What a run shows while it finds the best fixed weights in hindsight
 (:mod:`ltr_cli.protocols.regret`): on a terminal a tqdm bar over the evaluations of the
 cumulative surrogate F, with the certified relative gap and its target; elsewhere (a log)
-a note after the first evaluation (its time and the most the search can take), then one
-every ``EVERY_S`` seconds; always, unless quiet, a closing line with the time taken.
+a note once the search has taken ``FIRST_S`` seconds (evaluations so far, the time of one,
+the gap, the time left and the most it can take), then one every ``EVERY_S`` seconds;
+always, unless quiet, a closing line with the time taken.
 
 The estimate of what is left extrapolates the gap's decrease so far (log-linear in the
 evaluations) to the target, never beyond the evaluation cap; before a gap is known, or for
@@ -19,7 +20,7 @@ from typing import Any, TextIO
 from ltr_cli import console
 from ltr_cli.learners.online.hindsight import MAX_EVALUATIONS, RTOL
 
-EVERY_S = 10.0
+FIRST_S, EVERY_S = 2.0, 10.0
 
 
 def evaluations_left(evaluations: int, first: tuple[int, float] | None, gap: float | None) -> int:
@@ -45,6 +46,7 @@ class HindsightProgress:
         self._start = time.perf_counter()
         self._first: tuple[int, float] | None = None
         self._said = 0.0
+        self._since = (self._start, 0)
         self._evaluations = 0
         self._gap: float | None = None
         if not quiet and (self._stream.isatty() if bar is None else bar):
@@ -67,17 +69,17 @@ class HindsightProgress:
             self._bar.set_postfix_str(shown, refresh=False)
             self._bar.refresh()
             return
-        now = time.perf_counter() - self._start
-        each = now / evaluations
-        if evaluations == 1:
-            console.note(f"{self.what}: regret: one evaluation of the cumulative surrogate took {1e3 * each:.1f} ms; "
-                         f"at most {MAX_EVALUATIONS:,} evaluations (about {_seconds(each * (MAX_EVALUATIONS - 1))} "
-                         "at most)")
-            self._said = now
-        elif now - self._said >= EVERY_S:
-            console.note(f"{self.what}: regret: {evaluations:,} evaluations, {shown}, {_seconds(now)} so far, "
-                         f"about {_seconds(each * left)} left")
-            self._said = now
+        now = time.perf_counter()
+        if evaluations == 1:  # the first evaluation carries one-off costs (imports, the pairs): timed apart
+            self._since = (now, 1)
+            return
+        spent = now - self._start
+        if spent >= (FIRST_S if not self._said else self._said + EVERY_S):
+            each = (now - self._since[0]) / (evaluations - self._since[1])
+            console.note(f"{self.what}: regret: {evaluations:,} evaluations ({1e3 * each:.1f} ms each), {shown}, "
+                         f"{_seconds(spent)} so far, about {_seconds(each * left)} left "
+                         f"(at most {_seconds(each * (MAX_EVALUATIONS - evaluations))})")
+            self._said = spent
 
     def close(self, outcome: str = "") -> None:
         if self._bar is not None:
