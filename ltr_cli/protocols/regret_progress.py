@@ -62,12 +62,11 @@ class HindsightProgress:
         if self.quiet:
             return
         left = evaluations_left(evaluations, self._first, gap)
-        shown = "no bound (not convex)" if gap is None else f"gap {gap:.1e} (target {RTOL:.0e})"
+        shown = "no bound (not convex)" if gap is None else f"relative gap {gap:.1e} (target {RTOL:.0e})"
         if self._bar is not None:
             self._bar.total = evaluations + left if left else max(evaluations, 1)
-            self._bar.n = evaluations
             self._bar.set_postfix_str(shown, refresh=False)
-            self._bar.refresh()
+            self._bar.update(evaluations - self._bar.n)  # drawn at tqdm's pace (mininterval), not every time
             return
         now = time.perf_counter()
         if evaluations == 1:  # the first evaluation carries one-off costs (imports, the pairs): timed apart

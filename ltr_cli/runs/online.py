@@ -384,7 +384,7 @@ def _found(record: dict[str, Any] | None) -> str:
     if not record or record.get("evaluations") is None:
         return ""
     gap = record.get("gap")
-    said = "no bound (not convex)" if gap is None else f"certified gap {gap:.2g}"
+    said = "no bound (not convex)" if gap is None else f"certified within {gap:.2g}"
     return f"{said}, {str(record.get('start', '')).split(':')[0]}"
 
 
