@@ -258,3 +258,23 @@ def test_the_regret_figure_has_a_caption_typeset_labels_no_internal_names_and_no
     for text in texts:
         words = re.sub(r"\$[^$]*\$", "", text)  # mathtext aside
         assert not re.search(r"\b[a-z0-9]+_[a-z0-9_]+\b", words), f"an internal name in {text!r}"
+
+
+def test_a_comparator_is_reused_only_for_the_same_arrays():
+    """The same data identity but other feature values (e.g. another normalisation of the
+    same files) is another problem: solved again, not reused."""
+    from ltr_cli.protocols.regret import _Stream, find_comparator
+
+    b = block(seed=5)
+    n = len(b.counts)
+
+    def stream(blk: QueryBlock) -> _Stream:
+        return _Stream([blk], np.zeros(n, dtype=np.int64), np.arange(n), [str(q) for q in range(n)], "test")
+
+    loss = LossSpec("squared", {}, 1.0, True)
+    first, how = find_comparator(loss, stream(b), 20, data_key="files: a.txt")
+    again, how_again = find_comparator(loss, stream(b), 20, data_key="files: a.txt")
+    scaled = QueryBlock(b.X * 0.5, b.y, b.starts, b.ends, b.counts)
+    other, how_other = find_comparator(loss, stream(scaled), 20, data_key="files: a.txt")
+    assert how == "w = 0" and how_again.startswith("reused") and again is first
+    assert how_other == "w = 0" and other.value != first.value

@@ -160,6 +160,7 @@ def rebuild_stream(source: QuerySource, protocol: Any, rng: np.random.Generator,
 _SOLVED: OrderedDict[bytes, Hindsight] = OrderedDict()
 _WARM: OrderedDict[bytes, np.ndarray] = OrderedDict()
 _KEEP = 16
+_HASHED_BYTES = 1 << 26  # a block's X up to this size is hashed whole
 REUSED = ("reused: the comparator of an earlier run in this process on the same data, round counts, surrogate "
           "and radius (the same problem)")
 WARM = ("warm start: the comparator of an earlier run in this process on the same data, surrogate and radius "
@@ -170,7 +171,10 @@ def _keys(loss: LossSpec, stream: _Stream, n_features: int, data_key: str) -> tu
     """The problem's key and its key without the round counts."""
     h = hashlib.sha256(repr((loss.surrogate, sorted(loss.params.items()), loss.radius, loss.convex, n_features,
                              data_key, [b.X.shape for b in stream.blocks])).encode())
-    for b in stream.blocks:
+    for b in stream.blocks:  # the arrays themselves (a strided sample of a large X's rows), beside the identity
+        step = max(1, b.X.nbytes // _HASHED_BYTES + 1)
+        h.update(str(b.X.dtype).encode() + np.ascontiguousarray(b.X[::step]).tobytes())
+        h.update(np.ascontiguousarray(b.y, dtype=np.float64).tobytes())
         h.update(np.ascontiguousarray(b.starts).tobytes() + np.ascontiguousarray(b.ends).tobytes())
     warm = h.copy()
     for b in stream.blocks:
