@@ -54,7 +54,7 @@ import numpy as np
 from ltr_cli import kernels
 from ltr_cli.learners.online.base import LossSpec
 from ltr_cli.learners.online.hindsight_segments import Segments
-from ltr_cli.learners.online.hindsight_lbfgs import MAX_PAIRS, SMOOTHING, STAGES, PairHinge, Search, ball_lbfgs
+from ltr_cli.learners.online.hindsight_lbfgs import MAX_PAIRS, SHRINK, SMOOTHING, STAGES, PairHinge, Search, ball_lbfgs
 from ltr_cli.learners.online.ogd import project_to_ball
 from ltr_cli.surrogates import SURROGATES
 
@@ -237,7 +237,7 @@ def _quasi_newton(loss: LossSpec, blocks: list[QueryBlock], search: Search, w0: 
         ball_lbfgs(search, hinge.objective(mu), point, solved)
         if _done(search.best, search.bound) or search.evaluations >= search.budget or search.best_w is None:
             break
-        point, mu = search.best_w, mu / 10.0
+        point, mu = search.best_w, mu * SHRINK
     return "smoothed hinge (Huber, continuation) by L-BFGS-B over the ball (radial projection)"
 
 

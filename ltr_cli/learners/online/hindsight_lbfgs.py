@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 MAX_PAIRS = 5_000_000  # ~24 bytes a pair, kept, and a few temporaries of 8 bytes
-SMOOTHING = 0.1  # the first mu, a share of delta; each next one is a tenth of the last
+SMOOTHING = 0.1  # the first mu, a share of delta
+SHRINK = 0.1  # each next mu, a share of the last
 STAGES = 12
 
 #: ``fun(w) -> (objective, gradient, exact)``: the objective minimised (a convex lower
