@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,32 +43,41 @@ def write(tmp_path):
 
 
 # --- the suite leaves the working tree as it found it ------------------------------------------
+#
+# Only what the tests create counts: an audit hook in this process and, through
+# tests/guard_site/sitecustomize.py, in every Python process a test starts, records the paths
+# inside the checkout they create (tests/guard_site/write_guard.py). A run of the user's own
+# writing into results/ meanwhile is not a test's, and is never blamed.
 
-_BEFORE: set[str] = set()
+GUARD_SITE = Path(__file__).resolve().parent / "guard_site"
+sys.path.insert(0, str(GUARD_SITE))
+import write_guard  # noqa: E402
 
-
-def _working_tree() -> set[str]:
-    """Top-level entries of the checkout and of its results/ folder (hidden names aside)."""
-    entries = {p.name for p in REPO.iterdir() if not p.name.startswith(".")}
-    results = REPO / "results"
-    if results.is_dir():
-        entries |= {f"results/{p.name}" for p in results.iterdir() if not p.name.startswith(".")}
-    return entries
+if not os.environ.get(write_guard.LOG):  # xdist's workers inherit the controller's log
+    _fd, _log = tempfile.mkstemp(prefix="ltr-tests-writes-")
+    os.close(_fd)
+    os.environ[write_guard.LOG], os.environ[write_guard.ROOT] = _log, str(REPO)
+    os.environ["LTR_TESTS_GUARD_PID"] = str(os.getpid())  # the session that checks (not xdist's workers)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(GUARD_SITE), *filter(None, [os.environ.get("PYTHONPATH")])])
+write_guard.install(os.environ[write_guard.ROOT], os.environ[write_guard.LOG])
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _BEFORE.update(_working_tree())
     _start_compile_clock()
     if not hasattr(session.config, "workerinput"):  # once per suite (xdist's controller), not per worker
         _warm_kernel_cache()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run if a test wrote into the checkout (e.g. results/<experiment>/ of a run
+    """Fail the run if a test left files in the checkout (e.g. results/<experiment>/ of a run
     without --out): tests write under tmp_path only."""
     if _CLOCK is not None:
         _CLOCK.log.unlink(missing_ok=True)
-    left = sorted(_working_tree() - _BEFORE)
+    if os.environ.get("LTR_TESTS_GUARD_PID") != str(os.getpid()):  # a worker, or a session a test started
+        return
+    log = os.environ[write_guard.LOG]
+    left = write_guard.left_behind(str(REPO), write_guard.recorded(log))
+    Path(log).unlink(missing_ok=True)
     if left:
         print(f"\nERROR: the tests left files in the working tree: {', '.join(left)}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

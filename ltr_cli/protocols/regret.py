@@ -26,6 +26,7 @@ learner without a radius has no comparator ball: only ``surrogate`` is logged.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,14 @@ from ltr_cli.data.sources import QuerySource, plan_rounds, stream_rounds
 from ltr_cli.data.sources.arrays import array_budget
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import LossSpec
-from ltr_cli.learners.online.hindsight import QueryBlock, best_in_hindsight, query_values, surrogate_value
+from ltr_cli.learners.online.hindsight import (
+    Hindsight,
+    Progress,
+    QueryBlock,
+    best_in_hindsight,
+    query_values,
+    surrogate_value,
+)
 from ltr_cli.protocols.round_log import REGRET, SURROGATE
 
 if TYPE_CHECKING:
@@ -146,10 +154,64 @@ def rebuild_stream(source: QuerySource, protocol: Any, rng: np.random.Generator,
     return stream
 
 
-def regret(loss: LossSpec, stream: _Stream, surrogates: np.ndarray, n_features: int
+#: comparators found in this process (the runs of one config finish in one process):
+#: problem key -> the comparator (the same problem again: reused), and key without the
+#: round counts -> the last comparator's weights (a warm start); the last ``_KEEP`` of each
+_SOLVED: OrderedDict[bytes, Hindsight] = OrderedDict()
+_WARM: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_KEEP = 16
+_HASHED_BYTES = 1 << 26  # a block's X up to this size is hashed whole
+REUSED = ("reused: the comparator of an earlier run in this process on the same data, round counts, surrogate "
+          "and radius (the same problem)")
+WARM = ("warm start: the comparator of an earlier run in this process on the same data, surrogate and radius "
+        "(other round counts)")
+
+
+def _keys(loss: LossSpec, stream: _Stream, n_features: int, data_key: str) -> tuple[bytes, bytes]:
+    """The problem's key and its key without the round counts."""
+    h = hashlib.sha256(repr((loss.surrogate, sorted(loss.params.items()), loss.radius, loss.convex, n_features,
+                             data_key, [b.X.shape for b in stream.blocks])).encode())
+    for b in stream.blocks:  # the arrays themselves (a strided sample of a large X's rows), beside the identity
+        step = max(1, b.X.nbytes // _HASHED_BYTES + 1)
+        h.update(str(b.X.dtype).encode() + np.ascontiguousarray(b.X[::step]).tobytes())
+        h.update(np.ascontiguousarray(b.y, dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(b.starts).tobytes() + np.ascontiguousarray(b.ends).tobytes())
+    warm = h.copy()
+    for b in stream.blocks:
+        h.update(np.ascontiguousarray(b.counts).tobytes())
+    return h.digest(), warm.digest()
+
+
+def _remember(store: OrderedDict, key: bytes, value: Any) -> None:
+    store[key] = value
+    store.move_to_end(key)
+    while len(store) > _KEEP:
+        store.popitem(last=False)
+
+
+def find_comparator(loss: LossSpec, stream: _Stream, n_features: int, progress: Progress | None = None,
+               data_key: str = "") -> tuple[Hindsight, str]:
+    """The best fixed weights over ``stream`` and how they were started: solved from 0, from a
+    warm start, or reused. ``data_key`` identifies the data (its identity in the manifest);
+    empty: nothing is reused or kept."""
+    if not data_key:
+        return best_in_hindsight(loss, stream.blocks, n_features, progress=progress), "w = 0"
+    key, warm_key = _keys(loss, stream, n_features, data_key)
+    if key in _SOLVED:
+        return _SOLVED[key], REUSED
+    start = _WARM.get(warm_key)
+    found = best_in_hindsight(loss, stream.blocks, n_features, start=start, progress=progress)
+    _remember(_SOLVED, key, found)
+    _remember(_WARM, warm_key, found.w)
+    return found, ("w = 0" if start is None else WARM)
+
+
+def regret(loss: LossSpec, stream: _Stream, surrogates: np.ndarray, n_features: int,
+           progress: Progress | None = None, data_key: str = ""
            ) -> tuple[np.ndarray | None, dict[str, Any], dict[str, Any]]:
     """The regret column (None without a radius), the manifest's record of how it was
-    computed, and the summary's numbers."""
+    computed, and the summary's numbers. ``progress`` and ``data_key``: as
+    :func:`find_comparator` takes them."""
     record: dict[str, Any] = {"logged": True, "surrogate": loss.surrogate, "params": loss.params,
                               "radius": loss.radius, "convex": loss.convex, "per_round": PER_ROUND}
     total = float(np.sum(surrogates))
@@ -157,12 +219,12 @@ def regret(loss: LossSpec, stream: _Stream, surrogates: np.ndarray, n_features: 
         record["comparator"] = None
         record["reason"] = "no projection radius U: no ball to take the best fixed weights from"
         return None, record, {"learner_cumulative_surrogate": total, "regret": None}
-    found = best_in_hindsight(loss, stream.blocks, n_features)
+    found, start = find_comparator(loss, stream, n_features, progress, data_key)
     values = [query_values(loss, b, found.w) for b in stream.blocks]
     offsets = np.cumsum([0] + [v.shape[0] for v in values[:-1]])
     comparator = np.concatenate(values)[offsets[stream.block] + stream.query] if values else np.zeros(0)
     column = np.cumsum(surrogates) - np.cumsum(comparator)
-    record.update({"comparator": COMPARATOR, "stream": stream.how, **found.describe(),
+    record.update({"comparator": COMPARATOR, "stream": stream.how, **found.describe(), "start": start,
                    "note": ("" if loss.convex else "not convex: w* is the stationary point the method reached, "
                             "not necessarily the minimum, so the regret may be overstated")})
     final = float(column[-1]) if column.size else 0.0

@@ -5,6 +5,7 @@ to its own folder (:func:`run_online_jobs`; ``ltr run`` and ``ltr sweep`` both u
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -382,6 +383,15 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
         raise
 
 
+def _found(record: dict[str, Any] | None) -> str:
+    """How the comparator was found, for the closing progress line."""
+    if not record or record.get("evaluations") is None:
+        return ""
+    gap = record.get("gap")
+    said = "no bound (not convex)" if gap is None else f"certified within {gap:.2g}"
+    return f"{said}, {str(record.get('start', '')).split(':')[0]}"
+
+
 def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
             argv: list[str] | None, quiet: bool = True, planned_path: KernelPlan | None = None) -> RunOutcome:
     """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
@@ -402,13 +412,21 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
     if protocol.log_regret:
         from ltr_cli.protocols.regret import not_logged, rebuild_stream, regret, with_regret
     if prep.loss is not None:
+        from ltr_cli.protocols.regret_progress import HindsightProgress
+
         rounds = result.rounds
+        what = f"[{spec.experiment}] {name} (seed {spec.seed})"
         if not quiet and prep.loss.radius is not None:
-            console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): regret: finding the best fixed weights "
-                         f"in hindsight over the run's {len(rounds):,} rounds")
+            console.note(f"{what}: regret: finding the best fixed weights in hindsight over the run's "
+                         f"{len(rounds):,} rounds")
         stream = rebuild_stream(source, protocol, np.random.default_rng(_seeds(spec.seed)[0]), rounds)
-        column, regret_record, summary["regret"] = regret(
-            prep.loss, stream, rounds[SURROGATE].to_numpy(dtype=np.float64), source.n_features)
+        progress = HindsightProgress(what, quiet)
+        try:
+            column, regret_record, summary["regret"] = regret(
+                prep.loss, stream, rounds[SURROGATE].to_numpy(dtype=np.float64), source.n_features, progress,
+                json.dumps(source.identity(), sort_keys=True, default=str))
+        finally:
+            progress.close(_found(regret_record))
         rounds = with_regret(rounds, column)
     elif protocol.log_regret:
         regret_record = not_logged(prep.learner)
