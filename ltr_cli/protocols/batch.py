@@ -30,43 +30,17 @@ MODEL_INFO = ("selected_features", "rounds", "feature_scale")
 TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")
 
 
-# rows x features scored in one call of a model's ``scores`` (queries stacked up to this)
-_BLOCK_CELLS = 1 << 22
-
-
-def scored(model: Any, queries: list) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``[(scores, y), ...]`` of ``model`` on ``[(X, y), ...]``. Consecutive queries are
-    scored together, up to :data:`_BLOCK_CELLS` cells a call: a saved model scores each row
-    on its own (a linear model sums every row in one fixed order, so identical documents
-    tie exactly and a row's score does not depend on its neighbours), so the scores are
-    those of ``ltr score``, query by query or file at once."""
-    out: list[tuple[np.ndarray, np.ndarray]] = []
-    i = 0
-    while i < len(queries):
-        j, cells = i + 1, queries[i][0].size
-        while j < len(queries) and cells + queries[j][0].size <= _BLOCK_CELLS:
-            cells += queries[j][0].size
-            j += 1
-        block = queries[i:j]
-        X = block[0][0] if j == i + 1 else np.concatenate([X for X, _ in block])
-        s = np.asarray(model.scores(X), dtype=np.float64)
-        cuts = np.cumsum([y.shape[0] for _, y in block])[:-1]
-        out.extend(zip(np.split(s, cuts), (y for _, y in block)))
-        i = j
-    return out
-
-
 def evaluate(model: Any, queries: list, conv: Convention,
              measures: list[Measure] | None = None) -> dict[str, float | None]:
     """Mean ``measures`` (default: the convention's columns) of ``model`` on ``[(X, y), ...]``
     under a convention."""
-    return evaluate_lists(scored(model, queries), conv, measures)
+    return evaluate_lists([(model.scores(X), y) for X, y in queries], conv, measures)
 
 
 def evaluate_each(model: Any, queries: list, conv: Convention, measures: list[Measure]) -> Table:
     """Each query's ``measures`` of ``model`` on ``[(X, y), ...]`` under a convention:
     :func:`evaluate` is the average of this table."""
-    return evaluate_pairs(scored(model, queries), conv, measures)
+    return evaluate_pairs([(model.scores(X), y) for X, y in queries], conv, measures)
 
 
 def _vali_score(model: Any, queries: list, conv: Convention, select: Measure) -> float:
