@@ -147,3 +147,45 @@ def test_cv_test_metrics_are_those_of_ltr_score_and_ltr_eval_on_repeated_rows(tm
     ev = runner.invoke(app, ["eval", str(test), str(scores), "--run", str(bad)])
     assert ev.exit_code == 1 and "'convention' must be one of" in ev.stderr
     assert len(ev.stderr.strip().splitlines()) == 1 and "Traceback" not in ev.stderr
+
+
+def _without_seconds(obj):
+    """A run file's JSON without its timings (they differ between any two runs)."""
+    if isinstance(obj, dict):
+        return {k: _without_seconds(v) for k, v in obj.items() if k not in ("seconds", "wall_seconds")}
+    if isinstance(obj, list):
+        return [_without_seconds(v) for v in obj]
+    return obj
+
+
+def test_batch_cv_writes_the_same_numbers_on_both_paths(tmp_path, monkeypatch):
+    """A CV run with LTR_KERNELS=0 and with the kernels: the per-fold and per-query tables
+    byte for byte and the same models, for every batch learner with a compiled path but
+    Ranking SVM's squared hinge, whose compiled Newton step (sorted pairs) agrees with the
+    reference's (explicit pairs) to rounding only (docs/kernels.md)."""
+    root = tmp_path / "OHSUMED"
+    make_repeated_folds(root, folds=(1,), queries=5)
+    config = tmp_path / "paths.yaml"
+    config.write_text(f"experiment: paths\ndataset: {{kind: registry, name: letor3-ohsumed, root: '{root}', "
+                      "folds: [1]}\ncv: {select_by: map}\nlearners:\n"
+                      "  svmmap: {type: svmmap, grid: {C: [0.1, 10]}}\n"
+                      "  adarank: {type: adarank, measure: map, grid: {rounds: [10]}}\n"
+                      "  rankboost: {type: rankboost, grid: {rounds: [10]}}\n"
+                      "  ca: {type: coordinate-ascent, measure: map, grid: {restarts: [1], iterations: [5]}}\n"
+                      "  ranksvm: {type: ranksvm, grid: {C: [0.01, 1]}}\n")
+    runs = {}
+    for compiled in (False, True):
+        monkeypatch.setattr(kernels, "ENABLED", compiled)
+        res = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / str(compiled)), "-q"])
+        assert res.exit_code == 0, res.stderr
+        runs[compiled] = {Path(p).name.rsplit("-", 1)[0]: Path(p) for p in res.stdout.split()}
+    ref, fast = runs[False], runs[True]
+    assert ref.keys() == fast.keys() == {"svmmap", "adarank", "rankboost", "ca", "ranksvm"}
+    for name in ref:
+        a, b = (_without_seconds(json.loads((r[name] / "models.json").read_text())) for r in (ref, fast))
+        if name == "ranksvm":
+            assert np.allclose(a["1"]["w"], b["1"]["w"], rtol=1e-9, atol=1e-12)
+            continue
+        assert a == b, name
+        for table in ("rounds.parquet", "test_queries.parquet"):
+            assert (ref[name] / table).read_bytes() == (fast[name] / table).read_bytes(), (name, table)
