@@ -42,11 +42,11 @@ def eval_(
 
     opts = reader_options(dataset, None, index_base, _value(qid), group, None)
     name, why = eval_convention(_value(convention), run, dataset)
-    typer.echo(f"ltr: convention {name} ({why})", err=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = evaluate_file(data_file, score_file, opts, name, _value(ties),
                                _value(no_relevant), threshold, seed, per_query, metric)
+    typer.echo(f"ltr: convention {name} ({why})", err=True)  # after any error: errors stay one line
     for w in caught:
         typer.echo(f"ltr: warning: {w.message}", err=True)
     if as_json:
