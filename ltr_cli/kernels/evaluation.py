@@ -5,7 +5,10 @@ Layout: documents stacked by query, query q owns ``offsets[q]:offsets[q+1]``; ``
 scores, ``y`` (N,) labels, ``gain`` (N,) each document's gain and ``rel`` (N,) whether it
 is relevant, both computed beforehand by the convention (numpy), as are the discount
 tables ``disc`` (1/log2(i+1), paper) and ``letor_disc`` (LETOR's), so every gain and
-discount is the reference's very number.
+discount is the reference's very number; and every sum is the reference's: the paper's
+DCG one BLAS dot product (numpy's ``@``), the scripts' DCG a running sum (``cumsum``),
+AP's precisions and MeanNDCG's values numpy's pairwise sum, so both paths give the same
+bits.
 
 Output ``values`` (Q, 2P+1[+1]) in the reference's key order: ndcg@1..P, ap, p@1..P,
 [mean_ndcg]; ``defined`` marks the values the convention defines (False: the reference's
