@@ -63,8 +63,17 @@ def _rmatvec(X, g):
     raise NotImplementedError
 
 
+# numpy's ``@`` takes ddot, not dgemv, where the product is one dot product: ``X @ w`` of a
+# single row and ``X.T @ g`` of a single column. dgemv sums in another order, so these
+# shapes go to ddot here too (C-contiguous X: a row or column is then one contiguous run).
 @overload(_matvec)
 def _matvec_impl(X, w):
+    if _blas_ok(X) and X.layout == "C":
+        def blas_c(X, w):
+            if X.shape[0] == 1:
+                return np.full(1, np.dot(X[0], w))
+            return np.dot(X, w)
+        return blas_c
     if _blas_ok(X):
         return lambda X, w: np.dot(X, w)
     return lambda X, w: _scores_loop(X, w)
@@ -76,6 +85,13 @@ def _matvec_into(X, w, s):
 
 @overload(_matvec_into)
 def _matvec_into_impl(X, w, s):
+    if _blas_ok(X) and X.layout == "C":
+        def blas_c(X, w, s):
+            if X.shape[0] == 1:
+                s[0] = np.dot(X[0], w)
+            else:
+                s[:X.shape[0]] = np.dot(X, w)
+        return blas_c
     if _blas_ok(X):
         def blas(X, w, s):
             s[:X.shape[0]] = np.dot(X, w)
@@ -85,6 +101,12 @@ def _matvec_into_impl(X, w, s):
 
 @overload(_rmatvec)
 def _rmatvec_impl(X, g):
+    if _blas_ok(X) and X.layout == "C":
+        def blas_c(X, g):
+            if X.shape[1] == 1:
+                return np.full(1, np.dot(g, X.reshape(X.shape[0])))
+            return np.dot(g, X)
+        return blas_c
     if _blas_ok(X):
         return lambda X, g: np.dot(g, X)
     return lambda X, g: _rmatvec_loop(X, g)
@@ -108,6 +130,13 @@ def _rmatvec_into(X, g, acc):
 
 @overload(_rmatvec_into)
 def _rmatvec_into_impl(X, g, acc):
+    if _blas_ok(X) and X.layout == "C":
+        def blas_c(X, g, acc):
+            if X.shape[1] == 1:
+                acc[0] = np.dot(g, X.reshape(X.shape[0]))
+            else:
+                acc[:] = np.dot(g, X)
+        return blas_c
     if _blas_ok(X):
         def blas(X, g, acc):
             acc[:] = np.dot(g, X)

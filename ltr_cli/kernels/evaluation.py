@@ -5,7 +5,10 @@ Layout: documents stacked by query, query q owns ``offsets[q]:offsets[q+1]``; ``
 scores, ``y`` (N,) labels, ``gain`` (N,) each document's gain and ``rel`` (N,) whether it
 is relevant, both computed beforehand by the convention (numpy), as are the discount
 tables ``disc`` (1/log2(i+1), paper) and ``letor_disc`` (LETOR's), so every gain and
-discount is the reference's very number.
+discount is the reference's very number; and every sum is the reference's: the paper's
+DCG one BLAS dot product (numpy's ``@``), the scripts' DCG a running sum (``cumsum``),
+AP's precisions and MeanNDCG's values numpy's pairwise sum, so both paths give the same
+bits.
 
 Output ``values`` (Q, 2P+1[+1]) in the reference's key order: ndcg@1..P, ap, p@1..P,
 [mean_ndcg]; ``defined`` marks the values the convention defines (False: the reference's
@@ -21,6 +24,7 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
 from ltr_cli.kernels.codes import MEASURE_ERR, MEASURE_RR
+from ltr_cli.kernels.core import _dot, _pairwise_sum
 from ltr_cli.kernels.measures import expected_reciprocal_rank, reciprocal_rank
 
 INPUT_ORDER = 0
@@ -60,31 +64,29 @@ def evaluate_queries(s, y, gain, rel, offsets, P, ties, letor, disc, letor_disc,
         g = gain[a:b]
         rl = rel[a:b]
         ideal_gain = -np.sort(-g)
-        if not letor:
+        ranked_gain = np.empty(m)
+        for i in range(m):
+            ranked_gain[i] = g[r[i]]
+        buf = np.empty(m + 1)  # NDCG@1..m (MeanNDCG), then AP's precisions
+        if not letor:  # the paper's DCG: one dot product, as the reference's ``@``
             for k in range(1, P + 1):
                 n = min(k, m)
-                ideal = 0.0
-                for i in range(n):
-                    ideal += ideal_gain[i] * disc[i]
+                ideal = _dot(ideal_gain[:n], disc[:n])
                 if ideal <= 0.0:
                     values[q, k - 1] = no_rel_value
                 else:
-                    dcg = 0.0
-                    for i in range(n):
-                        dcg += g[r[i]] * disc[i]
-                    values[q, k - 1] = dcg / ideal
-        else:
+                    values[q, k - 1] = _dot(ranked_gain[:n], disc[:n]) / ideal
+        else:  # the scripts' running sums, as the reference's ``cumsum``
             n_pos = max(m, P)
             dcg = 0.0
             ideal = 0.0
-            ndcg_sum = 0.0
             for i in range(n_pos):
                 if i < m:
-                    dcg += g[r[i]] * letor_disc[i]
+                    dcg += ranked_gain[i] * letor_disc[i]
                     ideal += ideal_gain[i] * letor_disc[i]
                 value = dcg / ideal if ideal > 0 else zero_value
                 if i < m:
-                    ndcg_sum += value
+                    buf[i] = value
                 if i < P:
                     if i < m:
                         values[q, i] = value
@@ -92,18 +94,17 @@ def evaluate_queries(s, y, gain, rel, offsets, P, ties, letor, disc, letor_disc,
                         defined[q, i] = False
                     else:
                         values[q, i] = 0.0
-            if mean_ndcg:
-                values[q, 2 * P + 1] = ndcg_sum / m if m else 0.0
+            if mean_ndcg:  # numpy's mean: its pairwise sum, divided
+                values[q, 2 * P + 1] = _pairwise_sum(buf, 0, m) / m if m else 0.0
         hits = 0
-        total = 0.0
         for i in range(m):
             if rl[r[i]]:
+                buf[hits] = (hits + 1) / (i + 1)
                 hits += 1
-                total += hits / (i + 1)
             if i < P:
                 values[q, P + 1 + i] = hits / (i + 1)
-        if hits:
-            values[q, P] = total / hits
+        if hits:  # summed as numpy sums the reference's precisions
+            values[q, P] = _pairwise_sum(buf, 0, hits) / hits
         else:
             values[q, P] = zero_value if letor else no_rel_value
         for k in range(m + 1, P + 1):

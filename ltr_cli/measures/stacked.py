@@ -23,7 +23,7 @@ import numpy as np
 
 from ltr_cli import kernels
 from ltr_cli.measures.conventions import Convention, Measure, bind, default_metric_names, evaluate_query, letor_discounts
-from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores
+from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores, row_scores
 
 _TIES = {"input-order": 0, "reverse-input": 1, "pessimistic": 2}
 
@@ -66,6 +66,24 @@ def mean_kept(values: np.ndarray, conv: Convention) -> float | None:
     if conv.letor_style:
         return float(np.cumsum(np.where(kept, col, 0.0))[-1]) / n  # sequential, as sum()
     return float(np.nanmean(col))
+
+
+def linear_scores(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``X @ w`` (m,) for rows X (m, d) and weights w (d,), every row summed in one fixed
+    order, so identical rows get bit-identical scores and tie as the tie rule has them
+    (BLAS's ``X @ w`` breaks such ties by rounding noise): the compiled
+    :func:`~ltr_cli.kernels.core.row_scores_into` when kernels are on, else its numpy
+    reference :func:`~ltr_cli.measures.metrics.row_scores` (the same bits). Each row's score
+    depends on that row alone, so rows may be scored in any grouping."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if not kernels.ENABLED or X.shape[0] == 0:
+        return row_scores(X, w)
+    s = np.empty(X.shape[0])
+    (kernels.module or kernels.load()).core.row_scores_into(np.ascontiguousarray(X), w, s)
+    return s
 
 
 def evaluate_stacked(

@@ -8,9 +8,10 @@ tie rule draws from a generator seeded by the run's seed afresh at every evaluat
 evaluation never touches the run's own generators. The columns are named
 ``heldout_<metric>`` in the round log (NaN in the rounds between evaluations).
 
-Cost: one matrix-vector product over the held-out rows and the compiled evaluation per
-learner and evaluation; the compiled block loop only ends its blocks at multiples of
-``every``.
+Cost: one matrix-vector product over the held-out rows (summed row by row in one order,
+so identical documents tie: :func:`~ltr_cli.measures.stacked.linear_scores`) and the
+compiled evaluation per learner and evaluation; the compiled block loop only ends its
+blocks at multiples of ``every``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ltr_cli.data.identity import file_identity
 from ltr_cli.data.normalize import query_level
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.measures.conventions import Measure
-from ltr_cli.measures.stacked import evaluate_stacked
+from ltr_cli.measures.stacked import evaluate_stacked, linear_scores
 from ltr_cli.protocols.round_log import HELDOUT_PREFIX as PREFIX
 
 
@@ -63,8 +64,7 @@ class Heldout:
     def evaluate(self, w: np.ndarray) -> list[float]:
         """Each measure's mean over the held-out queries for weights ``w`` (d,); NaN where no
         query defines it."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = self.X @ np.asarray(w, dtype=np.float64)
+        scores = linear_scores(self.X, w)  # identical rows tie exactly
         conv = self.measures[0].conv
         table = evaluate_stacked(scores, self.y, self.offsets, conv, self.ties,
                                  rng=np.random.default_rng(self.seed), measures=self.measures)

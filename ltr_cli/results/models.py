@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ltr_cli.measures.stacked import linear_scores
+
 if TYPE_CHECKING:  # LightGBM models are read by the runs that have them
     from ltr_cli.results import gbdt
 
@@ -28,7 +30,9 @@ class LinearModel:
     info: dict[str, Any] = field(default_factory=dict)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
-        return X @ self.w
+        """``X @ w``, each row summed in one fixed order: identical rows tie exactly
+        (:func:`~ltr_cli.measures.stacked.linear_scores`)."""
+        return linear_scores(X, self.w)
 
     def finite(self) -> bool:
         """All weights finite (an authors'-numerics run may end with NaN weights)."""

@@ -56,7 +56,9 @@ def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
 
 
 def score_lines(scorer: Any, data_file: Path, options: ReaderOptions) -> list[str]:
-    """One formatted score per document of ``data_file``, in file order."""
+    """One score per document of ``data_file``, in file order, each the shortest decimal
+    that reads back to the same double (``repr``), so no two different scores print alike
+    and ``ltr eval`` ranks exactly as the model does."""
     lines: list[str] = []
     for q in open_dataset(data_file, options):
         with np.errstate(over="ignore", invalid="ignore"):
@@ -64,7 +66,7 @@ def score_lines(scorer: Any, data_file: Path, options: ReaderOptions) -> list[st
         if not np.isfinite(scores).all():
             raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
                            "(NaN or infinite); the weights are too large for these features")
-        lines.extend(f"{s:.10g}" for s in scores)
+        lines.extend(map(repr, np.asarray(scores, dtype=np.float64).tolist()))
     return lines
 
 
