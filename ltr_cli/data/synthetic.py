@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +28,9 @@ import numpy as np
 
 from ltr_cli.data.query import Query
 from ltr_cli.data.registry import DatasetInfo, get_dataset
+from ltr_cli.data.svmwrite import feature_prefixes, svmlight_block, text_words
 from ltr_cli.errors import LtrError
+from ltr_cli.outputs import write_file, write_text
 
 AUTHORS_RELEVANCE = np.array([4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], float)
 LEVEL_MEANS = {4: 7.0, 3: 5.0, 2: 3.0, 1: 1.0, 0: -1.0}
@@ -155,9 +157,85 @@ def format_label(y: float) -> str:
     return str(int(y)) if float(y).is_integer() else repr(float(y))
 
 
+QID_STYLES = ("token", "comment", "group")
+_BLOCK_VALUES = 1 << 14  # feature values formatted per numpy block
+
+
+def svmlight_chunks(queries: Iterable[Query], *, qid_style: str = "token", sparse: bool = False,
+                    index_base: int = 1, sizes: list[int] | None = None) -> Iterator[bytes]:
+    """The SVMlight text of ``queries`` (see :func:`write_svmlight`), a block of queries
+    at a time; each query's size is appended to ``sizes`` (for a group file)."""
+    if qid_style not in QID_STYLES:
+        raise ValueError(f"unknown qid style {qid_style!r}")
+    prefixes: dict[int, np.ndarray] = {}  # by width
+    block: list[Query] = []
+    values = 0
+    for query in queries:
+        if sizes is not None:
+            sizes.append(query.m)
+        if block and query.X.shape[1] != block[0].X.shape[1]:
+            yield _block_text(block, qid_style, sparse, prefixes, index_base)
+            block, values = [], 0
+        step = max(1, _BLOCK_VALUES // max(1, query.X.shape[1]))
+        for start in range(0, query.m, step):  # a large query a few rows at a time: lines are independent
+            part = query if query.m <= step else Query(query.qid, query.X[start:start + step],
+                                                         query.y[start:start + step], query.line)
+            block.append(part)
+            values += part.X.size
+            if values >= _BLOCK_VALUES:
+                yield _block_text(block, qid_style, sparse, prefixes, index_base)
+                block, values = [], 0
+    if block:
+        yield _block_text(block, qid_style, sparse, prefixes, index_base)
+
+
+def _block_text(block: list[Query], qid_style: str, sparse: bool, prefixes: dict[int, np.ndarray],
+                index_base: int) -> bytes:
+    """Lines ``<label>[ qid:<qid>] <i>:<v> ...[ # <qid>]`` of the queries in ``block`` (all
+    of one width; ``prefixes`` caches the `` <i>:`` words by width)."""
+    for q in block:
+        if any(ch.isspace() for ch in q.qid):
+            raise ValueError(f"qid {q.qid!r} holds white space: it cannot be written as SVMlight")
+    X = np.concatenate([q.X for q in block]) if len(block) > 1 else block[0].X
+    labels = np.concatenate([q.y for q in block])
+    owner = np.repeat(np.arange(len(block)), [q.m for q in block])
+    distinct, which = np.unique(labels, return_inverse=True)
+    heads = text_words([format_label(v) for v in distinct.tolist()])[which]
+    qids = [q.qid for q in block]
+    tails = np.zeros((X.shape[0], 0), dtype=heads.dtype)
+    if qid_style == "token":
+        heads = np.concatenate([heads, text_words([f" qid:{qid}" for qid in qids])[owner]], axis=1)
+    elif qid_style == "comment":  # "<label> <features> # <qid>": two spaces when no feature
+        tails = text_words([f" # {qid}" for qid in qids])[owner]
+    width = X.shape[1]
+    if width not in prefixes:
+        prefixes[width] = feature_prefixes(width, index_base)
+    return svmlight_block(X, heads, tails, prefixes[width], sparse, empty_gap=qid_style == "comment")
+
+
+def reference_svmlight_lines(queries: Iterable[Query], *, qid_style: str = "token", sparse: bool = False,
+                             index_base: int = 1) -> Iterator[str]:
+    """The lines :func:`svmlight_chunks` writes, one Python format per value: the
+    specification of that text, the oracle of its tests and the baseline of ``ltr bench``."""
+    for query in queries:
+        for row, label in zip(query.X, query.y):
+            cols = np.flatnonzero(row) if sparse else np.arange(row.shape[0])
+            feats = " ".join(f"{c + index_base}:{row[c]:.6g}" for c in cols)
+            head = format_label(label)
+            if qid_style == "token":
+                line = f"{head} qid:{query.qid} {feats}"
+            elif qid_style == "comment":
+                line = f"{head} {feats} # {query.qid}"
+            elif qid_style == "group":
+                line = f"{head} {feats}"
+            else:
+                raise ValueError(f"unknown qid style {qid_style!r}")
+            yield line.rstrip() + "\n"
+
+
 def write_svmlight(
     path: Path,
-    queries: Iterator[Query],
+    queries: Iterable[Query],
     *,
     qid_style: str = "token",
     sparse: bool = False,
@@ -167,33 +245,30 @@ def write_svmlight(
 
     ``qid_style``: ``token`` (``qid:N``), ``comment`` (trailing ``# N``) or ``group``
     (no qid; a ``<file>.query`` group file is written next to it). ``.gz`` paths are
-    compressed. Dense rows write every feature; sparse rows omit zeros.
+    compressed. Dense rows write every feature; sparse rows omit zeros. Values are written
+    as ``%.6g``. Each file is written to a new temporary file in its folder and renamed
+    into place, so a failed write leaves nothing under the final name.
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
+    if qid_style not in QID_STYLES:
+        raise ValueError(f"unknown qid style {qid_style!r}")
     sizes: list[int] = []
-    n_docs = 0
-    with opener(path, "wt", encoding="ascii", newline="\n") as fh:
-        for query in queries:
-            sizes.append(query.m)
-            for row, label in zip(query.X, query.y):
-                cols = np.flatnonzero(row) if sparse else np.arange(row.shape[0])
-                feats = " ".join(f"{c + index_base}:{row[c]:.6g}" for c in cols)
-                head = format_label(label)
-                if qid_style == "token":
-                    line = f"{head} qid:{query.qid} {feats}"
-                elif qid_style == "comment":
-                    line = f"{head} {feats} # {query.qid}"
-                elif qid_style == "group":
-                    line = f"{head} {feats}"
-                else:
-                    raise ValueError(f"unknown qid style {qid_style!r}")
-                fh.write(line.rstrip() + "\n")
-                n_docs += 1
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as raw:
+            if path.suffix == ".gz":  # the bytes of gzip.open(path, "wt"): named, and flushed at the end
+                with gzip.GzipFile(filename=str(path), mode="wb", fileobj=raw) as fh:
+                    fh.writelines(svmlight_chunks(queries, qid_style=qid_style, sparse=sparse,
+                                                  index_base=index_base, sizes=sizes))
+                    fh.flush()
+            else:
+                raw.writelines(svmlight_chunks(queries, qid_style=qid_style, sparse=sparse,
+                                               index_base=index_base, sizes=sizes))
+
+    write_file(path.parent, path.name, write, own_name=False)
     if qid_style == "group":
-        group_path = path.with_name(path.name + ".query")
-        group_path.write_text("".join(f"{n}\n" for n in sizes))
-    return n_docs
+        write_text(path.with_name(path.name + ".query"), "".join(f"{n}\n" for n in sizes))
+    return sum(sizes)
 
 
 def rotation(n_folds: int) -> list[tuple[list[int], int, int]]:
