@@ -19,9 +19,14 @@ Both are deterministic functions of their seed.
 from __future__ import annotations
 
 import gzip
+import math
+import os
+import shutil
+import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -285,25 +290,80 @@ def write_fold_layout(root: Path, info: DatasetInfo, spec: ShapeSpec) -> dict[st
     ``root``, split into one subset per fold and rotated over the folds like the real
     data (:func:`rotation`): a subset is written the same way wherever it appears, so one
     fold's test file and the next fold's vali file are identical bytes. Qids are unique
-    over the whole dataset."""
+    over the whole dataset.
+
+    Each subset is generated and formatted once, and each fold file is the concatenation
+    of its subsets' bytes. Everything is written in a new folder beside ``root`` first; it
+    then becomes ``root`` (or, when ``root`` holds files already, each file is renamed into
+    it), so a failed write leaves no partial file under ``root``."""
     n = len(info.folds)
     if n < 3 or not {"train", "vali", "test"} <= set(info.files):
         raise LtrError(f"{info.name} has no train/vali/test fold layout to write (it has splits "
                        f"{', '.join(sorted(info.files))} and {n} folds)")
     if spec.queries < n:
         raise LtrError(f"--queries must be at least {n} (one query per subset, {n} subsets)")
-    queries = list(shaped_queries(info, spec))
-    bounds = np.linspace(0, len(queries), n + 1).round().astype(int)
-    subsets = [queries[bounds[k]:bounds[k + 1]] for k in range(n)]
+    bounds = np.linspace(0, spec.queries, n + 1).round().astype(int)
+    sizes = np.diff(bounds).tolist()
     style = spec.qid_style or info.qid_source
-    for number, (train, vali, test) in zip(info.folds, rotation(n)):
-        for split, parts in (("train", train), ("vali", [vali]), ("test", [test])):
-            path = info.path_for(root, split, number)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_svmlight(path, (q for k in parts for q in subsets[k]), qid_style=style, sparse=info.sparse)
-    return {"root": str(root), "dataset": info.name, "folds": n, "subsets": [len(s) for s in subsets],
-            "queries": len(queries), "documents": sum(q.m for q in queries), "features": info.n_features,
-            "qid": style}
+    root = Path(root)
+    parent = root.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{root.name[:100]}.", dir=parent))
+    try:
+        queries = shaped_queries(info, spec)
+        parts = [work / "subsets" / f"S{k + 1}.txt" for k in range(n)]
+        parts[0].parent.mkdir()
+        documents = sum(write_svmlight(part, islice(queries, size), qid_style=style, sparse=info.sparse)
+                        for part, size in zip(parts, sizes))
+        layout = work / "layout"
+        written = []
+        for number, (train, vali, test) in zip(info.folds, rotation(n)):
+            for split, chosen in (("train", train), ("vali", [vali]), ("test", [test])):
+                path = info.path_for(layout, split, number)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _concatenate(path, [parts[k] for k in chosen])
+                written.append(path.relative_to(layout))
+                if style == "group":
+                    _concatenate(path.with_name(path.name + ".query"),
+                                 [p.with_name(p.name + ".query") for p in parts])
+                    written.append(path.relative_to(layout).with_name(path.name + ".query"))
+        _place(layout, root, written)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"root": str(root), "dataset": info.name, "folds": n, "subsets": sizes,
+            "queries": spec.queries, "documents": documents, "features": info.n_features, "qid": style}
+
+
+def _concatenate(target: Path, sources: list[Path]) -> None:
+    with open(target, "wb") as out:
+        for source in sources:
+            with open(source, "rb") as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+
+
+def _place(layout: Path, root: Path, files: list[Path]) -> None:
+    """Make the finished ``layout`` folder ``root``: renamed whole when ``root`` is new or
+    empty, else each of ``files`` renamed into ``root`` (replacing a file of that name)."""
+    if not root.exists() or (root.is_dir() and not root.is_symlink() and not any(root.iterdir())):
+        if root.exists():
+            root.rmdir()
+        os.replace(layout, root)
+        return
+    for relative in files:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(layout / relative, root / relative)
+
+
+def _check_docs_per_query(mean: float, info: DatasetInfo) -> None:
+    """A finite mean of at least one document whose queries fit the per-query memory budget
+    a config's ``dataset.docs_per_query`` has (twice the mean, for the Poisson spread)."""
+    from ltr_cli.config.datasets import DEFAULT_MAX_QUERY_MB
+
+    most = DEFAULT_MAX_QUERY_MB * (1 << 20) / (8 * info.n_features) / 2
+    if not (math.isfinite(mean) and 1 <= mean <= most):
+        raise LtrError(f"--docs-per-query {mean:g}: give a mean from 1 to {most:,.0f} documents per query "
+                       f"({info.name} has {info.n_features} features, and a query may take "
+                       f"{DEFAULT_MAX_QUERY_MB:g} MB)")
 
 
 def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
@@ -314,12 +374,13 @@ def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
     fold layout under the directory ``out`` (:func:`write_fold_layout`); what was written."""
     if (like is None) == (separable is None):
         raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+    if like is not None and docs_per_query is not None:
+        _check_docs_per_query(docs_per_query, get_dataset(like))
     if folds:
         if like is None:
             raise LtrError("--folds writes a registry dataset's layout: give --like NAME")
         if out.exists() and not out.is_dir():
             raise LtrError(f"{out}: --folds writes a directory (the dataset root); this is a file")
-        out.mkdir(exist_ok=True)
         return write_fold_layout(out, get_dataset(like), ShapeSpec(queries, docs_per_query, seed=seed,
                                                                    qid_style=qid_style))
     if like is not None:
