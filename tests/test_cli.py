@@ -300,6 +300,7 @@ def test_bench_reports_ratios(tmp_path, monkeypatch):
     assert {"dense_mslr", "sparse_yahoo"} <= set(out["parse"])
     assert out["parse"]["dense_mslr"]["ours_mb_per_s"] > 0
     assert out["parse"]["dense_mslr"]["cached_speedup"] > 0
+    assert out["parse"]["dense_mslr"]["synth_speedup_vs_python"] > 0
     learners = out["per_round"]["learners"]
     assert {"slam-ndcg", "alg3", "listnet", "rtopkf-ranksvm"} <= set(learners)
     assert all(v["ratio_to_floor"] > 0 for v in learners.values())

@@ -5,6 +5,7 @@ rule, and what a fit records."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -209,3 +210,66 @@ def test_the_paper_is_the_default_variant_under_either_fidelity():
     other = load_config(REPO / "configs" / "letor_ohsumed.yaml", ["learners.permurank.variant=max-violation"])
     assert base.run_id("permurank") == same.run_id("permurank") == "permurank-592111d6b2"
     assert other.run_id("permurank") != base.run_id("permurank")
+
+
+def _ohsumed_shaped_train(tmp_path, fold: int = 1) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Fold ``fold``'s training file of generated LETOR 2.0 OHSUMED-shaped folds, as
+    ``ltr data synth DIR --like letor2-ohsumed --folds --queries 40`` writes them."""
+    from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
+    from ltr_cli.data.synthetic import synthesize
+
+    synthesize(tmp_path / "oh", "letor2-ohsumed", None, 40, None, 0, None, folds=True)
+    path = tmp_path / "oh" / f"Fold{fold}" / "trainingset.txt"
+    return [(q.X, q.y) for q in SVMLightReader(path, ReaderOptions(n_features=25))]
+
+
+def test_the_literal_stopping_rule_never_settles_on_ohsumed_shaped_folds(tmp_path):
+    """Why the paper's rule taken literally (tolerance 0) does not stop: as w moves, the
+    oracles find a permutation not yet in the sets for every query in every round, and as
+    Eq. 11 sums over C, each one adds a term: the working-set objective only grows. The
+    default tolerance stops on the same data (next test)."""
+    train = _ohsumed_shaped_train(tmp_path)
+    res = permurank(train, 1.0, "map", rounds=12, tolerance=0.0)
+    assert res.convergence.at_cap and all(t["changed"] == len(res.sets) for t in res.trace)
+    objectives = [t["objective"] for t in res.trace]
+    assert all(b > a for a, b in zip(objectives, objectives[1:]))
+    assert res.convergence.details["working_sets"]["imperfect"]["max"] == 13
+
+
+@pytest.mark.parametrize("fold", [1, 2])
+def test_the_default_settles_on_ohsumed_shaped_folds(tmp_path, fold):
+    """With the default tolerance the working sets stop changing within a few rounds at the
+    shipped grid's C of 0.1, 1 and 10, well inside the paper's 40-100 iterations."""
+    train = _ohsumed_shaped_train(tmp_path, fold)
+    spec = PermuRankSpec.model_validate({"type": "permurank"})
+    for C in (0.1, 1.0, 10.0):
+        model = spec.fit(train, {"C": C})
+        conv = model.info["convergence"]
+        assert conv["converged"] and not conv["at_cap"], (C, model.info["rounds"])
+        assert model.info["rounds"] <= 40 and conv["iterations"] == model.info["rounds"]
+        assert conv["details"]["tolerance"] == spec.tolerance == 1e-2
+
+
+MSLR_SAMPLE = Path("/work/shared/data/mslr-web10k-fold1-5k/train.txt")
+
+
+@pytest.mark.skipif(not MSLR_SAMPLE.is_file(), reason="the shared MSLR sample is not on this machine")
+def test_the_default_fits_raw_mslr_features_and_settles():
+    """Raw MSLR-WEB10K rows (features up to 1e8): each round's QP runs on max-abs scaled
+    columns (feature_scale: auto), so a fit ends in seconds, and its sets settle."""
+    from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
+
+    train = [(q.X, q.y) for q in SVMLightReader(MSLR_SAMPLE, ReaderOptions(n_features=136))]
+    assert len(train) == 43 and max(float(np.abs(X).max()) for X, _ in train) > 1e6
+    model = PermuRankSpec.model_validate({"type": "permurank"}).fit(train, {"C": 1.0})
+    conv = model.info["convergence"]
+    assert conv["converged"] and model.info["rounds"] <= 40 and conv["details"]["qp_at_cap"] == 0
+    assert model.info["feature_scale"] == "max-abs"
+    E = measure_fn("map")
+    assert np.mean([E(np.argsort(-(X @ model.w), kind="stable"), y) for X, y in train]) > 0.3
+
+
+def test_the_cap_warning_names_the_config_key():
+    capped = permurank(_tiny(6), 1.0, "map", rounds=2, eps=1e-10)
+    assert "raise learners.permurank.rounds (e.g. --set learners.permurank.rounds=4)" in \
+        capped.convergence.warning("permurank")

@@ -114,3 +114,65 @@ def test_synth_folds_needs_a_registry_dataset_and_a_directory(tmp_path):
         synthesize(tmp_path / "f", "letor2-ohsumed", None, 10, None, 0, None, folds=True)
     out = synthesize(tmp_path / "d", "letor2-ohsumed", None, 10, 4, 0, None, folds=True)
     assert out["root"] == str(tmp_path / "d") and (tmp_path / "d" / "Fold5" / "testset.txt").is_file()
+
+
+@pytest.mark.parametrize("mean", ["1e300", "inf", "600000"])
+def test_synth_refuses_a_mean_it_cannot_draw(tmp_path, mean):
+    """One line and status 1, and no output file (not even an empty one)."""
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+
+    out = tmp_path / "out.txt"
+    res = CliRunner().invoke(app, ["data", "synth", str(out), "--like", "mslr-web10k", "--queries", "2",
+                                   "--docs-per-query", mean])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.exception
+    assert res.stderr.count("\n") == 1 and "--docs-per-query" in res.stderr and "493,448" in res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_synth_folds_that_fail_leave_no_partial_files(tmp_path, monkeypatch):
+    """A fold layout is written beside the root and moved in when complete: a disk that
+    fills up on the third file leaves no file under the root (a new root is not created,
+    an older layout there is kept) and no temporary folder."""
+    from ltr_cli.data import synthetic
+
+    real = synthetic.write_svmlight
+    calls = []
+
+    def filling_up(path, queries, **kw):
+        calls.append(path)
+        if len(calls) == 3:
+            path.write_text("1 qid:1 1:0.5\n")  # a part of the file, then the disk is full
+            raise OSError(28, "No space left on device")
+        return real(path, queries, **kw)
+
+    monkeypatch.setattr(synthetic, "write_svmlight", filling_up)
+    info = get_dataset("letor2-ohsumed")
+    with pytest.raises(OSError, match="No space"):
+        synthetic.write_fold_layout(tmp_path / "d", info, ShapeSpec(10, 4, seed=1))
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(synthetic, "write_svmlight", real)
+    synthetic.write_fold_layout(tmp_path / "d", info, ShapeSpec(10, 4, seed=1))
+    before = {p: p.read_bytes() for p in (tmp_path / "d").rglob("*") if p.is_file()}
+    assert len(before) == 15
+    calls.clear()
+    monkeypatch.setattr(synthetic, "write_svmlight", filling_up)
+    with pytest.raises(OSError, match="No space"):
+        synthetic.write_fold_layout(tmp_path / "d", info, ShapeSpec(10, 4, seed=2))
+    assert {p: p.read_bytes() for p in (tmp_path / "d").rglob("*") if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]
+
+
+def test_synth_folds_into_an_existing_layout_replaces_its_files(tmp_path):
+    from ltr_cli.data.synthetic import write_fold_layout
+
+    info = get_dataset("letor2-td2003")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "README").write_text("mine\n")
+    write_fold_layout(tmp_path / "d", info, ShapeSpec(10, 3, seed=1))
+    first = info.path_for(tmp_path / "d", "test", 1).read_bytes()
+    write_fold_layout(tmp_path / "d", info, ShapeSpec(10, 3, seed=2))
+    assert info.path_for(tmp_path / "d", "test", 1).read_bytes() != first
+    assert (tmp_path / "d" / "README").read_text() == "mine\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]

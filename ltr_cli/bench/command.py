@@ -2,6 +2,8 @@
 
 * parse: our reader vs ``sklearn.datasets.load_svmlight_file`` on the same generated
   MSLR-shaped (dense) and Yahoo-shaped (sparse) files (scikit-learn from the ``bench`` extra);
+* synth: writing those files as ``ltr data synth`` does vs the same text formatted value by
+  value in Python;
 * per round: each online learner's rank + update time vs. the "floor", two float32
   matrix-vector passes (X w, X^T g) over the same rows;
 * cache: reading every query back from the binary cache vs. the cold parse of the file;
@@ -28,7 +30,7 @@ import numpy as np
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.learners.registry import bench_learners
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
-from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
+from ltr_cli.data.synthetic import ShapeSpec, reference_svmlight_lines, shaped_queries, write_svmlight
 from ltr_cli.protocols.online import feedback_size, reveal
 
 LEARNERS: dict[str, dict[str, Any]] = bench_learners()
@@ -64,12 +66,14 @@ def bench_parse(tmp: Path, queries: int, repeats: int = 3) -> dict[str, Any]:
     out: dict[str, Any] = {"scanner_load_s": round(time.perf_counter() - start, 3), "repeats": repeats}
     for label, dataset in (("dense_mslr", "mslr-web10k"), ("sparse_yahoo", "yahoo-set1")):
         info = get_dataset(dataset)
-        path = _write(tmp / f"{label}.txt", dataset, queries)
+        path = tmp / f"{label}.txt"
+        synth = bench_synth(path, info, queries, repeats)
         size_mb = path.stat().st_size / 1e6
         options = ReaderOptions(n_features=info.n_features)
         runs = [_timed(_count_documents, path, options) for _ in range(repeats)]
         ours, docs = min(runs)
         row = {"megabytes": round(size_mb, 2), "documents": docs, "ours_mb_per_s": round(size_mb / ours, 1)}
+        row.update(synth)
         row.update(bench_cache(tmp / f"cache-{label}", path, info.n_features, repeats))
         try:
             from sklearn.datasets import load_svmlight_file
@@ -81,6 +85,21 @@ def bench_parse(tmp: Path, queries: int, repeats: int = 3) -> dict[str, Any]:
             row["sklearn"] = "not installed (pip install -e '.[bench]')"
         out[label] = row
     return out
+
+
+def bench_synth(path: Path, info: Any, queries: int, repeats: int = 3) -> dict[str, Any]:
+    """Writing ``queries`` generated queries to ``path`` as ``ltr data synth`` does (best of
+    ``repeats``) vs one write of the same text formatted value by value in Python."""
+    qs = list(shaped_queries(info, ShapeSpec(queries, seed=0)))
+    ours = _best_of(repeats, lambda: write_svmlight(path, iter(qs), qid_style="token", sparse=info.sparse))
+    size_mb = path.stat().st_size / 1e6
+
+    def python_lines() -> None:
+        with open(path.with_name(path.name + ".python"), "w", encoding="ascii") as fh:
+            fh.writelines(reference_svmlight_lines(qs, qid_style="token", sparse=info.sparse))
+
+    theirs, _ = _timed(python_lines)
+    return {"synth_mb_per_s": round(size_mb / ours, 1), "synth_speedup_vs_python": round(theirs / ours, 2)}
 
 
 def _count_documents(path: Path, options: ReaderOptions) -> int:
@@ -318,6 +337,10 @@ def format_table(result: dict[str, Any]) -> str:
                      f"{row['mapped_reload_s']:.3f} s = {row['mapped_speedup']:.1f}x as the round loop maps it")
     lines.append(f"  (best of {result['parse']['repeats']} runs each; one-time load of the compiled scanner "
                  f"per process: {result['parse']['scanner_load_s']} s)")
+    lines.append("writing them (ltr data synth)  MB/s   vs formatting each value in Python")
+    for label, row in result["parse"].items():
+        if isinstance(row, dict) and "synth_mb_per_s" in row:
+            lines.append(f"  {label:24s} {row['synth_mb_per_s']:7.1f}  {row['synth_speedup_vs_python']:6.2f}x")
     if any(isinstance(r, dict) and "sklearn" in r for r in result["parse"].values()):
         lines.append("  sklearn: not installed (pip install -e '.[bench]'), so no speed-up is measured")
     pr = result["per_round"]

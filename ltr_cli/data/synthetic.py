@@ -19,16 +19,23 @@ Both are deterministic functions of their seed.
 from __future__ import annotations
 
 import gzip
+import math
+import os
+import shutil
+import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
 
 from ltr_cli.data.query import Query
 from ltr_cli.data.registry import DatasetInfo, get_dataset
+from ltr_cli.data.svmwrite import feature_prefixes, svmlight_block, text_words
 from ltr_cli.errors import LtrError
+from ltr_cli.outputs import write_file, write_text
 
 AUTHORS_RELEVANCE = np.array([4, 4, 4, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0], float)
 LEVEL_MEANS = {4: 7.0, 3: 5.0, 2: 3.0, 1: 1.0, 0: -1.0}
@@ -155,9 +162,85 @@ def format_label(y: float) -> str:
     return str(int(y)) if float(y).is_integer() else repr(float(y))
 
 
+QID_STYLES = ("token", "comment", "group")
+_BLOCK_VALUES = 1 << 14  # feature values formatted per numpy block
+
+
+def svmlight_chunks(queries: Iterable[Query], *, qid_style: str = "token", sparse: bool = False,
+                    index_base: int = 1, sizes: list[int] | None = None) -> Iterator[bytes]:
+    """The SVMlight text of ``queries`` (see :func:`write_svmlight`), a block of queries
+    at a time; each query's size is appended to ``sizes`` (for a group file)."""
+    if qid_style not in QID_STYLES:
+        raise ValueError(f"unknown qid style {qid_style!r}")
+    prefixes: dict[int, np.ndarray] = {}  # by width
+    block: list[Query] = []
+    values = 0
+    for query in queries:
+        if sizes is not None:
+            sizes.append(query.m)
+        if block and query.X.shape[1] != block[0].X.shape[1]:
+            yield _block_text(block, qid_style, sparse, prefixes, index_base)
+            block, values = [], 0
+        step = max(1, _BLOCK_VALUES // max(1, query.X.shape[1]))
+        for start in range(0, query.m, step):  # a large query a few rows at a time: lines are independent
+            part = query if query.m <= step else Query(query.qid, query.X[start:start + step],
+                                                         query.y[start:start + step], query.line)
+            block.append(part)
+            values += part.X.size
+            if values >= _BLOCK_VALUES:
+                yield _block_text(block, qid_style, sparse, prefixes, index_base)
+                block, values = [], 0
+    if block:
+        yield _block_text(block, qid_style, sparse, prefixes, index_base)
+
+
+def _block_text(block: list[Query], qid_style: str, sparse: bool, prefixes: dict[int, np.ndarray],
+                index_base: int) -> bytes:
+    """Lines ``<label>[ qid:<qid>] <i>:<v> ...[ # <qid>]`` of the queries in ``block`` (all
+    of one width; ``prefixes`` caches the `` <i>:`` words by width)."""
+    for q in block:
+        if any(ch.isspace() for ch in q.qid):
+            raise ValueError(f"qid {q.qid!r} holds white space: it cannot be written as SVMlight")
+    X = np.concatenate([q.X for q in block]) if len(block) > 1 else block[0].X
+    labels = np.concatenate([q.y for q in block])
+    owner = np.repeat(np.arange(len(block)), [q.m for q in block])
+    distinct, which = np.unique(labels, return_inverse=True)
+    heads = text_words([format_label(v) for v in distinct.tolist()])[which]
+    qids = [q.qid for q in block]
+    tails = np.zeros((X.shape[0], 0), dtype=heads.dtype)
+    if qid_style == "token":
+        heads = np.concatenate([heads, text_words([f" qid:{qid}" for qid in qids])[owner]], axis=1)
+    elif qid_style == "comment":  # "<label> <features> # <qid>": two spaces when no feature
+        tails = text_words([f" # {qid}" for qid in qids])[owner]
+    width = X.shape[1]
+    if width not in prefixes:
+        prefixes[width] = feature_prefixes(width, index_base)
+    return svmlight_block(X, heads, tails, prefixes[width], sparse, empty_gap=qid_style == "comment")
+
+
+def reference_svmlight_lines(queries: Iterable[Query], *, qid_style: str = "token", sparse: bool = False,
+                             index_base: int = 1) -> Iterator[str]:
+    """The lines :func:`svmlight_chunks` writes, one Python format per value: the
+    specification of that text, the oracle of its tests and the baseline of ``ltr bench``."""
+    for query in queries:
+        for row, label in zip(query.X, query.y):
+            cols = np.flatnonzero(row) if sparse else np.arange(row.shape[0])
+            feats = " ".join(f"{c + index_base}:{row[c]:.6g}" for c in cols)
+            head = format_label(label)
+            if qid_style == "token":
+                line = f"{head} qid:{query.qid} {feats}"
+            elif qid_style == "comment":
+                line = f"{head} {feats} # {query.qid}"
+            elif qid_style == "group":
+                line = f"{head} {feats}"
+            else:
+                raise ValueError(f"unknown qid style {qid_style!r}")
+            yield line.rstrip() + "\n"
+
+
 def write_svmlight(
     path: Path,
-    queries: Iterator[Query],
+    queries: Iterable[Query],
     *,
     qid_style: str = "token",
     sparse: bool = False,
@@ -167,33 +250,30 @@ def write_svmlight(
 
     ``qid_style``: ``token`` (``qid:N``), ``comment`` (trailing ``# N``) or ``group``
     (no qid; a ``<file>.query`` group file is written next to it). ``.gz`` paths are
-    compressed. Dense rows write every feature; sparse rows omit zeros.
+    compressed. Dense rows write every feature; sparse rows omit zeros. Values are written
+    as ``%.6g``. Each file is written to a new temporary file in its folder and renamed
+    into place, so a failed write leaves nothing under the final name.
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
+    if qid_style not in QID_STYLES:
+        raise ValueError(f"unknown qid style {qid_style!r}")
     sizes: list[int] = []
-    n_docs = 0
-    with opener(path, "wt", encoding="ascii", newline="\n") as fh:
-        for query in queries:
-            sizes.append(query.m)
-            for row, label in zip(query.X, query.y):
-                cols = np.flatnonzero(row) if sparse else np.arange(row.shape[0])
-                feats = " ".join(f"{c + index_base}:{row[c]:.6g}" for c in cols)
-                head = format_label(label)
-                if qid_style == "token":
-                    line = f"{head} qid:{query.qid} {feats}"
-                elif qid_style == "comment":
-                    line = f"{head} {feats} # {query.qid}"
-                elif qid_style == "group":
-                    line = f"{head} {feats}"
-                else:
-                    raise ValueError(f"unknown qid style {qid_style!r}")
-                fh.write(line.rstrip() + "\n")
-                n_docs += 1
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as raw:
+            if path.suffix == ".gz":  # the bytes of gzip.open(path, "wt"): named, and flushed at the end
+                with gzip.GzipFile(filename=str(path), mode="wb", fileobj=raw) as fh:
+                    fh.writelines(svmlight_chunks(queries, qid_style=qid_style, sparse=sparse,
+                                                  index_base=index_base, sizes=sizes))
+                    fh.flush()
+            else:
+                raw.writelines(svmlight_chunks(queries, qid_style=qid_style, sparse=sparse,
+                                               index_base=index_base, sizes=sizes))
+
+    write_file(path.parent, path.name, write, own_name=False)
     if qid_style == "group":
-        group_path = path.with_name(path.name + ".query")
-        group_path.write_text("".join(f"{n}\n" for n in sizes))
-    return n_docs
+        write_text(path.with_name(path.name + ".query"), "".join(f"{n}\n" for n in sizes))
+    return sum(sizes)
 
 
 def rotation(n_folds: int) -> list[tuple[list[int], int, int]]:
@@ -210,25 +290,80 @@ def write_fold_layout(root: Path, info: DatasetInfo, spec: ShapeSpec) -> dict[st
     ``root``, split into one subset per fold and rotated over the folds like the real
     data (:func:`rotation`): a subset is written the same way wherever it appears, so one
     fold's test file and the next fold's vali file are identical bytes. Qids are unique
-    over the whole dataset."""
+    over the whole dataset.
+
+    Each subset is generated and formatted once, and each fold file is the concatenation
+    of its subsets' bytes. Everything is written in a new folder beside ``root`` first; it
+    then becomes ``root`` (or, when ``root`` holds files already, each file is renamed into
+    it), so a failed write leaves no partial file under ``root``."""
     n = len(info.folds)
     if n < 3 or not {"train", "vali", "test"} <= set(info.files):
         raise LtrError(f"{info.name} has no train/vali/test fold layout to write (it has splits "
                        f"{', '.join(sorted(info.files))} and {n} folds)")
     if spec.queries < n:
         raise LtrError(f"--queries must be at least {n} (one query per subset, {n} subsets)")
-    queries = list(shaped_queries(info, spec))
-    bounds = np.linspace(0, len(queries), n + 1).round().astype(int)
-    subsets = [queries[bounds[k]:bounds[k + 1]] for k in range(n)]
+    bounds = np.linspace(0, spec.queries, n + 1).round().astype(int)
+    sizes = np.diff(bounds).tolist()
     style = spec.qid_style or info.qid_source
-    for number, (train, vali, test) in zip(info.folds, rotation(n)):
-        for split, parts in (("train", train), ("vali", [vali]), ("test", [test])):
-            path = info.path_for(root, split, number)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_svmlight(path, (q for k in parts for q in subsets[k]), qid_style=style, sparse=info.sparse)
-    return {"root": str(root), "dataset": info.name, "folds": n, "subsets": [len(s) for s in subsets],
-            "queries": len(queries), "documents": sum(q.m for q in queries), "features": info.n_features,
-            "qid": style}
+    root = Path(root)
+    parent = root.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{root.name[:100]}.", dir=parent))
+    try:
+        queries = shaped_queries(info, spec)
+        parts = [work / "subsets" / f"S{k + 1}.txt" for k in range(n)]
+        parts[0].parent.mkdir()
+        documents = sum(write_svmlight(part, islice(queries, size), qid_style=style, sparse=info.sparse)
+                        for part, size in zip(parts, sizes))
+        layout = work / "layout"
+        written = []
+        for number, (train, vali, test) in zip(info.folds, rotation(n)):
+            for split, chosen in (("train", train), ("vali", [vali]), ("test", [test])):
+                path = info.path_for(layout, split, number)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _concatenate(path, [parts[k] for k in chosen])
+                written.append(path.relative_to(layout))
+                if style == "group":
+                    _concatenate(path.with_name(path.name + ".query"),
+                                 [p.with_name(p.name + ".query") for p in parts])
+                    written.append(path.relative_to(layout).with_name(path.name + ".query"))
+        _place(layout, root, written)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"root": str(root), "dataset": info.name, "folds": n, "subsets": sizes,
+            "queries": spec.queries, "documents": documents, "features": info.n_features, "qid": style}
+
+
+def _concatenate(target: Path, sources: list[Path]) -> None:
+    with open(target, "wb") as out:
+        for source in sources:
+            with open(source, "rb") as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+
+
+def _place(layout: Path, root: Path, files: list[Path]) -> None:
+    """Make the finished ``layout`` folder ``root``: renamed whole when ``root`` is new or
+    empty, else each of ``files`` renamed into ``root`` (replacing a file of that name)."""
+    if not root.exists() or (root.is_dir() and not root.is_symlink() and not any(root.iterdir())):
+        if root.exists():
+            root.rmdir()
+        os.replace(layout, root)
+        return
+    for relative in files:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(layout / relative, root / relative)
+
+
+def _check_docs_per_query(mean: float, info: DatasetInfo) -> None:
+    """A finite mean of at least one document whose queries fit the per-query memory budget
+    a config's ``dataset.docs_per_query`` has (twice the mean, for the Poisson spread)."""
+    from ltr_cli.config.datasets import DEFAULT_MAX_QUERY_MB
+
+    most = DEFAULT_MAX_QUERY_MB * (1 << 20) / (8 * info.n_features) / 2
+    if not (math.isfinite(mean) and 1 <= mean <= most):
+        raise LtrError(f"--docs-per-query {mean:g}: give a mean from 1 to {most:,.0f} documents per query "
+                       f"({info.name} has {info.n_features} features, and a query may take "
+                       f"{DEFAULT_MAX_QUERY_MB:g} MB)")
 
 
 def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
@@ -239,12 +374,13 @@ def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
     fold layout under the directory ``out`` (:func:`write_fold_layout`); what was written."""
     if (like is None) == (separable is None):
         raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+    if like is not None and docs_per_query is not None:
+        _check_docs_per_query(docs_per_query, get_dataset(like))
     if folds:
         if like is None:
             raise LtrError("--folds writes a registry dataset's layout: give --like NAME")
         if out.exists() and not out.is_dir():
             raise LtrError(f"{out}: --folds writes a directory (the dataset root); this is a file")
-        out.mkdir(exist_ok=True)
         return write_fold_layout(out, get_dataset(like), ShapeSpec(queries, docs_per_query, seed=seed,
                                                                    qid_style=qid_style))
     if like is not None:

@@ -85,7 +85,7 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
         record = model.info.get("convergence")
         tried.append({"params": params, "vali": score, "model": model, "convergence": record})
         hooks.end_fit(f"fold {fold.number} {params}: vali {label} {score:.4f}",
-                      Convergence(**record).warning() if record else None)
+                      Convergence(**record).warning(hooks.learner) if record else None)
     return tried
 
 

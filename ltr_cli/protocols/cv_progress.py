@@ -13,10 +13,11 @@ from ltr_cli import console
 
 class CVHooks:
     """Progress of a CV run. ``total`` fits; ``log`` receives the per-fit lines (None:
-    quiet); ``warn`` the warnings (default: stderr)."""
+    quiet); ``warn`` the warnings (default: stderr); ``learner`` the learner's name."""
 
     def __init__(self, total: int = 0, log: Callable[[str], None] | None = None,
-                 warn: Callable[[str], None] | None = None, bar: bool = False):
+                 warn: Callable[[str], None] | None = None, bar: bool = False, learner: str | None = None):
+        self.learner = learner  # its name in the config, for warnings that name a key
         self._log = log
         self._warn = warn or console.warn
         self._bar: Any = None

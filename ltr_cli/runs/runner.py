@@ -145,7 +145,7 @@ def _run_batch_learner(
             checkpoint.load()
         elif checkpoint.exists():
             keep_checkpoint(checkpoint.path, f"{name} (its finished folds)", argv, fresh)
-        hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet)
+        hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet, learner=name)
         try:
             table, summary, models, queries = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
                                                      dataset.normalize, measure)

@@ -42,15 +42,19 @@ class Convergence:
                 out[key] = None
         return out
 
-    def warning(self) -> str | None:
-        """One line when the fit stopped at its iteration cap without converging."""
+    def warning(self, learner: str | None = None) -> str | None:
+        """One line when the fit stopped at its iteration cap without converging; it names
+        the config key of the cap (``learners.<learner>.rounds`` when ``learner`` is given)."""
         if self.converged or not self.at_cap:
             return None
         rel = float("inf") if self.gap is None or self.objective is None else \
             self.gap / max(abs(self.objective), 1e-300)
-        if rel <= self.tolerance:  # PermuRank: each QP converged, its working sets did not settle
+        cap_key = (self.details or {}).get("cap_key")
+        if cap_key and rel <= self.tolerance:  # PermuRank: each QP converged, its working sets did not settle
+            key = f"learners.{learner}.{cap_key}" if learner else f"the learner's {cap_key}"
+            example = f" (e.g. --set {key}={2 * self.iterations})" if learner else ""
             return (f"{self.solver} stopped at its cap of {self.iterations} rounds while its working sets "
-                    "were still changing; raise rounds")
+                    f"were still changing; raise {key}{example}")
         return (f"{self.solver} stopped at its cap of {self.iterations} iterations before converging "
                 f"(relative gap {rel:.2g} > tolerance {self.tolerance:g}); raise its cap (max_iter, or "
                 "rounds for PermuRank) or eps, or normalise the features (dataset.normalize)")

@@ -11,7 +11,11 @@ imperfect ones (E < 1). Round t fits
 with F(pi) = w.Phi(pi) and Phi of Eq. 2 (:mod:`ltr_cli.learners.batch.permutations`), then
 adds to each B_i the perfect permutation with the lowest F_t and to each C_i the imperfect
 one with the highest F_t, and stops after the first round that changes no set, or after
-``rounds`` (the paper's T), returning F_t of that round. The sets start from the same two
+``rounds`` (the paper's T), returning F_t of that round. A permutation changes its set only
+when its constraints are violated by more than ``tolerance`` beyond the worst the set holds
+(:meth:`QuerySets.update`; SVM-struct's epsilon): taken literally, the rule never stops on
+realistic data, since the oracles find a new permutation for every query in every round and
+each one adds a term to Eq. 11's sum. The sets start from the same two
 choices at F = 0 (the paper: "an arbitrary perfect and an arbitrary imperfect
 permutation"). Queries without an imperfect permutation have no loss and are skipped.
 
@@ -34,7 +38,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli.learners.batch.bmrm import BMRMResult, bmrm
-from ltr_cli.learners.batch.common import Queries, batch_measure, measure_fn, rank
+from ltr_cli.learners.batch.common import FEATURE_SCALE_HELP, Queries, batch_measure, column_scale, measure_fn, rank
 from ltr_cli.learners.batch.convergence import Convergence, FitContext, progress_of
 from ltr_cli.learners.batch.permurank_cuts import fit_permurank_max_violation
 from ltr_cli.learners.batch.permutations import Levels, highest_imperfect, lowest_perfect, permutation_features
@@ -56,22 +60,37 @@ class QuerySets:
     perfect: dict[bytes, np.ndarray] = field(default_factory=dict)
     imperfect: dict[bytes, tuple[np.ndarray, float]] = field(default_factory=dict)
 
-    def update(self, w: np.ndarray, E: Any) -> bool:
-        """Add the lowest-F perfect and the highest-F imperfect permutation under ``w``;
-        True if either set changed."""
+    def update(self, w: np.ndarray, E: Any, tolerance: float = 0.0) -> bool:
+        """Add the lowest-F perfect and the highest-F imperfect permutation under ``w``, each
+        only if its constraints are violated by more than ``tolerance`` beyond the worst of
+        its set's (the slack the set already implies; the first call, and ``tolerance`` 0,
+        add any new one); True if either set changed.
+
+        The violation of an imperfect pi is ``(1 - E(pi))`` times its mean hinge against B,
+        its share of Eq. 11; that of a perfect pi* is the sum of its hinges against C."""
         f = self.X @ w
-        changed = False
-        star = lowest_perfect(f, self.levels)
-        key = star.astype(np.int64).tobytes()
-        if key not in self.perfect:
-            self.perfect[key] = permutation_features(self.X, star)
-            changed = True
-        bad = highest_imperfect(f, self.levels)
+        star, bad = lowest_perfect(f, self.levels), highest_imperfect(f, self.levels)
         assert bad is not None, "queries without an imperfect permutation are skipped"
-        key = bad.astype(np.int64).tobytes()
-        if key not in self.imperfect:
-            self.imperfect[key] = (permutation_features(self.X, bad), 1.0 - float(E(bad, self.y)))
-            changed = True
+        star_key, bad_key = star.astype(np.int64).tobytes(), bad.astype(np.int64).tobytes()
+        first = not self.perfect or tolerance <= 0  # 0: every new permutation, the rule as written
+        if not first:
+            FB = np.array([row @ w for row in self.perfect.values()])
+            FC = np.array([row @ w for row, _ in self.imperfect.values()])
+            loss = np.array([value for _, value in self.imperfect.values()])
+            hinge = np.maximum(0.0, 1.0 - FB[None, :] + FC[:, None])  # (C, B)
+        changed = False
+        if bad_key not in self.imperfect:
+            phi, value = permutation_features(self.X, bad), 1.0 - float(E(bad, self.y))
+            if first or value * np.maximum(0.0, 1.0 - FB + phi @ w).mean() > (
+                    (loss[:, None] * hinge).mean(axis=1).max() + tolerance):
+                self.imperfect[bad_key] = (phi, value)
+                changed = True
+        if star_key not in self.perfect:
+            phi = permutation_features(self.X, star)
+            if first or (loss * np.maximum(0.0, 1.0 - phi @ w + FC)).sum() > (
+                    (loss[:, None] * hinge).sum(axis=0).max() + tolerance):
+                self.perfect[star_key] = phi
+                changed = True
         return changed
 
 
@@ -144,8 +163,9 @@ class PermuRankResult:
 
 
 def permurank(train: Queries, C: float, measure: str = "map", rounds: int = 30, threshold: float = 0.0,
-              eps: float = 1e-3, context: FitContext | None = None) -> PermuRankResult:
-    """Fig. 2 of the paper; see the module's docstring."""
+              eps: float = 1e-3, context: FitContext | None = None, tolerance: float = 0.0) -> PermuRankResult:
+    """Fig. 2 of the paper; see the module's docstring. ``tolerance`` 0 is the paper's
+    stopping rule taken literally: any new permutation changes a set."""
     start = time.perf_counter()
     E = measure_fn(measure, threshold)
     d = train[0][0].shape[1]
@@ -167,12 +187,12 @@ def permurank(train: Queries, C: float, measure: str = "map", rounds: int = 30, 
         it += 1
         res = solve(eps)
         w = res.w
-        n_changed = sum([s.update(w, E) for s in sets])  # every query's sets, no short-cut
+        n_changed = sum([s.update(w, E, tolerance) for s in sets])  # every query's sets, no short-cut
         if not n_changed:  # the stop must not come from a QP that stopped early
             qp["confirmations"] += 1
             res = solve(eps * CONFIRM)
             w = res.w
-            n_changed = sum([s.update(w, E) for s in sets])
+            n_changed = sum([s.update(w, E, tolerance) for s in sets])
         changed = n_changed > 0
         J, gap = C * res.objective, C * res.convergence.gap  # the paper's scale
         trace.append({"round": it, "objective": J, "changed": n_changed,
@@ -182,19 +202,32 @@ def permurank(train: Queries, C: float, measure: str = "map", rounds: int = 30, 
         if not changed:
             break
     details = {"working_sets": set_sizes(sets), "qp_iterations": qp["iterations"], "qp_at_cap": qp["at_cap"],
-               "confirmations": qp["confirmations"]}
+               "confirmations": qp["confirmations"], "tolerance": tolerance, "cap_key": "rounds"}
     conv = Convergence("PermuRank", it, J, float(gap), eps, not changed and qp["at_cap"] == 0,
                        changed, time.perf_counter() - start, details)
     return PermuRankResult(w, sets, it, conv, trace)
 
 
 def fit_permurank(train: Queries, C: float, measure: str = "map", rounds: int = 30, threshold: float = 0.0,
-                  eps: float = 1e-3, context: FitContext | None = None) -> LinearModel:
+                  eps: float = 1e-3, context: FitContext | None = None, tolerance: float = 0.0,
+                  feature_scale: str = "none") -> LinearModel:
     """PermuRank's model; its ``info`` keeps the rounds, the working-set sizes, the
-    per-round trace and the convergence record (which repeats the first two)."""
-    res = permurank(train, C, measure, rounds, threshold, eps, context)
-    return LinearModel(res.w, {"rounds": res.iterations, "working_sets": set_sizes(res.sets),
-                               "trace": res.trace, "convergence": res.convergence.to_dict()})
+    per-round trace and the convergence record (which repeats the first two).
+
+    ``feature_scale`` (:func:`~ltr_cli.learners.batch.common.column_scale`): when it
+    applies, the fit runs on the columns divided by ``s`` and the weights are mapped back
+    (``w = u / s``), as for SVMmap: on raw MSLR features (values up to 1e8) each round's QP
+    otherwise ends at BMRM's iteration cap, about a minute per round."""
+    scale = column_scale(train, feature_scale)
+    if scale is not None:
+        train = [(X / scale, y) for X, y in train]
+    res = permurank(train, C, measure, rounds, threshold, eps, context, tolerance)
+    info = {"rounds": res.iterations, "working_sets": set_sizes(res.sets), "trace": res.trace,
+            "convergence": res.convergence.to_dict()}
+    if scale is not None:
+        info["feature_scale"] = "max-abs"
+        return LinearModel(res.w / scale, info)
+    return LinearModel(res.w, info)
 
 
 # --- config ------------------------------------------------------------------------------
@@ -205,15 +238,20 @@ class PermuRankSpec(BatchLearnerConfig):
     type: Literal["permurank"]
     summary: ClassVar[str] = "batch (cv:): PermuRank, working sets of permutations (the paper's Fig. 2)"
     # added after the first runs were named: at this value it is left out of run ids
-    id_defaults: ClassVar[dict[str, Any]] = {"variant": "paper"}
-    # 1: each query's most violated pair, cutting planes (now variant max-violation); 2: Fig. 2
-    implementation: ClassVar[int] = 2
+    id_defaults: ClassVar[dict[str, Any]] = {"variant": "paper", "tolerance": 1e-2, "feature_scale": "auto"}
+    # 1: each query's most violated pair, cutting planes (now variant max-violation); 2: Fig. 2;
+    # 3: a set changes only by a permutation violated by more than tolerance; feature_scale
+    implementation: ClassVar[int] = 3
     variant: Literal["paper", "max-violation"] = Field(
         "paper", description="paper: Fig. 2 and Eq. 11; max-violation: each query's worst pair only, "
         "cutting planes (another method)")
     measure: str = Field("map", description="the measure E of a permutation: map or ndcg@K")
     grid: Grid = Field(default_factory=lambda: {"C": [0.1, 1.0, 10.0]})
     rounds: int = Field(30, gt=0, description="T, the cap on rounds; a fit whose sets still change at it warns")
+    tolerance: float = Field(1e-2, ge=0, description="paper: a new permutation changes its working set only "
+                             "if its constraints are violated by more than this beyond the worst of the set's "
+                             "(SVM-struct's epsilon; 0: any new permutation counts)")
+    feature_scale: Literal["auto", "max-abs", "none"] = Field("auto", description=FEATURE_SCALE_HELP)
     relevance_threshold: float = Field(0.0, description="relevant (MAP, AP) = label > this")
     eps: float = Field(1e-3, gt=0, description="paper: each round's QP stops at a duality gap of eps x its "
                        "objective; max-violation: stop when new cuts add at most eps x the objective")
@@ -227,5 +265,8 @@ class PermuRankSpec(BatchLearnerConfig):
         return {**super().describe(), "variant": self.variant}
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
-        fit = fit_permurank if self.variant == "paper" else fit_permurank_max_violation
-        return fit(train, params["C"], self.measure, self.rounds, self.relevance_threshold, self.eps, context)
+        if self.variant == "paper":
+            return fit_permurank(train, params["C"], self.measure, self.rounds, self.relevance_threshold, self.eps,
+                                 context, self.tolerance, self.feature_scale)
+        return fit_permurank_max_violation(train, params["C"], self.measure, self.rounds, self.relevance_threshold,
+                                           self.eps, context)
