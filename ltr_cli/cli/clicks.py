@@ -15,7 +15,7 @@ clicks_app = typer.Typer(help="Click models: the exact law of the clicks on a sh
 
 ModelOpt = Annotated[str, typer.Option(
     "--model", metavar="NAME", help="perfect, navigational, informational, almost-random, random (cascades), "
-    "pbm, examine-stop; or a custom table in YAML flow style, e.g. '{click: [0.1, 0.9], stop: [0.2, 0.5]}' "
+    "pbm, examine-stop, ultra-pbm, trust-bias; or a custom table in YAML flow style, e.g. '{click: [0.1, 0.9], stop: [0.2, 0.5]}' "
     "(see docs/clicks.md)")]
 LabelsOpt = Annotated[str, typer.Option(
     "--labels", metavar="L1,L2,...", help="the shown documents' labels, position 1 first, e.g. 4,0,2,1 "
@@ -27,7 +27,8 @@ StopOpt = Annotated[Optional[str], typer.Option(
     "--stop", metavar="after-click|any-position", help="a cascade's stop rule: only after a click (default), "
     "or at any position, clicked or not, as the reference code draws it")]
 EtaOpt = Annotated[Optional[float], typer.Option(
-    "--eta", metavar="X", help="pbm and examine-stop: examination (1/rank)^X (default 1)")]
+    "--eta", metavar="X", help="pbm and examine-stop: examination (1/rank)^X; ultra-pbm and trust-bias: "
+    "ULTRA's examination table^X (default 1)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 

@@ -2,8 +2,10 @@
 
 Named models: the cascade tables (:data:`ltr_cli.clicks.tables.TABLE_NAMES`) under a stop
 rule, ``pbm`` and ``examine-stop`` (the ``perfect`` table under an examination curve with
-exponent eta). A custom model is a mapping ``{click: [...], stop: [...]}`` (a cascade; one
-probability per grade) or ``{type: pbm | examine-stop, click: [...]}``; ``click`` and
+exponent eta), ``ultra-pbm`` and ``trust-bias`` (the ``perfect`` table under ULTRA's
+examination table to the power eta). A custom model is a mapping ``{click: [...], stop:
+[...]}`` (a cascade; one probability per grade) or ``{type: <an examining model>, click:
+[...]}``; ``click`` and
 ``stop`` may also name a table (``click: navigational``). Every refusal is one line naming
 the key.
 """
@@ -19,10 +21,11 @@ from ltr_cli.clicks.cascade import STOP_RULES, CascadeModel
 from ltr_cli.clicks.examine import ExamineStopModel
 from ltr_cli.clicks.pbm import PositionBasedModel
 from ltr_cli.clicks.tables import GRADES, TABLE_NAMES, table
+from ltr_cli.clicks.trust import TablePositionModel, TrustBiasModel
 from ltr_cli.errors import LtrError
 
 #: the models that examine by rank: they take eta and no stop rule
-EXAMINING: tuple[str, ...] = ("pbm", "examine-stop")
+EXAMINING: tuple[str, ...] = ("pbm", "examine-stop", "ultra-pbm", "trust-bias")
 #: every named model, cascades first
 MODEL_NAMES: tuple[str, ...] = TABLE_NAMES + EXAMINING
 #: the defaults: 5 grades, the textbook stop rule, eta 1 (the reference code's ``ex_per_1``)
@@ -75,7 +78,7 @@ def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, tuple[float,
             raise LtrError(f"{where}.{key}: unknown key; a custom click model has {', '.join(_KEYS)}")
     kind = raw.get("type", "cascade")
     if kind not in ("cascade",) + EXAMINING:
-        raise LtrError(f"{where}.type: {kind!r} is not cascade, pbm or examine-stop")
+        raise LtrError(f"{where}.type: {kind!r} is not cascade, {', '.join(EXAMINING)}")
     if "click" not in raw:
         raise LtrError(f"{where}.click: missing; give one click probability per grade")
     if kind == "cascade" and "stop" not in raw:
@@ -117,7 +120,7 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
         name, source = "custom", "custom"
     if kind == "cascade":
         if eta is not None:
-            raise LtrError(f"--eta applies to {' and '.join(EXAMINING)} only; {name} is a cascade (use --stop)")
+            raise LtrError(f"--eta applies to {', '.join(EXAMINING)} only; {name} is a cascade (use --stop)")
         rule = stop if stop is not None else DEFAULT_STOP
         if rule not in STOP_RULES:
             raise LtrError(f"--stop {rule!r}: the stop rules are {', '.join(STOP_RULES)}")
@@ -128,6 +131,8 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
                        + ("stops only after a click, by position" if kind == "examine-stop" else "never stops"))
     power = DEFAULT_ETA if eta is None else eta
     if not (math.isfinite(power) and power >= 0):
-        raise LtrError(f"--eta {power}: give a finite exponent >= 0 (examination (1/rank)^eta)")
-    cls = PositionBasedModel if kind == "pbm" else ExamineStopModel
+        raise LtrError(f"--eta {power}: give a finite exponent >= 0 (examination (1/rank)^eta, "
+                       "or ULTRA's table^eta)")
+    cls = {"pbm": PositionBasedModel, "examine-stop": ExamineStopModel, "ultra-pbm": TablePositionModel,
+           "trust-bias": TrustBiasModel}[kind]
     return cls(name, click, power, source, hint)
