@@ -61,8 +61,8 @@ class TablePositionModel(ClickModel):
         return self.click[labels]
 
     def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        none = np.zeros(len(labels))
-        return table_examination(len(labels), self.eta) * self.attraction(labels), none, none
+        none = np.zeros(labels.shape[-1])
+        return table_examination(labels.shape[-1], self.eta) * self.attraction(labels), none, none
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "kind": self.kind, "grades": self.grades, "eta": self.eta,
@@ -80,7 +80,7 @@ class TrustBiasModel(TablePositionModel):
         self.negative = float(negative)
 
     def attraction(self, labels: np.ndarray) -> np.ndarray:
-        plus, minus = trust_rates(len(labels), self.negative)
+        plus, minus = trust_rates(labels.shape[-1], self.negative)
         gamma = self.click[labels]
         return gamma * plus + (1.0 - gamma) * minus
 

@@ -1,0 +1,154 @@
+"""Click logs: logging policies, seeded simulation, the Parquet log and its checks,
+propensity estimation by result randomisation and by EM, and the unbiasedness of IPS."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ltr_cli.clicklog.ips import query_mean, session_estimates
+from ltr_cli.clicklog.logfile import read_log, write_log
+from ltr_cli.clicklog.policies import shown_lists
+from ltr_cli.clicklog.propensity import estimate
+from ltr_cli.clicklog.simulate import simulate
+from ltr_cli.clicks.spec import build_model
+from ltr_cli.clicks.trust import table_examination
+from ltr_cli.errors import LtrError
+
+ULTRA_RELATIVE = [1, 0.897, 0.706, 0.500, 0.412, 0.294, 0.162, 0.147, 0.118, 0.088]
+
+
+def _queries(count: int, docs: int, seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    labels = [rng.integers(0, 5, docs) for _ in range(count)]
+    return labels, [np.argsort(-lab, kind="stable") for lab in labels]
+
+
+def _write(path, policy="shuffle", seed=1, sessions=2000, model="ultra-pbm", per_query=False, eta=None):
+    labels, rankings = _queries(30, 12)
+    built = build_model(model, eta=eta)
+    s = simulate(labels, rankings, built, policy, 10, sessions, seed, per_query)
+    write_log(path, s, [f"q{i}" for i in range(30)],
+              {"policy": policy, "model": built.describe(), "seed": seed, "sessions": sessions})
+    return s
+
+
+def test_the_policies_show_the_top_k_as_they_say():
+    rng = np.random.default_rng(0)
+    ranking = np.array([5, 3, 0, 1, 4, 2])
+    assert (shown_lists("ranking", ranking, 4, 3, rng) == [5, 3, 0, 1]).all()
+    shuffled = shown_lists("shuffle", ranking, 4, 2000, rng)
+    assert (np.sort(shuffled, axis=1) == [0, 1, 3, 5]).all()
+    # each document at each position about equally often
+    freq = np.array([[np.mean(shuffled[:, k] == d) for k in range(4)] for d in (5, 3, 0, 1)])
+    assert np.all(np.abs(freq - 0.25) < 0.05)
+    swapped = shown_lists("swap", ranking, 4, 2000, rng)
+    for row in swapped:
+        k = int(np.flatnonzero(row == 5)[0])
+        want = [5, 3, 0, 1]
+        want[0], want[k] = want[k], want[0]
+        assert row.tolist() == want
+    assert {int(np.flatnonzero(r == 5)[0]) for r in swapped} == {0, 1, 2, 3}
+    assert shown_lists("shuffle", np.array([1, 0]), 10, 3, rng).shape == (3, 2)
+
+
+def test_sessions_follow_the_click_model():
+    """Under the ranking policy, clicks per position lie within 6 binomial deviations of
+    the model's marginals, for a cascade and for trust bias."""
+    labels, rankings = _queries(1, 8, seed=3)
+    for name in ("navigational", "trust-bias"):
+        built = build_model(name)
+        s = simulate(labels, rankings, built, "ranking", 6, 50_000, 7)
+        clicks = s.click.reshape(-1, 6).sum(axis=0)
+        want = 50_000 * built.marginal(labels[0][rankings[0][:6]])
+        assert np.all(np.abs(clicks - want) <= 6 * np.sqrt(want * (1 - want / 50_000)) + 1e-9), name
+    per = simulate(labels * 3, rankings * 3, built, "swap", 4, 10, 0, per_query=True)
+    assert np.bincount(per.query).tolist() == [40, 40, 40] and per.session.max() == 29
+
+
+def test_the_same_inputs_give_the_same_file(tmp_path):
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        _write(tmp_path / f"{name}.parquet", seed=seed)
+    a, b, c = ((tmp_path / f"{n}.parquet").read_bytes() for n in "abc")
+    assert a == b != c
+    log = read_log(tmp_path / "a.parquet")
+    assert log.meta["seed"] == 1 and log.meta["policy"] == "shuffle" and log.meta["model"]["model"] == "ultra-pbm"
+    assert len(log.meta["fingerprint"]) == 64
+    assert log.qids[:2] == ["q0", "q1"] and log.position.min() == 1 and log.position.max() == 10
+
+
+def _rewrite(path, out, change):
+    table = pq.read_table(path)
+    pq.write_table(change(table).replace_schema_metadata(table.schema.metadata), out)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t.drop_columns(["click"]), "column 'click' is missing"),
+    (lambda t: t.set_column(4, "click", pa.array(np.zeros(t.num_rows, np.int8))), "column 'click' has type int8"),
+    (lambda t: t.set_column(3, "position", pa.array(np.zeros(t.num_rows, np.int16))), "column 'position' holds 0"),
+    (lambda t: t.set_column(4, "click", pa.array(np.ones(t.num_rows, bool))), "fingerprint"),
+])
+def test_a_bad_log_is_refused_in_one_line(tmp_path, change, message):
+    _write(tmp_path / "log.parquet", sessions=50)
+    _rewrite(tmp_path / "log.parquet", tmp_path / "bad.parquet", change)
+    with pytest.raises(LtrError, match=message) as err:
+        read_log(tmp_path / "bad.parquet")
+    assert str(tmp_path / "bad.parquet") in str(err.value) and "\n" not in str(err.value)
+
+
+def test_files_that_are_no_click_log_are_refused(tmp_path):
+    (tmp_path / "text.parquet").write_text("qid,doc\n")
+    pq.write_table(pa.table({"qid": ["a"]}), tmp_path / "plain.parquet")
+    for name, message in (("text.parquet", "not a readable Parquet"), ("plain.parquet", "no click-log metadata"),
+                          ("none.parquet", "no such click log")):
+        with pytest.raises(LtrError, match=message):
+            read_log(tmp_path / name)
+
+
+@pytest.mark.parametrize("policy", ["shuffle", "swap"])
+@pytest.mark.parametrize("method", ["randomisation", "em"])
+def test_the_estimators_recover_ultras_relative_propensities(tmp_path, policy, method):
+    """On 60,000 sessions, each relative propensity lies within 4 of its standard errors of
+    table / 0.68 (eta 1), and the standard errors are small but not zero."""
+    _write(tmp_path / "log.parquet", policy=policy, sessions=60_000)
+    log = read_log(tmp_path / "log.parquet")
+    rec = estimate(log.query, log.doc, log.position, log.click, method)
+    got, se = np.asarray(rec["propensity"]), np.asarray(rec["stderr"])
+    want = table_examination(10, 1.0) / 0.68
+    assert np.allclose(want, ULTRA_RELATIVE, atol=5e-4) and got[0] == 1
+    assert np.all(np.abs(got - want)[1:] <= 4 * se[1:]), (got, se)
+    assert np.all((se[1:] > 1e-4) & (se[1:] < 0.03))
+
+
+def test_other_etas_give_the_table_to_the_power_eta(tmp_path):
+    _write(tmp_path / "log.parquet", sessions=60_000, eta=2.0)
+    log = read_log(tmp_path / "log.parquet")
+    rec = estimate(log.query, log.doc, log.position, log.click, "randomisation")
+    want = (np.asarray(ULTRA_RELATIVE) * 0.68) ** 2 / 0.68 ** 2
+    assert np.all(np.abs(np.asarray(rec["propensity"]) - want)[1:] <= 4 * np.asarray(rec["stderr"])[1:])
+
+
+def test_ips_is_unbiased_and_naive_clicks_are_not():
+    """A fixed ranker's DCG@10 (gain: P(click | examined, grade)) under PBM clicks with eta 1,
+    logged by a fixed ranking: the IPS mean is within 3 standard errors of the exact value;
+    the naive mean is not."""
+    labels, logging = _queries(20, 10, seed=5)
+    built = build_model("ultra-pbm")
+    s = simulate(labels, logging, built, "ranking", 10, 4000, 9, per_query=True)
+    rng = np.random.default_rng(2)
+    ranker = [rng.permutation(10) for _ in labels]  # ranker[q] is an order of the documents
+    ranks = [np.argsort(order) + 1 for order in ranker]
+    exam = table_examination(10, 1.0)
+    owner, ips, naive = session_estimates(s.session, s.query, s.doc, s.position, s.click, ranks, exam)
+    ips_mean, ips_se = query_mean(owner, ips, 20)
+    naive_mean, _ = query_mean(owner, naive, 20)
+    # the exact value, from the model's law: P(click at k) / p_k is the gain of the document there
+    truth = np.mean([
+        sum(built.marginal(lab[order])[k] / exam[k] / math.log2(1 + rank[order[k]]) for k in range(10))
+        for lab, order, rank in zip(labels, logging, ranks)])
+    assert abs(ips_mean - truth) <= 3 * ips_se
+    assert abs(naive_mean - truth) > 3 * ips_se and ips_se > 0
