@@ -152,3 +152,63 @@ def test_ips_is_unbiased_and_naive_clicks_are_not():
         for lab, order, rank in zip(labels, logging, ranks)])
     assert abs(ips_mean - truth) <= 3 * ips_se
     assert abs(naive_mean - truth) > 3 * ips_se and ips_se > 0
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+def _data(path, queries=12, docs=10, seed=4):
+    rng = np.random.default_rng(seed)
+    lines = [f"{int(rng.integers(0, 3))} qid:{q + 1} 1:{rng.random():.3f} 2:{rng.random():.3f}"
+             for q in range(queries) for _ in range(docs)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _ltr(*args):
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_simulate_log_then_propensity(tmp_path):
+    data = _data(tmp_path / "train.txt")
+    args = ["clicks", "simulate-log", data, "--model", "ultra-pbm", "--sessions", "30000", "--policy", "swap",
+            "--seed", "3"]
+    first = _ltr(*args, "--out", tmp_path / "a.parquet")
+    again = _ltr(*args, "--out", tmp_path / "b.parquet")
+    assert first.exit_code == 0 and again.exit_code == 0, first.output
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    log = read_log(tmp_path / "a.parquet")
+    assert log.meta["model"]["grades"] == 3 and log.meta["shown"] == 10 and log.qids[0] == "1"
+    res = _ltr("clicks", "propensity", tmp_path / "a.parquet", "--json")
+    assert res.exit_code == 0, res.output
+    import json
+
+    rec = json.loads(res.stdout)
+    got, se = np.asarray(rec["propensity"]), np.asarray(rec["stderr"])
+    assert rec["fingerprint"] == log.meta["fingerprint"] and rec["policy"] == "swap" and se[0] == 0
+    assert np.all(np.abs(got - ULTRA_RELATIVE)[1:] <= 4 * se[1:] + 5e-4)
+    text = _ltr("clicks", "propensity", tmp_path / "a.parquet", "--method", "em")
+    assert text.exit_code == 0 and "bootstrap" in text.stdout and len(text.stdout.splitlines()) == 13
+
+
+@pytest.mark.parametrize("args, message", [
+    (["propensity", "{tmp}/none.parquet"], "none.parquet: no such click log"),
+    (["propensity", "{tmp}/train.txt"], "train.txt: not a readable Parquet"),
+    (["propensity", "{tmp}/log.parquet", "--method", "ols"], "--method 'ols'"),
+    (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/x.parquet", "--model", "pbm", "--sessions", "5",
+      "--policy", "random"], "--policy 'random'"),
+    (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/x.parquet", "--model", "pbm", "--sessions", "5",
+      "--grades", "2"], "label 2 is outside the 2-grade click table"),
+    (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/no/x.parquet", "--model", "pbm", "--sessions", "5"],
+     "x.parquet"),
+])
+def test_the_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
+    _data(tmp_path / "train.txt")
+    _write(tmp_path / "log.parquet", sessions=20)
+    res = _ltr("clicks", *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.exit_code == 1 and message in res.stderr, res.output
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert not (tmp_path / "x.parquet").exists() and not list(tmp_path.glob("*.partial"))

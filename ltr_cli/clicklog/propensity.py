@@ -9,7 +9,8 @@ propensity of position k and g_d the document's click probability once examined.
   (n_dk + n_d1) that do not depend on clicks, A = sum_d w_d c_dk / n_dk and
   B = sum_d w_d c_d1 / n_d1; E[A] / E[B] = p_k / p_1, estimated by A / B. Its standard
   error is the delta method's: (A/B) sqrt(Var A / A^2 + Var B / B^2), Var A = sum_d w_d^2
-  r_dk (1 - r_dk) / n_dk with r = c / n (A and B come from different sessions).
+  r_dk (1 - r_dk) / n_dk with r = c / n (A and B come from different sessions); position 1
+  is 1 by definition, with error 0.
 - ``em`` (Wang et al. 2018, with one relevance parameter per query-document pair): EM on
   the latent examination and relevance of each impression, to convergence; the relative
   propensities are p_k / p_1 and their standard errors the bootstrap's over queries
@@ -91,7 +92,7 @@ def randomisation(cnt: Counts) -> tuple[np.ndarray, np.ndarray]:
             continue
         va, vb = float(w ** 2 @ var[both, k]), float(w ** 2 @ var[both, 0])
         ratio[k] = a / b
-        stderr[k] = (a / b) * np.sqrt((va / a ** 2 if a > 0 else 0.0) + vb / b ** 2)
+        stderr[k] = 0.0 if k == 0 else (a / b) * np.sqrt((va / a ** 2 if a > 0 else 0.0) + vb / b ** 2)
     return ratio, stderr
 
 
