@@ -13,7 +13,7 @@ import pytest
 from ltr_cli.clicklog.ips import query_mean, session_estimates
 from ltr_cli.clicklog.logfile import read_log, write_log
 from ltr_cli.clicklog.policies import shown_lists
-from ltr_cli.clicklog.propensity import estimate
+from ltr_cli.clicklog.propensity import counts, em_fit, estimate
 from ltr_cli.clicklog.simulate import simulate
 from ltr_cli.clicks.spec import build_model
 from ltr_cli.clicks.trust import table_examination
@@ -121,7 +121,18 @@ def test_the_estimators_recover_ultras_relative_propensities(tmp_path, policy, m
     want = table_examination(10, 1.0) / 0.68
     assert np.allclose(want, ULTRA_RELATIVE, atol=5e-4) and got[0] == 1
     assert np.all(np.abs(got - want)[1:] <= 4 * se[1:]), (got, se)
-    assert np.all((se[1:] > 1e-4) & (se[1:] < 0.03))
+    assert np.all((se[1:] > 1e-4) & (se[1:] < 0.03)) and rec["converged"]
+
+
+def test_em_runs_to_a_fixed_point():
+    """EM creeps along a ridge on swap logs: a fixed step budget of a few hundred leaves the
+    position-2 propensity far off. The fit stops only where one more step moves nothing."""
+    labels, rankings = _queries(30, 12)
+    s = simulate(labels, rankings, build_model("ultra-pbm"), "swap", 10, 20_000, 4)
+    cnt = counts(s.query, s.doc, s.position, s.click)
+    p, g, converged = em_fit(cnt)
+    p2, g2, _ = em_fit(cnt, iterations=1, start=(p, g))
+    assert converged and np.max(np.abs(p2 - p)) < 1e-9 and np.max(np.abs(g2 - g)) < 1e-9
 
 
 def test_other_etas_give_the_table_to_the_power_eta(tmp_path):

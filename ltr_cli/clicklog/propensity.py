@@ -14,7 +14,8 @@ propensity of position k and g_d the document's click probability once examined.
 - ``em`` (Wang et al. 2018, with one relevance parameter per query-document pair): EM on
   the latent examination and relevance of each impression, to convergence; the relative
   propensities are p_k / p_1 and their standard errors the bootstrap's over queries
-  (resampled with replacement, seeded). EM needs the documents to move between positions
+  (resampled with replacement, seeded); ``converged`` says whether EM settled within its
+  step limit. EM needs the documents to move between positions
   (a shuffle or swap log); on a deterministic log p and g cannot be told apart.
 """
 
@@ -96,10 +97,12 @@ def randomisation(cnt: Counts) -> tuple[np.ndarray, np.ndarray]:
     return ratio, stderr
 
 
-def em_fit(cnt: Counts, weight: np.ndarray | None = None, iterations: int = 500, tol: float = 1e-10,
-           start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(p, g): EM's examination per position (K,) and relevance per pair, under a PBM;
-    ``weight`` multiplies each group's counts (the bootstrap's query multiplicities)."""
+def em_fit(cnt: Counts, weight: np.ndarray | None = None, iterations: int = 20_000, tol: float = 1e-12,
+           start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(p, g, converged): EM's examination per position (K,) and relevance per pair, under
+    a PBM, and whether no parameter moved by ``tol`` in the last of at most ``iterations``
+    steps (EM is slow on this ridge: hundreds of steps are not enough); ``weight``
+    multiplies each group's counts (the bootstrap's query multiplicities)."""
     k_max = int(cnt.position.max())
     pairs = int(cnt.pair.max()) + 1
     n, c = (cnt.n, cnt.c) if weight is None else (cnt.n * weight, cnt.c * weight)
@@ -109,6 +112,7 @@ def em_fit(cnt: Counts, weight: np.ndarray | None = None, iterations: int = 500,
     n_pos = np.maximum(np.bincount(pos, weights=n, minlength=k_max), 1e-300)
     n_pair = np.maximum(np.bincount(cnt.pair, weights=n, minlength=pairs), 1e-300)
     skipped = n - c
+    done = False
     for _ in range(iterations):
         pk, gd = p[pos], g[cnt.pair]
         miss = np.maximum(1.0 - pk * gd, 1e-300)
@@ -120,25 +124,25 @@ def em_fit(cnt: Counts, weight: np.ndarray | None = None, iterations: int = 500,
         p, g = p_new, g_new
         if done:
             break
-    return p, g
+    return p, g, done
 
 
-def em(cnt: Counts, seed: int = 0, bootstrap: int = 30) -> tuple[np.ndarray, np.ndarray]:
-    """(p_k / p_1, bootstrap standard error over queries) for k = 1..K."""
-    p, g = em_fit(cnt)
+def em(cnt: Counts, seed: int = 0, bootstrap: int = 30) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(p_k / p_1, bootstrap standard error over queries, converged) for k = 1..K."""
+    p, g, converged = em_fit(cnt)
     if p[0] <= 0:
-        return np.full(len(p), np.nan), np.full(len(p), np.nan)
+        return np.full(len(p), np.nan), np.full(len(p), np.nan), converged
     queries = int(cnt.pair_query.max()) + 1
     group_query = cnt.pair_query[cnt.pair]
     rng = np.random.default_rng(seed)
     reps = []
     for _ in range(bootstrap):
         times = np.bincount(rng.integers(0, queries, queries), minlength=queries).astype(float)
-        pb, _ = em_fit(cnt, times[group_query], start=(p, g))
+        pb, _, _ = em_fit(cnt, times[group_query], start=(p, g))
         if pb[0] > 0:
             reps.append(pb / pb[0])
     stderr = np.std(np.asarray(reps), axis=0, ddof=1) if len(reps) > 1 else np.full(len(p), np.nan)
-    return p / p[0], stderr
+    return p / p[0], stderr, converged
 
 
 def estimate(query: np.ndarray, doc: np.ndarray, position: np.ndarray, click: np.ndarray, method: str,
@@ -148,10 +152,14 @@ def estimate(query: np.ndarray, doc: np.ndarray, position: np.ndarray, click: np
     if method not in METHODS:
         raise LtrError(f"--method {method!r}: the estimators are {', '.join(METHODS)}")
     cnt = counts(query, doc, position, click)
-    ratio, stderr = randomisation(cnt) if method == "randomisation" else em(cnt, seed)
+    converged = True
+    if method == "randomisation":
+        ratio, stderr = randomisation(cnt)
+    else:
+        ratio, stderr, converged = em(cnt, seed)
     how = ("delta method on the click-rate ratio" if method == "randomisation"
            else "bootstrap over queries, 30 resamples")
     return {"method": method, "positions": list(range(1, len(ratio) + 1)),
             "propensity": [None if np.isnan(v) else float(f"{v:.12g}") for v in ratio],
             "stderr": [None if np.isnan(v) else float(f"{v:.12g}") for v in stderr],
-            "uncertainty": how, "rows": int(len(query)), "clicks": int(click.sum())}
+            "uncertainty": how, "converged": converged, "rows": int(len(query)), "clicks": int(click.sum())}
