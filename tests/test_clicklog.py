@@ -125,10 +125,12 @@ def test_the_estimators_recover_ultras_relative_propensities(tmp_path, policy, m
 
 
 def test_em_runs_to_a_fixed_point():
-    """EM creeps along a ridge on swap logs: a fixed step budget of a few hundred leaves the
-    position-2 propensity far off. The fit stops only where one more step moves nothing."""
-    labels, rankings = _queries(30, 12)
-    s = simulate(labels, rankings, build_model("ultra-pbm"), "swap", 10, 20_000, 4)
+    """Plain EM creeps along a ridge (and towards g = 1 for documents always clicked once
+    seen): on this swap log thousands of steps leave it moving. The fit stops only where
+    one more EM step moves no parameter by 1e-9."""
+    rng = np.random.default_rng(0)
+    labels = [rng.choice(5, 12, p=[0.5, 0.3, 0.15, 0.04, 0.01]) for _ in range(30)]
+    s = simulate(labels, [np.arange(12)] * 30, build_model("ultra-pbm"), "swap", 10, 50_000, 4)
     cnt = counts(s.query, s.doc, s.position, s.click)
     p, g, converged = em_fit(cnt)
     p2, g2, _ = em_fit(cnt, iterations=1, start=(p, g))

@@ -12,7 +12,8 @@ propensity of position k and g_d the document's click probability once examined.
   r_dk (1 - r_dk) / n_dk with r = c / n (A and B come from different sessions); position 1
   is 1 by definition, with error 0.
 - ``em`` (Wang et al. 2018, with one relevance parameter per query-document pair): EM on
-  the latent examination and relevance of each impression, to convergence; the relative
+  the latent examination and relevance of each impression, to a fixed point (accelerated
+  by SQUAREM; a pair never clicked starts, and stays, at g = 0); the relative
   propensities are p_k / p_1 and their standard errors the bootstrap's over queries
   (resampled with replacement, seeded); ``converged`` says whether EM settled within its
   step limit. EM needs the documents to move between positions
@@ -97,34 +98,47 @@ def randomisation(cnt: Counts) -> tuple[np.ndarray, np.ndarray]:
     return ratio, stderr
 
 
-def em_fit(cnt: Counts, weight: np.ndarray | None = None, iterations: int = 20_000, tol: float = 1e-12,
+def em_fit(cnt: Counts, weight: np.ndarray | None = None, iterations: int = 5_000, tol: float = 1e-10,
            start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
     """(p, g, converged): EM's examination per position (K,) and relevance per pair, under
-    a PBM, and whether no parameter moved by ``tol`` in the last of at most ``iterations``
-    steps (EM is slow on this ridge: hundreds of steps are not enough); ``weight``
-    multiplies each group's counts (the bootstrap's query multiplicities)."""
+    a PBM, and whether an EM step from the fit moves no parameter by ``tol`` within
+    ``iterations`` cycles. Plain EM creeps along this model's ridge and towards g = 1, so
+    each cycle is SQUAREM's (Varadhan and Roland 2008): two EM steps, an extrapolation
+    along them (never shorter than the two steps) kept inside [0, 1], and one EM step from
+    there. ``weight`` multiplies each group's counts (the bootstrap's query multiplicities)."""
     k_max = int(cnt.position.max())
     pairs = int(cnt.pair.max()) + 1
     n, c = (cnt.n, cnt.c) if weight is None else (cnt.n * weight, cnt.c * weight)
     pos = cnt.position - 1
-    p, g = start if start is not None else (np.full(k_max, 0.5), np.full(pairs, 0.5))
-    p, g = p.copy(), g.copy()
     n_pos = np.maximum(np.bincount(pos, weights=n, minlength=k_max), 1e-300)
     n_pair = np.maximum(np.bincount(cnt.pair, weights=n, minlength=pairs), 1e-300)
+    # a pair never clicked has its maximum at g = 0, where EM keeps it; EM would creep there
+    clicked = np.bincount(cnt.pair, weights=c, minlength=pairs) > 0
     skipped = n - c
-    done = False
-    for _ in range(iterations):
+
+    def step(x: np.ndarray) -> np.ndarray:
+        p, g = x[:k_max], x[k_max:]
         pk, gd = p[pos], g[cnt.pair]
         miss = np.maximum(1.0 - pk * gd, 1e-300)
         seen = c + skipped * pk * (1.0 - gd) / miss  # expected examined impressions
         relevant = c + skipped * (1.0 - pk) * gd / miss  # expected relevant impressions
-        p_new = np.bincount(pos, weights=seen, minlength=k_max) / n_pos
-        g_new = np.bincount(cnt.pair, weights=relevant, minlength=pairs) / n_pair
-        done = max(float(np.max(np.abs(p_new - p))), float(np.max(np.abs(g_new - g)))) < tol
-        p, g = p_new, g_new
-        if done:
+        return np.concatenate((np.bincount(pos, weights=seen, minlength=k_max) / n_pos,
+                               np.bincount(cnt.pair, weights=relevant, minlength=pairs) / n_pair))
+
+    p0, g0 = start if start is not None else (np.full(k_max, 0.5), np.full(pairs, 0.5))
+    x = np.concatenate((p0, np.where(clicked, g0, 0.0)))
+    done = False
+    for _ in range(iterations):
+        x1 = step(x)
+        if np.max(np.abs(x1 - x)) < tol:
+            x, done = x1, True
             break
-    return p, g, done
+        x2 = step(x1)
+        r, v = x1 - x, x2 - 2 * x1 + x
+        norm_v = float(np.sqrt(v @ v))
+        alpha = -float(np.sqrt(r @ r)) / norm_v if norm_v > 0 else -1.0
+        x = step(np.clip(x - 2 * min(alpha, -1.0) * r + min(alpha, -1.0) ** 2 * v, 0.0, 1.0))
+    return x[:k_max], x[k_max:], done
 
 
 def em(cnt: Counts, seed: int = 0, bootstrap: int = 30) -> tuple[np.ndarray, np.ndarray, bool]:
