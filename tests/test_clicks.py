@@ -248,3 +248,22 @@ def test_ultra_examination_and_trust_bias_by_hand():
     assert np.allclose(trust, [0.68 * 0.65, 0.61 * 0.65 / 2, 0.48 * (1 - 4 / 100)])
     custom = build_model("{type: trust-bias, click: [0.5, 1.0]}")
     assert np.allclose(custom.marginal([0]), [0.68 * (0.5 * 0.98 + 0.5 * 0.65)])
+
+
+@pytest.mark.parametrize("model", ["pbm", "trust-bias", "examine-stop", "navigational"])
+def test_sample_lists_draws_each_row_from_its_own_list(model):
+    """One walk per row: under the perfect table a grade-0 document is never clicked, so
+    the rows [4, 0] and [0, 4] never click their second and first positions; trust bias
+    does click grade 0, at the rate of its row's position."""
+    built = build_model(model)
+    rows = np.array([[4, 0], [0, 4]] * 20_000)
+    clicks = built.sample_lists(rows, np.random.default_rng(1))
+    assert clicks.shape == rows.shape
+    first, second = clicks[0::2].mean(axis=0), clicks[1::2].mean(axis=0)
+    want = built.marginal([4, 0]), built.marginal([0, 4])
+    sd = np.sqrt(np.maximum(want[0] * (1 - want[0]), want[1] * (1 - want[1])) / 20_000)
+    assert np.all(np.abs(first - want[0]) <= 6 * sd + 1e-12) and np.all(np.abs(second - want[1]) <= 6 * sd + 1e-12)
+    if model in ("pbm", "examine-stop"):
+        assert first[1] == 0 and second[0] == 0
+    with pytest.raises(LtrError, match="one row of shown labels"):
+        built.sample_lists(np.array([4, 0]), np.random.default_rng(1))
