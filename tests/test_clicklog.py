@@ -225,3 +225,10 @@ def test_the_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
     assert res.exit_code == 1 and message in res.stderr, res.output
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
     assert not (tmp_path / "x.parquet").exists() and not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("command", ["simulate-log", "propensity"])
+def test_the_commands_help_is_plain_text(command):
+    res = _ltr("clicks", command, "--help")
+    assert res.exit_code == 0 and "Usage: " in res.stdout
+    assert "<bool>" not in res.stdout and "``" not in res.stdout
