@@ -4,6 +4,7 @@ propensity estimation by result randomisation and by EM, and the unbiasedness of
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -232,3 +233,28 @@ def test_the_commands_help_is_plain_text(command):
     res = _ltr("clicks", command, "--help")
     assert res.exit_code == 0 and "Usage: " in res.stdout
     assert "<bool>" not in res.stdout and "``" not in res.stdout
+
+
+def test_a_saved_model_can_be_the_logging_ranking(tmp_path):
+    """With --run, each session's shown list is the model's top documents: under the ranking
+    policy, position 1 always holds the document the model scores highest."""
+    import json
+
+    from tests.conftest import REPO
+
+    res = _ltr("run", REPO / "configs" / "simulated_separable.yaml", "--out", tmp_path / "runs", "-q",
+               "--learner", "listnet", "--set", "protocol.max_rounds=5")
+    assert res.exit_code == 0, res.output
+    run = Path(res.stdout.strip())
+    rng = np.random.default_rng(2)
+    X = np.round(rng.normal(size=(4 * 6, 10)), 3)
+    lines = [f"{int(i % 3)} qid:{i // 6 + 1} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(x)) for i, x in enumerate(X)]
+    (tmp_path / "test.txt").write_text("\n".join(lines) + "\n")
+    out = _ltr("clicks", "simulate-log", tmp_path / "test.txt", "--out", tmp_path / "log.parquet", "--model", "pbm",
+               "--sessions", "2", "--per-query", "--policy", "ranking", "--shown", "3", "--run", run)
+    assert out.exit_code == 0, out.output
+    log = read_log(tmp_path / "log.parquet")
+    w = np.asarray(json.loads((run / "models.json").read_text())["final"]["w"])
+    best = [int(np.argmax(X[q * 6:(q + 1) * 6] @ w)) for q in range(4)]
+    top = log.doc[log.position == 1].reshape(4, 2)
+    assert (top == np.asarray(best)[:, None]).all() and log.meta["source"] == f"the scores of {run.name}"

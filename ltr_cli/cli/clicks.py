@@ -101,11 +101,16 @@ def simulate_log(
     grades: GradesOpt = None, stop: StopOpt = None, eta: EtaOpt = None,
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
                                       help="seed of numpy's default generator")] = 0,
+    run: Annotated[Optional[Path], typer.Option(
+        "--run", metavar="RUN", help="a run directory (or its models.json) whose model ranks each query: the "
+        "logging ranking (default: the file order)")] = None,
+    fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first)")] = None,
 ) -> None:
     """Simulate a click log: sessions of a logging policy on DATA's queries (the logging
-    ranking is each query's file order), clicked by the click model on the true labels,
-    written as Parquet with the policy, model, seed and a fingerprint in its metadata. The
-    same inputs give the same file, byte for byte."""
+    ranking is each query's file order, or the ranking of a saved model with --run),
+    clicked by the click model on the true labels, written as Parquet with the policy,
+    model, seed and a fingerprint in its metadata. The same inputs give the same file,
+    byte for byte."""
     import numpy as np
 
     from ltr_cli.clicklog.logfile import write_log
@@ -118,18 +123,28 @@ def simulate_log(
 
     check_policy(policy)
     ranked = RankedFile([], [], [], [])
-    for qid, y, line in open_dataset(data_file, reader_options(None, None, None, None, None, None)).labelled_queries():
-        ranked.labels.append(np.asarray(y, dtype=np.float64))
-        ranked.rankings.append(np.arange(len(y)))
-        ranked.lines.append(line)
-        ranked.qids.append(qid)
+    if run is not None:
+        from ltr_cli.results.interleave import rank_file
+        from ltr_cli.results.scoring import load_model, training_index_base
+
+        scorer, n_features = load_model(run, fold)
+        ranked = rank_file(scorer, data_file,
+                           reader_options(None, n_features, training_index_base(run), None, None, None))
+        source = f"the scores of {run.name}" + (f" (fold {fold})" if fold else "")
+    else:
+        for qid, y, line in open_dataset(data_file, reader_options(None, None, None, None, None, None)).labelled_queries():
+            ranked.labels.append(np.asarray(y, dtype=np.float64))
+            ranked.rankings.append(np.arange(len(y)))
+            ranked.lines.append(line)
+            ranked.qids.append(qid)
+        source = f"the file order of {data_file.name}"
     if not ranked.labels:
         raise LtrError(f"{data_file}: no queries; give a labelled SVMlight/LETOR file")
     built = build_model(model, click_grades(ranked, data_file, grades), stop, eta)
     logged = simulate([y.astype(np.int64) for y in ranked.labels], ranked.rankings, built, policy, shown,
                       sessions, seed, per_query)
     meta = write_log(out, logged, ranked.qids,
-                     {"policy": policy, "source": f"file order of {data_file.name}", "model": built.describe(),
+                     {"policy": policy, "source": source, "model": built.describe(),
                       "seed": seed, "sessions": sessions, "per_query": per_query, "shown": shown})
     typer.echo(f"{out}: {int(logged.session.max(initial=-1)) + 1} sessions, {int(logged.click.sum())} clicks, "
                f"policy {policy}, fingerprint {meta['fingerprint'][:16]}")
