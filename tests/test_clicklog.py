@@ -212,6 +212,7 @@ def test_simulate_log_then_propensity(tmp_path):
     (["propensity", "{tmp}/none.parquet"], "none.parquet: no such click log"),
     (["propensity", "{tmp}/train.txt"], "train.txt: not a readable Parquet"),
     (["propensity", "{tmp}/log.parquet", "--method", "ols"], "--method 'ols'"),
+    (["propensity", "{tmp}/fixed.parquet"], "fixed.parquet: no document was shown at more than one position"),
     (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/x.parquet", "--model", "pbm", "--sessions", "5",
       "--policy", "random"], "--policy 'random'"),
     (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/x.parquet", "--model", "pbm", "--sessions", "5",
@@ -222,6 +223,7 @@ def test_simulate_log_then_propensity(tmp_path):
 def test_the_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
     _data(tmp_path / "train.txt")
     _write(tmp_path / "log.parquet", sessions=20)
+    _write(tmp_path / "fixed.parquet", policy="ranking", sessions=20)
     res = _ltr("clicks", *[a.replace("{tmp}", str(tmp_path)) for a in args])
     assert res.exit_code == 1 and message in res.stderr, res.output
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output

@@ -169,7 +169,7 @@ def propensity(
         raise LtrError(f"--method {method!r}: the estimators are {', '.join(METHODS)}")
     read = read_log(log)
     rec = {"log": str(log), "policy": read.meta.get("policy"), "fingerprint": read.meta.get("fingerprint"),
-           **estimate(read.query, read.doc, read.position, read.click, method, seed)}
+           **estimate(read.query, read.doc, read.position, read.click, method, seed, str(log))}
     if as_json:
         typer.echo(json.dumps(rec, indent=2))
         return

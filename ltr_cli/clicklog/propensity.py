@@ -160,12 +160,16 @@ def em(cnt: Counts, seed: int = 0, bootstrap: int = 30) -> tuple[np.ndarray, np.
 
 
 def estimate(query: np.ndarray, doc: np.ndarray, position: np.ndarray, click: np.ndarray, method: str,
-             seed: int = 0) -> dict[str, Any]:
+             seed: int = 0, where: str = "click log") -> dict[str, Any]:
     """The record ``ltr clicks propensity`` prints: ``method``, ``positions``,
-    ``propensity`` (relative to position 1), ``stderr`` and ``uncertainty`` (how)."""
+    ``propensity`` (relative to position 1), ``stderr`` and ``uncertainty`` (how). A log
+    in which no document was shown at two positions is refused (naming ``where``)."""
     if method not in METHODS:
         raise LtrError(f"--method {method!r}: the estimators are {', '.join(METHODS)}")
     cnt = counts(query, doc, position, click)
+    if np.all(np.bincount(cnt.pair) < 2):
+        raise LtrError(f"{where}: no document was shown at more than one position, so examination and "
+                       "relevance cannot be told apart; log with policy shuffle or swap")
     converged = True
     if method == "randomisation":
         ratio, stderr = randomisation(cnt)
