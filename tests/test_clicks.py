@@ -209,6 +209,8 @@ def test_custom_tables_and_their_grades():
     (["--model", "{type: pbm, click: [0.1, 0.5], stop: [0, 0]}", "--labels", "1"], "--model.stop: a pbm model"),
     (["--model", "{click: [0.1, true], stop: [0, 0]}", "--labels", "1"], "--model.click: the value at grade 1"),
     (["--model", "{click: [0.1", "--labels", "1"], "--model: not valid YAML"),
+    (["--model", "{type: pbm, click: [0.1, 0.5], negative: 0.2}", "--labels", "1"], "--model.negative: only a trust-bias"),
+    (["--model", "{type: trust-bias, click: [0.1, 0.5], negative: 2}", "--labels", "1"], "--model.negative: 2 is not a probability"),
 ])
 def test_bad_options_are_one_line_errors(args, message):
     for sub in (["probabilities"], ["sample", "--draws", "10"]):
@@ -248,6 +250,8 @@ def test_ultra_examination_and_trust_bias_by_hand():
     assert np.allclose(trust, [0.68 * 0.65, 0.61 * 0.65 / 2, 0.48 * (1 - 4 / 100)])
     custom = build_model("{type: trust-bias, click: [0.5, 1.0]}")
     assert np.allclose(custom.marginal([0]), [0.68 * (0.5 * 0.98 + 0.5 * 0.65)])
+    custom = build_model("{type: trust-bias, click: [0.0, 1.0], negative: 0.3}")
+    assert np.allclose(custom.marginal([0, 0]), [0.68 * 0.3, 0.61 * 0.15]) and custom.describe()["eps_minus"] == "0.3/i"
 
 
 @pytest.mark.parametrize("model", ["pbm", "trust-bias", "examine-stop", "navigational"])

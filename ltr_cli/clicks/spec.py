@@ -21,7 +21,7 @@ from ltr_cli.clicks.cascade import STOP_RULES, CascadeModel
 from ltr_cli.clicks.examine import ExamineStopModel
 from ltr_cli.clicks.pbm import PositionBasedModel
 from ltr_cli.clicks.tables import GRADES, TABLE_NAMES, table
-from ltr_cli.clicks.trust import TablePositionModel, TrustBiasModel
+from ltr_cli.clicks.trust import DEFAULT_NEGATIVE, TablePositionModel, TrustBiasModel
 from ltr_cli.errors import LtrError
 
 #: the models that examine by rank: they take eta and no stop rule
@@ -32,7 +32,7 @@ MODEL_NAMES: tuple[str, ...] = TABLE_NAMES + EXAMINING
 DEFAULT_GRADES, DEFAULT_STOP, DEFAULT_ETA = 5, "after-click", 1.0
 #: the largest custom table
 MAX_GRADES = 32
-_KEYS = ("type", "click", "stop")
+_KEYS = ("type", "click", "stop", "negative")
 
 
 def parse_labels(text: str, where: str = "--labels") -> list[int]:
@@ -68,6 +68,14 @@ def _probabilities(value: Any, key: str, grades: int | None) -> tuple[float, ...
     return tuple(out)
 
 
+def _negative(model: Any, where: str) -> float:
+    """A trust-bias model's rank-1 false-click rate: ``negative`` of a custom mapping, or the default."""
+    value = model.get("negative", DEFAULT_NEGATIVE) if isinstance(model, Mapping) else DEFAULT_NEGATIVE
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and 0 <= value <= 1):
+        raise LtrError(f"{where}.negative: {value!r} is not a probability in [0, 1] (the false-click rate at rank 1)")
+    return float(value)
+
+
 def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, tuple[float, ...], tuple[float, ...] | None]:
     """(type, click, stop or None) of a custom mapping."""
     if not isinstance(raw, Mapping):
@@ -83,6 +91,8 @@ def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, tuple[float,
         raise LtrError(f"{where}.click: missing; give one click probability per grade")
     if kind == "cascade" and "stop" not in raw:
         raise LtrError(f"{where}.stop: missing; a cascade needs one stop probability per grade")
+    if "negative" in raw and kind != "trust-bias":
+        raise LtrError(f"{where}.negative: only a trust-bias model has a false-click rate")
     if kind != "cascade" and "stop" in raw:
         raise LtrError(f"{where}.stop: a {kind} model takes no stop table (its stops come from eta)")
     lists = [len(v) for v in (raw.get("click"), raw.get("stop")) if isinstance(v, list)]
@@ -135,4 +145,6 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
                        "or ULTRA's table^eta)")
     cls = {"pbm": PositionBasedModel, "examine-stop": ExamineStopModel, "ultra-pbm": TablePositionModel,
            "trust-bias": TrustBiasModel}[kind]
+    if kind == "trust-bias":
+        return TrustBiasModel(name, click, power, source, hint, _negative(model, where))
     return cls(name, click, power, source, hint)
