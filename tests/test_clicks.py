@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.clicks.records import exact_record, sample_counts
-from ltr_cli.clicks.spec import build_model
+from ltr_cli.clicks.spec import EXAMINING, build_model
 from ltr_cli.clicks.tables import TABLE_NAMES, grades_for_max_label, table
 from ltr_cli.errors import LtrError
 
@@ -65,7 +65,7 @@ def _coins(click: list[float], stop: list[float], stop_needs_click: bool) -> dic
 
 
 def _independent(model: str, labels: list[int], grades: int, rule: str | None, eta: float | None) -> dict[str, float]:
-    click_table, stop_table = REFERENCE["perfect" if model in ("pbm", "examine-stop") else model][grades]
+    click_table, stop_table = REFERENCE["perfect" if model in EXAMINING else model][grades]
     click = [click_table[r] for r in labels]
     n = len(labels)
     if model == "pbm":  # independent positions: examined w.p. (1/i)^eta, then clicked
@@ -75,6 +75,19 @@ def _independent(model: str, labels: list[int], grades: int, rule: str | None, e
             key = "".join(map(str, c))
             law[key] = math.prod(q[i] if c[i] else 1 - q[i] for i in range(n))
         return law
+    if model in ("ultra-pbm", "trust-bias"):  # ULTRA's table^eta; trust bias: eps+ / eps- per rank
+        ultra = [0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]
+        law = {}
+        for c in itertools.product((0, 1), repeat=n):
+            q = []
+            for i in range(n):
+                exam = ultra[min(i, 9)] ** eta
+                if model == "trust-bias":  # relevant (w.p. gamma) then clicked w.p. eps+, else w.p. eps-
+                    q.append(exam * (click[i] * (1 - (i + 2) / 100) + (1 - click[i]) * 0.65 / (i + 1)))
+                else:
+                    q.append(exam * click[i])
+            law["".join(map(str, c))] = math.prod(q[i] if c[i] else 1 - q[i] for i in range(n))
+        return law
     if model == "examine-stop":  # the reference code's ExamineClickModel
         e = [(1 / (i + 1)) ** eta for i in range(n)]
         return _coins(click, [0.0] + [1 - e[i] / e[i - 1] for i in range(1, n)], stop_needs_click=True)
@@ -82,7 +95,7 @@ def _independent(model: str, labels: list[int], grades: int, rule: str | None, e
 
 
 CASES = ([(m, g, rule, None) for m in REFERENCE for g in (2, 3, 5) for rule in ("after-click", "any-position")]
-         + [(m, g, None, eta) for m in ("pbm", "examine-stop") for g in (3, 5) for eta in (1.0, 0.5, 2.0)])
+         + [(m, g, None, eta) for m in EXAMINING for g in (3, 5) for eta in (1.0, 0.5, 2.0)])
 
 
 @pytest.mark.parametrize("model, grades, rule, eta", CASES)
@@ -133,7 +146,8 @@ def test_pbm_and_examine_stop_are_different_laws():
 
 
 @pytest.mark.parametrize("model, rule", [("navigational", "after-click"), ("informational", "any-position"),
-                                         ("almost-random", "after-click"), ("pbm", None), ("examine-stop", None)])
+                                         ("almost-random", "after-click"), ("pbm", None), ("examine-stop", None),
+                                         ("ultra-pbm", None), ("trust-bias", None)])
 def test_sampled_frequencies_agree_with_the_exact_law(model, rule):
     """Every pattern's count lies within 6 binomial standard deviations of its expectation
     (a seeded draw: it moves only if the sampler or the law changes)."""
@@ -183,7 +197,7 @@ def test_custom_tables_and_their_grades():
     (["--model", "perfect", "--labels", ""], "--labels"),
     (["--model", "perfect", "--labels", ",".join(["1"] * 21)], "21 shown labels"),
     (["--model", "perfect", "--labels", "1", "--grades", "4"], "--grades 4"),
-    (["--model", "perfect", "--labels", "1", "--eta", "2"], "--eta applies to pbm and examine-stop only"),
+    (["--model", "perfect", "--labels", "1", "--eta", "2"], "--eta applies to pbm, examine-stop, ultra-pbm, trust-bias only"),
     (["--model", "pbm", "--labels", "1", "--stop", "any-position"], "--stop applies to the cascade models only"),
     (["--model", "pbm", "--labels", "1", "--eta", "-1"], "--eta -1.0"),
     (["--model", "perfect", "--labels", "1", "--stop", "sometimes"], "--stop 'sometimes'"),
@@ -195,6 +209,8 @@ def test_custom_tables_and_their_grades():
     (["--model", "{type: pbm, click: [0.1, 0.5], stop: [0, 0]}", "--labels", "1"], "--model.stop: a pbm model"),
     (["--model", "{click: [0.1, true], stop: [0, 0]}", "--labels", "1"], "--model.click: the value at grade 1"),
     (["--model", "{click: [0.1", "--labels", "1"], "--model: not valid YAML"),
+    (["--model", "{type: pbm, click: [0.1, 0.5], negative: 0.2}", "--labels", "1"], "--model.negative: only a trust-bias"),
+    (["--model", "{type: trust-bias, click: [0.1, 0.5], negative: 2}", "--labels", "1"], "--model.negative: 2 is not a probability"),
 ])
 def test_bad_options_are_one_line_errors(args, message):
     for sub in (["probabilities"], ["sample", "--draws", "10"]):
@@ -220,3 +236,38 @@ def test_a_steep_examination_curve_stays_a_law():
     rows, probs = build_model("examine-stop", eta=1e300).law([4, 4, 4])
     assert np.all(np.isfinite(probs)) and abs(probs.sum() - 1) < 1e-12
     assert probs[rows.tolist().index([True, True, False])] == 1.0
+
+
+def test_ultra_examination_and_trust_bias_by_hand():
+    """ULTRA's table at eta 1 gives the relative propensities of the literature; trust bias
+    clicks a grade-0 document at rank i with e_i x 0.65 / i, and rank 11 repeats rank 10."""
+    marginal = build_model("ultra-pbm").marginal([4] * 11)
+    assert np.allclose(marginal[:10] / marginal[0],
+                       [1, 0.897, 0.706, 0.500, 0.412, 0.294, 0.162, 0.147, 0.118, 0.088], atol=5e-4)
+    assert marginal[10] == marginal[9]
+    assert np.allclose(build_model("ultra-pbm", eta=2).marginal([4, 4]), [0.68 ** 2, 0.61 ** 2])
+    trust = build_model("trust-bias").marginal([0, 0, 4])
+    assert np.allclose(trust, [0.68 * 0.65, 0.61 * 0.65 / 2, 0.48 * (1 - 4 / 100)])
+    custom = build_model("{type: trust-bias, click: [0.5, 1.0]}")
+    assert np.allclose(custom.marginal([0]), [0.68 * (0.5 * 0.98 + 0.5 * 0.65)])
+    custom = build_model("{type: trust-bias, click: [0.0, 1.0], negative: 0.3}")
+    assert np.allclose(custom.marginal([0, 0]), [0.68 * 0.3, 0.61 * 0.15]) and custom.describe()["eps_minus"] == "0.3/i"
+
+
+@pytest.mark.parametrize("model", ["pbm", "trust-bias", "examine-stop", "navigational"])
+def test_sample_lists_draws_each_row_from_its_own_list(model):
+    """One walk per row: under the perfect table a grade-0 document is never clicked, so
+    the rows [4, 0] and [0, 4] never click their second and first positions; trust bias
+    does click grade 0, at the rate of its row's position."""
+    built = build_model(model)
+    rows = np.array([[4, 0], [0, 4]] * 20_000)
+    clicks = built.sample_lists(rows, np.random.default_rng(1))
+    assert clicks.shape == rows.shape
+    first, second = clicks[0::2].mean(axis=0), clicks[1::2].mean(axis=0)
+    want = built.marginal([4, 0]), built.marginal([0, 4])
+    sd = np.sqrt(np.maximum(want[0] * (1 - want[0]), want[1] * (1 - want[1])) / 20_000)
+    assert np.all(np.abs(first - want[0]) <= 6 * sd + 1e-12) and np.all(np.abs(second - want[1]) <= 6 * sd + 1e-12)
+    if model in ("pbm", "examine-stop"):
+        assert first[1] == 0 and second[0] == 0
+    with pytest.raises(LtrError, match="one row of shown labels"):
+        built.sample_lists(np.array([4, 0]), np.random.default_rng(1))

@@ -104,6 +104,7 @@ FORBIDDEN = {
     "ltr_cli.surrogates": TOP + ("ltr_cli.data", "ltr_cli.results"),
     "ltr_cli.data": TOP + ("ltr_cli.results", "ltr_cli.surrogates"),
     "ltr_cli.clicks": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.clicklog": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
     "ltr_cli.interleaving": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
     "ltr_cli.measures": TOP,
     "ltr_cli.results": TOP,

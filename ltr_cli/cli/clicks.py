@@ -1,8 +1,10 @@
-"""``ltr clicks``: a click model's exact law on a shown list, and seeded samples of it."""
+"""``ltr clicks``: a click model's exact law on a shown list, seeded samples of it, simulated
+click logs and the propensities they estimate."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -15,7 +17,7 @@ clicks_app = typer.Typer(help="Click models: the exact law of the clicks on a sh
 
 ModelOpt = Annotated[str, typer.Option(
     "--model", metavar="NAME", help="perfect, navigational, informational, almost-random, random (cascades), "
-    "pbm, examine-stop; or a custom table in YAML flow style, e.g. '{click: [0.1, 0.9], stop: [0.2, 0.5]}' "
+    "pbm, examine-stop, ultra-pbm, trust-bias; or a custom table in YAML flow style, e.g. '{click: [0.1, 0.9], stop: [0.2, 0.5]}' "
     "(see docs/clicks.md)")]
 LabelsOpt = Annotated[str, typer.Option(
     "--labels", metavar="L1,L2,...", help="the shown documents' labels, position 1 first, e.g. 4,0,2,1 "
@@ -27,7 +29,8 @@ StopOpt = Annotated[Optional[str], typer.Option(
     "--stop", metavar="after-click|any-position", help="a cascade's stop rule: only after a click (default), "
     "or at any position, clicked or not, as the reference code draws it")]
 EtaOpt = Annotated[Optional[float], typer.Option(
-    "--eta", metavar="X", help="pbm and examine-stop: examination (1/rank)^X (default 1)")]
+    "--eta", metavar="X", help="pbm and examine-stop: examination (1/rank)^X; ultra-pbm and trust-bias: "
+    "ULTRA's examination table^X (default 1)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 
@@ -77,3 +80,101 @@ def sample(model: ModelOpt, labels: LabelsOpt, grades: GradesOpt = None, stop: S
         raise LtrError(f"--draws {draws}: at most {MAX_DRAWS} per command")
     built, shown = _model_and_labels(model, labels, grades, stop, eta)
     _print(sample_record(built, shown, seed, draws), as_json, exact=False)
+
+
+def _cell(value: float | None) -> str:
+    return f"{value:9.4f}" if value is not None else f"{'-':>9s}"
+
+
+@command(clicks_app, "simulate-log")
+def simulate_log(
+    data_file: Annotated[Path, typer.Argument(metavar="DATA", help="labelled SVMlight/LETOR file; the clicks follow its labels")],
+    out: Annotated[Path, typer.Option("--out", metavar="LOG", help="the Parquet click log to write")],
+    model: ModelOpt,
+    sessions: Annotated[int, typer.Option("--sessions", metavar="N", min=1,
+                                          help="sessions in total, each on a query drawn uniformly (at most 10^8)")],
+    policy: Annotated[str, typer.Option("--policy", metavar="ranking|shuffle|swap",
+                                        help="the logging policy: the file order's top documents, shuffled anew "
+                                        "each session, or with the top one swapped with a random position")] = "shuffle",
+    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per session")] = 10,
+    per_query: Annotated[bool, typer.Option("--per-query", help="N sessions for every query instead of N in total")] = False,
+    grades: GradesOpt = None, stop: StopOpt = None, eta: EtaOpt = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
+                                      help="seed of numpy's default generator")] = 0,
+    run: Annotated[Optional[Path], typer.Option(
+        "--run", metavar="RUN", help="a run directory (or its models.json) whose model ranks each query: the "
+        "logging ranking (default: the file order)")] = None,
+    fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first)")] = None,
+) -> None:
+    """Simulate a click log: sessions of a logging policy on DATA's queries (the logging
+    ranking is each query's file order, or the ranking of a saved model with --run),
+    clicked by the click model on the true labels, written as Parquet with the policy,
+    model, seed and a fingerprint in its metadata. The same inputs give the same file,
+    byte for byte."""
+    import numpy as np
+
+    from ltr_cli.clicklog.logfile import write_log
+    from ltr_cli.clicklog.policies import check_policy
+    from ltr_cli.clicklog.simulate import simulate
+    from ltr_cli.clicks.spec import build_model
+    from ltr_cli.data.formats import open_dataset
+    from ltr_cli.data.registry import reader_options
+    from ltr_cli.results.interleave import RankedFile, click_grades
+
+    check_policy(policy)
+    ranked = RankedFile([], [], [], [])
+    if run is not None:
+        from ltr_cli.results.interleave import rank_file
+        from ltr_cli.results.scoring import load_model, training_index_base
+
+        scorer, n_features = load_model(run, fold)
+        ranked = rank_file(scorer, data_file,
+                           reader_options(None, n_features, training_index_base(run), None, None, None))
+        source = f"the scores of {run.name}" + (f" (fold {fold})" if fold else "")
+    else:
+        for qid, y, line in open_dataset(data_file, reader_options(None, None, None, None, None, None)).labelled_queries():
+            ranked.labels.append(np.asarray(y, dtype=np.float64))
+            ranked.rankings.append(np.arange(len(y)))
+            ranked.lines.append(line)
+            ranked.qids.append(qid)
+        source = f"the file order of {data_file.name}"
+    if not ranked.labels:
+        raise LtrError(f"{data_file}: no queries; give a labelled SVMlight/LETOR file")
+    built = build_model(model, click_grades(ranked, data_file, grades), stop, eta)
+    logged = simulate([y.astype(np.int64) for y in ranked.labels], ranked.rankings, built, policy, shown,
+                      sessions, seed, per_query)
+    meta = write_log(out, logged, ranked.qids,
+                     {"policy": policy, "source": source, "model": built.describe(),
+                      "seed": seed, "sessions": sessions, "per_query": per_query, "shown": shown})
+    typer.echo(f"{out}: {int(logged.session.max(initial=-1)) + 1} sessions, {int(logged.click.sum())} clicks, "
+               f"policy {policy}, fingerprint {meta['fingerprint'][:16]}")
+
+
+@command(clicks_app, "propensity")
+def propensity(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="a Parquet click log (ltr clicks simulate-log)")],
+    method: Annotated[str, typer.Option("--method", metavar="randomisation|em",
+                                        help="result randomisation (click-rate ratios of the same documents) or "
+                                        "regression EM under a position-based model")] = "randomisation",
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of em's bootstrap")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Examination propensities per position, relative to position 1, estimated from a
+    click log with their standard errors (randomisation: delta method; em: bootstrap over
+    queries). Needs a log whose documents move between positions (policy shuffle or swap)."""
+    from ltr_cli.clicklog.logfile import read_log
+    from ltr_cli.clicklog.propensity import METHODS, estimate
+
+    if method not in METHODS:
+        raise LtrError(f"--method {method!r}: the estimators are {', '.join(METHODS)}")
+    read = read_log(log)
+    rec = {"log": str(log), "policy": read.meta.get("policy"), "fingerprint": read.meta.get("fingerprint"),
+           **estimate(read.query, read.doc, read.position, read.click, method, seed, str(log))}
+    if as_json:
+        typer.echo(json.dumps(rec, indent=2))
+        return
+    lines = [f"{log}: relative propensities by {method} ({rec['uncertainty']}), policy {rec['policy']}, "
+             f"{rec['rows']} shown documents, {rec['clicks']} clicks", "",
+             f"{'position':>8s}  {'p_k/p_1':>9s}  {'stderr':>9s}"]
+    lines += [f"{k:8d}  {_cell(p)}  {_cell(s)}" for k, p, s in zip(rec["positions"], rec["propensity"], rec["stderr"])]
+    typer.echo("\n".join(lines))

@@ -71,3 +71,13 @@ class ClickModel:
         """``draws`` independent click vectors on the list, bool (draws, n), drawn from
         ``rng`` only: the same generator state gives the same clicks."""
         return walk_sample(*self.walk(check_labels(labels, self.grades, self.hint)), rng, draws)
+
+    def sample_lists(self, labels: Any, rng: np.random.Generator) -> np.ndarray:
+        """One click vector per row of ``labels`` (m, n), each row a shown list of its own:
+        bool (m, n), drawn from ``rng`` only, as :meth:`sample` draws (the walk per row)."""
+        arr = np.asarray(labels)
+        if arr.ndim != 2:
+            raise LtrError("labels: give one row of shown labels per session")
+        checked = check_labels(arr.reshape(-1), self.grades, self.hint).reshape(arr.shape)
+        walk = [np.broadcast_to(a, checked.shape) for a in self.walk(checked)]
+        return walk_sample(walk[0], walk[1], walk[2], rng, len(checked))

@@ -37,7 +37,7 @@ class ExamineStopModel(ClickModel):
         self.hint = hint
 
     def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = len(labels)
+        n = labels.shape[-1]
         return self.click[labels], stop_after_click(n, self.eta), np.zeros(n)
 
     def describe(self) -> dict[str, Any]:

@@ -79,8 +79,9 @@ def walk_sample(click: np.ndarray, stop_click: np.ndarray, stop_skip: np.ndarray
                 rng: np.random.Generator, draws: int) -> np.ndarray:
     """``draws`` independent click vectors, bool (draws, n): a click coin and a stop coin per
     position (two ``rng.random((draws, n))`` calls, clicks first), the clicks kept up to and
-    including the first position whose stop coin came up."""
-    n = len(click)
+    including the first position whose stop coin came up. The walk's arrays have shape (n,)
+    (one list) or (draws, n) (one list per draw)."""
+    n = click.shape[-1]
     clicks = rng.random((draws, n)) < click
     stops = rng.random((draws, n)) < np.where(clicks, stop_click, stop_skip)
     first = np.where(stops.any(axis=1), stops.argmax(axis=1), n)

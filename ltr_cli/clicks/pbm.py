@@ -32,8 +32,8 @@ class PositionBasedModel(ClickModel):
         self.hint = hint
 
     def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        none = np.zeros(len(labels))
-        return examination(len(labels), self.eta) * self.click[labels], none, none
+        none = np.zeros(labels.shape[-1])
+        return examination(labels.shape[-1], self.eta) * self.click[labels], none, none
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "kind": "pbm", "grades": self.grades, "eta": self.eta,

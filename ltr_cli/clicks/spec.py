@@ -2,8 +2,10 @@
 
 Named models: the cascade tables (:data:`ltr_cli.clicks.tables.TABLE_NAMES`) under a stop
 rule, ``pbm`` and ``examine-stop`` (the ``perfect`` table under an examination curve with
-exponent eta). A custom model is a mapping ``{click: [...], stop: [...]}`` (a cascade; one
-probability per grade) or ``{type: pbm | examine-stop, click: [...]}``; ``click`` and
+exponent eta), ``ultra-pbm`` and ``trust-bias`` (the ``perfect`` table under ULTRA's
+examination table to the power eta). A custom model is a mapping ``{click: [...], stop:
+[...]}`` (a cascade; one probability per grade) or ``{type: <an examining model>, click:
+[...]}``; ``click`` and
 ``stop`` may also name a table (``click: navigational``). Every refusal is one line naming
 the key.
 """
@@ -19,17 +21,18 @@ from ltr_cli.clicks.cascade import STOP_RULES, CascadeModel
 from ltr_cli.clicks.examine import ExamineStopModel
 from ltr_cli.clicks.pbm import PositionBasedModel
 from ltr_cli.clicks.tables import GRADES, TABLE_NAMES, table
+from ltr_cli.clicks.trust import DEFAULT_NEGATIVE, TablePositionModel, TrustBiasModel
 from ltr_cli.errors import LtrError
 
 #: the models that examine by rank: they take eta and no stop rule
-EXAMINING: tuple[str, ...] = ("pbm", "examine-stop")
+EXAMINING: tuple[str, ...] = ("pbm", "examine-stop", "ultra-pbm", "trust-bias")
 #: every named model, cascades first
 MODEL_NAMES: tuple[str, ...] = TABLE_NAMES + EXAMINING
 #: the defaults: 5 grades, the textbook stop rule, eta 1 (the reference code's ``ex_per_1``)
 DEFAULT_GRADES, DEFAULT_STOP, DEFAULT_ETA = 5, "after-click", 1.0
 #: the largest custom table
 MAX_GRADES = 32
-_KEYS = ("type", "click", "stop")
+_KEYS = ("type", "click", "stop", "negative")
 
 
 def parse_labels(text: str, where: str = "--labels") -> list[int]:
@@ -65,6 +68,14 @@ def _probabilities(value: Any, key: str, grades: int | None) -> tuple[float, ...
     return tuple(out)
 
 
+def _negative(model: Any, where: str) -> float:
+    """A trust-bias model's rank-1 false-click rate: ``negative`` of a custom mapping, or the default."""
+    value = model.get("negative", DEFAULT_NEGATIVE) if isinstance(model, Mapping) else DEFAULT_NEGATIVE
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and 0 <= value <= 1):
+        raise LtrError(f"{where}.negative: {value!r} is not a probability in [0, 1] (the false-click rate at rank 1)")
+    return float(value)
+
+
 def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, tuple[float, ...], tuple[float, ...] | None]:
     """(type, click, stop or None) of a custom mapping."""
     if not isinstance(raw, Mapping):
@@ -75,11 +86,13 @@ def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, tuple[float,
             raise LtrError(f"{where}.{key}: unknown key; a custom click model has {', '.join(_KEYS)}")
     kind = raw.get("type", "cascade")
     if kind not in ("cascade",) + EXAMINING:
-        raise LtrError(f"{where}.type: {kind!r} is not cascade, pbm or examine-stop")
+        raise LtrError(f"{where}.type: {kind!r} is not cascade, {', '.join(EXAMINING)}")
     if "click" not in raw:
         raise LtrError(f"{where}.click: missing; give one click probability per grade")
     if kind == "cascade" and "stop" not in raw:
         raise LtrError(f"{where}.stop: missing; a cascade needs one stop probability per grade")
+    if "negative" in raw and kind != "trust-bias":
+        raise LtrError(f"{where}.negative: only a trust-bias model has a false-click rate")
     if kind != "cascade" and "stop" in raw:
         raise LtrError(f"{where}.stop: a {kind} model takes no stop table (its stops come from eta)")
     lists = [len(v) for v in (raw.get("click"), raw.get("stop")) if isinstance(v, list)]
@@ -117,7 +130,7 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
         name, source = "custom", "custom"
     if kind == "cascade":
         if eta is not None:
-            raise LtrError(f"--eta applies to {' and '.join(EXAMINING)} only; {name} is a cascade (use --stop)")
+            raise LtrError(f"--eta applies to {', '.join(EXAMINING)} only; {name} is a cascade (use --stop)")
         rule = stop if stop is not None else DEFAULT_STOP
         if rule not in STOP_RULES:
             raise LtrError(f"--stop {rule!r}: the stop rules are {', '.join(STOP_RULES)}")
@@ -128,6 +141,10 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
                        + ("stops only after a click, by position" if kind == "examine-stop" else "never stops"))
     power = DEFAULT_ETA if eta is None else eta
     if not (math.isfinite(power) and power >= 0):
-        raise LtrError(f"--eta {power}: give a finite exponent >= 0 (examination (1/rank)^eta)")
-    cls = PositionBasedModel if kind == "pbm" else ExamineStopModel
+        raise LtrError(f"--eta {power}: give a finite exponent >= 0 (examination (1/rank)^eta, "
+                       "or ULTRA's table^eta)")
+    cls = {"pbm": PositionBasedModel, "examine-stop": ExamineStopModel, "ultra-pbm": TablePositionModel,
+           "trust-bias": TrustBiasModel}[kind]
+    if kind == "trust-bias":
+        return TrustBiasModel(name, click, power, source, hint, _negative(model, where))
     return cls(name, click, power, source, hint)

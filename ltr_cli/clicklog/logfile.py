@@ -1,0 +1,148 @@
+"""The click log as a Parquet file: one row per shown document of a session.
+
+Columns: ``session`` (int64), ``qid`` (string), ``doc`` (int32, the document's index within
+its query, in the data file's order), ``position`` (int16, 1 first), ``click`` (bool),
+``policy`` (string, the logging policy's identity). The file's key-value metadata holds, under
+``ltr.clicklog``, a JSON object: ``format``, ``policy``, ``model`` (the click model's
+settings), ``seed``, ``sessions``, ``per_query``, ``shown``, ``source`` (what the logging
+ranking came from) and ``fingerprint``, the SHA-256 of the columns' contents. The reader
+checks every column and the fingerprint, and refuses a file with a one-line error naming it
+and the column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.clicklog.simulate import Sessions
+from ltr_cli.errors import LtrError
+
+KEY = b"ltr.clicklog"
+FORMAT = 1
+#: the columns and their Arrow types, in file order
+COLUMNS: tuple[tuple[str, str], ...] = (("session", "int64"), ("qid", "string"), ("doc", "int32"),
+                                        ("position", "int16"), ("click", "bool"), ("policy", "string"))
+
+
+@dataclass(frozen=True)
+class ClickLog:
+    """A log read back: the columns as numpy arrays (``qid`` as an index into ``qids``),
+    and the metadata."""
+
+    session: np.ndarray
+    query: np.ndarray
+    qids: list[str]
+    doc: np.ndarray
+    position: np.ndarray
+    click: np.ndarray
+    meta: dict[str, Any]
+
+
+def fingerprint(session: np.ndarray, query: np.ndarray, qids: list[str], doc: np.ndarray,
+                position: np.ndarray, click: np.ndarray, policy: str) -> str:
+    """SHA-256 of the columns, each in a fixed little-endian type, and of the qids and policy."""
+    h = hashlib.sha256()
+    for arr, dtype in ((session, "<i8"), (query, "<i4"), (doc, "<i4"), (position, "<i2"), (click, "u1")):
+        h.update(np.ascontiguousarray(arr, dtype=dtype).tobytes())
+    h.update(json.dumps([qids, policy]).encode())
+    return h.hexdigest()
+
+
+def write_log(path: Path, sessions: Sessions, qids: list[str], meta: dict[str, Any]) -> dict[str, Any]:
+    """Write the log to ``path`` (through a temporary file, replaced at the end); returns the
+    metadata written, ``meta`` with ``format`` and ``fingerprint`` added."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    policy = str(meta["policy"])
+    full = {"format": FORMAT, **meta,
+            "fingerprint": fingerprint(sessions.session, sessions.query, qids, sessions.doc, sessions.position,
+                                       sessions.click, policy)}
+    n = len(sessions.session)
+    names = pa.array(qids, pa.string())
+    table = pa.table({
+        "session": pa.array(sessions.session, pa.int64()),
+        "qid": pa.DictionaryArray.from_arrays(pa.array(sessions.query, pa.int32()), names),
+        "doc": pa.array(sessions.doc, pa.int32()),
+        "position": pa.array(sessions.position, pa.int16()),
+        "click": pa.array(sessions.click, pa.bool_()),
+        "policy": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([policy])),
+    }).replace_schema_metadata({KEY: json.dumps(full, sort_keys=True).encode()})
+    tmp = path.with_name(path.name + ".partial")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise LtrError(f"{path}: cannot write the click log ({exc.strerror or exc})") from None
+    return full
+
+
+def _column(table: Any, path: Path, name: str, kind: str) -> Any:
+    import pyarrow as pa
+
+    if name not in table.column_names:
+        raise LtrError(f"{path}: column {name!r} is missing; a click log has {', '.join(c for c, _ in COLUMNS)}")
+    col = table.column(name).combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode() if kind != "string" else col
+    base = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    want = {"int64": pa.int64(), "int32": pa.int32(), "int16": pa.int16(), "bool": pa.bool_(),
+            "string": pa.string()}[kind]
+    if not (base == want or (kind == "string" and base == pa.large_string())):
+        raise LtrError(f"{path}: column {name!r} has type {base}; a click log's {name} is {kind}")
+    if col.null_count:
+        raise LtrError(f"{path}: column {name!r} has empty values; every row needs one")
+    return col
+
+
+def read_log(path: Path) -> ClickLog:
+    """The log at ``path``, checked: columns, types, values and fingerprint."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise LtrError(f"{path}: no such click log") from None
+    except (OSError, pa.ArrowException) as exc:
+        raise LtrError(f"{path}: not a readable Parquet click log ({str(exc).splitlines()[0] if str(exc) else exc})") from None
+    raw = (table.schema.metadata or {}).get(KEY)
+    try:
+        meta = json.loads(raw) if raw is not None else None
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise LtrError(f"{path}: no click-log metadata ({KEY.decode()}, format {FORMAT}); write logs with "
+                       "ltr clicks simulate-log")
+    cols = {name: _column(table, path, name, kind) for name, kind in COLUMNS}
+
+    def codes(col: Any) -> tuple[np.ndarray, list[str]]:
+        if pa.types.is_dictionary(col.type):
+            return col.indices.to_numpy(zero_copy_only=False).astype(np.int32), col.dictionary.to_pylist()
+        uniq, inv = np.unique(np.asarray(col.to_pylist(), dtype=object).astype(str), return_inverse=True)
+        return inv.astype(np.int32), uniq.tolist()
+
+    query, qids = codes(cols["qid"])
+    pol_codes, pol_names = codes(cols["policy"])
+    policies = sorted({pol_names[i] for i in np.unique(pol_codes)})
+    arrays = {name: cols[name].to_numpy(zero_copy_only=False) for name in ("session", "doc", "position", "click")}
+    if arrays["position"].size and int(arrays["position"].min()) < 1:
+        raise LtrError(f"{path}: column 'position' holds {int(arrays['position'].min())}; positions start at 1")
+    if arrays["doc"].size and int(arrays["doc"].min()) < 0:
+        raise LtrError(f"{path}: column 'doc' holds {int(arrays['doc'].min())}; documents are indices from 0")
+    if len(policies) > 1 or (policies and policies[0] != meta.get("policy")):
+        raise LtrError(f"{path}: column 'policy' holds {policies}; the metadata names {meta.get('policy')!r}")
+    got = fingerprint(arrays["session"], query, qids, arrays["doc"], arrays["position"], arrays["click"],
+                      str(meta.get("policy")))
+    if got != meta.get("fingerprint"):
+        raise LtrError(f"{path}: the columns do not match the log's fingerprint; the file was changed "
+                       "after it was written")
+    return ClickLog(arrays["session"], query, qids, arrays["doc"], arrays["position"], arrays["click"], meta)

@@ -1,0 +1,262 @@
+"""Click logs: logging policies, seeded simulation, the Parquet log and its checks,
+propensity estimation by result randomisation and by EM, and the unbiasedness of IPS."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ltr_cli.clicklog.ips import query_mean, session_estimates
+from ltr_cli.clicklog.logfile import read_log, write_log
+from ltr_cli.clicklog.policies import shown_lists
+from ltr_cli.clicklog.propensity import counts, em_fit, estimate
+from ltr_cli.clicklog.simulate import simulate
+from ltr_cli.clicks.spec import build_model
+from ltr_cli.clicks.trust import table_examination
+from ltr_cli.errors import LtrError
+
+ULTRA_RELATIVE = [1, 0.897, 0.706, 0.500, 0.412, 0.294, 0.162, 0.147, 0.118, 0.088]
+
+
+def _queries(count: int, docs: int, seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    labels = [rng.integers(0, 5, docs) for _ in range(count)]
+    return labels, [np.argsort(-lab, kind="stable") for lab in labels]
+
+
+def _write(path, policy="shuffle", seed=1, sessions=2000, model="ultra-pbm", per_query=False, eta=None):
+    labels, rankings = _queries(30, 12)
+    built = build_model(model, eta=eta)
+    s = simulate(labels, rankings, built, policy, 10, sessions, seed, per_query)
+    write_log(path, s, [f"q{i}" for i in range(30)],
+              {"policy": policy, "model": built.describe(), "seed": seed, "sessions": sessions})
+    return s
+
+
+def test_the_policies_show_the_top_k_as_they_say():
+    rng = np.random.default_rng(0)
+    ranking = np.array([5, 3, 0, 1, 4, 2])
+    assert (shown_lists("ranking", ranking, 4, 3, rng) == [5, 3, 0, 1]).all()
+    shuffled = shown_lists("shuffle", ranking, 4, 2000, rng)
+    assert (np.sort(shuffled, axis=1) == [0, 1, 3, 5]).all()
+    # each document at each position about equally often
+    freq = np.array([[np.mean(shuffled[:, k] == d) for k in range(4)] for d in (5, 3, 0, 1)])
+    assert np.all(np.abs(freq - 0.25) < 0.05)
+    swapped = shown_lists("swap", ranking, 4, 2000, rng)
+    for row in swapped:
+        k = int(np.flatnonzero(row == 5)[0])
+        want = [5, 3, 0, 1]
+        want[0], want[k] = want[k], want[0]
+        assert row.tolist() == want
+    assert {int(np.flatnonzero(r == 5)[0]) for r in swapped} == {0, 1, 2, 3}
+    assert shown_lists("shuffle", np.array([1, 0]), 10, 3, rng).shape == (3, 2)
+
+
+def test_sessions_follow_the_click_model():
+    """Under the ranking policy, clicks per position lie within 6 binomial deviations of
+    the model's marginals, for a cascade and for trust bias."""
+    labels, rankings = _queries(1, 8, seed=3)
+    for name in ("navigational", "trust-bias"):
+        built = build_model(name)
+        s = simulate(labels, rankings, built, "ranking", 6, 50_000, 7)
+        clicks = s.click.reshape(-1, 6).sum(axis=0)
+        want = 50_000 * built.marginal(labels[0][rankings[0][:6]])
+        assert np.all(np.abs(clicks - want) <= 6 * np.sqrt(want * (1 - want / 50_000)) + 1e-9), name
+    per = simulate(labels * 3, rankings * 3, built, "swap", 4, 10, 0, per_query=True)
+    assert np.bincount(per.query).tolist() == [40, 40, 40] and per.session.max() == 29
+
+
+def test_the_same_inputs_give_the_same_file(tmp_path):
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        _write(tmp_path / f"{name}.parquet", seed=seed)
+    a, b, c = ((tmp_path / f"{n}.parquet").read_bytes() for n in "abc")
+    assert a == b != c
+    log = read_log(tmp_path / "a.parquet")
+    assert log.meta["seed"] == 1 and log.meta["policy"] == "shuffle" and log.meta["model"]["model"] == "ultra-pbm"
+    assert len(log.meta["fingerprint"]) == 64
+    assert log.qids[:2] == ["q0", "q1"] and log.position.min() == 1 and log.position.max() == 10
+
+
+def _rewrite(path, out, change):
+    table = pq.read_table(path)
+    pq.write_table(change(table).replace_schema_metadata(table.schema.metadata), out)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t.drop_columns(["click"]), "column 'click' is missing"),
+    (lambda t: t.set_column(4, "click", pa.array(np.zeros(t.num_rows, np.int8))), "column 'click' has type int8"),
+    (lambda t: t.set_column(3, "position", pa.array(np.zeros(t.num_rows, np.int16))), "column 'position' holds 0"),
+    (lambda t: t.set_column(4, "click", pa.array(np.ones(t.num_rows, bool))), "fingerprint"),
+])
+def test_a_bad_log_is_refused_in_one_line(tmp_path, change, message):
+    _write(tmp_path / "log.parquet", sessions=50)
+    _rewrite(tmp_path / "log.parquet", tmp_path / "bad.parquet", change)
+    with pytest.raises(LtrError, match=message) as err:
+        read_log(tmp_path / "bad.parquet")
+    assert str(tmp_path / "bad.parquet") in str(err.value) and "\n" not in str(err.value)
+
+
+def test_files_that_are_no_click_log_are_refused(tmp_path):
+    (tmp_path / "text.parquet").write_text("qid,doc\n")
+    pq.write_table(pa.table({"qid": ["a"]}), tmp_path / "plain.parquet")
+    for name, message in (("text.parquet", "not a readable Parquet"), ("plain.parquet", "no click-log metadata"),
+                          ("none.parquet", "no such click log")):
+        with pytest.raises(LtrError, match=message):
+            read_log(tmp_path / name)
+
+
+@pytest.mark.parametrize("policy", ["shuffle", "swap"])
+@pytest.mark.parametrize("method", ["randomisation", "em"])
+def test_the_estimators_recover_ultras_relative_propensities(tmp_path, policy, method):
+    """On 60,000 sessions, each relative propensity lies within 4 of its standard errors of
+    table / 0.68 (eta 1), and the standard errors are small but not zero."""
+    _write(tmp_path / "log.parquet", policy=policy, sessions=60_000)
+    log = read_log(tmp_path / "log.parquet")
+    rec = estimate(log.query, log.doc, log.position, log.click, method)
+    got, se = np.asarray(rec["propensity"]), np.asarray(rec["stderr"])
+    want = table_examination(10, 1.0) / 0.68
+    assert np.allclose(want, ULTRA_RELATIVE, atol=5e-4) and got[0] == 1
+    assert np.all(np.abs(got - want)[1:] <= 4 * se[1:]), (got, se)
+    assert np.all((se[1:] > 1e-4) & (se[1:] < 0.03)) and rec["converged"]
+
+
+def test_em_runs_to_a_fixed_point():
+    """Plain EM creeps along a ridge (and towards g = 1 for documents always clicked once
+    seen): on this swap log thousands of steps leave it moving. The fit stops only where
+    one more EM step moves no parameter by 1e-9."""
+    rng = np.random.default_rng(0)
+    labels = [rng.choice(5, 12, p=[0.5, 0.3, 0.15, 0.04, 0.01]) for _ in range(30)]
+    s = simulate(labels, [np.arange(12)] * 30, build_model("ultra-pbm"), "swap", 10, 50_000, 4)
+    cnt = counts(s.query, s.doc, s.position, s.click)
+    p, g, converged = em_fit(cnt)
+    p2, g2, _ = em_fit(cnt, iterations=1, start=(p, g))
+    assert converged and np.max(np.abs(p2 - p)) < 1e-9 and np.max(np.abs(g2 - g)) < 1e-9
+
+
+def test_other_etas_give_the_table_to_the_power_eta(tmp_path):
+    _write(tmp_path / "log.parquet", sessions=60_000, eta=2.0)
+    log = read_log(tmp_path / "log.parquet")
+    rec = estimate(log.query, log.doc, log.position, log.click, "randomisation")
+    want = (np.asarray(ULTRA_RELATIVE) * 0.68) ** 2 / 0.68 ** 2
+    assert np.all(np.abs(np.asarray(rec["propensity"]) - want)[1:] <= 4 * np.asarray(rec["stderr"])[1:])
+
+
+def test_ips_is_unbiased_and_naive_clicks_are_not():
+    """A fixed ranker's DCG@10 (gain: P(click | examined, grade)) under PBM clicks with eta 1,
+    logged by a fixed ranking: the IPS mean is within 3 standard errors of the exact value;
+    the naive mean is not."""
+    labels, logging = _queries(20, 10, seed=5)
+    built = build_model("ultra-pbm")
+    s = simulate(labels, logging, built, "ranking", 10, 4000, 9, per_query=True)
+    rng = np.random.default_rng(2)
+    ranker = [rng.permutation(10) for _ in labels]  # ranker[q] is an order of the documents
+    ranks = [np.argsort(order) + 1 for order in ranker]
+    exam = table_examination(10, 1.0)
+    owner, ips, naive = session_estimates(s.session, s.query, s.doc, s.position, s.click, ranks, exam)
+    ips_mean, ips_se = query_mean(owner, ips, 20)
+    naive_mean, _ = query_mean(owner, naive, 20)
+    # the exact value, from the model's law: P(click at k) / p_k is the gain of the document there
+    truth = np.mean([
+        sum(built.marginal(lab[order])[k] / exam[k] / math.log2(1 + rank[order[k]]) for k in range(10))
+        for lab, order, rank in zip(labels, logging, ranks)])
+    assert abs(ips_mean - truth) <= 3 * ips_se
+    assert abs(naive_mean - truth) > 3 * ips_se and ips_se > 0
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+def _data(path, queries=12, docs=10, seed=4):
+    rng = np.random.default_rng(seed)
+    lines = [f"{int(rng.integers(0, 3))} qid:{q + 1} 1:{rng.random():.3f} 2:{rng.random():.3f}"
+             for q in range(queries) for _ in range(docs)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _ltr(*args):
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_simulate_log_then_propensity(tmp_path):
+    data = _data(tmp_path / "train.txt")
+    args = ["clicks", "simulate-log", data, "--model", "ultra-pbm", "--sessions", "30000", "--policy", "swap",
+            "--seed", "3"]
+    first = _ltr(*args, "--out", tmp_path / "a.parquet")
+    again = _ltr(*args, "--out", tmp_path / "b.parquet")
+    assert first.exit_code == 0 and again.exit_code == 0, first.output
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    log = read_log(tmp_path / "a.parquet")
+    assert log.meta["model"]["grades"] == 3 and log.meta["shown"] == 10 and log.qids[0] == "1"
+    res = _ltr("clicks", "propensity", tmp_path / "a.parquet", "--json")
+    assert res.exit_code == 0, res.output
+    import json
+
+    rec = json.loads(res.stdout)
+    got, se = np.asarray(rec["propensity"]), np.asarray(rec["stderr"])
+    assert rec["fingerprint"] == log.meta["fingerprint"] and rec["policy"] == "swap" and se[0] == 0
+    assert np.all(np.abs(got - ULTRA_RELATIVE)[1:] <= 4 * se[1:] + 5e-4)
+    text = _ltr("clicks", "propensity", tmp_path / "a.parquet", "--method", "em")
+    assert text.exit_code == 0 and "bootstrap" in text.stdout and len(text.stdout.splitlines()) == 13
+
+
+@pytest.mark.parametrize("args, message", [
+    (["propensity", "{tmp}/none.parquet"], "none.parquet: no such click log"),
+    (["propensity", "{tmp}/train.txt"], "train.txt: not a readable Parquet"),
+    (["propensity", "{tmp}/log.parquet", "--method", "ols"], "--method 'ols'"),
+    (["propensity", "{tmp}/fixed.parquet"], "fixed.parquet: no document was shown at more than one position"),
+    (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/x.parquet", "--model", "pbm", "--sessions", "5",
+      "--policy", "random"], "--policy 'random'"),
+    (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/x.parquet", "--model", "pbm", "--sessions", "5",
+      "--grades", "2"], "label 2 is outside the 2-grade click table"),
+    (["simulate-log", "{tmp}/train.txt", "--out", "{tmp}/no/x.parquet", "--model", "pbm", "--sessions", "5"],
+     "x.parquet"),
+])
+def test_the_commands_refuse_bad_input_in_one_line(tmp_path, args, message):
+    _data(tmp_path / "train.txt")
+    _write(tmp_path / "log.parquet", sessions=20)
+    _write(tmp_path / "fixed.parquet", policy="ranking", sessions=20)
+    res = _ltr("clicks", *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.exit_code == 1 and message in res.stderr, res.output
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert not (tmp_path / "x.parquet").exists() and not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("command", ["simulate-log", "propensity"])
+def test_the_commands_help_is_plain_text(command):
+    res = _ltr("clicks", command, "--help")
+    assert res.exit_code == 0 and "Usage: " in res.stdout
+    assert "<bool>" not in res.stdout and "``" not in res.stdout
+
+
+def test_a_saved_model_can_be_the_logging_ranking(tmp_path):
+    """With --run, each session's shown list is the model's top documents: under the ranking
+    policy, position 1 always holds the document the model scores highest."""
+    import json
+
+    from tests.conftest import REPO
+
+    res = _ltr("run", REPO / "configs" / "simulated_separable.yaml", "--out", tmp_path / "runs", "-q",
+               "--learner", "listnet", "--set", "protocol.max_rounds=5")
+    assert res.exit_code == 0, res.output
+    run = Path(res.stdout.strip())
+    rng = np.random.default_rng(2)
+    X = np.round(rng.normal(size=(4 * 6, 10)), 3)
+    lines = [f"{int(i % 3)} qid:{i // 6 + 1} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(x)) for i, x in enumerate(X)]
+    (tmp_path / "test.txt").write_text("\n".join(lines) + "\n")
+    out = _ltr("clicks", "simulate-log", tmp_path / "test.txt", "--out", tmp_path / "log.parquet", "--model", "pbm",
+               "--sessions", "2", "--per-query", "--policy", "ranking", "--shown", "3", "--run", run)
+    assert out.exit_code == 0, out.output
+    log = read_log(tmp_path / "log.parquet")
+    w = np.asarray(json.loads((run / "models.json").read_text())["final"]["w"])
+    best = [int(np.argmax(X[q * 6:(q + 1) * 6] @ w)) for q in range(4)]
+    top = log.doc[log.position == 1].reshape(4, 2)
+    assert (top == np.asarray(best)[:, None]).all() and log.meta["source"] == f"the scores of {run.name}"
