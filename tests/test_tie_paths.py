@@ -189,3 +189,43 @@ def test_batch_cv_writes_the_same_numbers_on_both_paths(tmp_path, monkeypatch):
         assert a == b, name
         for table in ("rounds.parquet", "test_queries.parquet"):
             assert (ref[name] / table).read_bytes() == (fast[name] / table).read_bytes(), (name, table)
+
+
+def test_eval_of_an_online_run_measures_as_that_run_did(tmp_path):
+    """``ltr eval --run`` on an online run takes its metrics.convention, ties, no-relevant value
+    and relevance threshold, and says so; an option given on the command line wins."""
+    data = tmp_path / "d.txt"
+    # query 1: two identical rows with labels 2 and 0; query 2: nothing relevant
+    data.write_text("2 qid:1 1:0.5 2:0.25\n0 qid:1 1:0.5 2:0.25\n1 qid:1 1:0.1 2:0.9\n"
+                    "0 qid:2 1:0.3 2:0.3\n0 qid:2 1:0.7 2:0.1\n")
+    config = tmp_path / "on.yaml"
+    config.write_text(f"experiment: on\ndataset: {{kind: files, files: ['{data}'], features: 2}}\n"
+                      "protocol: {passes: 2}\n"
+                      "metrics: {names: [ndcg@1], ties: reverse-input, no_relevant: one}\n"
+                      "learners:\n  ogd: {type: ogd, surrogate: squared, step: {rule: constant, eta: 0.1}}\n")
+    res = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 0, res.stderr
+    run = Path(res.stdout.split()[0])
+    scores = tmp_path / "s.txt"
+    assert runner.invoke(app, ["score", str(run), str(data), "--out", str(scores)]).exit_code == 0
+    taken = runner.invoke(app, ["eval", str(data), str(scores), "--run", str(run), "--json", "--per-query"])
+    assert taken.exit_code == 0, taken.stderr
+    assert "convention paper (metrics.convention of online run" in taken.stderr
+    assert "ties reverse-input, no_relevant one" in taken.stderr
+    named = runner.invoke(app, ["eval", str(data), str(scores), "--ties", "reverse-input",
+                                "--no-relevant", "one", "--json", "--per-query"])
+    assert named.exit_code == 0 and json.loads(taken.stdout) == json.loads(named.stdout)
+    plain = runner.invoke(app, ["eval", str(data), str(scores), "--json", "--per-query"])
+    assert json.loads(plain.stdout) != json.loads(taken.stdout)  # the run's ties and no-relevant value matter here
+    # a command-line option wins over the run's
+    mixed = runner.invoke(app, ["eval", str(data), str(scores), "--run", str(run), "--no-relevant", "zero",
+                                "--json", "--per-query"])
+    assert json.loads(mixed.stdout)["per_query"]["2"] == json.loads(plain.stdout)["per_query"]["2"]
+    # a damaged config: one line naming the key, exit 1
+    bad = tmp_path / "bad" / run.name
+    shutil.copytree(run, bad)
+    text = (bad / "config.yaml").read_text().replace("ties: reverse-input", "ties: sideways")
+    (bad / "config.yaml").write_text(text)
+    ev = runner.invoke(app, ["eval", str(data), str(scores), "--run", str(bad)])
+    assert ev.exit_code == 1 and "'metrics.ties' must be one of" in ev.stderr
+    assert len(ev.stderr.strip().splitlines()) == 1 and "Traceback" not in ev.stderr

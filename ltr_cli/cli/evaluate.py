@@ -6,7 +6,7 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,8 +15,8 @@ from ltr_cli.cli.options import (BaseOpt, ConventionOpt, DatasetOpt, GroupOpt, N
 from ltr_cli.data.registry import reader_options
 
 
-def _finite(value: float) -> float:
-    if not math.isfinite(value):
+def _finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
         raise typer.BadParameter("must be a finite number, e.g. 0 or 1")
     return value
 
@@ -27,7 +27,7 @@ def eval_(
     convention: Annotated[Optional[ConventionOpt], typer.Option("--convention", help="metric preset: gains, discount and relevance rule (ltr list shows them); default: that of --run, else of --dataset, else paper")] = None,
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
-    threshold: Annotated[float, typer.Option("--relevance-threshold", callback=_finite, help="paper preset: relevant = label > this")] = 0.0,
+    threshold: Annotated[Optional[float], typer.Option("--relevance-threshold", callback=_finite, help="paper preset: relevant = label > this (default: --run's, else 0)")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="seed for --ties random")] = 0,
     per_query: Annotated[bool, typer.Option("--per-query", help="also print every query")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
@@ -42,11 +42,18 @@ def eval_(
 
     opts = reader_options(dataset, None, index_base, _value(qid), group, None)
     name, why = eval_convention(_value(convention), run, dataset)
+    taken = run_measure_settings(run) if run is not None else {}
+    ties_ = _value(ties) or taken.get("ties")
+    no_relevant_ = _value(no_relevant) or taken.get("no_relevant")
+    threshold_ = threshold if threshold is not None else float(taken.get("relevance_threshold", 0.0))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = evaluate_file(data_file, score_file, opts, name, _value(ties),
-                               _value(no_relevant), threshold, seed, per_query, metric)
+        result = evaluate_file(data_file, score_file, opts, name, ties_, no_relevant_, threshold_, seed,
+                               per_query, metric)
     typer.echo(f"ltr: convention {name} ({why})", err=True)  # after any error: errors stay one line
+    if taken:
+        typer.echo("ltr: from the run: " + ", ".join(f"{k} {v}" for k, v in taken.items()
+                                                     if k != "convention"), err=True)
     for w in caught:
         typer.echo(f"ltr: warning: {w.message}", err=True)
     if as_json:
@@ -71,7 +78,7 @@ def eval_convention(convention: str | None, run: Path | None, dataset: str | Non
 
         summary = read_run(run).summary
         if summary.get("protocol") != "batch-cv":
-            return "paper", f"that of online run {run}; --convention to change"
+            return str(run_measure_settings(run)["convention"]), f"metrics.convention of online run {run}; --convention to change"
         name = summary.get("convention")
         if not isinstance(name, str) or name not in CONVENTIONS:
             raise ResultsError(f"{run / 'summary.json'}: 'convention' must be one of {', '.join(CONVENTIONS)}, "
@@ -80,3 +87,37 @@ def eval_convention(convention: str | None, run: Path | None, dataset: str | Non
     if dataset:
         return get_dataset(dataset).convention, f"{dataset}'s own, as cv.convention defaults; --convention to change"
     return "paper", "the default; --convention to change, or --dataset / --run to take theirs"
+
+
+def run_measure_settings(run: Path) -> dict[str, Any]:
+    """How an online run measured its rankings, from its ``config.yaml``: ``metrics.convention``,
+    ``ties``, ``no_relevant`` and ``relevance_threshold`` (the defaults of ``ltr eval --run``;
+    an option given on the command line wins). A batch run measures by its ``cv.convention``
+    alone: nothing is taken. Read as untrusted input: a wrong value is a one-line error."""
+    from ltr_cli.errors import ResultsError
+    from ltr_cli.measures.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
+    from ltr_cli.measures.conventions import CONVENTIONS
+    from ltr_cli.results.folders import read_run
+
+    folder = read_run(run)
+    if folder.summary.get("protocol") == "batch-cv":
+        return {}
+    metrics = folder.config.get("metrics")
+    where = run / "config.yaml"
+    if not isinstance(metrics, dict):
+        raise ResultsError(f"{where}: 'metrics' must be a mapping; give --convention, --ties and --no-relevant")
+    allowed: dict[str, tuple[str, ...]] = {"convention": tuple(CONVENTIONS), "ties": TIE_POLICIES,
+                                           "no_relevant": NO_RELEVANT_POLICIES}
+    taken: dict[str, Any] = {}
+    for key, choices in allowed.items():
+        value = metrics.get(key)
+        if not isinstance(value, str) or value not in choices:
+            raise ResultsError(f"{where}: 'metrics.{key}' must be one of {', '.join(choices)}, not {value!r}; "
+                               f"give --{key.replace('_', '-')}")
+        taken[key] = value
+    threshold = metrics.get("relevance_threshold", 0.0)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ResultsError(f"{where}: 'metrics.relevance_threshold' must be a finite number, not {threshold!r}; "
+                           "give --relevance-threshold")
+    taken["relevance_threshold"] = float(threshold)
+    return taken
