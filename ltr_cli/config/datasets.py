@@ -9,12 +9,12 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ltr_cli.config.schema import LaxPath, Strict, not_bool
+from ltr_cli.data.options import DEFAULT_MAX_QUERY_MB
 
 
 
 # input bounds (reader options of the same names): they decide whether a file is read, not
 # what is read, so they are left out of run ids
-DEFAULT_MAX_QUERY_MB = 1024.0
 MAX_GENERATED_MB = 4096.0
 LIMIT_KEYS = ("max_line_bytes", "max_query_mb", "max_decompression_ratio")
 

@@ -357,7 +357,7 @@ def _place(layout: Path, root: Path, files: list[Path]) -> None:
 def _check_docs_per_query(mean: float, info: DatasetInfo) -> None:
     """A finite mean of at least one document whose queries fit the per-query memory budget
     a config's ``dataset.docs_per_query`` has (twice the mean, for the Poisson spread)."""
-    from ltr_cli.config.datasets import DEFAULT_MAX_QUERY_MB
+    from ltr_cli.data.options import DEFAULT_MAX_QUERY_MB
 
     most = DEFAULT_MAX_QUERY_MB * (1 << 20) / (8 * info.n_features) / 2
     if not (math.isfinite(mean) and 1 <= mean <= most):
