@@ -129,16 +129,40 @@ def _round_kernels(run: PlannedRun) -> bool:
     return bool(getattr(built, "use_kernels", False))
 
 
+ROUND_KERNEL = "ltr_cli.kernels.core:score_rank"  # what the per-round kernels' cache check looks for
+
+
 def _kernel_function(family: str) -> str:
-    return "core.score_rank" if family == ROUNDS else f"loop.{family}_block"
+    """The kernel whose presence in the kernel cache means the family is compiled: its
+    declared block kernel (``module:function``), or the ranking kernel for ``rounds``."""
+    return ROUND_KERNEL if family == ROUNDS else family_named(family).block_kernel
+
+
+def family_named(name: str) -> Any:
+    """The :class:`~ltr_cli.learners.online.family.BlockFamily` called ``name``, as its
+    learner's module declared it (the learners are imported, through their registry, when
+    no learner of the family has been built in this process yet)."""
+    from ltr_cli.learners.online.family import FAMILIES
+
+    if name not in FAMILIES:
+        from ltr_cli.learners.registry import ONLINE_TYPES, config_for
+
+        for learner in ONLINE_TYPES:
+            config_for(learner)  # imports its module, which declares its family
+            if name in FAMILIES:
+                break
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise KeyError(f"no online learner declares a block family named {name!r}") from None
 
 
 def uncached_families(families: list[str]) -> list[str]:
-    """The families whose kernel the kernel cache has no index for."""
-    from ltr_cli.kernels.numba_cache import cached_functions
+    """The families whose block kernel the kernel cache has no index for (as its module's
+    sources are now)."""
+    from ltr_cli.kernels.numba_cache import cached_function
 
-    found = cached_functions([_kernel_function(name) for name in families])
-    return [name for name in families if not found[_kernel_function(name)]]
+    return [name for name in families if not cached_function(_kernel_function(name))]
 
 
 def _rounds(run: PlannedRun, source: Any) -> int:
