@@ -61,7 +61,7 @@ def listnet_authors_step(X, y, s):
 def ogd_round(X, y, s, w, P, t, out):
     """One OGD step on a listwise/pointwise surrogate (reference ``OGDLearner.update``).
 
-    ``P``: the ``OGD_*`` slots of :mod:`ltr_cli.kernels.codes` (surrogate, SmoothDCG epsilon,
+    ``P``: the ``OGD_*`` slots of :mod:`ltr_cli.kernels.ogd_slots` (surrogate, SmoothDCG epsilon,
     projection radius, step rule, eta, loss-scaled, numerics: authors-code is ListNet by
     :func:`listnet_authors_step`, and a non-finite step is taken). ``s``: the scores (first
     m entries). Returns ``(surrogate value, status)``: ``UPDATED`` (``out`` (d,) holds the

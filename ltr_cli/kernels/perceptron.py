@@ -28,7 +28,7 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
     :mod:`ltr_cli.kernels.codes`); the ``paper`` NDCG weights then read the score order
     from it instead of sorting the scores again.
 
-    ``P``: the ``PC_*`` slots of :mod:`ltr_cli.kernels.codes` (surrogate, mistake measure
+    ``P``: the ``PC_*`` slots of :mod:`ltr_cli.kernels.perceptron_slots` (surrogate, mistake measure
     and cut-off, relevance threshold, SLAM weights, cut-off and mode, margin, delta, step
     rule, eta, loss-scaled, maximiser ties).
 

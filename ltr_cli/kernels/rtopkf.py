@@ -23,7 +23,7 @@ from ltr_cli.kernels.steps import finite_nonzero, project
 def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
     """One RTop-kF step from top-k feedback (reference ``RTopKF.update`` with
     ``estimate_score_gradient``). ``P``: the ``RT_*`` slots of
-    :mod:`ltr_cli.kernels.codes` (surrogate, fidelity, epsilon, radius, the authors' miss
+    :mod:`ltr_cli.kernels.rtopkf_slots` (surrogate, fidelity, epsilon, radius, the authors' miss
     scale c of the denominator ``c gamma / m``, numerics: authors-code takes a non-finite
     step, SmoothDCG direction). Needs m >= the surrogate's k. Returns a status code
     (``UPDATED``: ``out`` holds the new weights; ``UNCHANGED``; ``NOT_FINITE``)."""
