@@ -213,13 +213,13 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_a_private_temporary_
     readonly_pkg = tmp_path / "site-packages" / "ltr_cli"  # no writable kernels/ or data/
     env = {"HOME": str(tmp_path / "home")}
     assert numba_cache.configure(readonly_pkg, env) == "user-cache"
-    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "home" / ".cache" / "ltr-cli" / "numba" / "src-none")
+    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "home" / ".cache" / "ltr-cli" / "numba" / "by-module")
 
     env = {"HOME": "/dev/null/no-home"}  # HOME unusable: a private temp directory
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     assert numba_cache.configure(readonly_pkg, env) == "temp"
     temp = tmp_path / "tmp" / f"ltr-cli-numba-{os.getuid()}"
-    assert env["NUMBA_CACHE_DIR"] == str(temp / "src-none") and not temp.stat().st_mode & 0o077
+    assert env["NUMBA_CACHE_DIR"] == str(temp / "by-module") and not temp.stat().st_mode & 0o077
 
     temp.chmod(0o777)  # someone else could plant pickled index files there: not used
     env = {"HOME": "/dev/null/no-home"}
@@ -232,30 +232,22 @@ def test_numba_cache_falls_back_to_a_user_directory_then_to_a_private_temporary_
     assert numba_cache.configure(readonly_pkg, {"NUMBA_CACHE_DIR": str(mine)}) == "user"
 
 
-def test_the_kernel_cache_is_keyed_by_every_compiled_source(tmp_path):
+def test_the_kernel_cache_keeps_each_module_in_a_folder_named_by_its_sources(tmp_path):
     """numba checks a cached kernel against its own file only; a kernel also carries the code
-    of the kernels it calls, from other files: an edit to any of them must not reuse it."""
+    of the kernels it calls, from other files: each module's folder is named by a digest of
+    its sources and theirs (tests/test_block_families.py edits one), inside the chosen place."""
     from ltr_cli.kernels import numba_cache
 
     pkg = tmp_path / "ltr_cli"
     (pkg / "kernels").mkdir(parents=True)
     (pkg / "data").mkdir()
-    (pkg / "kernels" / "core.py").write_text("def f(): return 1\n")
-    (pkg / "kernels" / "loop.py").write_text("from .core import f\n")
-    (pkg / "data" / "fastscan.py").write_text("")
-    (pkg / "data" / "other.py").write_text("")
     env: dict[str, str] = {}
     assert numba_cache.configure(pkg, env) == "package"
-    first = env["NUMBA_CACHE_DIR"]
-    assert first.startswith(str(pkg / "__pycache__" / "numba" / "src-"))
-    (pkg / "data" / "other.py").write_text("x = 1\n")  # not compiled: same cache
-    env = {}
-    numba_cache.configure(pkg, env)
-    assert env["NUMBA_CACHE_DIR"] == first
-    (pkg / "kernels" / "core.py").write_text("def f(): return 2\n")  # a callee changed
-    env = {}
-    numba_cache.configure(pkg, env)
-    assert env["NUMBA_CACHE_DIR"] != first
+    assert env["NUMBA_CACHE_DIR"] == str(pkg / "__pycache__" / "numba" / "by-module")
+    folder = numba_cache.module_cache_dir("ltr_cli.kernels.perceptron")
+    assert folder.name == f"ltr_cli.kernels.perceptron-{numba_cache.module_digest('ltr_cli.kernels.perceptron')}"
+    assert len(folder.name.rpartition("-")[2]) == 16
+    assert [name for name, _ in numba_cache.module_sources("ltr_cli.data.fastscan")] == ["ltr_cli.data.fastscan"]
     inherited = dict(env)  # a child process keeps its parent's cache
     assert numba_cache.configure(pkg, inherited) == "user" and inherited == env
 

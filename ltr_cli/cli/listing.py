@@ -17,6 +17,7 @@ def list_(
     from ltr_cli import plugins
     from ltr_cli.data.formats import formats
     from ltr_cli.data.registry import DATASETS
+    from ltr_cli.learners.online import family  # noqa: F401 - the registry of ltr_cli.families
     from ltr_cli.learners.registry import learner_help
     from ltr_cli.measures.registry import metric_help
 

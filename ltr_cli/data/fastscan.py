@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.kernels.numba_cache import ensure
+from ltr_cli.kernels.numba_cache import ensure, install_locator
 
 _CACHE = ensure()  # before numba is imported: picks a writable cache directory
 
 from numba import njit  # noqa: E402
+
+install_locator()  # cached in this module's own folder, named by its source
 
 IRREGULAR = 1
 SLOW_FULL = 2  # more slow numbers than slow_* can hold: enlarge and rescan the block

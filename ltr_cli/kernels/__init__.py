@@ -9,7 +9,8 @@ reference implementations then run; results agree to rounding, see ``tests/test_
 the environment made: ``auto``, ``compiled`` or ``reference``.
 
 Conventions shared by the kernels (modules :mod:`.core`, :mod:`.measures`, :mod:`.slam`,
-:mod:`.perceptron`, :mod:`.ogd`, :mod:`.rtopkf`; parameter slots and codes in :mod:`.codes`):
+:mod:`.perceptron`, :mod:`.ogd`, :mod:`.rtopkf`; codes in :mod:`.codes`, each family's
+parameter slots beside its kernel):
 
 * ``X`` (m, d) float32 or float64, never written; scores are accumulated in float64;
   ``w`` (d,) float64; labels (m,) float64; rankings int64.
@@ -22,9 +23,10 @@ Conventions shared by the kernels (modules :mod:`.core`, :mod:`.measures`, :mod:
 
 from __future__ import annotations
 
+import importlib
 import os
-from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -57,20 +59,23 @@ module: "Kernels | None" = None
 _DISCOUNTS = np.empty(0)
 
 
-@dataclass(frozen=True)
 class Kernels:
-    """The kernel modules, each imported as itself (this imports numba): the primitives
-    (:mod:`.core`), the round measures (:mod:`.measures`), SLAM (:mod:`.slam`), the
-    perceptrons (:mod:`.perceptron`), OGD (:mod:`.ogd`), RTop-kF (:mod:`.rtopkf`) and the block
-    loop (:mod:`.loop`). Call sites name the module: ``K.core.score_rank(...)``."""
+    """The kernel modules of this package, each imported when first named (this imports
+    numba): ``K.core.score_rank(...)``, ``K.perceptron.perceptron_round(...)``. A kernel
+    declared elsewhere (a plugin's) is reached by its ``module:function`` name through
+    :func:`function`."""
 
-    core: ModuleType
-    measures: ModuleType
-    slam: ModuleType
-    perceptron: ModuleType
-    ogd: ModuleType
-    rtopkf: ModuleType
-    loop: ModuleType
+    def __getattr__(self, name: str) -> ModuleType:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            found = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"no kernel module {name!r}") from None
+        setattr(self, name, found)
+        return found
 
 
 def set_enabled(flag: bool) -> None:
@@ -81,15 +86,25 @@ def set_enabled(flag: bool) -> None:
 
 
 def load() -> Kernels:
-    """The kernel modules (imports numba on first use). Hot paths read the loaded modules
-    directly: ``(kernels.module or kernels.load()).core``. Real compiles are reported by
-    :mod:`.compile_watch`."""
+    """The kernel modules (imports numba on first use; each module when first named). Hot
+    paths read the loaded namespace directly: ``(kernels.module or kernels.load()).core``.
+    Real compiles are reported by :mod:`.compile_watch`."""
     global module
     if module is None:
-        from ltr_cli.kernels import core, loop, measures, ogd, perceptron, rtopkf, slam
-
-        module = Kernels(core, measures, slam, perceptron, ogd, rtopkf, loop)
+        importlib.import_module(f"{__name__}._numba")  # numba, its cache folders, the compile watch
+        module = Kernels()
     return module
+
+
+def function(ref: str) -> Any:
+    """The compiled function named ``module:function`` (a family's declared kernel, say
+    ``ltr_cli.kernels.perceptron:perceptron_block``): numba, then its module, imported."""
+    load()
+    name, _, attr = ref.partition(":")
+    try:
+        return getattr(importlib.import_module(name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"kernel {ref!r} cannot be loaded: {exc}") from exc
 
 
 def discounts(m: int) -> np.ndarray:

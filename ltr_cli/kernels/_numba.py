@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.kernels.numba_cache import ensure
+from ltr_cli.kernels.numba_cache import ensure, install_locator
 
 _CACHE = ensure()  # before numba is imported: picks a writable cache directory
 
@@ -14,6 +14,7 @@ from numba.extending import overload  # noqa: E402
 
 from ltr_cli.kernels.compile_watch import install  # noqa: E402
 
+install_locator()  # each kernel module cached in its own folder, named by its sources
 install()  # count and report real compiles (a cached kernel loads without one)
 
 _NAN = np.nan

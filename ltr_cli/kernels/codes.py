@@ -1,9 +1,10 @@
-"""Parameter slots, enumeration codes and status codes shared by the kernels and the
-Python side (numba-free: the learners import it without loading numba; the kernels read
-these module constants as compile-time constants).
+"""Enumeration codes and status codes shared by the kernels and the Python side (numba-free:
+the learners import it without loading numba; the kernels read these module constants as
+compile-time constants).
 
-A learner's fixed configuration reaches its round kernel as a float64 vector ``P``;
-``P[SLOT]`` below names each entry. Enumerations are small integers stored as floats.
+A learner's fixed configuration reaches its round kernel as a float64 vector ``P``; each
+block family names its own slots (``kernels/<family>_slots.py``, or the plugin's module).
+Enumerations are small integers stored as floats.
 """
 
 from __future__ import annotations
@@ -31,37 +32,5 @@ RANKED_INPUT_ORDER = 0  # by the ranking kernel's input-order sort of s
 RANKED_REVERSE_INPUT = 1  # by its reverse-input sort of s (tied scores in reverse index order)
 RANKED_UNKNOWN = -1  # anything else (random ties, a ranking from elsewhere): sort s again
 
-# --- the block kernels (ltr_cli.kernels.loop): how a block stopped ----------------------------
+# --- the block driver (ltr_cli.kernels.loop): how a block stopped ----------------------------
 BLOCK_DONE, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_NOT_FINITE_STEP = 0, 1, 2
-
-# --- perceptron_round: P slots ----------------------------------------------------------------
-PC_SURROGATE = 0  # 0 SLAM, 1 max-pair (Alg. 3)
-PC_MISTAKE_AP = 1  # mistake measure: 0 NDCG, 1 AP
-PC_MISTAKE_K = 2  # its cut-off (< 0: whole list)
-PC_THRESHOLD = 3  # relevance threshold
-PC_WEIGHTS_AP = 4  # SLAM weights: 0 NDCG, 1 AP
-PC_WEIGHTS_K = 5  # their cut-off
-PC_WEIGHT_MODE = 6  # 0 score order (paper), 1 input order, 2 level mean (authors' code)
-PC_MARGIN = 7  # MARGINS
-PC_DELTA = 8
-PC_STEP_RULE, PC_ETA, PC_LOSS_SCALED = 9, 10, 11
-PC_MAXIMISER_TIES = 12  # 0 first-index, 1 authors-code
-PC_SIZE = 13
-
-# --- ogd_round: P slots ------------------------------------------------------------------------
-OGD_SURROGATE = 0  # SURROGATE_CODES
-OGD_EPSILON = 1  # SmoothDCG smoothing
-OGD_RADIUS = 2  # projection radius (NaN: none)
-OGD_STEP_RULE, OGD_ETA, OGD_LOSS_SCALED = 3, 4, 5
-OGD_NUMERICS = 6  # 0 stable, 1 authors-code
-OGD_SIZE = 7
-
-# --- rtopkf_round: P slots ---------------------------------------------------------------------
-RT_SURROGATE = 0  # SURROGATE_CODES
-RT_FIDELITY = 1  # 0 exact, 1 authors-code denominators
-RT_EPSILON = 2
-RT_RADIUS = 3  # NaN: none
-RT_MISS_SCALE = 4
-RT_NUMERICS = 5  # 0 stable, 1 authors-code
-RT_DESCEND = 6  # SmoothDCG: 1 descend-gain, 0 ascend-gain
-RT_SIZE = 7

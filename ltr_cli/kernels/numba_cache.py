@@ -16,24 +16,33 @@ one of:
 5. otherwise a fresh private temporary directory for this process (removed at exit), with
    one note on stderr: kernels are compiled, never loaded from a place others could write.
 
-Inside that place the cache lives in a folder named by a digest of the compiled code's
-sources (:data:`COMPILED_SOURCES`). numba checks a cached function against its own source
-file only, yet a kernel carries the code of the kernels it calls (and the constants of
-``kernels/codes.py``) from other files: after an edit to one of those, the callers' cached
-code would be stale. With the digest, any change to any of them compiles everything anew.
+Inside that place (:data:`LAYOUT`) each kernel module keeps its compiled functions in a
+folder of its own, named by the module and a digest of its source and of the sources of the
+compiled modules it imports, directly or not (:func:`module_digest`). numba checks a cached
+function against its own source file only, yet a kernel carries the code of the kernels it
+calls (and the constants it reads) from other files: with the digest, editing a module
+recompiles that module and the modules that import it, and nothing else. Editing one
+family's kernel recompiles that family only; editing a primitive that every family calls
+(``core.py``, ``measures.py``, ``codes.py``) recompiles them all. :func:`install_locator`
+tells numba where these folders are (:mod:`ltr_cli.kernels._numba` calls it as numba is
+imported); :func:`cached_function` answers, without numba, whether a kernel is there.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 CACHE = True  # numba's cache=True: there is always a private directory (at worst a fresh one)
 _configured = False
 _OWNED_TEMP: tuple[int, str] | None = None  # (pid, path) of the temporary directory this process made
+_locator_installed = False
 
 
 def _writable_dir(path: Path) -> bool:
@@ -125,18 +134,18 @@ def configure(package: Path | None = None, environ: dict[str, str] | None = None
     env = os.environ if environ is None else environ
     package = package or PACKAGE
     _configured = _configured or environ is None  # another environment (a test) is not this process's
-    sources = f"src-{sources_digest(package)}"
+    layout = LAYOUT
     candidates: list[tuple[str, Path]] = []
     if env.get("NUMBA_CACHE_DIR"):
         chosen = Path(env["NUMBA_CACHE_DIR"])  # a child process inherits the parent's choice as is
-        candidates.append(("user", chosen if chosen.name == sources else chosen / sources))
+        candidates.append(("user", chosen if chosen.name == layout else chosen / layout))
     if all(os.access(package / sub, os.W_OK | os.X_OK) for sub in ("kernels", "data")):
-        candidates.append(("package", package / "__pycache__" / "numba" / sources))
+        candidates.append(("package", package / "__pycache__" / "numba" / layout))
     if env.get("XDG_CACHE_HOME"):
-        candidates.append(("user-cache", Path(env["XDG_CACHE_HOME"]) / "ltr-cli" / "numba" / sources))
+        candidates.append(("user-cache", Path(env["XDG_CACHE_HOME"]) / "ltr-cli" / "numba" / layout))
     if env.get("HOME"):
-        candidates.append(("user-cache", Path(env["HOME"]) / ".cache" / "ltr-cli" / "numba" / sources))
-    candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / sources))
+        candidates.append(("user-cache", Path(env["HOME"]) / ".cache" / "ltr-cli" / "numba" / layout))
+    candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / layout))
     for word, place in candidates:
         if private(place) or (not place.exists() and _private_dir(place)):
             env["NUMBA_CACHE_DIR"] = str(place)
@@ -158,26 +167,116 @@ def configure(package: Path | None = None, environ: dict[str, str] | None = None
 #: The ``ltr_cli`` package folder (this module lives in its ``kernels/``).
 PACKAGE = Path(__file__).resolve().parents[1]
 
-#: The files whose code numba compiles, relative to the package.
-COMPILED_SOURCES = ("kernels/*.py", "data/fastscan.py")
+#: The cache's layout inside the chosen place: one folder per kernel module (see the docstring).
+LAYOUT = "by-module"
 
 #: Modules of ``kernels/`` that hold no compiled code (where the cache is, what was compiled).
 NOT_COMPILED = ("numba_cache.py", "compile_watch.py")
 
 
-def sources_digest(package: Path) -> str:
-    """16 hex digits of SHA-256 over the compiled code's sources (names and bytes);
-    ``none`` when they cannot be read (a package without sources: nothing to compile)."""
-    import hashlib
+@functools.lru_cache(maxsize=None)
+def _origin(name: str) -> Path | None:
+    """The source file of module ``name`` (its parent packages are imported, not it), or None."""
+    import importlib.util
 
-    digest = hashlib.sha256()
-    files = sorted(p for pattern in COMPILED_SOURCES for p in package.glob(pattern) if p.name not in NOT_COMPILED)
     try:
-        for path in files:
-            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin).resolve()
+
+
+def _is_package(name: str) -> bool:
+    path = _origin(name)
+    return path is not None and path.name == "__init__.py"
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(name: str, path: Path, within: tuple[str, ...]) -> list[str]:
+    """The modules ``name`` (source ``path``) imports from the packages ``within``, by
+    absolute name: ``from P import x`` names the submodule ``P.x`` when P is a package that
+    has one, else P. Nothing is imported but those packages."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    inside = lambda module: any(module == top or module.startswith(top + ".") for top in within)  # noqa: E731
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names if inside(alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                up = parts[:len(parts) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            if not base or not inside(base):
+                continue
+            if _is_package(base):
+                found.extend(f"{base}.{alias.name}" if _origin(f"{base}.{alias.name}") else base
+                             for alias in node.names)
+            else:
+                found.append(base)
+    return found
+
+
+def _follows(path: Path, root: Path) -> bool:
+    """Whether an imported module's code may be compiled into its importer's: a module of
+    ``kernels/`` (not :data:`NOT_COMPILED`), or of the importer's own top-level package."""
+    kernels_dir = PACKAGE / "kernels"
+    if path.parent == kernels_dir:
+        return path.name not in NOT_COMPILED and path.name != "__init__.py"
+    return root != PACKAGE and root.is_dir() and root in path.parents
+
+
+def module_sources(name: str) -> list[tuple[str, Path]]:
+    """Module ``name`` and every module whose compiled code it may carry: the modules it
+    imports, directly or not, that :func:`_follows` admits; sorted by name."""
+    first = _origin(name)
+    if first is None:
+        return []
+    top_name = name.partition(".")[0]
+    top = _origin(top_name) if "." in name else first
+    root = top.parent if top is not None and top.name == "__init__.py" else first
+    within = ("ltr_cli.kernels",) if top_name == "ltr_cli" else ("ltr_cli.kernels", top_name)
+    seen = {name: first}
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        for imported in _imports(current, seen[current], within):
+            if imported in seen:
+                continue
+            path = _origin(imported)
+            if path is not None and _follows(path, root):
+                seen[imported] = path
+                todo.append(imported)
+    return sorted(seen.items())
+
+
+@functools.lru_cache(maxsize=None)
+def module_digest(name: str) -> str:
+    """16 hex digits of SHA-256 over :func:`module_sources` (names and bytes); ``none``
+    when module ``name`` has no readable source."""
+    digest = hashlib.sha256()
+    sources = module_sources(name)
+    try:
+        for module, path in sources:
+            digest.update(module.encode() + b"\0" + path.read_bytes() + b"\0")
     except OSError:
         return "none"
-    return digest.hexdigest()[:16] if files else "none"
+    return digest.hexdigest()[:16] if sources else "none"
+
+
+def module_cache_dir(name: str) -> Path:
+    """Where the kernels of module ``name`` are cached (under ``NUMBA_CACHE_DIR``)."""
+    ensure()
+    return Path(os.environ.get("NUMBA_CACHE_DIR", "")) / f"{name}-{module_digest(name)}"
 
 
 def ensure() -> bool:
@@ -187,17 +286,43 @@ def ensure() -> bool:
     return CACHE
 
 
-def cached_functions(names: list[str]) -> dict[str, bool]:
-    """For each ``module.function`` of the kernels (``loop.perceptron_block``), whether the
-    kernel cache holds an index for it: numba keeps one ``<module>.<function>-<line>.pyXY.nbi``
-    per cached function (its compiled signatures inside). Configures the cache directory
-    but imports nothing of numba; an estimate: an index for other argument types still
-    means a compile."""
-    ensure()
-    root = Path(os.environ.get("NUMBA_CACHE_DIR", ""))
+def cached_function(ref: str) -> bool:
+    """Whether the kernel cache holds an index for kernel ``module:function`` (say
+    ``ltr_cli.kernels.perceptron:perceptron_block``) as its module is now: numba keeps one
+    ``<file>.<function>-<line>.pyXY.nbi`` per cached function (its compiled signatures
+    inside) in the module's folder. Configures the cache directory but imports neither numba
+    nor the module; an estimate: an index for other argument types still means a compile."""
+    module, _, function = ref.partition(":")
+    folder = module_cache_dir(module)
     tag = f".py{sys.version_info.major}{sys.version_info.minor}.nbi"
-    found: set[str] = set()
-    if root.is_dir():
-        for path in root.rglob(f"*{tag}"):
-            found.add(path.name[:-len(tag)].rsplit("-", 1)[0])
-    return {name: name in found for name in names}
+    return folder.is_dir() and any(path.name.endswith(tag) for path in folder.glob(f"*.{function}-*{tag}"))
+
+
+def install_locator() -> None:
+    """Make numba keep every cached function in its module's folder (:func:`module_cache_dir`);
+    once per process, as numba is imported (this imports numba's caching module)."""
+    global _locator_installed
+    if _locator_installed:
+        return
+    from numba.core import caching
+
+    class _ByModule(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """A function of module M is cached in M's folder, named by M's digest."""
+
+        def __init__(self, py_func: Any, py_file: str):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(module_cache_dir(py_func.__module__))
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            name = getattr(py_func, "__module__", None)
+            if not os.environ.get("NUMBA_CACHE_DIR") or not name or module_digest(name) == "none":
+                return None  # numba's own locators decide
+            return super().from_function(py_func, py_file)
+
+    caching.CacheImpl._locator_classes.insert(0, _ByModule)
+    _locator_installed = True

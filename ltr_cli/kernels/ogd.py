@@ -1,20 +1,20 @@
-"""One round of online gradient descent on the squared, ListNet, KL and SmoothDCG surrogates with projection (reference: :class:`ltr_cli.learners.online.ogd.OGDLearner`, :mod:`ltr_cli.surrogates`), and the authors' unshifted ListNet step.
+"""One round of online gradient descent on the squared, ListNet, KL and SmoothDCG surrogates with projection (reference: :class:`ltr_cli.learners.online.ogd.OGDLearner`, :mod:`ltr_cli.surrogates`), the authors' unshifted ListNet step, and the family's block kernel: the generic block driver (:mod:`ltr_cli.kernels.loop`) around :func:`ogd_step`.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.ogd_slots`; codes: :mod:`ltr_cli.kernels.codes`.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
-from ltr_cli.kernels.codes import (KL, LISTNET, NOT_FINITE, OGD_EPSILON, OGD_ETA, OGD_LOSS_SCALED, OGD_NUMERICS,
-                                   OGD_RADIUS, OGD_STEP_RULE, OGD_SURROGATE, SQUARED, UNCHANGED, UPDATED)
+from ltr_cli.kernels.codes import KL, LISTNET, NOT_FINITE, SQUARED, UNCHANGED, UPDATED
 from ltr_cli.kernels.core import _dot, _pairwise_sum, _rmatvec
+from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _gain
-from ltr_cli.kernels.perceptron import _step_size
+from ltr_cli.kernels.ogd_slots import (OGD_EPSILON, OGD_ETA, OGD_LOSS_SCALED, OGD_NUMERICS, OGD_RADIUS,
+                                       OGD_STEP_RULE, OGD_SURROGATE)
+from ltr_cli.kernels.steps import finite_nonzero, project, step_size
 
 
 # --- online gradient descent (reference: ltr_cli.learners.online.ogd, ltr_cli.surrogates) ----------
@@ -33,33 +33,6 @@ def _log_softmax(v):
     for i in range(m):
         shifted[i] -= lse
     return shifted
-
-
-@njit(cache=_CACHE)
-def _project(w, radius):
-    """Reference ``project_to_ball``, in place (radius NaN: no projection; a NaN norm leaves
-    w as it is, as MATLAB's ``min(1, U / norm(w))`` does)."""
-    if radius != radius:
-        return
-    norm = math.sqrt(_dot(w, w))  # np.linalg.norm of a real vector
-    if norm <= radius or norm != norm:
-        return
-    scale = radius / norm
-    for j in range(w.shape[0]):
-        w[j] = w[j] * scale
-
-
-@njit(cache=_CACHE)
-def _finite_nonzero(step):
-    """(all entries finite, some entry non-zero)."""
-    nonzero = False
-    for j in range(step.shape[0]):
-        x = step[j]
-        if not np.isfinite(x):
-            return False, True
-        if x != 0.0:
-            nonzero = True
-    return True, nonzero
 
 
 @njit(cache=_CACHE, error_model="numpy")  # x / 0 is inf or NaN, as in numpy and MATLAB
@@ -88,7 +61,7 @@ def listnet_authors_step(X, y, s):
 def ogd_round(X, y, s, w, P, t, out):
     """One OGD step on a listwise/pointwise surrogate (reference ``OGDLearner.update``).
 
-    ``P``: the ``OGD_*`` slots of :mod:`ltr_cli.kernels.codes` (surrogate, SmoothDCG epsilon,
+    ``P``: the ``OGD_*`` slots of :mod:`ltr_cli.kernels.ogd_slots` (surrogate, SmoothDCG epsilon,
     projection radius, step rule, eta, loss-scaled, numerics: authors-code is ListNet by
     :func:`listnet_authors_step`, and a non-finite step is taken). ``s``: the scores (first
     m entries). Returns ``(surrogate value, status)``: ``UPDATED`` (``out`` (d,) holds the
@@ -99,10 +72,10 @@ def ogd_round(X, y, s, w, P, t, out):
     code = int(P[OGD_SURROGATE])
     if code == LISTNET and P[OGD_NUMERICS] == 1.0:
         step = listnet_authors_step(X, y, s)
-        eta = _step_size(int(P[OGD_STEP_RULE]), P[OGD_ETA], P[OGD_LOSS_SCALED] != 0.0, t, 1.0)
+        eta = step_size(int(P[OGD_STEP_RULE]), P[OGD_ETA], P[OGD_LOSS_SCALED] != 0.0, t, 1.0)
         for j in range(w.shape[0]):
             out[j] = w[j] - eta * step[j]
-        _project(out, P[OGD_RADIUS])
+        project(out, P[OGD_RADIUS])
         return _NAN, UPDATED
     g = np.empty(m)
     if code == SQUARED:
@@ -146,13 +119,24 @@ def ogd_round(X, y, s, w, P, t, out):
             g[i] = -(p[i] * (gains[i] - gain)) / eps
         value = -gain
     step = _rmatvec(X, g)
-    finite, nonzero = _finite_nonzero(step)
+    finite, nonzero = finite_nonzero(step)
     if not finite:
         return value, NOT_FINITE
     if not nonzero:
         return value, UNCHANGED
-    eta = _step_size(int(P[OGD_STEP_RULE]), P[OGD_ETA], P[OGD_LOSS_SCALED] != 0.0, t, 1.0)
+    eta = step_size(int(P[OGD_STEP_RULE]), P[OGD_ETA], P[OGD_LOSS_SCALED] != 0.0, t, 1.0)
     for j in range(w.shape[0]):
         out[j] = w[j] - eta * step[j]
-    _project(out, P[OGD_RADIUS])
+    project(out, P[OGD_RADIUS])
     return value, UPDATED
+
+
+@njit(cache=_CACHE)
+def ogd_step(X, y, ranking, shown, s, w, P, t, gamma, eta, reverse, disc, out):
+    """The family's round in the block driver (see :mod:`ltr_cli.kernels.loop`): one
+    :func:`ogd_round`; returns ``(status, mistake, ranking loss)`` (no mistakes, no loss)."""
+    value, status = ogd_round(X, y, s, w, P, t, out)
+    return status, False, _NAN
+
+
+ogd_block = block_kernel(ogd_step, "ogd_block")

@@ -1,28 +1,23 @@
-"""One round of the perceptron paper's Alg. 2 / Alg. 3 (reference: :class:`ltr_cli.learners.online.perceptron._MistakeDriven`), and the step-size rule (reference: :class:`ltr_cli.learners.online.schedules.StepSchedule`).
+"""One round of the perceptron paper's Alg. 2 / Alg. 3 (reference: :class:`ltr_cli.learners.online.perceptron._MistakeDriven`), and the family's block kernel: the generic block driver (:mod:`ltr_cli.kernels.loop`) around :func:`perceptron_step`.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.perceptron_slots`; codes: :mod:`ltr_cli.kernels.codes`.
 """
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _NAN, njit
-from ltr_cli.kernels.codes import (PC_DELTA, PC_ETA, PC_LOSS_SCALED, PC_MARGIN, PC_MAXIMISER_TIES, PC_MISTAKE_AP,
-                                   PC_MISTAKE_K, PC_STEP_RULE, PC_SURROGATE, PC_THRESHOLD, PC_WEIGHT_MODE, PC_WEIGHTS_AP,
-                                   PC_WEIGHTS_K, UNCHANGED, UPDATED, ZERO_STEP)
+from ltr_cli.kernels.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, UNCHANGED, UPDATED, ZERO_STEP
 from ltr_cli.kernels.core import _rmatvec_into
+from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _ndcg_levels_into, average_precision
+from ltr_cli.kernels.perceptron_slots import (PC_DELTA, PC_ETA, PC_LOSS_SCALED, PC_MARGIN, PC_MAXIMISER_TIES,
+                                              PC_MISTAKE_AP, PC_MISTAKE_K, PC_STEP_RULE, PC_SURROGATE, PC_THRESHOLD,
+                                              PC_WEIGHT_MODE, PC_WEIGHTS_AP, PC_WEIGHTS_K)
 from ltr_cli.kernels.slam import _ap_weights_into, _argmax_authors, _argmax_first, _levels_into, _ndcg_weights_into, _slam_grad_into, _terms_into
-
-
-@njit(cache=_CACHE)
-def _step_size(rule, eta, loss_scaled, t, loss):
-    """Reference :class:`ltr_cli.learners.online.schedules.StepSchedule` (rule 0 = constant)."""
-    step = eta if rule == 0 else eta / math.sqrt(t)
-    return step * loss if loss_scaled else step
+from ltr_cli.kernels.steps import step_size
 
 
 @njit(cache=_CACHE)
@@ -33,7 +28,7 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
     :mod:`ltr_cli.kernels.codes`); the ``paper`` NDCG weights then read the score order
     from it instead of sorting the scores again.
 
-    ``P``: the ``PC_*`` slots of :mod:`ltr_cli.kernels.codes` (surrogate, mistake measure
+    ``P``: the ``PC_*`` slots of :mod:`ltr_cli.kernels.perceptron_slots` (surrogate, mistake measure
     and cut-off, relevance threshold, SLAM weights, cut-off and mode, margin, delta, step
     rule, eta, loss-scaled, maximiser ties).
 
@@ -106,7 +101,7 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, rank
         if best < 0 or c[best] <= 0.0:
             return loss, 0.0, ZERO_STEP
         # X.T @ (e_k - e_i) is X[k] - X[i] exactly, in any summation order
-        step = _step_size(int(P[PC_STEP_RULE]), P[PC_ETA], P[PC_LOSS_SCALED] != 0.0, t, loss)
+        step = step_size(int(P[PC_STEP_RULE]), P[PC_ETA], P[PC_LOSS_SCALED] != 0.0, t, loss)
         i, k = best, kk[best]
         for j in range(w.shape[0]):
             out[j] = w[j] - step * (np.float64(X[k, j]) - np.float64(X[i, j]))
@@ -125,7 +120,7 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, rank
             break
     if not nonzero:
         return loss, value, ZERO_STEP
-    step = _step_size(int(P[PC_STEP_RULE]), P[PC_ETA], P[PC_LOSS_SCALED] != 0.0, t, loss)
+    step = step_size(int(P[PC_STEP_RULE]), P[PC_ETA], P[PC_LOSS_SCALED] != 0.0, t, loss)
     acc = fs[8 * m:8 * m + w.shape[0]]
     if ties == 1:
         _authors_feature_step(X, yy, c, kk, v, acc)
@@ -134,3 +129,16 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, rank
     for j in range(w.shape[0]):
         out[j] = w[j] - step * acc[j]
     return loss, value, UPDATED
+
+
+@njit(cache=_CACHE)
+def perceptron_step(X, y, ranking, shown, s, w, P, t, gamma, eta, reverse, disc, out):
+    """The family's round in the block driver (see :mod:`ltr_cli.kernels.loop`): ``ranking``
+    was sorted from ``s`` by the ranking kernel; returns ``(status, mistake, ranking loss)``."""
+    loss, value, status = perceptron_round(X, y, ranking, s, w, P, t, disc, out,
+                                           RANKED_REVERSE_INPUT if reverse else RANKED_INPUT_ORDER)
+    mistake = status != UNCHANGED
+    return status, mistake, loss if mistake else 0.0
+
+
+perceptron_block = block_kernel(perceptron_step, "perceptron_block")

@@ -1,18 +1,20 @@
-"""One round of RTop-kF (reference: :class:`ltr_cli.learners.online.rtopkf.RTopKF`, :mod:`ltr_cli.surrogates.topk_estimators`).
+"""One round of RTop-kF (reference: :class:`ltr_cli.learners.online.rtopkf.RTopKF`, :mod:`ltr_cli.surrogates.topk_estimators`), and the family's block kernel: the generic block driver (:mod:`ltr_cli.kernels.loop`) around :func:`rtopkf_step`.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.rtopkf_slots`; codes: :mod:`ltr_cli.kernels.codes`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, njit
-from ltr_cli.kernels.codes import (KL, NOT_FINITE, RANKSVM, RT_DESCEND, RT_EPSILON, RT_FIDELITY, RT_MISS_SCALE,
-                                   RT_NUMERICS, RT_RADIUS, RT_SURROGATE, SQUARED, UNCHANGED, UPDATED)
+from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
+from ltr_cli.kernels.codes import KL, NOT_FINITE, RANKSVM, SQUARED, UNCHANGED, UPDATED
 from ltr_cli.kernels.core import _pairwise_sum, _rmatvec
+from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _gain
-from ltr_cli.kernels.ogd import _finite_nonzero, _project
+from ltr_cli.kernels.rtopkf_slots import (RT_DESCEND, RT_EPSILON, RT_FEEDBACK_K, RT_FIDELITY, RT_MISS_SCALE,
+                                          RT_NUMERICS, RT_RADIUS, RT_SKIP_SHORT, RT_SURROGATE)
+from ltr_cli.kernels.steps import finite_nonzero, project
 
 
 # --- RTop-kF (reference: ltr_cli.learners.online.rtopkf, ltr_cli.surrogates.topk_estimators) -------
@@ -21,7 +23,7 @@ from ltr_cli.kernels.ogd import _finite_nonzero, _project
 def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
     """One RTop-kF step from top-k feedback (reference ``RTopKF.update`` with
     ``estimate_score_gradient``). ``P``: the ``RT_*`` slots of
-    :mod:`ltr_cli.kernels.codes` (surrogate, fidelity, epsilon, radius, the authors' miss
+    :mod:`ltr_cli.kernels.rtopkf_slots` (surrogate, fidelity, epsilon, radius, the authors' miss
     scale c of the denominator ``c gamma / m``, numerics: authors-code takes a non-finite
     step, SmoothDCG direction). Needs m >= the surrogate's k. Returns a status code
     (``UPDATED``: ``out`` holds the new weights; ``UNCHANGED``; ``NOT_FINITE``)."""
@@ -114,12 +116,31 @@ def rtopkf_round(X, s, shown, top, exploit, w, gamma, eta, P, out):
             step[i] = z[j] * np.float64(X[j, i])
     else:
         step = _rmatvec(X, z)
-    finite, nonzero = _finite_nonzero(step)
+    finite, nonzero = finite_nonzero(step)
     if not finite and not raw:
         return NOT_FINITE
     if finite and not nonzero:
         return UNCHANGED
     for i in range(w.shape[0]):
         out[i] = w[i] - eta * step[i]
-    _project(out, P[RT_RADIUS])
+    project(out, P[RT_RADIUS])
     return UPDATED
+
+
+@njit(cache=_CACHE)
+def rtopkf_step(X, y, ranking, shown, s, w, P, t, gamma, eta, reverse, disc, out):
+    """The family's round in the block driver (see :mod:`ltr_cli.kernels.loop`): the labels
+    of the top ``P[RT_FEEDBACK_K]`` shown documents are the feedback; a list too short for
+    them, or skipped as too short (``P[RT_SKIP_SHORT]``), is not learnt from. ``ranking``
+    is the exploit ranking. Returns ``(status, mistake, ranking loss)`` (no mistakes, no loss)."""
+    m = X.shape[0]
+    k = int(P[RT_FEEDBACK_K])
+    if m < k or (P[RT_SKIP_SHORT] == 1.0 and m < 2):
+        return UNCHANGED, False, _NAN
+    top = np.empty(k)
+    for j in range(k):
+        top[j] = y[shown[j]]
+    return rtopkf_round(X, s, shown, top, ranking, w, gamma, eta, P, out), False, _NAN
+
+
+rtopkf_block = block_kernel(rtopkf_step, "rtopkf_block")

@@ -1,5 +1,5 @@
-"""The online protocol in blocks of rounds, each block one compiled call
-(:mod:`ltr_cli.kernels.loop`), for a group of learners of one family that read the same
+"""The online protocol in blocks of rounds, each block one compiled call (the family's block
+kernel: the generic driver of :mod:`ltr_cli.kernels.loop` around its round kernel), for a group of learners of one family that read the same
 stream (the learners of one config, the points of a sweep that differ only in learner
 settings; a single run is a group of one).
 
@@ -92,28 +92,28 @@ class BlockRunner:
 
     def _call(self, unit: UnitArrays, order: np.ndarray, W: np.ndarray, P: np.ndarray, t0: np.ndarray,
               active: np.ndarray, check_finite: np.ndarray, nan_allowed: np.ndarray, out: dict[str, np.ndarray],
-              draws: tuple[np.ndarray, ...] | None, learners: list[Any]) -> None:
+              draws: tuple[np.ndarray, ...], learners: list[Any]) -> None:
         n = order.shape[0]
         cols = (out["values"][:, :n], out["mistake"][:, :n], out["updated"][:, :n], out["no_relevant"][:, :n],
                 out["ranking_loss"][:, :n], out["m"][:, :n], out["ran"], out["stop"], out["nonfinite"])
         block = BlockCall(unit.X, unit.y, unit.starts, unit.ends, order, W, P, t0, active, self.reverse, self.spec,
-                          self.disc, check_finite, nan_allowed, cols, self.scores)
-        self.family.call(self.kernel, block, learners, draws)
+                          self.disc, check_finite, nan_allowed, cols, self.scores, draws)
+        self.kernel(*block.arguments())
 
     def _draws(self, unit: UnitArrays, block: np.ndarray, t0: np.ndarray, learners: list[Any],
-               running: list[int]) -> tuple[np.ndarray, ...] | None:
+               running: list[int]) -> tuple[np.ndarray, ...]:
         """The running learners' own random draws for the block (RTop-kF's exploration, the
         random baseline's permutations), made now in round order from each one's generator:
-        ``explore``, ``perm_starts``, ``gammas``, ``etas`` with one row per learner of the group
-        (a stopped learner's row is zeros, which the kernel does not read) and the
-        permutations of all learners concatenated."""
-        draw = self.family.draws
-        if draw is None:
-            return None
-        sizes = unit.ends[block] - unit.starts[block]
+        ``explore``, the permutations of all learners concatenated, ``perm_starts``,
+        ``gammas``, ``etas``, with one row per learner of the group (a stopped learner's row
+        is zeros, which the kernel does not read; a family that draws nothing gets zeros)."""
         L, n = len(learners), block.shape[0]
         explore, perm_starts = np.zeros((L, n), dtype=np.bool_), np.zeros((L, n + 1), dtype=np.int64)
         gammas, etas = np.zeros((L, n)), np.zeros((L, n))
+        draw = self.family.draws
+        if draw is None:
+            return explore, np.zeros(0, dtype=np.int64), perm_starts, gammas, etas
+        sizes = unit.ends[block] - unit.starts[block]
         perms: list[np.ndarray] = []
         offset = 0
         for i in running:
@@ -121,7 +121,7 @@ class BlockRunner:
             perm_starts[i] = starts + offset
             offset += shown.shape[0]
             perms.append(shown)
-        return explore, np.concatenate(perms), perm_starts, gammas, etas
+        return explore, np.concatenate(perms) if perms else np.zeros(0, dtype=np.int64), perm_starts, gammas, etas
 
     def warm_up(self) -> None:
         """Compile (or load) the block kernel for this run's argument types on one round of

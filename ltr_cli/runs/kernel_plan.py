@@ -130,16 +130,34 @@ def _round_kernels(run: PlannedRun) -> bool:
     return bool(getattr(built, "use_kernels", False))
 
 
+ROUND_KERNEL = "ltr_cli.kernels.core:score_rank"  # what the per-round kernels' cache check looks for
+
+
 def _kernel_function(family: str) -> str:
-    return "core.score_rank" if family == ROUNDS else f"loop.{family}_block"
+    """The kernel whose presence in the kernel cache means the family is compiled: its
+    declared block kernel (``module:function``), or the ranking kernel for ``rounds``."""
+    return ROUND_KERNEL if family == ROUNDS else family_named(family).block_kernel
+
+
+def family_named(name: str) -> Any:
+    """The :class:`~ltr_cli.learners.online.family.BlockFamily` called ``name``: one already
+    registered in this process, else the one declared in the entry-point group
+    ``ltr_cli.families`` (only its module is imported)."""
+    from ltr_cli.learners.online.family import declared_family
+
+    family = declared_family(name)
+    if family is None:
+        raise KeyError(f"no online learner declares a block family named {name!r} "
+                       "(entry-point group ltr_cli.families)")
+    return family
 
 
 def uncached_families(families: list[str]) -> list[str]:
-    """The families whose kernel the kernel cache has no index for."""
-    from ltr_cli.kernels.numba_cache import cached_functions
+    """The families whose block kernel the kernel cache has no index for (as its module's
+    sources are now)."""
+    from ltr_cli.kernels.numba_cache import cached_function
 
-    found = cached_functions([_kernel_function(name) for name in families])
-    return [name for name in families if not found[_kernel_function(name)]]
+    return [name for name in families if not cached_function(_kernel_function(name))]
 
 
 def _rounds(run: PlannedRun, source: Any) -> int:

@@ -11,7 +11,7 @@ step is taken even when it is NaN, as their MATLAB did; the protocol reports the
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal, Union
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -19,7 +19,8 @@ from pydantic import Field, field_validator
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
-from ltr_cli.learners.online.family import BlockCall, BlockFamily, linear_call
+from ltr_cli.kernels import ogd_slots as slots
+from ltr_cli.learners.online.family import BlockFamily
 from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import (NO_UPDATE, Feedback, LinearRanker, LossSpec, UpdateInfo, as_labels,
                                           round_result)
@@ -104,12 +105,12 @@ class OGDLearner(LinearRanker):
     def _make_params(self) -> np.ndarray:
         epsilon = float(self.params["epsilon"]) if self.surrogate == "smoothdcg" else 0.0
         radius = np.nan if self.spec.radius is None else float(self.spec.radius)
-        P = np.zeros(codes.OGD_SIZE)
-        P[codes.OGD_SURROGATE] = codes.SURROGATE_CODES[self.surrogate]
-        P[codes.OGD_EPSILON] = epsilon
-        P[codes.OGD_RADIUS] = radius
-        self._put_step(P, codes.OGD_STEP_RULE, codes.OGD_ETA, codes.OGD_LOSS_SCALED)
-        P[codes.OGD_NUMERICS] = float(NUMERICS.index(self.numerics))
+        P = OGD_FAMILY.parameters()
+        P[slots.OGD_SURROGATE] = codes.SURROGATE_CODES[self.surrogate]
+        P[slots.OGD_EPSILON] = epsilon
+        P[slots.OGD_RADIUS] = radius
+        self._put_step(P, slots.OGD_STEP_RULE, slots.OGD_ETA, slots.OGD_LOSS_SCALED)
+        P[slots.OGD_NUMERICS] = float(NUMERICS.index(self.numerics))
         return P
 
 
@@ -118,11 +119,7 @@ _KERNEL_SURROGATES = ("squared", "listnet", "kl", "smoothdcg")
 
 
 
-def _ogd_block() -> Callable[..., None]:
-    return kernels.load().loop.ogd_block
-
-
-OGD_FAMILY = register_family(BlockFamily("ogd", _ogd_block, linear_call,
+OGD_FAMILY = register_family(BlockFamily("ogd", "ltr_cli.kernels.ogd:ogd_step", "ltr_cli.kernels.ogd:ogd_block", slots,
                                          not_finite=lambda learner: learner._not_finite()))
 
 
@@ -267,19 +264,8 @@ class ListNetSpec(_GradientConfig):
 
 
 
-def _random_block() -> Callable[..., None]:
-    return kernels.load().loop.random_block
-
-
-def _random_call(kernel: Callable[..., None], block: BlockCall, learners: list[Any],
-                 draws: tuple[np.ndarray, ...] | None) -> None:
-    assert draws is not None
-    kernel(block.y, block.starts, block.ends, block.order, block.active, block.spec, block.disc, *block.cols,
-           draws[1], draws[2])
-
-
 # the random baseline keeps no round counter: its rounds are the run's
-RANDOM_FAMILY = register_family(BlockFamily("random", _random_block, _random_call,
+RANDOM_FAMILY = register_family(BlockFamily("random", "ltr_cli.kernels.loop:no_step", "ltr_cli.kernels.loop:random_block",
                                             draws=lambda learner, t0, sizes: learner.block_draws(t0, sizes),
                                             counts_rounds=False))
 

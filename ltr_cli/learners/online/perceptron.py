@@ -14,14 +14,15 @@ Alg. 3 step). A query without relevant documents has RML 0, so it never causes a
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.kernels import codes
-from ltr_cli.learners.online.family import BlockFamily, linear_call
+from ltr_cli.kernels import perceptron_slots as slots
+from ltr_cli.learners.online.family import BlockFamily
 from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import (Feedback, LinearRanker, RankingMeasure, UpdateInfo, as_labels,
                                    round_result)
@@ -99,15 +100,15 @@ class _MistakeDriven(LinearRanker):
 
     def _make_params(self) -> np.ndarray:
         m, spec = self.mistake, self.spec
-        P = np.zeros(codes.PC_SIZE)
-        P[codes.PC_MISTAKE_AP] = 1.0 if m.kind == "ap" else 0.0
-        P[codes.PC_MISTAKE_K] = -1.0 if m.k is None else float(m.k)
-        P[codes.PC_THRESHOLD] = float(m.threshold)
+        P = PERCEPTRON_FAMILY.parameters()
+        P[slots.PC_MISTAKE_AP] = 1.0 if m.kind == "ap" else 0.0
+        P[slots.PC_MISTAKE_K] = -1.0 if m.k is None else float(m.k)
+        P[slots.PC_THRESHOLD] = float(m.threshold)
         self._put_surrogate(P)
-        P[codes.PC_MARGIN] = codes.MARGINS[spec.margin]
-        P[codes.PC_DELTA] = float(spec.delta)
-        self._put_step(P, codes.PC_STEP_RULE, codes.PC_ETA, codes.PC_LOSS_SCALED)
-        P[codes.PC_MAXIMISER_TIES] = float(MAXIMISER_TIES.index(spec.maximiser_ties))
+        P[slots.PC_MARGIN] = codes.MARGINS[spec.margin]
+        P[slots.PC_DELTA] = float(spec.delta)
+        self._put_step(P, slots.PC_STEP_RULE, slots.PC_ETA, slots.PC_LOSS_SCALED)
+        P[slots.PC_MAXIMISER_TIES] = float(MAXIMISER_TIES.index(spec.maximiser_ties))
         return P
 
     @staticmethod
@@ -118,11 +119,9 @@ class _MistakeDriven(LinearRanker):
         return labels
 
 
-def _perceptron_block() -> Callable[..., None]:
-    return kernels.load().loop.perceptron_block
-
-
-PERCEPTRON_FAMILY = register_family(BlockFamily("perceptron", _perceptron_block, linear_call))
+PERCEPTRON_FAMILY = register_family(BlockFamily(
+    "perceptron", "ltr_cli.kernels.perceptron:perceptron_step", "ltr_cli.kernels.perceptron:perceptron_block",
+    slots))
 
 
 class SlamPerceptron(_MistakeDriven):
@@ -157,10 +156,10 @@ class SlamPerceptron(_MistakeDriven):
 
     def _put_surrogate(self, P: np.ndarray) -> None:
         m, weights = self.measure, self.spec.weights
-        P[codes.PC_SURROGATE] = 0.0  # SLAM
-        P[codes.PC_WEIGHTS_AP] = 1.0 if m.kind == "ap" else 0.0
-        P[codes.PC_WEIGHTS_K] = -1.0 if m.k is None else float(m.k)
-        P[codes.PC_WEIGHT_MODE] = {"paper": 0.0, "paper-fixed": 1.0, "level-averaged": 2.0}[weights]
+        P[slots.PC_SURROGATE] = 0.0  # SLAM
+        P[slots.PC_WEIGHTS_AP] = 1.0 if m.kind == "ap" else 0.0
+        P[slots.PC_WEIGHTS_K] = -1.0 if m.k is None else float(m.k)
+        P[slots.PC_WEIGHT_MODE] = {"paper": 0.0, "paper-fixed": 1.0, "level-averaged": 2.0}[weights]
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         spec = self.spec
@@ -174,8 +173,8 @@ class MaxPairPerceptron(_MistakeDriven):
     by a :class:`MaxPairPerceptronSpec`."""
 
     def _put_surrogate(self, P: np.ndarray) -> None:
-        P[codes.PC_SURROGATE] = 1.0  # max-pair
-        P[codes.PC_WEIGHTS_AP], P[codes.PC_WEIGHTS_K], P[codes.PC_WEIGHT_MODE] = 0.0, -1.0, 1.0  # unused
+        P[slots.PC_SURROGATE] = 1.0  # max-pair
+        P[slots.PC_WEIGHTS_AP], P[slots.PC_WEIGHTS_K], P[slots.PC_WEIGHT_MODE] = 0.0, -1.0, 1.0  # unused
 
     def _surrogate(self, scores: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
         spec = self.spec

@@ -22,7 +22,7 @@ a step that overflows to NaN is taken, as theirs was (the protocol reports the r
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -30,7 +30,8 @@ from pydantic import Field, model_validator
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.kernels import codes
-from ltr_cli.learners.online.family import BlockCall, BlockFamily
+from ltr_cli.kernels import rtopkf_slots as slots
+from ltr_cli.learners.online.family import BlockFamily
 from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import NO_UPDATE, Feedback, KernelScores, LossSpec, UpdateInfo, round_result
 from ltr_cli.learners.online.ogd import NUMERICS_HELP, project_to_ball
@@ -188,14 +189,16 @@ class RTopKF(KernelScores):
 
     def _make_params(self) -> np.ndarray:
         spec = self.spec
-        P = np.zeros(codes.RT_SIZE)
-        P[codes.RT_SURROGATE] = codes.SURROGATE_CODES[spec.surrogate]
-        P[codes.RT_FIDELITY] = 1.0 if spec.fidelity == "authors-code" else 0.0
-        P[codes.RT_EPSILON] = float(spec.epsilon)
-        P[codes.RT_RADIUS] = np.nan if spec.radius is None else float(spec.radius)
-        P[codes.RT_MISS_SCALE] = float(spec.miss_scale)
-        P[codes.RT_NUMERICS] = 1.0 if spec.numerics == "authors-code" else 0.0
-        P[codes.RT_DESCEND] = 1.0 if spec.direction == "descend-gain" else 0.0
+        P = RTOPKF_FAMILY.parameters()
+        P[slots.RT_SURROGATE] = codes.SURROGATE_CODES[spec.surrogate]
+        P[slots.RT_FIDELITY] = 1.0 if spec.fidelity == "authors-code" else 0.0
+        P[slots.RT_EPSILON] = float(spec.epsilon)
+        P[slots.RT_RADIUS] = np.nan if spec.radius is None else float(spec.radius)
+        P[slots.RT_MISS_SCALE] = float(spec.miss_scale)
+        P[slots.RT_NUMERICS] = 1.0 if spec.numerics == "authors-code" else 0.0
+        P[slots.RT_DESCEND] = 1.0 if spec.direction == "descend-gain" else 0.0
+        P[slots.RT_FEEDBACK_K] = float(self.feedback_k)
+        P[slots.RT_SKIP_SHORT] = 1.0 if self.skip_short else 0.0
         return P
 
 
@@ -205,20 +208,8 @@ _LABELS = {"squared": "Squared", "ranksvm": "RankSVM", "kl": "KL", "smoothdcg": 
 
 
 
-def _rtopkf_block() -> Callable[..., None]:
-    return kernels.load().loop.rtopkf_block
-
-
-def _rtopkf_call(kernel: Callable[..., None], block: BlockCall, learners: list[Any],
-                 draws: tuple[np.ndarray, ...] | None) -> None:
-    """RTop-kF's kernel also takes each learner's feedback size, its short-list rule and
-    the block's exploration draws."""
-    assert draws is not None
-    kernel(*block.common(), np.array([lr.feedback_k for lr in learners], dtype=np.int64),
-           np.array([bool(lr.skip_short) for lr in learners], dtype=np.bool_), *draws)
-
-
-RTOPKF_FAMILY = register_family(BlockFamily("rtopkf", _rtopkf_block, _rtopkf_call,
+RTOPKF_FAMILY = register_family(BlockFamily("rtopkf", "ltr_cli.kernels.rtopkf:rtopkf_step",
+                                            "ltr_cli.kernels.rtopkf:rtopkf_block", slots,
                                             draws=lambda learner, t0, sizes: learner.block_draws(t0, sizes),
                                             not_finite=lambda learner: learner._not_finite()))
 
