@@ -63,6 +63,22 @@ def test_heldout_ranks_identical_documents_by_the_tie_rule(monkeypatch, compiled
     assert ap == 1 / (top + 1)  # the relevant copy stays at its place in the file
 
 
+@pytest.mark.parametrize("ties", ["input-order", "reverse-input"])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_online_rounds_rank_identical_documents_by_the_tie_rule(monkeypatch, compiled, ties):
+    """An online learner's ranking of identical rows follows its tie rule, on both paths,
+    under input-order as under the authors' reverse-input (not BLAS's rounding noise)."""
+    from tests.conftest import make_learner
+
+    X, w, _ = _noisy_rows()
+    monkeypatch.setattr(kernels, "ENABLED", compiled)
+    learner = make_learner("ogd", X.shape[1], ties=ties, surrogate="squared")
+    learner.w = w.copy()
+    ranking = learner.rank(X, np.random.default_rng(0))
+    expected = np.arange(X.shape[0]) if ties == "input-order" else np.arange(X.shape[0])[::-1]
+    assert ranking.tolist() == expected.tolist()
+
+
 def test_ltr_score_writes_scores_that_read_back_exactly(tmp_path):
     run = tmp_path / "run"
     run.mkdir()

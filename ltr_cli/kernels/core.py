@@ -79,26 +79,6 @@ def _matvec_impl(X, w):
     return lambda X, w: _scores_loop(X, w)
 
 
-def _matvec_into(X, w, s):
-    raise NotImplementedError
-
-
-@overload(_matvec_into)
-def _matvec_into_impl(X, w, s):
-    if _blas_ok(X) and X.layout == "C":
-        def blas_c(X, w, s):
-            if X.shape[0] == 1:
-                s[0] = np.dot(X[0], w)
-            else:
-                s[:X.shape[0]] = np.dot(X, w)
-        return blas_c
-    if _blas_ok(X):
-        def blas(X, w, s):
-            s[:X.shape[0]] = np.dot(X, w)
-        return blas
-    return lambda X, w, s: _scores_loop_into(X, w, s)
-
-
 @overload(_rmatvec)
 def _rmatvec_impl(X, g):
     if _blas_ok(X) and X.layout == "C":
@@ -188,13 +168,11 @@ def scores(X, w):
 
 
 @njit(cache=_CACHE)
-def scores_into(X, w, s, rowwise=False):
-    """``s[:m] = X @ w`` (s a buffer of at least m entries); ``rowwise``: by
-    :func:`row_scores_into` (equal rows score equal), else by BLAS."""
-    if rowwise:
-        row_scores_into(X, w, s)
-    else:
-        _matvec_into(X, w, s)
+def scores_into(X, w, s, rowwise=True):
+    """``s[:m] = X @ w`` (s a buffer of at least m entries) by :func:`row_scores_into`, so
+    equal rows score equal under every tie rule (``rowwise`` is kept for callers' signatures;
+    a ranking is never scored by BLAS)."""
+    row_scores_into(X, w, s)
 
 
 @njit(cache=_CACHE)
@@ -283,13 +261,11 @@ def _sort_into(s, reverse, out):
 def score_rank(X, w, reverse, s, ranking):
     """Scores ``s[:m] = X @ w`` and ``ranking`` (m,) under the ``input-order`` tie policy
     (stable sort of -s; reference :func:`ltr_cli.measures.metrics.rank_from_scores`) or, with
-    ``reverse``, under ``reverse-input`` (stable ascending sort, reversed; the scores then
-    by :func:`row_scores_into`, so equal rows tie as the authors' code has them). Writes into
-    the caller's arrays: returning new arrays to Python costs as much as the sort."""
-    if reverse:
-        row_scores_into(X, w, s)
-    else:
-        _matvec_into(X, w, s)
+    ``reverse``, under ``reverse-input`` (stable ascending sort, reversed). The scores are
+    summed by :func:`row_scores_into` under either rule, so equal rows tie and the tie rule,
+    not rounding noise, orders them. Writes into the caller's arrays: returning new arrays
+    to Python costs as much as the sort."""
+    row_scores_into(X, w, s)
     _sort_into(s[:X.shape[0]], reverse, ranking)
 
 

@@ -171,17 +171,15 @@ class KernelScores:
         if seen is not None and seen[0] is X and seen[1] is w:
             return self._sbuf
         buf = self._score_buffer(X.shape[0])
-        (kernels.module or kernels.load()).core.scores_into(X, w, buf, self.ties == "reverse-input")
+        (kernels.module or kernels.load()).core.scores_into(X, w, buf)
         self._seen = (X, w)
         return buf
 
     def _reference_scores(self, X: np.ndarray) -> np.ndarray:
-        """``X @ w`` (m,) for the slow reference code: under ``reverse-input`` ties summed
-        row by row in one order (:func:`~ltr_cli.measures.metrics.row_scores`, so equal
-        rows tie, as in the kernels), else by numpy."""
-        if self.ties == "reverse-input":
-            return row_scores(X, self.w)
-        return X @ self.w
+        """``X @ w`` (m,) for the slow reference code, summed row by row in one order
+        (:func:`~ltr_cli.measures.metrics.row_scores`, as the kernels do) under every tie
+        rule, so equal rows tie and the rule orders them, not rounding noise."""
+        return row_scores(X, self.w)
 
     def kernel_params(self) -> np.ndarray:
         """The learner's fixed configuration as the kernel's float64 parameter vector."""
