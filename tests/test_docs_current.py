@@ -19,7 +19,7 @@ REGENERATE = "python -m ltr_cli.cli.docs_gen"
 USER_DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
-@pytest.mark.parametrize("name", sorted(docs_gen.PAGES))
+@pytest.mark.parametrize("name", sorted([*docs_gen.PAGES, *docs_gen.SECTIONS]))
 def test_generated_reference_pages_are_current(name):
     committed = (REPO / "docs" / name).read_text(encoding="utf-8")
     assert committed == docs_gen.pages()[name], (
@@ -43,12 +43,62 @@ def test_cli_reference_does_not_depend_on_the_terminal():
 def test_the_check_mode_reports_a_stale_page(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(docs_gen, "DOCS", tmp_path)
     monkeypatch.setattr(docs_gen, "PAGES", {"cli-reference.md": lambda: "new\n"})
+    monkeypatch.setattr(docs_gen, "SECTIONS", {})
     (tmp_path / "cli-reference.md").write_text("old\n")
     assert docs_gen.main(["--check"]) == 1
     assert REGENERATE in capsys.readouterr().err
     assert docs_gen.main([]) == 0
     assert (tmp_path / "cli-reference.md").read_text() == "new\n"
     assert docs_gen.main(["--check"]) == 0
+
+
+def test_a_generated_section_is_rewritten_and_the_prose_around_it_kept(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(docs_gen, "DOCS", tmp_path)
+    monkeypatch.setattr(docs_gen, "PAGES", {})
+    monkeypatch.setattr(docs_gen, "SECTIONS", {"page.md": {"table": lambda: "| new |\n"}})
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\nprose before\n\n<!-- generated: table -->\n| old |\n| rows |\n"
+                    "<!-- end generated -->\n\nprose after\n")
+    assert docs_gen.main(["--check"]) == 1
+    assert docs_gen.main([]) == 0
+    assert page.read_text() == ("# Title\n\nprose before\n\n<!-- generated: table -->\n| new |\n"
+                                "<!-- end generated -->\n\nprose after\n")
+    assert docs_gen.main(["--check"]) == 0
+    page.write_text("# Title\n\nthe markers were deleted\n")
+    capsys.readouterr()
+    assert docs_gen.main([]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "docs/page.md" in err and "<!-- generated: table -->" in err
+    assert page.read_text() == "# Title\n\nthe markers were deleted\n"
+
+
+def test_the_metric_table_lists_every_built_in_kind_as_the_registry_declares_it():
+    from ltr_cli import plugins
+    from ltr_cli.measures.registry import KINDS, SOURCES
+
+    rows = [r for r in docs_gen.metric_table().splitlines()[2:]]
+    built_in = [name for name in KINDS if SOURCES[name] == plugins.BUILT_IN]
+    assert [r.split("`")[1].split("@")[0].split("[")[0] for r in rows] == built_in
+    for row, name in zip(rows, built_in):
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert cells[-1] == ("yes" if KINDS[name].kernel is not None else "no"), row
+        assert cells[5] == ("yes" if KINDS[name].normalised else "no"), row
+        assert KINDS[name].help in cells[1]
+
+
+def test_a_newly_declared_metric_makes_the_metrics_page_stale(monkeypatch):
+    """A kind declared in the registry and not yet in docs/metrics.md fails the currency test."""
+    from ltr_cli import plugins
+    from ltr_cli.measures import registry
+
+    extra = registry.MetricKind("DCG with linear gain", lambda ranking, labels, meas: 0.0, labels="raw",
+                                normalised=False)
+    kinds = {**registry.KINDS, "dcg_linear": extra}
+    monkeypatch.setattr(registry, "KINDS", kinds)
+    monkeypatch.setattr(registry, "SOURCES", {name: plugins.BUILT_IN for name in kinds})
+    text = docs_gen.pages()["metrics.md"]
+    assert "| `dcg_linear[@K]` | DCG with linear gain |" in text
+    assert text != (REPO / "docs" / "metrics.md").read_text(encoding="utf-8")
 
 
 # --- README -------------------------------------------------------------------------------

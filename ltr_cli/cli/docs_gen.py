@@ -1,8 +1,11 @@
-"""The generated reference pages: ``docs/config-reference.md`` from the config models and
+"""The generated documentation: ``docs/config-reference.md`` from the config models and
 ``docs/cli-reference.md`` from the Typer app, through pydantic's and click's own
-introspection (nothing is parsed out of ``--help`` text, nothing depends on the terminal).
+introspection (nothing is parsed out of ``--help`` text, nothing depends on the terminal),
+and generated sections of hand-written pages: ``docs/metrics.md``'s metric table from the
+metric registry. A generated section sits between ``<!-- generated: NAME -->`` and
+``<!-- end generated -->``; the prose around it is kept as written.
 
-``python -m ltr_cli.cli.docs_gen`` rewrites both pages; ``--check`` only says which differ
+``python -m ltr_cli.cli.docs_gen`` rewrites them; ``--check`` only says which differ
 (status 1). ``tests/test_docs_current.py`` fails when a committed page is out of date.
 """
 
@@ -280,14 +283,80 @@ def cli_reference() -> str:
     return text.rstrip("\n") + "\n"
 
 
+# --- metric table --------------------------------------------------------------------------
+
+_CUTOFF = {"required": "required", "optional": "optional (none: whole list)", "none": "none"}
+_LABELS = {"graded": "graded (the convention's gains)", "binary": "binary (the convention's relevance rule)",
+           "raw": "raw label values"}
+
+
+def metric_table() -> str:
+    """The table of the built-in metric kinds, in the order ``measures/kinds.py`` declares
+    them, from their :class:`~ltr_cli.measures.registry.MetricKind` (a plugin's kinds are
+    not documented here: ``ltr list`` shows them)."""
+    from ltr_cli import plugins
+    from ltr_cli.measures.registry import KINDS, SOURCES
+
+    rows = ["| metric | what it is | cut-off `@K` | parameters | labels read | normalised (perfect = 1) "
+            "| query without relevant documents | compiled kernel |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, kind in KINDS.items():
+        if SOURCES[name] != plugins.BUILT_IN:
+            continue
+        form = name + {"required": "@K", "optional": "[@K]", "none": ""}[kind.cutoff]
+        form += "".join(f"[-{p}=N]" for p in kind.params)
+        params = "; ".join(f"`{p}`: {text}" for p, text in kind.params.items()) or "none"
+        if kind.labels == "raw":
+            none = "no relevance rule: its own definition"
+        elif not kind.no_relevant:
+            none = "its own value"
+        else:
+            none = "the no-relevant policy's value" + ("" if kind.normalised else " (0 for `one`)")
+        rows.append(f"| `{_cell(form)}` | {_cell(kind.help)} | {_CUTOFF[kind.cutoff]} | {_cell(params)} "
+                    f"| {_LABELS[kind.labels]} | {'yes' if kind.normalised else 'no'} | {none} "
+                    f"| {'yes' if kind.kernel is not None else 'no'} |")
+    return "\n".join(rows) + "\n"
+
+
+# --- generated sections of hand-written pages ----------------------------------------------
+
+END = "<!-- end generated -->"
+
+
+def _start(section: str) -> str:
+    return f"<!-- generated: {section} -->"
+
+
+def fill_sections(text: str, sections: dict[str, str], page: str) -> str:
+    """``text`` with each section's body between its markers replaced by the generated
+    one (the markers and everything outside them kept). ValueError naming the page and the
+    section when a section's markers are missing or out of order."""
+    for section, body in sections.items():
+        start = _start(section)
+        head, found, rest = text.partition(start + "\n")
+        old, found_end, tail = rest.partition(END)
+        if not found or not found_end or start in tail:
+            raise ValueError(f"docs/{page}: needs one '{start}' line followed by '{END}'; "
+                             "put them where the generated text goes")
+        text = head + start + "\n" + body + END + tail
+    return text
+
+
 # --- entry point ---------------------------------------------------------------------------
 
 PAGES = {"config-reference.md": config_reference, "cli-reference.md": cli_reference}
+# hand-written pages with generated sections: page -> section name -> its generator
+SECTIONS = {"metrics.md": {"metrics": metric_table}}
 
 
 def pages() -> dict[str, str]:
-    """File name (under ``docs/``) -> its generated text."""
-    return {name: make() for name, make in PAGES.items()}
+    """File name (under ``docs/``) -> its generated text (for a page with generated
+    sections: the committed page with those sections regenerated)."""
+    out = {name: make() for name, make in PAGES.items()}
+    for name, sections in SECTIONS.items():
+        committed = (DOCS / name).read_text(encoding="utf-8")
+        out[name] = fill_sections(committed, {s: make() for s, make in sections.items()}, name)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,7 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     check = "--check" in args
     stale = []
-    for name, text in pages().items():
+    try:
+        generated = pages()
+    except ValueError as err:
+        print(f"docs_gen: error: {err}", file=sys.stderr)
+        return 1
+    for name, text in generated.items():
         path = DOCS / name
         if path.exists() and path.read_text(encoding="utf-8") == text:
             continue
