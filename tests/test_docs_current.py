@@ -86,6 +86,26 @@ def test_the_metric_table_lists_every_built_in_kind_as_the_registry_declares_it(
         assert KINDS[name].help in cells[1]
 
 
+def test_a_new_dataset_kind_gets_its_section_in_the_config_reference(monkeypatch):
+    """The dataset kinds are read from the ``DatasetSpec`` union, not listed by hand."""
+    from typing import Annotated, Literal, Union, get_args
+
+    from pydantic import Field
+
+    from ltr_cli.config import datasets
+    from ltr_cli.config.schema import Strict
+
+    class LinesData(Strict):
+        kind: Literal["lines"]
+        path: str = Field(description="the file of lines")
+
+    union = get_args(get_args(datasets.DatasetSpec)[0])
+    monkeypatch.setattr(datasets, "DatasetSpec", Annotated[Union[(*union, LinesData)], Field(discriminator="kind")])
+    text = docs_gen.config_reference()
+    assert "### `dataset` kind: lines" in text and "`dataset:` is one of five kinds" in text
+    assert "| `dataset.path` | string | required | the file of lines |" in text
+
+
 def test_a_newly_declared_metric_makes_the_metrics_page_stale(monkeypatch):
     """A kind declared in the registry and not yet in docs/metrics.md fails the currency test."""
     from ltr_cli import plugins
@@ -127,16 +147,58 @@ def test_readme_is_a_short_front_door():
 
 # --- every page ---------------------------------------------------------------------------
 
+def _module_index(text: str) -> list[tuple[str, str, str]]:
+    """(group, module, job) for each row of docs/architecture.md's module index; the group
+    is the package its heading names (``kernels/``), "" for the top of the package."""
+    rows, group = [], ""
+    for line in text.split("\n## Module index\n", 1)[1].split("\n## ", 1)[0].splitlines():
+        heading = re.match(r"\*\*(?:`([\w/]+/)`|Top of the package)\*\*", line)
+        if heading:
+            group = heading.group(1) or ""
+        row = re.match(r"\| `([\w/]+\.py)` \|(.*)\|$", line)
+        if row:
+            rows.append((group, row.group(1), row.group(2).strip()))
+    return rows
+
+
+def _module_index_faults(text: str, modules: set[str]) -> list[str]:
+    rows = _module_index(text)
+    named = [module for _, module, _ in rows]
+    faults = [f"{m}: add a row to docs/architecture.md's module index" for m in sorted(modules - set(named))]
+    faults += [f"{m}: no longer exists; remove its row" for m in sorted(set(named) - modules)]
+    faults += [f"{m}: named twice" for m in sorted({m for m in named if named.count(m) > 1})]
+    for group, module, job in rows:
+        if not job:
+            faults.append(f"{module}: its row says nothing of its job")
+        if not module.startswith(group) or (not group and "/" in module):
+            home = module.split("/")[0] + "/" if "/" in module else "the top of the package"
+            faults.append(f"{module}: its row belongs under {home}, not {group or 'the top of the package'}")
+    return faults
+
+
 def test_architecture_names_every_module():
-    """docs/architecture.md's module index names every module of the package by its path
-    (``data/sources/files.py``), and names none that does not exist."""
+    """docs/architecture.md's module index (hand-written: the modules' docstrings open with
+    headings such as ``ltr bench``:, not one-line jobs) has one row per module of the package,
+    by its path (``data/sources/files.py``) and under its package's heading, with its job;
+    no row names a module that does not exist."""
     text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-    index = text.split("\n## Module index\n", 1)[1]
     package = REPO / "ltr_cli"
     modules = {str(p.relative_to(package)) for p in package.rglob("*.py") if p.name != "__init__.py"}
-    named = set(re.findall(r"^\| `([\w/]+\.py)` \|", index, re.M))
-    assert sorted(modules - named) == [], "add these modules to docs/architecture.md's module index"
-    assert sorted(named - modules) == [], "these modules no longer exist"
+    assert _module_index_faults(text, modules) == []
+
+
+def test_the_module_index_check_finds_what_it_looks_for():
+    text = ("## Module index\n\n**Top of the package**\n\n| `api.py` | the API |\n| `kernels/core.py` | core |\n\n"
+            "**`kernels/`**\n\n| `kernels/loop.py` | loop |\n| `kernels/loop.py` | again |\n| `kernels/qp.py` |  |\n"
+            "| `gone.py` | gone |\n\n**`data/sources/`**\n\n| `data/sources/files.py` | files |\n\n## Next\n\n"
+            "| `ignored.py` | after the index |\n")
+    faults = _module_index_faults("intro\n" + text, {"api.py", "kernels/core.py", "kernels/loop.py", "kernels/qp.py",
+                                                     "data/sources/files.py", "new.py"})
+    assert faults == ["new.py: add a row to docs/architecture.md's module index",
+                      "gone.py: no longer exists; remove its row", "kernels/loop.py: named twice",
+                      "kernels/core.py: its row belongs under kernels/, not the top of the package",
+                      "kernels/qp.py: its row says nothing of its job",
+                      "gone.py: its row belongs under the top of the package, not kernels/"]
 
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")

@@ -175,16 +175,19 @@ def _model_sections(title: str, model: type[BaseModel], prefix: str, level: int,
 
 
 def _config_sections() -> list[tuple[str, type[BaseModel] | None, str]]:
-    from ltr_cli.config.datasets import FilesData, RegistryData, SeparableData, ShapedData
+    from ltr_cli.config.datasets import DatasetSpec
     from ltr_cli.config.experiment import ExperimentSpec
     from ltr_cli.learners.registry import BUILT_IN
 
     out: list[tuple[str, type[BaseModel] | None, str]] = []
     _model_sections("Top level", ExperimentSpec, "", 2, out)
-    out.append(("## `dataset`", None, "`dataset:` is one of four kinds, chosen by `kind`. The registry and "
+    kinds = [m for m in _members(DatasetSpec) if _is_model(m)]  # every kind of the union, in its order
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    out.append(("## `dataset`", None, f"`dataset:` is one of {words.get(len(kinds), len(kinds))} kinds, chosen "
+                "by `kind`. The registry and "
                 "files kinds share the reader settings (`null_value`, `split_qids`, `storage`, `normalize` "
                 "and the input bounds `max_*`).\n"))
-    for data in (SeparableData, ShapedData, RegistryData, FilesData):
+    for data in kinds:
         tag = get_args(data.model_fields["kind"].annotation)[0]
         _model_sections(f"`dataset` kind: {tag}", data, "dataset.", 3, out)
     out.append(("## `learners`", None, "Each entry of `learners:` is one learner: its key (`NAME` below) names "
