@@ -1,0 +1,40 @@
+"""``ltr kernels build`` / ``status``: the kernel cache filled ahead of any run."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from ltr_cli.cli.app import app
+from ltr_cli.kernels.numba_cache import cached_function
+from ltr_cli.runs.kernel_build import families
+from ltr_cli.runs.kernel_plan import family_named
+
+runner = CliRunner()
+
+
+def test_dry_run_lists_every_declared_family_with_the_examples_that_run_it():
+    res = runner.invoke(app, ["kernels", "build", "--dry-run"])
+    assert res.exit_code == 0, res.output
+    lines = dict(line.split(": ", 1) for line in res.output.splitlines())
+    assert list(lines) == families() and {"perceptron", "ogd", "random", "rtopkf", "rounds"} <= set(lines)
+    assert "rtopkf0" in lines["rtopkf"].split(", ") and "slam-perceptron0" in lines["perceptron"].split(", ")
+    assert "listnet0" in lines["rounds"].split(", ")  # logging its regret, ListNet runs round by round
+
+
+def test_build_one_family_fills_the_cache_and_a_second_build_compiles_nothing():
+    res = runner.invoke(app, ["kernels", "build", "--family", "rtopkf"])
+    assert res.exit_code == 0, res.output
+    assert "rtopkf: building (rtopkf0" in res.output and "ogd:" not in res.output
+    assert cached_function(family_named("rtopkf").block_kernel)
+    again = runner.invoke(app, ["kernels", "build", "--family", "rtopkf"])
+    assert again.exit_code == 0, again.output
+    assert "rtopkf: nothing to compile (cached)" in again.output
+    assert "nothing to compile: the kernel cache already holds 1 family" in again.output
+    status = runner.invoke(app, ["kernels", "status"])
+    assert status.exit_code == 0 and "rtopkf: cached" in status.output
+
+
+def test_an_unknown_family_is_a_one_line_error():
+    res = runner.invoke(app, ["kernels", "build", "--family", "nope", "--dry-run"])
+    assert res.exit_code == 1
+    assert res.output.strip().count("\n") == 0 and "--family nope: no block family" in res.output
