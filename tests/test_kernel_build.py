@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
@@ -38,3 +42,26 @@ def test_an_unknown_family_is_a_one_line_error():
     res = runner.invoke(app, ["kernels", "build", "--family", "nope", "--dry-run"])
     assert res.exit_code == 1
     assert res.output.strip().count("\n") == 0 and "--family nope: no block family" in res.output
+
+
+def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_nothing(tmp_path, monkeypatch):
+    """In a process of its own, on a fresh private kernel cache: one small family."""
+    cache = tmp_path / "cache" / "by-module"
+    cache.mkdir(mode=0o700, parents=True)
+    (tmp_path / "cache").chmod(0o700)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
+    kernel = family_named("random").block_kernel
+    assert not cached_function(kernel)
+
+    def build() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ltr_cli", "kernels", "build", "--family", "random"],
+                              capture_output=True, text=True, cwd=tmp_path, env=os.environ.copy())
+
+    first = build()
+    assert first.returncode == 0, first.stderr
+    assert "random: compiled" in first.stderr and first.stdout.startswith("compiled ")
+    assert cached_function(kernel)
+    second = build()
+    assert second.returncode == 0, second.stderr
+    assert "random: nothing to compile (cached)" in second.stderr
+    assert second.stdout.startswith("nothing to compile")
