@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.kernels.numba_cache import cached_function
-from ltr_cli.runs.kernel_build import families
+from ltr_cli.runs.kernel_build import EVALUATION_KERNEL, families
 from ltr_cli.runs.kernel_plan import family_named
 
 runner = CliRunner()
@@ -20,7 +20,7 @@ def test_dry_run_lists_every_declared_family_with_the_examples_that_run_it():
     res = runner.invoke(app, ["kernels", "build", "--dry-run"])
     assert res.exit_code == 0, res.output
     lines = dict(line.split(": ", 1) for line in res.output.splitlines())
-    assert list(lines) == families() and {"perceptron", "ogd", "random", "rtopkf", "rounds"} <= set(lines)
+    assert list(lines) == families() and {"perceptron", "ogd", "random", "rtopkf", "rounds", "evaluation"} <= set(lines)
     assert "rtopkf0" in lines["rtopkf"].split(", ") and "slam-perceptron0" in lines["perceptron"].split(", ")
     assert "listnet0" in lines["rounds"].split(", ")  # logging its regret, ListNet runs round by round
 
@@ -51,17 +51,20 @@ def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_not
     (tmp_path / "cache").chmod(0o700)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     kernel = family_named("random").block_kernel
-    assert not cached_function(kernel)
+    assert not cached_function(kernel) and not cached_function(EVALUATION_KERNEL)
 
     def build() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "ltr_cli", "kernels", "build", "--family", "random"],
+        return subprocess.run([sys.executable, "-m", "ltr_cli", "kernels", "build", "--family", "random",
+                               "--family", "evaluation"],
                               capture_output=True, text=True, cwd=tmp_path, env=os.environ.copy())
 
     first = build()
     assert first.returncode == 0, first.stderr
     assert "random: compiled" in first.stderr and first.stdout.startswith("compiled ")
-    assert cached_function(kernel)
+    assert cached_function(kernel) and cached_function(EVALUATION_KERNEL)
+    assert "evaluation: compiled" in first.stderr
     second = build()
     assert second.returncode == 0, second.stderr
     assert "random: nothing to compile (cached)" in second.stderr
+    assert "evaluation: nothing to compile (cached)" in second.stderr
     assert second.stdout.startswith("nothing to compile")

@@ -14,11 +14,11 @@ kernels_app = typer.Typer(help="The compiled kernels: build the kernel cache onc
 
 @command(kernels_app, "build")
 def build(
-    family: Annotated[Optional[list[str]], typer.Option("--family", metavar="NAME", help="build only this block family (repeatable; 'rounds': the per-round kernels)")] = None,
+    family: Annotated[Optional[list[str]], typer.Option("--family", metavar="NAME", help="build only this block family (repeatable; 'rounds': the per-round kernels; 'evaluation': ltr eval's)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="list what would be built (families and the learner examples that run them); compile nothing")] = False,
 ) -> None:
     """Compile the online learners' kernels into the kernel cache (every declared block family and the
-    per-round kernels, float64 and float32 rows), so that later runs load them instead of compiling;
+    per-round kernels, float64 and float32 rows) and ltr eval's, so that later runs load them instead of compiling;
     once per machine, and again after an upgrade. A family already cached compiles nothing."""
     from ltr_cli.runs import kernel_build
 

@@ -23,6 +23,7 @@ import json
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,20 +44,28 @@ class Target:
     learners: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+EVALUATION = "evaluation"  # ltr eval's kernels (the score-file scanner, the stacked measures)
+EVALUATION_KERNEL = "ltr_cli.kernels.evaluation:evaluate_queries"
+EVALUATION_METRICS = ("err@10", "rr", "ndcg@10", "ap")  # beside each convention's own columns
+
+
 def families() -> list[str]:
-    """Every declared block family (entry-point group ``ltr_cli.families``), then ``rounds``."""
+    """Every declared block family (entry-point group ``ltr_cli.families``), then ``rounds``
+    and ``evaluation``."""
     from ltr_cli import plugins
 
-    return [*plugins.declared("families"), ROUNDS]
+    return [*plugins.declared("families"), ROUNDS, EVALUATION]
 
 
 def status() -> dict[str, bool]:
     """Family -> whether the kernel cache holds its kernel (numba is not imported)."""
+    from ltr_cli.kernels.numba_cache import cached_function
     from ltr_cli.runs.kernel_plan import uncached_families
 
     names = families()
-    missing = set(uncached_families(names))
-    return {name: name not in missing for name in names}
+    missing = set(uncached_families([name for name in names if name != EVALUATION]))
+    return {name: cached_function(EVALUATION_KERNEL) if name == EVALUATION else name not in missing
+            for name in names}
 
 
 def targets(only: list[str] | None = None) -> list[Target]:
@@ -71,6 +80,8 @@ def targets(only: list[str] | None = None) -> list[Target]:
             raise LtrError(f"--family {name}: no block family of that name; the families are {', '.join(names)}")
     chosen = [name for name in names if not only or name in only]
     out = {name: Target(name) for name in chosen}
+    if EVALUATION in out:
+        out[EVALUATION].learners = {f"ltr eval --convention {c}": {} for c in _conventions()}
     every = examples()
     with tempfile.TemporaryDirectory(prefix="ltr-kernels-plan-") as tmp:
         for per_round in (False, True):  # logging regret, a learner runs round by round
@@ -79,6 +90,34 @@ def targets(only: list[str] | None = None) -> list[Target]:
                 if family in out and (family == ROUNDS) == per_round:
                     out[family].learners[name] = every[name]
     return list(out.values())
+
+
+def _conventions() -> list[str]:
+    from ltr_cli.measures.conventions import CONVENTIONS
+
+    return list(CONVENTIONS)
+
+
+def _evaluate(folder: Path) -> None:
+    """``ltr eval``'s work on a small generated file and a score file, under every
+    convention, its default columns and then :data:`EVALUATION_METRICS`."""
+    import numpy as np
+
+    from ltr_cli.data.svmlight import ReaderOptions
+    from ltr_cli.measures.file_eval import evaluate_file
+    from ltr_cli.testing.online import write_data
+
+    data = folder / "eval.txt"
+    if not data.exists():
+        write_data(data, QUERIES)
+        lines = sum(1 for line in data.read_text().splitlines() if line.strip())
+        scores = np.random.default_rng(0).integers(0, 4, size=lines) / 2.0  # ties too
+        (folder / "eval.scores").write_text("".join(f"{v}\n" for v in scores))
+    for convention in _conventions():
+        for metrics in (None, list(EVALUATION_METRICS)):
+            with warnings.catch_warnings():  # labels outside a convention's gain table: said by ltr eval
+                warnings.simplefilter("ignore")
+                evaluate_file(data, folder / "eval.scores", ReaderOptions(), convention, metrics=metrics)
 
 
 def _families_of(spec: Any) -> dict[str, str]:
@@ -154,11 +193,13 @@ def build(chosen: list[Target], say: Callable[[str], None]) -> list[Built]:
                 continue
             say(f"ltr: kernels: {target.family}: building ({', '.join(target.learners)}) ...")
             before, start = cache_files(), time.perf_counter()
-            for storage in STORAGES:
+            for storage in () if target.family == EVALUATION else STORAGES:
                 spec = _spec(folder, target.learners, storage, target.family == ROUNDS)
                 with contextlib.redirect_stderr(io.StringIO()):  # the examples' own warnings (NaN weights)
                     run_experiment(spec, out=folder / "results" / target.family / storage, quiet=True,
                                    kernels_mode="compiled")
+            if target.family == EVALUATION:
+                _evaluate(folder)
             new = len(cache_files() - before)
             seconds = time.perf_counter() - start
             done.append(Built(target.family, new, seconds))
