@@ -68,3 +68,17 @@ def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_not
     assert "random: nothing to compile (cached)" in second.stderr
     assert "evaluation: nothing to compile (cached)" in second.stderr
     assert second.stdout.startswith("nothing to compile")
+    status = subprocess.run([sys.executable, "-c", _STATUS_WITHOUT_NUMBA], capture_output=True, text=True,
+                            cwd=tmp_path, env=os.environ.copy())
+    assert status.returncode == 0, status.stderr
+    assert "random: cached" in status.stdout and "evaluation: cached" in status.stdout
+    assert "ogd: not cached" in status.stdout and status.stdout.rstrip().endswith("numba not imported")
+
+
+_STATUS_WITHOUT_NUMBA = """
+import sys
+from typer.testing import CliRunner
+from ltr_cli.cli.app import app
+print(CliRunner().invoke(app, ["kernels", "status"]).output)
+print("numba imported" if "numba" in sys.modules else "numba not imported")
+"""
