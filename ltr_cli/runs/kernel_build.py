@@ -7,8 +7,9 @@ entry-point group ``ltr_cli.families`` (plugins' included) and for the per-round
 on a small generated file, on the compiled path, once with float64 rows and once with
 float32 rows (``dataset.storage``). A run calls its kernels with the very signatures a
 real run uses, so what it compiles is what later runs load: the family's block kernel,
-the round measures, the ranking and update kernels. Results go to a temporary folder,
-removed afterwards.
+the round measures, the ranking and update kernels, the SVMlight scanner. ``evaluation``
+is ``ltr eval``'s work (:func:`~ltr_cli.measures.file_eval.evaluate_file`) under every
+convention. Results go to a temporary folder, removed afterwards.
 
 What was compiled is counted as the kernel cache's new files (the compile-ahead children
 of a run compile in processes of their own); a second build compiles nothing.
