@@ -58,7 +58,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 #: the command groups: name -> (module, Typer app)
 GROUPS: dict[str, tuple[str, str]] = {"data": ("data", "data_app"), "theory": ("theory", "theory_app"),
-                                      "export": ("export", "export_app"), "clicks": ("clicks", "clicks_app")}
+                                      "export": ("export", "export_app"), "clicks": ("clicks", "clicks_app"),
+                                      "kernels": ("kernels", "kernels_app")}
 
 
 def build(only: str | None = None) -> typer.Typer:

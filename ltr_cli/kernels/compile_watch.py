@@ -88,7 +88,8 @@ class Progress:
         if self.count == 1:
             self.start = self.last = now
             self.say("ltr: compiling kernels (not in the kernel cache yet: tens of seconds, once; later "
-                     "runs load them; the compile is recorded as the runs' kernel_load_seconds)")
+                     "runs load them; the compile is recorded as the runs' kernel_load_seconds; "
+                     "'ltr kernels build' compiles them all ahead of any run)")
             return
         if self.tty or now - self.last >= EVERY:
             self.last = now

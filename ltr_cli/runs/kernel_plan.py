@@ -94,7 +94,8 @@ def plan_kernels(runs: list[PlannedRun], source: Any, mode: str = "auto") -> Ker
                     + (f", compiling {', '.join(uncached)} included" if uncached else ", kernels cached"))
     else:
         plan.why = (f"about {_seconds(reference)} on the reference path vs {_seconds(fast)} compiled"
-                    + (f" (which would first compile {', '.join(uncached)}); nothing is compiled" if uncached
+                    + (f" (which would first compile {', '.join(uncached)}); nothing is compiled"
+                       " ('ltr kernels build' compiles them once, ahead)" if uncached
                        else " (loading the cached kernels included)"))
     return plan
 

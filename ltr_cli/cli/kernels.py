@@ -1,0 +1,53 @@
+"""``ltr kernels``: fill the compiled-kernel cache ahead of any run, and say what it holds."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from ltr_cli.cli.boundary import command
+
+kernels_app = typer.Typer(help="The compiled kernels: build the kernel cache once, or see what it holds.",
+                          no_args_is_help=True, rich_markup_mode=None)
+
+
+@command(kernels_app, "build")
+def build(
+    family: Annotated[Optional[list[str]], typer.Option("--family", metavar="NAME", help="build only this block family (repeatable; 'rounds': the per-round kernels; 'evaluation': ltr eval's)")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="list what would be built (families and the learner examples that run them); compile nothing")] = False,
+) -> None:
+    """Compile the online learners' kernels into the kernel cache (every declared block family and the
+    per-round kernels, float64 and float32 rows) and ltr eval's, so that later runs load them instead of compiling;
+    once per machine, and again after an upgrade. A family already cached compiles nothing."""
+    from ltr_cli.runs import kernel_build
+
+    chosen = kernel_build.targets(family)
+    if dry_run:
+        for target in chosen:
+            typer.echo(f"{target.family}: {', '.join(target.learners) or '(no learner example uses it)'}")
+        return
+    from ltr_cli import kernels
+
+    kernels.set_enabled(True)
+    built = kernel_build.build(chosen, lambda text: typer.echo(text, err=True))
+    total = sum(b.compiled for b in built)
+    seconds = sum(b.seconds for b in built)
+    typer.echo(f"compiled {total} kernel file{'s' if total != 1 else ''} for {len(built)} "
+               f"famil{'ies' if len(built) != 1 else 'y'} in {seconds:.1f} s" if total else
+               f"nothing to compile: the kernel cache already holds {len(built)} famil"
+               f"{'ies' if len(built) != 1 else 'y'} ({seconds:.1f} s)")
+
+
+@command(kernels_app, "status")
+def status() -> None:
+    """Which block families' kernels the kernel cache holds (numba is not imported)."""
+    import os
+
+    from ltr_cli.kernels import numba_cache
+    from ltr_cli.runs import kernel_build
+
+    held = kernel_build.status()  # chooses the cache's place first
+    typer.echo(f"kernel cache: {os.environ.get('NUMBA_CACHE_DIR') if numba_cache.ensure() else '(off)'}")
+    for name, cached in held.items():
+        typer.echo(f"{name}: {'cached' if cached else 'not cached (ltr kernels build compiles it)'}")
