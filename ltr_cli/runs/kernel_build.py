@@ -73,7 +73,7 @@ def targets(only: list[str] | None = None) -> list[Target]:
     """The families to build (``only``: those named; an unknown name is a one-line error),
     each with the learner examples whose runs use it; a family no example uses is listed
     with none (it cannot be built here)."""
-    from ltr_cli.testing.online import examples
+    from ltr_cli.learners.examples import examples
 
     names = families()
     for name in only or []:
@@ -106,7 +106,7 @@ def _evaluate(folder: Path) -> None:
 
     from ltr_cli.data.svmlight import ReaderOptions
     from ltr_cli.measures.file_eval import evaluate_file
-    from ltr_cli.testing.online import write_data
+    from ltr_cli.learners.examples import write_data
 
     data = folder / "eval.txt"
     if not data.exists():
@@ -140,7 +140,7 @@ def _spec(folder: Path, learners: dict[str, dict[str, Any]], storage: str, per_r
     (with a held-out file) with rows stored as ``storage``; ``per_round``: logging their
     regret (they then run round by round, on the per-round kernels)."""
     from ltr_cli.config.experiment import load_config
-    from ltr_cli.testing.online import FEATURES, write_data
+    from ltr_cli.learners.examples import FEATURES, write_data
 
     data = folder / "train.txt"
     if not data.exists():
