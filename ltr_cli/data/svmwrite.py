@@ -174,6 +174,8 @@ def svmlight_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes
     ``tails[i]`` (a qid comment) and a newline. ``heads``, ``tails`` and ``prefixes`` are
     tables of zero-padded words (:func:`text_words`); with ``empty_gap`` a row with no
     feature written gets one more space before its tail."""
+    if sparse:
+        return _sparse_block(X, heads, tails, prefixes, empty_gap)
     rows, d = X.shape
     pw = prefixes.shape[1]
     slot = pw + VALUE_WORDS
@@ -183,12 +185,35 @@ def svmlight_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes
     feats = table[:, hw:hw + d * slot].reshape(rows, d, slot)
     feats[:, :, :pw] = prefixes
     format_g6_words(X, out=feats[:, :, pw:])
-    written = X != 0 if sparse else None
-    if written is not None:
-        feats[~written] = 0
-    if empty_gap:
-        none = ~written.any(axis=1) if written is not None else np.full(rows, d == 0)
-        table[none, hw + d * slot] = ord(" ")
+    if empty_gap and d == 0:
+        table[:, hw] = ord(" ")
     table[:, hw + d * slot + 1:-1] = tails
     table[:, -1] = _NEWLINE
     return table.tobytes().translate(None, b"\0")
+
+
+def _sparse_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes: np.ndarray,
+                  empty_gap: bool) -> bytes:
+    """:func:`svmlight_block` for ``sparse``: one flat table of words, each line as long as
+    its non-zero values need, so that only those are formatted and copied."""
+    rows = X.shape[0]
+    pw = prefixes.shape[1]
+    slot = pw + VALUE_WORDS
+    hw, tw = heads.shape[1], tails.shape[1]
+    r, c = np.nonzero(X)  # row by row, columns in order
+    counts = np.bincount(r, minlength=rows)
+    length = hw + counts * slot + 1 + tw + 1
+    ends = np.cumsum(length)
+    start = ends - length
+    flat = np.zeros(int(ends[-1]) if rows else 0, dtype=_U8)
+    flat[start[:, None] + np.arange(hw)] = heads
+    first = np.cumsum(counts) - counts  # each row's first non-zero among all
+    at = start[r] + hw + (np.arange(r.shape[0]) - first[r]) * slot
+    flat[at[:, None] + np.arange(pw)] = prefixes[c]
+    flat[at[:, None] + pw + np.arange(VALUE_WORDS)] = format_g6_words(X[r, c])
+    gap = start + hw + counts * slot
+    if empty_gap:
+        flat[gap[counts == 0]] = ord(" ")
+    flat[gap[:, None] + 1 + np.arange(tw)] = tails
+    flat[ends - 1] = _NEWLINE
+    return flat.tobytes().translate(None, b"\0")
