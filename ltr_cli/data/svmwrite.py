@@ -194,26 +194,35 @@ def svmlight_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes
 
 def _sparse_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes: np.ndarray,
                   empty_gap: bool) -> bytes:
-    """:func:`svmlight_block` for ``sparse``: one flat table of words, each line as long as
-    its non-zero values need, so that only those are formatted and copied."""
-    rows = X.shape[0]
+    """:func:`svmlight_block` for ``sparse``: only the non-zero values are formatted. The
+    block is a table of items of one feature's width (`` <index>:`` and the value): per
+    line, its head padded to whole items, an item per value written, and its end (the gap
+    word, the tail and the newline) padded likewise; the padding is zero bytes, dropped
+    with the rest."""
+    rows, d = X.shape
     pw = prefixes.shape[1]
     slot = pw + VALUE_WORDS
     hw, tw = heads.shape[1], tails.shape[1]
-    r, c = np.nonzero(X)  # row by row, columns in order
-    counts = np.bincount(r, minlength=rows)
-    length = hw + counts * slot + 1 + tw + 1
-    ends = np.cumsum(length)
-    start = ends - length
-    flat = np.zeros(int(ends[-1]) if rows else 0, dtype=_U8)
-    flat[start[:, None] + np.arange(hw)] = heads
-    first = np.cumsum(counts) - counts  # each row's first non-zero among all
-    at = start[r] + hw + (np.arange(r.shape[0]) - first[r]) * slot
-    flat[at[:, None] + np.arange(pw)] = prefixes[c]
-    flat[at[:, None] + pw + np.arange(VALUE_WORDS)] = format_g6_words(X[r, c])
-    gap = start + hw + counts * slot
+    nh, nt = -(-hw // slot), -(-(tw + 2) // slot)  # items per head and per end
+    x = np.ascontiguousarray(X).ravel()
+    written = x != 0
+    cell = np.flatnonzero(written)  # row by row, columns in order
+    r = cell // max(d, 1)
+    counts = written.reshape(rows, d).sum(axis=1)
+    ends = np.cumsum(nh + counts + nt)  # items
+    start = ends - (nh + counts + nt)
+    items = np.zeros((int(ends[-1]) if rows else 0, slot), dtype=_U8)
+    head = np.zeros((rows, nh * slot), dtype=_U8)
+    head[:, :hw] = heads
+    items[start[:, None] + np.arange(nh)] = head.reshape(rows, nh, slot)
+    feats = np.empty((cell.shape[0], slot), dtype=_U8)
+    feats[:, :pw] = prefixes[cell - r * d]
+    format_g6_words(x[cell], out=feats[:, pw:])
+    items[np.arange(cell.shape[0]) + (nh + nt) * r + nh] = feats
+    end = np.zeros((rows, nt * slot), dtype=_U8)
     if empty_gap:
-        flat[gap[counts == 0]] = ord(" ")
-    flat[gap[:, None] + 1 + np.arange(tw)] = tails
-    flat[ends - 1] = _NEWLINE
-    return flat.tobytes().translate(None, b"\0")
+        end[counts == 0, 0] = ord(" ")
+    end[:, 1:1 + tw] = tails
+    end[:, 1 + tw] = _NEWLINE
+    items[(ends - nt)[:, None] + np.arange(nt)] = end.reshape(rows, nt, slot)
+    return items.tobytes().translate(None, b"\0")
