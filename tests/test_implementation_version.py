@@ -32,10 +32,10 @@ def _run(cfg: Path, out: Path, *extra: str):
     return runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", *extra])
 
 
-def test_permurank_declares_its_third_implementation_and_others_their_first():
-    assert PermuRankSpec.implementation == 3 and RankSVMSpec.implementation == 1
+def test_permurank_declares_its_fourth_implementation_and_others_their_first():
+    assert PermuRankSpec.implementation == 4 and RankSVMSpec.implementation == 1
     spec = PermuRankSpec(type="permurank")
-    assert spec.describe()["implementation"] == 3
+    assert spec.describe()["implementation"] == 4
     assert "implementation" not in RankSVMSpec(type="ranksvm").describe()
 
 
@@ -45,7 +45,7 @@ def test_resume_refuses_a_finished_run_of_the_older_algorithm(tmp_path):
     assert _run(cfg, out).exit_code == 0
     (manifest,) = (out / "versions").glob("*/manifest.json")
     record = json.loads(manifest.read_text())
-    assert record["learner_conventions"]["implementation"] == 3
+    assert record["learner_conventions"]["implementation"] == 4
     assert _run(cfg, out, "--resume").exit_code == 0  # this version's run: skipped as done
 
     del record["learner_conventions"]["implementation"]  # as the older PermuRank wrote it
@@ -53,5 +53,5 @@ def test_resume_refuses_a_finished_run_of_the_older_algorithm(tmp_path):
     res = _run(cfg, out, "--resume")
     assert res.exit_code == 1 and "Traceback" not in res.output
     (line,) = res.stderr.strip().splitlines()
-    assert "version 1 of permurank's algorithm" in line and "version 3" in line
+    assert "version 1 of permurank's algorithm" in line and "version 4" in line
     assert "remove the run directory" in line

@@ -174,6 +174,8 @@ def svmlight_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes
     ``tails[i]`` (a qid comment) and a newline. ``heads``, ``tails`` and ``prefixes`` are
     tables of zero-padded words (:func:`text_words`); with ``empty_gap`` a row with no
     feature written gets one more space before its tail."""
+    if sparse:
+        return _sparse_block(X, heads, tails, prefixes, empty_gap)
     rows, d = X.shape
     pw = prefixes.shape[1]
     slot = pw + VALUE_WORDS
@@ -183,12 +185,44 @@ def svmlight_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes
     feats = table[:, hw:hw + d * slot].reshape(rows, d, slot)
     feats[:, :, :pw] = prefixes
     format_g6_words(X, out=feats[:, :, pw:])
-    written = X != 0 if sparse else None
-    if written is not None:
-        feats[~written] = 0
-    if empty_gap:
-        none = ~written.any(axis=1) if written is not None else np.full(rows, d == 0)
-        table[none, hw + d * slot] = ord(" ")
+    if empty_gap and d == 0:
+        table[:, hw] = ord(" ")
     table[:, hw + d * slot + 1:-1] = tails
     table[:, -1] = _NEWLINE
     return table.tobytes().translate(None, b"\0")
+
+
+def _sparse_block(X: np.ndarray, heads: np.ndarray, tails: np.ndarray, prefixes: np.ndarray,
+                  empty_gap: bool) -> bytes:
+    """:func:`svmlight_block` for ``sparse``: only the non-zero values are formatted. The
+    block is a table of items of one feature's width (`` <index>:`` and the value): per
+    line, its head padded to whole items, an item per value written, and its end (the gap
+    word, the tail and the newline) padded likewise; the padding is zero bytes, dropped
+    with the rest."""
+    rows, d = X.shape
+    pw = prefixes.shape[1]
+    slot = pw + VALUE_WORDS
+    hw, tw = heads.shape[1], tails.shape[1]
+    nh, nt = -(-hw // slot), -(-(tw + 2) // slot)  # items per head and per end
+    x = np.ascontiguousarray(X).ravel()
+    written = x != 0
+    cell = np.flatnonzero(written)  # row by row, columns in order
+    r = cell // max(d, 1)
+    counts = written.reshape(rows, d).sum(axis=1)
+    ends = np.cumsum(nh + counts + nt)  # items
+    start = ends - (nh + counts + nt)
+    items = np.zeros((int(ends[-1]) if rows else 0, slot), dtype=_U8)
+    head = np.zeros((rows, nh * slot), dtype=_U8)
+    head[:, :hw] = heads
+    items[start[:, None] + np.arange(nh)] = head.reshape(rows, nh, slot)
+    feats = np.empty((cell.shape[0], slot), dtype=_U8)
+    feats[:, :pw] = prefixes[cell - r * d]
+    format_g6_words(x[cell], out=feats[:, pw:])
+    items[np.arange(cell.shape[0]) + (nh + nt) * r + nh] = feats
+    end = np.zeros((rows, nt * slot), dtype=_U8)
+    if empty_gap:
+        end[counts == 0, 0] = ord(" ")
+    end[:, 1:1 + tw] = tails
+    end[:, 1 + tw] = _NEWLINE
+    items[(ends - nt)[:, None] + np.arange(nt)] = end.reshape(rows, nt, slot)
+    return items.tobytes().translate(None, b"\0")

@@ -163,7 +163,7 @@ def format_label(y: float) -> str:
 
 
 QID_STYLES = ("token", "comment", "group")
-_BLOCK_VALUES = 1 << 14  # feature values formatted per numpy block
+_BLOCK_VALUES = 1 << 14  # feature values written per numpy block
 
 
 def svmlight_chunks(queries: Iterable[Query], *, qid_style: str = "token", sparse: bool = False,
@@ -186,7 +186,9 @@ def svmlight_chunks(queries: Iterable[Query], *, qid_style: str = "token", spars
             part = query if query.m <= step else Query(query.qid, query.X[start:start + step],
                                                          query.y[start:start + step], query.line)
             block.append(part)
-            values += part.X.size
+            # sparse: the values written (and lines), but at most 8 cells a value: a block's
+            # arrays stay small however sparse the rows
+            values += max(int(np.count_nonzero(part.X)) + part.m, part.X.size // 8) if sparse else part.X.size
             if values >= _BLOCK_VALUES:
                 yield _block_text(block, qid_style, sparse, prefixes, index_base)
                 block, values = [], 0
