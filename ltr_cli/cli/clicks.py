@@ -82,6 +82,20 @@ def sample(model: ModelOpt, labels: LabelsOpt, grades: GradesOpt = None, stop: S
     _print(sample_record(built, shown, seed, draws), as_json, exact=False)
 
 
+def _refuse_input_as_out(out: Path, inputs: list[tuple[str, Optional[Path]]]) -> None:
+    """A one-line error when ``--out`` names one of the command's inputs (the log would
+    replace it)."""
+    import os
+
+    def where(p: Path) -> set[str]:
+        return {os.path.join(os.path.realpath(p.parent), p.name), os.path.realpath(p)}
+
+    target = os.path.join(os.path.realpath(out.parent), out.name)
+    for what, path in inputs:
+        if path is not None and target in where(path):
+            raise LtrError(f"--out {out}: that is the {what} {path}; give another path for the click log")
+
+
 def _cell(value: float | None) -> str:
     return f"{value:9.4f}" if value is not None else f"{'-':>9s}"
 
@@ -122,6 +136,7 @@ def simulate_log(
     from ltr_cli.results.interleave import RankedFile, click_grades
 
     check_policy(policy)
+    _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
         from ltr_cli.results.interleave import rank_file

@@ -22,14 +22,14 @@ def build(
     once per machine, and again after an upgrade. A family already cached compiles nothing."""
     from ltr_cli.runs import kernel_build
 
+    from ltr_cli import kernels
+
+    kernels.set_enabled(True)  # before planning: with LTR_KERNELS=0 no run would plan a family
     chosen = kernel_build.targets(family)
     if dry_run:
         for target in chosen:
             typer.echo(f"{target.family}: {', '.join(target.learners) or '(no learner example uses it)'}")
         return
-    from ltr_cli import kernels
-
-    kernels.set_enabled(True)
     built = kernel_build.build(chosen, lambda text: typer.echo(text, err=True))
     total = sum(b.compiled for b in built)
     seconds = sum(b.seconds for b in built)

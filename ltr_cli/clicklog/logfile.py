@@ -108,6 +108,8 @@ def read_log(path: Path) -> ClickLog:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise LtrError(f"{path}: not a regular file (a directory, device or FIFO); give a Parquet click log file")
     try:
         table = pq.read_table(path)
     except FileNotFoundError:

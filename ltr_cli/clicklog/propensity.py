@@ -170,6 +170,9 @@ def estimate(query: np.ndarray, doc: np.ndarray, position: np.ndarray, click: np
     if np.all(np.bincount(cnt.pair) < 2):
         raise LtrError(f"{where}: no document was shown at more than one position, so examination and "
                        "relevance cannot be told apart; log with policy shuffle or swap")
+    if not click.any():
+        raise LtrError(f"{where}: the log holds no clicks, so no propensity can be estimated; simulate more "
+                       "sessions, or on labels the click model clicks")
     converged = True
     if method == "randomisation":
         ratio, stderr = randomisation(cnt)

@@ -1,0 +1,83 @@
+"""Hostile input to the click-log and kernel commands: each case once exited 0 with a wrong
+result, or overwrote an input; now a one-line error (exit 1) or the right answer."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ltr_cli import kernels
+from ltr_cli.cli.app import app
+from ltr_cli.clicklog.logfile import write_log
+from ltr_cli.clicklog.simulate import simulate
+from ltr_cli.clicks.spec import build_model
+
+runner = CliRunner()
+
+
+def _ltr(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _one_line_error(res, message):
+    assert res.exit_code == 1, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "Traceback" not in res.output
+
+
+def _data(path, label=None):
+    rng = np.random.default_rng(2)
+    path.write_text("".join(f"{int(rng.integers(0, 3)) if label is None else label} qid:{q + 1} "
+                            f"1:{rng.random():.3f} 2:{rng.random():.3f}\n" for q in range(4) for _ in range(5)))
+    return path
+
+
+@pytest.mark.parametrize("given, out", [("train.txt", "train.txt"), ("train.txt", "./train.txt"),
+                                        ("link.txt", "train.txt")])  # the data read through a link
+def test_simulate_log_will_not_write_over_its_data_file(tmp_path, monkeypatch, given, out):
+    monkeypatch.chdir(tmp_path)
+    data = _data(tmp_path / "train.txt")
+    before = data.read_bytes()
+    os.symlink(data, tmp_path / "link.txt")
+    res = _ltr("clicks", "simulate-log", given, "--out", out, "--model", "pbm", "--sessions", 5)
+    _one_line_error(res, "that is the data file")
+    assert data.read_bytes() == before and not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("kind", ["directory", "device"])
+def test_propensity_refuses_a_path_that_is_not_a_file(tmp_path, kind):
+    if kind == "directory":
+        path = tmp_path / "logs"
+        path.mkdir()
+        _write_log(path / "a.parquet", clicks=True)  # pyarrow would read the folder as a dataset
+    else:
+        path = tmp_path / "null.parquet"
+        os.symlink(os.devnull, path)
+    _one_line_error(_ltr("clicks", "propensity", path), "not a regular file")
+
+
+def _write_log(path, clicks):
+    labels = [np.array([2, 1, 0, 2]) if clicks else np.zeros(4, np.int64) for _ in range(3)]
+    built = build_model("pbm")
+    s = simulate(labels, [np.arange(4)] * 3, built, "shuffle", 4, 60, 0, False)
+    write_log(path, s, ["1", "2", "3"], {"policy": "shuffle", "model": built.describe(), "seed": 0, "sessions": 60})
+
+
+@pytest.mark.parametrize("method", ["randomisation", "em"])
+def test_propensity_refuses_a_log_without_clicks(tmp_path, method):
+    """em once printed 1.0 +- 0 at every position for a log with no click at all."""
+    _write_log(tmp_path / "log.parquet", clicks=False)
+    _one_line_error(_ltr("clicks", "propensity", tmp_path / "log.parquet", "--method", method), "no clicks")
+
+
+@pytest.mark.parametrize("family", ["rtopkf", "perceptron"])
+def test_dry_run_lists_the_examples_when_kernels_are_off(monkeypatch, family):
+    """With LTR_KERNELS=0 the plan once held no family, so the dry run listed none and a
+    build compiled nothing, exiting 0."""
+    monkeypatch.setattr(kernels, "ENABLED", False)
+    res = _ltr("kernels", "build", "--family", family, "--dry-run")
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(f"{family}: ") and "no learner example" not in res.output
