@@ -81,3 +81,19 @@ def test_dry_run_lists_the_examples_when_kernels_are_off(monkeypatch, family):
     res = _ltr("kernels", "build", "--family", family, "--dry-run")
     assert res.exit_code == 0, res.output
     assert res.output.startswith(f"{family}: ") and "no learner example" not in res.output
+
+
+@pytest.mark.parametrize("planted", ["log.parquet.partial"])
+def test_simulate_log_does_not_write_through_a_planted_link(tmp_path, planted):
+    """The log was once written through ``LOG.partial``, so a link planted under that name
+    sent the Parquet bytes outside the output location."""
+    data = _data(tmp_path / "train.txt")
+    (tmp_path / "out").mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    os.symlink(victim, tmp_path / "out" / planted)
+    res = _ltr("clicks", "simulate-log", data, "--out", tmp_path / "out" / "log.parquet", "--model", "pbm",
+               "--sessions", 5)
+    assert res.exit_code == 0, res.output
+    assert victim.read_text() == "keep\n" and (tmp_path / "out" / "log.parquet").read_bytes()[:4] == b"PAR1"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["log.parquet", planted]

@@ -75,12 +75,16 @@ def write_log(path: Path, sessions: Sessions, qids: list[str], meta: dict[str, A
         "click": pa.array(sessions.click, pa.bool_()),
         "policy": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([policy])),
     }).replace_schema_metadata({KEY: json.dumps(full, sort_keys=True).encode()})
-    tmp = path.with_name(path.name + ".partial")
+    from ltr_cli.outputs import new_temporary
+
+    tmp: Path | None = None
     try:
+        tmp = new_temporary(path.parent, path.name)  # created exclusively: never through a planted link
         pq.write_table(table, tmp)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise LtrError(f"{path}: cannot write the click log ({exc.strerror or exc})") from None
     return full
 
