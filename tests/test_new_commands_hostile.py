@@ -97,3 +97,29 @@ def test_simulate_log_does_not_write_through_a_planted_link(tmp_path, planted):
     assert res.exit_code == 0, res.output
     assert victim.read_text() == "keep\n" and (tmp_path / "out" / "log.parquet").read_bytes()[:4] == b"PAR1"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["log.parquet", planted]
+
+
+@pytest.mark.parametrize("position", [11, 32767])
+def test_propensity_refuses_positions_beyond_the_logs_shown(tmp_path, position):
+    """A log whose fingerprint matches but whose positions pass its own ``shown`` once
+    printed a table of 32,767 positions, em's unseen ones as 0.0000 +- 0.0000."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ltr_cli.clicklog.logfile import KEY, fingerprint
+
+    _ltr("clicks", "simulate-log", _data(tmp_path / "train.txt"), "--out", tmp_path / "log.parquet", "--model",
+         "pbm", "--sessions", 40, "--shown", 5)
+    table = pq.read_table(tmp_path / "log.parquet")
+    meta = json.loads(table.schema.metadata[KEY])
+    pos = table.column("position").to_numpy().copy()
+    pos[0] = position
+    table = table.set_column(table.schema.get_field_index("position"), "position", pa.array(pos, pa.int16()))
+    qid = table.column("qid").combine_chunks()
+    meta["fingerprint"] = fingerprint(table.column("session").to_numpy(), qid.indices.to_numpy(),
+                                      qid.dictionary.to_pylist(), table.column("doc").to_numpy(), pos,
+                                      table.column("click").to_numpy(), meta["policy"])
+    pq.write_table(table.replace_schema_metadata({KEY: json.dumps(meta).encode()}), tmp_path / "forged.parquet")
+    _one_line_error(_ltr("clicks", "propensity", tmp_path / "forged.parquet"), f"column 'position' holds {position}")

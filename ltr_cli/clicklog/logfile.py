@@ -142,6 +142,10 @@ def read_log(path: Path) -> ClickLog:
     arrays = {name: cols[name].to_numpy(zero_copy_only=False) for name in ("session", "doc", "position", "click")}
     if arrays["position"].size and int(arrays["position"].min()) < 1:
         raise LtrError(f"{path}: column 'position' holds {int(arrays['position'].min())}; positions start at 1")
+    shown = meta.get("shown")
+    if arrays["position"].size and isinstance(shown, int) and int(arrays["position"].max()) > shown:
+        raise LtrError(f"{path}: column 'position' holds {int(arrays['position'].max())}; the log's metadata "
+                       f"shows {shown} documents per session")
     if arrays["doc"].size and int(arrays["doc"].min()) < 0:
         raise LtrError(f"{path}: column 'doc' holds {int(arrays['doc'].min())}; documents are indices from 0")
     if len(policies) > 1 or (policies and policies[0] != meta.get("policy")):
