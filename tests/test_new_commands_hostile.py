@@ -4,6 +4,7 @@ result, or overwrote an input; now a one-line error (exit 1) or the right answer
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,3 +124,22 @@ def test_propensity_refuses_positions_beyond_the_logs_shown(tmp_path, position):
                                       table.column("click").to_numpy(), meta["policy"])
     pq.write_table(table.replace_schema_metadata({KEY: json.dumps(meta).encode()}), tmp_path / "forged.parquet")
     _one_line_error(_ltr("clicks", "propensity", tmp_path / "forged.parquet"), f"column 'position' holds {position}")
+
+
+@pytest.mark.parametrize("given", ["folder", "models.json"])
+def test_simulate_log_will_not_write_over_the_runs_model(tmp_path, given):
+    """``--out RUN/models.json --run RUN`` once replaced the run's model with the log."""
+    from tests.conftest import REPO
+
+    res = _ltr("run", REPO / "configs" / "simulated_separable.yaml", "--out", tmp_path / "runs", "-q",
+               "--learner", "listnet", "--set", "protocol.max_rounds=2")
+    assert res.exit_code == 0, res.output
+    run = Path(res.stdout.strip())
+    model = (run / "models.json").read_bytes()
+    data = tmp_path / "test.txt"
+    data.write_text("".join(f"{q % 3} qid:{q // 4 + 1} " + " ".join(f"{j + 1}:0.{q}{j}" for j in range(10)) + "\n"
+                            for q in range(8)))
+    res = _ltr("clicks", "simulate-log", data, "--out", run / "models.json", "--model", "pbm", "--sessions", 5,
+               "--run", run if given == "folder" else run / "models.json")
+    _one_line_error(res, "that is the run's model file")
+    assert (run / "models.json").read_bytes() == model

@@ -136,7 +136,8 @@ def simulate_log(
     from ltr_cli.results.interleave import RankedFile, click_grades
 
     check_policy(policy)
-    _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run)])
+    _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
+                               ("run's model file", run / "models.json" if run is not None else None)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
         from ltr_cli.results.interleave import rank_file
