@@ -126,20 +126,52 @@ def test_propensity_refuses_positions_beyond_the_logs_shown(tmp_path, position):
     _one_line_error(_ltr("clicks", "propensity", tmp_path / "forged.parquet"), f"column 'position' holds {position}")
 
 
-@pytest.mark.parametrize("given", ["folder", "models.json"])
-def test_simulate_log_will_not_write_over_the_runs_model(tmp_path, given):
-    """``--out RUN/models.json --run RUN`` once replaced the run's model with the log."""
+@pytest.fixture(scope="module")
+def online_run(tmp_path_factory):
     from tests.conftest import REPO
 
-    res = _ltr("run", REPO / "configs" / "simulated_separable.yaml", "--out", tmp_path / "runs", "-q",
+    tmp = tmp_path_factory.mktemp("hostile")
+    res = _ltr("run", REPO / "configs" / "simulated_separable.yaml", "--out", tmp / "runs", "-q",
                "--learner", "listnet", "--set", "protocol.max_rounds=2")
     assert res.exit_code == 0, res.output
-    run = Path(res.stdout.strip())
-    model = (run / "models.json").read_bytes()
-    data = tmp_path / "test.txt"
+    data = tmp / "test.txt"
     data.write_text("".join(f"{q % 3} qid:{q // 4 + 1} " + " ".join(f"{j + 1}:0.{q}{j}" for j in range(10)) + "\n"
                             for q in range(8)))
+    return Path(res.stdout.strip()), data
+
+
+@pytest.mark.parametrize("given", ["folder", "models.json"])
+def test_simulate_log_will_not_write_over_the_runs_model(online_run, given):
+    """``--out RUN/models.json --run RUN`` once replaced the run's model with the log."""
+    run, data = online_run
+    model = (run / "models.json").read_bytes()
     res = _ltr("clicks", "simulate-log", data, "--out", run / "models.json", "--model", "pbm", "--sessions", 5,
                "--run", run if given == "folder" else run / "models.json")
     _one_line_error(res, "that is the run's model file")
     assert (run / "models.json").read_bytes() == model
+
+
+@pytest.mark.parametrize("key, bad, option, value", [
+    ("ties", "sideways", "--ties", "input-order"),
+    ("no_relevant", "sideways", "--no-relevant", "zero"),
+    ("relevance_threshold", ".nan", "--relevance-threshold", "0"),
+    ("convention", "nope", "--convention", "paper"),
+])
+def test_eval_run_takes_the_option_its_error_asks_for(online_run, tmp_path, key, bad, option, value):
+    """A damaged ``metrics.<key>`` in the run's config.yaml says "give --<key>"; giving it
+    was once refused with the same error."""
+    import re
+    import shutil
+
+    run, data = online_run
+    damaged = tmp_path / run.name
+    shutil.copytree(run, damaged)
+    config = damaged / "config.yaml"
+    text, count = re.subn(rf"(?m)^  {key}: .*$", f"  {key}: {bad}", config.read_text())
+    assert count == 1
+    config.write_text(text)
+    scores = tmp_path / "scores.txt"
+    scores.write_text("".join(f"0.{i}\n" for i in range(8)))
+    _one_line_error(_ltr("eval", data, scores, "--run", damaged), f"give {option}")
+    res = _ltr("eval", data, scores, "--run", damaged, option, value, "--json")
+    assert res.exit_code == 0, res.output

@@ -41,8 +41,10 @@ def eval_(
     from ltr_cli.measures.file_eval import evaluate_file, format_tables, nan_to_none
 
     opts = reader_options(dataset, None, index_base, _value(qid), group, None)
-    name, why = eval_convention(_value(convention), run, dataset)
-    taken = run_measure_settings(run) if run is not None else {}
+    given = frozenset(key for key, value in (("ties", ties), ("no_relevant", no_relevant),
+                                             ("relevance_threshold", threshold)) if value is not None)
+    name, why = eval_convention(_value(convention), run, dataset, given)
+    taken = run_measure_settings(run, given | {"convention"}) if run is not None else {}
     ties_ = _value(ties) or taken.get("ties")
     no_relevant_ = _value(no_relevant) or taken.get("no_relevant")
     threshold_ = threshold if threshold is not None else float(taken.get("relevance_threshold", 0.0))
@@ -62,7 +64,8 @@ def eval_(
         typer.echo(format_tables(result, per_query), nl=False)
 
 
-def eval_convention(convention: str | None, run: Path | None, dataset: str | None) -> tuple[str, str]:
+def eval_convention(convention: str | None, run: Path | None, dataset: str | None,
+                    given: frozenset[str] = frozenset()) -> tuple[str, str]:
     """The convention ``ltr eval`` uses and why: ``--convention``, else the run's (a batch
     run's ``summary.json`` records its ``cv.convention``; an online run measures by the paper
     preset), else the ``--dataset``'s own scripts' (as ``cv.convention`` defaults), else
@@ -78,7 +81,7 @@ def eval_convention(convention: str | None, run: Path | None, dataset: str | Non
 
         summary = read_run(run).summary
         if summary.get("protocol") != "batch-cv":
-            return str(run_measure_settings(run)["convention"]), f"metrics.convention of online run {run}; --convention to change"
+            return str(run_measure_settings(run, given)["convention"]), f"metrics.convention of online run {run}; --convention to change"
         name = summary.get("convention")
         if not isinstance(name, str) or name not in CONVENTIONS:
             raise ResultsError(f"{run / 'summary.json'}: 'convention' must be one of {', '.join(CONVENTIONS)}, "
@@ -89,11 +92,11 @@ def eval_convention(convention: str | None, run: Path | None, dataset: str | Non
     return "paper", "the default; --convention to change, or --dataset / --run to take theirs"
 
 
-def run_measure_settings(run: Path) -> dict[str, Any]:
+def run_measure_settings(run: Path, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     """How an online run measured its rankings, from its ``config.yaml``: ``metrics.convention``,
     ``ties``, ``no_relevant`` and ``relevance_threshold`` (the defaults of ``ltr eval --run``;
-    an option given on the command line wins). A batch run measures by its ``cv.convention``
-    alone: nothing is taken. Read as untrusted input: a wrong value is a one-line error."""
+    an option given on the command line wins, and its key in ``given`` is not read). A batch
+    run measures by its ``cv.convention`` alone: nothing is taken. Read as untrusted input: a wrong value is a one-line error."""
     from ltr_cli.errors import ResultsError
     from ltr_cli.measures.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
     from ltr_cli.measures.conventions import CONVENTIONS
@@ -110,11 +113,15 @@ def run_measure_settings(run: Path) -> dict[str, Any]:
                                            "no_relevant": NO_RELEVANT_POLICIES}
     taken: dict[str, Any] = {}
     for key, choices in allowed.items():
+        if key in given:
+            continue
         value = metrics.get(key)
         if not isinstance(value, str) or value not in choices:
             raise ResultsError(f"{where}: 'metrics.{key}' must be one of {', '.join(choices)}, not {value!r}; "
                                f"give --{key.replace('_', '-')}")
         taken[key] = value
+    if "relevance_threshold" in given:
+        return taken
     threshold = metrics.get("relevance_threshold", 0.0)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise ResultsError(f"{where}: 'metrics.relevance_threshold' must be a finite number, not {threshold!r}; "
