@@ -175,3 +175,19 @@ def test_eval_run_takes_the_option_its_error_asks_for(online_run, tmp_path, key,
     _one_line_error(_ltr("eval", data, scores, "--run", damaged), f"give {option}")
     res = _ltr("eval", data, scores, "--run", damaged, option, value, "--json")
     assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("command", ["simulate-log", "interleave"])
+def test_a_custom_table_covers_labels_beyond_the_named_tables(online_run, tmp_path, command):
+    """Labels 0-7 with an 8-grade custom table were once refused with "beyond every named
+    click table ... give a custom table" (and no file:line)."""
+    run, data = online_run
+    wide = tmp_path / "wide.txt"
+    wide.write_text("".join(f"{i % 8} qid:{i // 8 + 1} 1:0.{i}\n" for i in range(16)))
+    table = "{click: [0, .1, .2, .3, .4, .5, .6, .9], stop: [0, 0, 0, 0, 0, 0, 0, .5]}"
+    args = (["clicks", "simulate-log", wide, "--out", tmp_path / "log.parquet", "--sessions", 20]
+            if command == "simulate-log" else ["interleave", run, run, wide, "--impressions", 20])
+    res = _ltr(*args, "--model", table)
+    assert res.exit_code == 0, res.output
+    short = "{click: [0, .1, .2, .3, .4], stop: [0, 0, 0, 0, .5]}"
+    _one_line_error(_ltr(*args, "--model", short), f"{wide}:1: label 7 is outside the 5-grade click table")

@@ -130,10 +130,9 @@ def simulate_log(
     from ltr_cli.clicklog.logfile import write_log
     from ltr_cli.clicklog.policies import check_policy
     from ltr_cli.clicklog.simulate import simulate
-    from ltr_cli.clicks.spec import build_model
     from ltr_cli.data.formats import open_dataset
     from ltr_cli.data.registry import reader_options
-    from ltr_cli.results.interleave import RankedFile, click_grades
+    from ltr_cli.results.interleave import RankedFile, build_clicks
 
     check_policy(policy)
     _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
@@ -156,7 +155,7 @@ def simulate_log(
         source = f"the file order of {data_file.name}"
     if not ranked.labels:
         raise LtrError(f"{data_file}: no queries; give a labelled SVMlight/LETOR file")
-    built = build_model(model, click_grades(ranked, data_file, grades), stop, eta)
+    built = build_clicks(model, ranked, data_file, grades, stop, eta)
     logged = simulate([y.astype(np.int64) for y in ranked.labels], ranked.rankings, built, policy, shown,
                       sessions, seed, per_query)
     meta = write_log(out, logged, ranked.qids,

@@ -37,10 +37,9 @@ def interleave(
     labels and credits them. Prints wins (A preferred), losses, ties, a two-sided sign-test
     p-value, and whether that verdict agrees with the two models' offline NDCG@10 on the
     same file."""
-    from ltr_cli.clicks.spec import build_model
     from ltr_cli.data.registry import reader_options
     from ltr_cli.interleaving.methods import build_method
-    from ltr_cli.results.interleave import check_impressions, click_grades, interleave_runs, rank_file, render
+    from ltr_cli.results.interleave import build_clicks, check_impressions, interleave_runs, rank_file, render
     from ltr_cli.results.scoring import load_model, training_index_base
 
     check_impressions(impressions)
@@ -50,6 +49,6 @@ def interleave(
         scorer, n_features = load_model(run, fold)
         base = training_index_base(run_a) if index_base is None else index_base
         ranked.append(rank_file(scorer, data_file, reader_options(None, n_features, base, None, None, None)))
-    clicks = build_model(model, click_grades(ranked[0], data_file, grades), stop, eta)
+    clicks = build_clicks(model, ranked[0], data_file, grades, stop, eta)
     rec = interleave_runs(ranked[0], ranked[1], chosen, clicks, impressions, shown, seed, data_file)
     typer.echo(json.dumps(rec, indent=2) if as_json else "\n".join(render(rec)))

@@ -91,6 +91,20 @@ def click_grades(ranked: RankedFile, data_file: Path, grades: int | None) -> int
     return wanted
 
 
+def build_clicks(model: str, ranked: RankedFile, data_file: Path, grades: int | None, stop: str | None,
+                 eta: float | None) -> ClickModel:
+    """The click model for ``ranked``'s labels: a named model's table has the grades the
+    labels call for (or ``grades``); a custom table has its own length (or must match
+    ``grades``), and every label must fall within it."""
+    from ltr_cli.clicks.spec import build_model
+
+    if not model.lstrip().startswith("{"):
+        return build_model(model, click_grades(ranked, data_file, grades), stop, eta)
+    built = build_model(model, grades, stop, eta)
+    click_grades(ranked, data_file, built.grades)
+    return built
+
+
 def offline_ndcg(ranked: RankedFile) -> float:
     """The mean NDCG@10 of the rankings (paper convention, a query without a relevant
     document counts 0)."""
