@@ -191,3 +191,16 @@ def test_a_custom_table_covers_labels_beyond_the_named_tables(online_run, tmp_pa
     assert res.exit_code == 0, res.output
     short = "{click: [0, .1, .2, .3, .4], stop: [0, 0, 0, 0, .5]}"
     _one_line_error(_ltr(*args, "--model", short), f"{wide}:1: label 7 is outside the 5-grade click table")
+
+
+@pytest.mark.parametrize("out", ["", ".", "logs"])
+def test_simulate_log_refuses_a_directory_as_out(tmp_path, monkeypatch, out):
+    """``--out .`` once wrote a temporary beside the folder and then failed with "Device or
+    resource busy"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    data = _data(tmp_path / "train.txt")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    res = _ltr("clicks", "simulate-log", data, "--out", out, "--model", "pbm", "--sessions", 5)
+    _one_line_error(res, "is a directory; give --out a file name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and not any((tmp_path / "logs").iterdir())

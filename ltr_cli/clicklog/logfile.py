@@ -77,6 +77,8 @@ def write_log(path: Path, sessions: Sessions, qids: list[str], meta: dict[str, A
     }).replace_schema_metadata({KEY: json.dumps(full, sort_keys=True).encode()})
     from ltr_cli.outputs import new_temporary
 
+    if path.is_dir():
+        raise LtrError(f"{path}: is a directory; give --out a file name for the click log, e.g. {path / 'log.parquet'}")
     tmp: Path | None = None
     try:
         tmp = new_temporary(path.parent, path.name)  # created exclusively: never through a planted link
