@@ -81,3 +81,17 @@ class ClickModel:
         checked = check_labels(arr.reshape(-1), self.grades, self.hint).reshape(arr.shape)
         walk = [np.broadcast_to(a, checked.shape) for a in self.walk(checked)]
         return walk_sample(walk[0], walk[1], walk[2], rng, len(checked))
+
+
+class EtaModel(ClickModel):
+    """A model of one click probability per grade (``click``, length ``grades``) and an
+    examination steepness ``eta`` >= 0 (PBM, examine-stop, ULTRA's table); ``table`` names
+    the click table, ``hint`` the option that changes the grades."""
+
+    def __init__(self, name: str, click: tuple[float, ...], eta: float, table: str, hint: str = "--grades"):
+        self.name = name
+        self.click = np.asarray(click, dtype=float)
+        self.eta = float(eta)
+        self.table = table
+        self.grades = len(click)
+        self.hint = hint

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import ClickModel
+from ltr_cli.clicks.base import EtaModel
 
 
 def stop_after_click(n: int, eta: float) -> np.ndarray:
@@ -25,16 +25,8 @@ def stop_after_click(n: int, eta: float) -> np.ndarray:
     return np.concatenate(([0.0], 1.0 - ((i - 1.0) / i) ** eta))[:n]
 
 
-class ExamineStopModel(ClickModel):
+class ExamineStopModel(EtaModel):
     """``examine-stop``: ``click`` one probability per grade, ``eta`` >= 0."""
-
-    def __init__(self, name: str, click: tuple[float, ...], eta: float, table: str, hint: str = "--grades"):
-        self.name = name
-        self.click = np.asarray(click, dtype=float)
-        self.eta = float(eta)
-        self.table = table
-        self.grades = len(click)
-        self.hint = hint
 
     def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = labels.shape[-1]

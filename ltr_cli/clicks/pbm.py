@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import ClickModel
+from ltr_cli.clicks.base import EtaModel
 
 
 def examination(n: int, eta: float) -> np.ndarray:
@@ -20,16 +20,8 @@ def examination(n: int, eta: float) -> np.ndarray:
     return (1.0 / np.arange(1, n + 1, dtype=float)) ** eta
 
 
-class PositionBasedModel(ClickModel):
+class PositionBasedModel(EtaModel):
     """PBM: ``click`` one probability per grade (length ``grades``), ``eta`` >= 0."""
-
-    def __init__(self, name: str, click: tuple[float, ...], eta: float, table: str, hint: str = "--grades"):
-        self.name = name
-        self.click = np.asarray(click, dtype=float)
-        self.eta = float(eta)
-        self.table = table
-        self.grades = len(click)
-        self.hint = hint
 
     def walk(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         none = np.zeros(labels.shape[-1])

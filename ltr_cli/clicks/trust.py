@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import ClickModel
+from ltr_cli.clicks.base import EtaModel
 
 #: ULTRA's PBM examination probabilities for ranks 1..10 (eta 1)
 ULTRA_EXAMINATION: tuple[float, ...] = (0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06)
@@ -43,18 +43,10 @@ def trust_rates(n: int, negative: float = DEFAULT_NEGATIVE) -> tuple[np.ndarray,
     return np.maximum(1.0 - (i + 1.0) / 100.0, 0.0), negative / i
 
 
-class TablePositionModel(ClickModel):
+class TablePositionModel(EtaModel):
     """``ultra-pbm``: PBM on ULTRA's examination table; ``click`` one probability per grade."""
 
     kind = "ultra-pbm"
-
-    def __init__(self, name: str, click: tuple[float, ...], eta: float, table: str, hint: str = "--grades"):
-        self.name = name
-        self.click = np.asarray(click, dtype=float)
-        self.eta = float(eta)
-        self.table = table
-        self.grades = len(click)
-        self.hint = hint
 
     def attraction(self, labels: np.ndarray) -> np.ndarray:
         """P(click | examined) per position."""
