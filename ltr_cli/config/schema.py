@@ -103,6 +103,10 @@ class OnlineLearnerConfig(LearnerConfig):
     # (config keys besides ``type``): one per code path worth checking
     examples: ClassVar[tuple[dict[str, Any], ...]] = ({},)
 
+    # "labels": learns from labels (all, or the top feedback_k()); under protocol.feedback:
+    # clicks it gets the clicked documents as label 1. "clicks": learns only from clicks.
+    feedback_kind: ClassVar[Literal["labels", "clicks"]] = "labels"
+
     def feedback_k(self) -> int | None:
         """How many top labels of the shown ranking the learner needs (None: all labels)."""
         return None

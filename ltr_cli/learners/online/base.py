@@ -30,11 +30,19 @@ class Feedback(NamedTuple):
     then ``top_labels`` is None (the shown order's labels are ``labels[ranking]``). Under
     top-k feedback ``labels`` is None and ``top_labels`` (k,) holds the labels of
     ``ranking[:k]``.
+
+    Under click feedback (``protocol.feedback: clicks``) a learner whose ``feedback_kind``
+    is ``clicks`` gets only ``clicks``: a float64 0/1 vector (n,) of the clicks on the shown
+    list ``ranking[:n]``, n = min(shown, len(ranking)); ``labels`` and ``top_labels`` are
+    None. A learner that learns from labels gets, under click feedback, the clicked
+    documents of the shown list as label 1 and every other document as label 0 (in
+    ``labels`` or ``top_labels``, as it asks), and ``clicks`` too.
     """
 
     ranking: np.ndarray
     labels: np.ndarray | None = None
     top_labels: np.ndarray | None = None
+    clicks: np.ndarray | None = None
 
 
 class UpdateInfo(NamedTuple):
@@ -75,6 +83,10 @@ class OnlineLearner(Protocol):
     """A linear online ranker. Holds only its weights and schedule state.
 
     ``feedback_k``: how many top labels of the shown ranking it learns from (None: all);
+    ``feedback_kind`` (optional, default ``labels``): ``clicks`` for a learner that learns
+    only from clicks (DBGD, MGD, PDGD): it runs only under ``protocol.feedback: clicks``, its
+    ``rank`` returns the list to show (at least its ``shown`` first documents, ``shown``
+    being set by the protocol before round 1) and its ``update`` reads ``feedback.clicks``;
     ``numerics``: ``stable`` (non-finite weights are an error) or ``authors-code`` (they
     are kept and reported, as the authors' MATLAB did).
 
