@@ -227,6 +227,23 @@ def test_a_click_learner_sees_only_clicks_from_the_fourth_stream_and_learns():
         assert value == pytest.approx(ndcg_at_k(full, q.y, 3, "zero"), abs=1e-12)
 
 
+def test_a_shown_list_without_its_relevant_document_is_measured_as_missing_it():
+    """A click learner may rank only the shown list: a query whose one relevant document was
+    not shown has RR@3 0 and NDCG@3 0 (not the no-relevant value), under skip too."""
+    X = np.zeros((6, 2))
+    query = Query("q", X, np.array([0.0, 0.0, 0.0, 0.0, 0.0, 3.0]))
+    spy = ClickSpy()
+    clicks = ClickFeedback(build_model("perfect", 5), 3, np.random.default_rng(0))
+    result = run_online(iter([(1, query)] * 30), spy, [Measure("rr@3", "skip"), Measure("ndcg@3", "skip")],
+                        np.random.default_rng(2), quiet=True, feedback="clicks", clicks=clicks)
+    rr, ndcg = (np.asarray(result.log.columns[c]) for c in ("rr@3", "ndcg@3"))
+    hidden = np.array([5 not in fb.ranking for fb in spy.seen])
+    assert hidden.any() and (~hidden).any()
+    assert (rr[hidden] == 0).all() and (ndcg[hidden] == 0).all()
+    position = np.array([list(fb.ranking).index(5) + 1 if 5 in fb.ranking else 0 for fb in spy.seen])
+    np.testing.assert_array_equal(rr[~hidden], 1.0 / position[~hidden])
+
+
 def test_the_click_stream_does_not_touch_the_tie_stream():
     """Other clicks (another click seed) leave every ranking, drawn from the tie generator,
     as it was; another tie seed changes them."""

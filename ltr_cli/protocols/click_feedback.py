@@ -18,7 +18,10 @@ The round's metrics are computed on the list the user saw (:meth:`ClickFeedback.
 shown documents in their order, then the others in document order so the measures get a
 whole ranking. The config accepts under clicks only metrics with a cut-off K <= shown, whose
 value reads no position below K: each is the metric of the shown list, with its ideal from
-all the query's labels.
+all the query's labels. (The round measures on a ranking cut to n documents would take
+NDCG@K's cut-off as min(K, n), so NDCG@K with K > shown would divide by the ideal DCG@shown,
+and RR would give a query whose relevant documents were not shown the no-relevant value
+instead of 0: hence the whole ranking, and the refusal of K > shown.)
 
 Grades: the click table follows the data's largest label unless ``clicks.grades`` is set
 (:func:`resolve_model`).
