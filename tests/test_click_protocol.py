@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.clicks.spec import build_model
-from ltr_cli.config.experiment import parse_config
+from ltr_cli.config.experiment import load_config, parse_config
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.query import Query
@@ -391,3 +391,22 @@ def test_heldout_skip_leaves_queries_without_a_relevant_document_out(tmp_path, m
             per_query.append(Measure(meas.name, "zero").value(ranking, y))
         assert len(per_query) == (15 - 2 if meas.kind != "p" else 15)
         assert value == pytest.approx(float(np.mean(per_query)), abs=1e-12), meas.name
+
+
+# --- the conformance suite runs click learners under the click protocol --------------------------
+
+def test_the_conformance_suite_runs_a_click_learner_under_clicks(tmp_path, monkeypatch):
+    """A learner whose config declares ``feedback_kind: clicks`` (here the random baseline,
+    made one) is run by the suite under the click protocol, with the shown list's metrics."""
+    from ltr_cli.learners.registry import REGISTRY
+    from ltr_cli.testing import online as suite
+
+    monkeypatch.setattr(REGISTRY["random"], "feedback_kind", "clicks")
+    cfg = suite.write_config(tmp_path / "c.yaml", [tmp_path / "a.txt"], {"random0": {"type": "random"}},
+                             protocol="{passes: 2, shuffle: true}")
+    spec = load_config(cfg)
+    assert spec.protocol.feedback == "clicks" and spec.protocol.passes == 2 and spec.protocol.shuffle
+    assert spec.metrics.names == ["ndcg@10", "p@5", "err@10"]
+    for check in (suite.check_paths_agree, suite.check_alone_as_in_a_group, suite.check_state_round_trips):
+        (tmp_path / check.__name__).mkdir()
+        check("random0", tmp_path / check.__name__)

@@ -48,22 +48,28 @@ def feedback_kind(learner: Any) -> str:
 
 class ClickFeedback:
     """The click protocol of one run: its click ``model``, how many documents are ``shown``
-    and its click generator ``rng`` (saved in checkpoints)."""
+    and its click generator ``rng`` (saved in checkpoints). ``kind``: the learner's
+    ``feedback_kind`` as its config declares it (None: read from the learner object,
+    ``labels`` when it has none)."""
 
-    def __init__(self, model: ClickModel, shown: int, rng: np.random.Generator):
+    def __init__(self, model: ClickModel, shown: int, rng: np.random.Generator, kind: str | None = None):
         self.model = model
         self.shown = shown
         self.rng = rng
+        self.kind = kind
+
+    def _kind(self, learner: Any) -> str:
+        return self.kind if self.kind is not None else feedback_kind(learner)
 
     def prepare(self, learner: Any) -> None:
         """Before round 1: a click learner is told how many documents the user sees."""
-        if feedback_kind(learner) == "clicks":
+        if self._kind(learner) == "clicks":
             learner.shown = self.shown
 
     def twin(self) -> "ClickFeedback":
         """A copy with its own generator in the same state (for a warm-up round that must
         not draw from the run's)."""
-        return ClickFeedback(self.model, self.shown, copy.deepcopy(self.rng))
+        return ClickFeedback(self.model, self.shown, copy.deepcopy(self.rng), self.kind)
 
     def seen(self, ranking: np.ndarray, m: int) -> np.ndarray:
         """The list the round's metrics are computed on: the shown documents first, then
@@ -83,7 +89,7 @@ class ClickFeedback:
         """The round's clicks, as ``learner`` takes them (``k``: how many top labels a
         label learner reads; None: all)."""
         c = self.clicks(ranking, labels)
-        if feedback_kind(learner) == "clicks":
+        if self._kind(learner) == "clicks":
             return Feedback(ranking, clicks=c)
         clicked = np.zeros(labels.shape[0])
         clicked[ranking[:c.shape[0]][c > 0]] = 1.0

@@ -295,14 +295,17 @@ def _max_label(source: QuerySource) -> int:
     return max_label(q for unit in source.units() for q in source.queries(unit))
 
 
-def _clicks(spec: ExperimentSpec, seq: np.random.SeedSequence, top_label: Callable[[], int]) -> ClickFeedback | None:
-    """The run's click protocol (None without ``feedback: clicks``), its generator from ``seq``."""
+def _clicks(spec: ExperimentSpec, lspec: Any, seq: np.random.SeedSequence,
+            top_label: Callable[[], int]) -> ClickFeedback | None:
+    """The run's click protocol (None without ``feedback: clicks``), its generator from
+    ``seq``, for a learner of config ``lspec`` (its declared ``feedback_kind``)."""
     clicks = spec.protocol.clicks
     if clicks is None:
         return None
     from ltr_cli.protocols.click_feedback import ClickFeedback, resolve_model
 
-    return ClickFeedback(resolve_model(clicks, top_label), clicks.shown, np.random.default_rng(seq))
+    return ClickFeedback(resolve_model(clicks, top_label), clicks.shown, np.random.default_rng(seq),
+                         lspec.feedback_kind)
 
 
 def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
@@ -319,7 +322,7 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     planned = _planned_rounds(spec, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws, clicks
     stream_seq, tie_seq, learner_seq, click_seq = _seeds(spec.seed)
-    clicks = _clicks(spec, click_seq, top_label or functools.cache(lambda: _max_label(source)))
+    clicks = _clicks(spec, lspec, click_seq, top_label or functools.cache(lambda: _max_label(source)))
     learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
                           planned, spec.fidelity)
     loss = None
