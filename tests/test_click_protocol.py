@@ -410,3 +410,29 @@ def test_the_conformance_suite_runs_a_click_learner_under_clicks(tmp_path, monke
     for check in (suite.check_paths_agree, suite.check_alone_as_in_a_group, suite.check_state_round_trips):
         (tmp_path / check.__name__).mkdir()
         check("random0", tmp_path / check.__name__)
+
+
+def test_uniform_sampling_gives_the_same_run_in_blocks_and_round_by_round(tmp_path, monkeypatch):
+    from ltr_cli.protocols import online_blocks
+    from ltr_cli.runs import online as online_runs
+    from ltr_cli.testing.online import run_folders, write_config
+
+    data = write_data(tmp_path / "a.txt", queries=25)
+    cfg = write_config(tmp_path / "c.yaml", [data], {"slam": {"type": "slam-perceptron", "measure": "ndcg"},
+                                                     "listnet": {"type": "listnet"}},
+                       protocol="{sampling: uniform, max_rounds: 120, checkpoint_every: 50}")
+    calls = []
+    real = online_blocks.BlockRunner.run
+    monkeypatch.setattr(online_blocks.BlockRunner, "run", lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    folders = {}
+    for blocks in (True, False):
+        calls.clear()
+        monkeypatch.setattr(online_runs, "BLOCKS", blocks)
+        out = tmp_path / f"blocks-{blocks}"
+        res = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--kernels", "compiled"])
+        assert res.exit_code == 0, res.stderr
+        folders[blocks] = run_folders(out)
+        assert bool(calls) == blocks  # the planned uniform draws ran in compiled blocks
+    for name in ("slam", "listnet"):
+        assert same_files(folders[True][name], folders[False][name]) == []
+        assert pd.read_parquet(folders[True][name] / "rounds.parquet")["pass"].eq(1).all()
