@@ -54,7 +54,8 @@ def _error(protocol: dict, **more) -> str:
     ({**CLICKS, "clicks": {"model": "navigational", "gamma": 0}}, {}, "protocol.clicks.gamma"),
     ({**CLICKS, "clicks": {"model": "navigational", "shown": 0}}, {}, "protocol.clicks.shown"),
     (CLICKS, {"metrics": {"names": ["ndcg@10", "ap"]}}, "metrics.names: ap reads the whole ranking"),
-    ({**CLICKS, "clicks": {"model": "navigational", "shown": 5}}, {}, "metrics.names: ndcg@10 reads 10 positions"),
+    ({**CLICKS, "clicks": {"model": "navigational", "shown": 5}}, {"metrics": {"names": ["ndcg@10"]}},
+     "metrics.names: ndcg@10 reads 10 positions"),
     ({"sampling": "uniform"}, {}, "protocol.max_rounds: missing"),
     ({"sampling": "uniform", "max_rounds": 5, "shuffle": True}, {}, "protocol.shuffle: applies to sampling: passes"),
     ({"sampling": "uniform", "max_rounds": 5, "passes": 1}, {}, "protocol.passes: applies to sampling: passes"),
@@ -70,6 +71,8 @@ def test_bad_click_configs_are_one_line_errors_naming_the_key(protocol, more, ex
 def test_click_configs_resolve_with_the_shown_lists_metrics_by_default():
     spec = parse_config({**BASE, "protocol": {**CLICKS, "sampling": "uniform", "max_rounds": 9}})
     assert spec.metrics.names == ["ndcg@10"]  # the default's ap reads the whole ranking
+    five = parse_config({**BASE, "protocol": {**CLICKS, "clicks": {"model": "perfect", "shown": 5}}})
+    assert five.metrics.names == ["ndcg@5"]
     clicks = spec.protocol.clicks
     assert (clicks.shown, clicks.gamma, clicks.grades, clicks.stop, clicks.eta) == (10, 0.9995, None, None, None)
     # runs without clicks keep their ids: the new keys at their defaults are left out of them

@@ -233,15 +233,18 @@ class ExperimentSpec(Strict):
     @model_validator(mode="before")
     @classmethod
     def _click_metrics(cls, data: Any) -> Any:
-        """Under ``protocol.feedback: clicks`` the metrics default to ``[ndcg@10]`` (the
-        default's ``ap`` reads the whole ranking, not the shown list)."""
+        """Under ``protocol.feedback: clicks`` the metrics default to ``[ndcg@K]``, K =
+        min(10, clicks.shown) (the default's ``ap`` reads the whole ranking, not the shown list)."""
         if isinstance(data, dict) and isinstance(data.get("protocol"), dict) \
                 and data["protocol"].get("feedback") == "clicks":
+            clicks = data["protocol"].get("clicks")
+            shown = clicks.get("shown", 10) if isinstance(clicks, dict) else 10
+            names = [f"ndcg@{min(10, shown) if type(shown) is int and shown > 0 else 10}"]
             metrics = data.get("metrics")
             if metrics is None:
-                data = {**data, "metrics": {"names": ["ndcg@10"]}}
+                data = {**data, "metrics": {"names": names}}
             elif isinstance(metrics, dict) and "names" not in metrics:
-                data = {**data, "metrics": {**metrics, "names": ["ndcg@10"]}}
+                data = {**data, "metrics": {**metrics, "names": names}}
         return data
 
     def _check_clicks(self) -> None:
