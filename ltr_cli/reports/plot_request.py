@@ -60,7 +60,8 @@ def canonical_metrics(metrics: list[str] | None) -> list[str] | None:
 def draw(request: PlotRequest, runs: list[Any]) -> list[Path]:
     """Every figure of ``runs`` under the output folder; the paths written. The names are
     all checked first: a clash or a refused path writes nothing."""
-    options, selected = request.options, {}
+    options = request.options
+    selected: dict[Path, tuple[str, str]] = {}
     if request.select_by:
         runs, selected, tag = select_runs(runs, request.select_by, request.window)
         options = dataclasses.replace(options, tag=tag)
