@@ -229,38 +229,58 @@ def _qid_token(buf, i, end, r, qid_mode, qid_start, qid_end):
     return _skip_spaces(buf, i, end), 0
 
 
+@njit(cache=_CACHE, inline="always")
+def _index_ends(buf, i, end, nd):
+    """An index of 1 to 10 digits ends at buf[i], followed by ':'."""
+    return 0 < nd <= 10 and i < end and buf[i] == 58
+
+
+@njit(cache=_CACHE, inline="always")
+def _in_order(col, n_features, last):
+    """A 0-based column in range, after the line's last one."""
+    return 0 <= col < n_features and col > last
+
+
 @njit(cache=_CACHE)
-def _features(buf, i, end, r, base, n_features, X, ntok, lastcol, slow, n_slow, max_abs, pow10):
-    """The ``index:value`` tokens up to '#' or the line end, into row ``r``: (next index,
+def _to_data_line(buf, i, end, line):
+    """Past blank and comment-only lines to the next data line's first byte: (index, line
+    number, found); not found at the end of input."""
+    while i < end:
+        i = _skip_spaces(buf, i, end)
+        if i >= end:
+            break
+        if _at_eol(buf, i, end):
+            i = _next_line(buf, i, end)
+            line += 1
+            continue
+        if buf[i] == 35:  # comment-only line
+            i = _to_newline(buf, i, end)
+            continue
+        return i, line, True
+    return i, line, False
+
+
+@njit(cache=_CACHE)
+def _row_start(buf, i, end, r, line, qid_mode, label, lineno, qid_start, qid_end, ntok, lastcol, slow, n_slow,
+               pow10):
+    """Row ``r`` from its label through the "qid:" token: (index of its first feature,
     n_slow, status)."""
-    last = -1
-    while not _at_eol(buf, i, end) and buf[i] != 35:
-        idx, nd, i = _digits(buf, i, end, 1000000000)  # all of any 10-digit index
-        if nd == 0 or nd > 10 or i >= end or buf[i] != 58:
-            return i, n_slow, IRREGULAR
-        i += 1
-        col = idx - base
-        if col < 0 or col >= n_features or col <= last:
-            return i, n_slow, IRREGULAR
-        last = col
-        lastcol[r] = col
-        ntok[r] += 1
-        start = i
-        value, i, parsed = _number(buf, i, end, pow10)
-        if parsed < 0:
-            return i, n_slow, IRREGULAR
-        if parsed == 1:
-            if not _note_slow(slow, n_slow, r, col, start, i):
-                return i, n_slow, SLOW_FULL
-            n_slow += 1
-        else:
-            if abs(value) > max_abs:
-                return i, n_slow, IRREGULAR
-            if X.shape[1]:  # no columns: labels and qids only, features checked not kept
-                X[r, col] = value
-        while i < end and _is_space(buf[i]):
-            i += 1
-    return i, n_slow, 0
+    start = i
+    value, i, parsed = _number(buf, i, end, pow10)
+    if parsed < 0:
+        return i, n_slow, IRREGULAR
+    if parsed == 1:
+        if not _note_slow(slow, n_slow, r, -1, start, i):
+            return i, n_slow, SLOW_FULL
+        n_slow += 1
+    label[r] = value
+    lineno[r] = line
+    qid_start[r] = -1
+    qid_end[r] = -1
+    ntok[r] = 0
+    lastcol[r] = -1
+    i, status = _qid_token(buf, _skip_spaces(buf, i, end), end, r, qid_mode, qid_start, qid_end)
+    return i, n_slow, status
 
 
 @njit(cache=_CACHE)
@@ -294,34 +314,6 @@ def _comment(buf, i, end, r, qid_mode, qid_start, qid_end):
     return _to_newline(buf, i, end), 0
 
 
-@njit(cache=_CACHE)
-def _data_line(buf, i, end, r, line, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok,
-               lastcol, slow, n_slow, max_abs, pow10):
-    """One data line from its label into row ``r``: (index at its end, n_slow, status)."""
-    start = i
-    value, i, parsed = _number(buf, i, end, pow10)
-    if parsed < 0:
-        return i, n_slow, IRREGULAR
-    if parsed == 1:
-        if not _note_slow(slow, n_slow, r, -1, start, i):
-            return i, n_slow, SLOW_FULL
-        n_slow += 1
-    label[r] = value
-    lineno[r] = line
-    qid_start[r] = -1
-    qid_end[r] = -1
-    ntok[r] = 0
-    lastcol[r] = -1
-    i, status = _qid_token(buf, _skip_spaces(buf, i, end), end, r, qid_mode, qid_start, qid_end)
-    if status != 0:
-        return i, n_slow, status
-    i, n_slow, status = _features(buf, i, end, r, base, n_features, X, ntok, lastcol, slow, n_slow, max_abs, pow10)
-    if status != 0:
-        return i, n_slow, status
-    i, status = _comment(buf, i, end, r, qid_mode, qid_start, qid_end)
-    return i, n_slow, status
-
-
 @njit(cache=_CACHE, nogil=True)
 def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok, lastcol,
                slow, first_line, max_abs):
@@ -343,20 +335,42 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
     rows = 0
     n_slow = 0
     while i < end:
-        i = _skip_spaces(buf, i, end)
-        if i >= end:
+        i, line, found = _to_data_line(buf, i, end, line)
+        if not found:
             break
-        if _at_eol(buf, i, end):
-            i = _next_line(buf, i, end)
-            line += 1
-            continue
-        if buf[i] == 35:  # comment-only line
-            i = _to_newline(buf, i, end)
-            continue
-        if rows >= X.shape[0]:
+        r = rows
+        if r >= X.shape[0]:
             return rows, n_slow, IRREGULAR, line
-        i, n_slow, status = _data_line(buf, i, end, rows, line, qid_mode, base, n_features, X, label, lineno,
-                                       qid_start, qid_end, ntok, lastcol, slow, n_slow, max_abs, pow10)
+        i, n_slow, status = _row_start(buf, i, end, r, line, qid_mode, label, lineno, qid_start, qid_end, ntok,
+                                       lastcol, slow, n_slow, pow10)
+        last = -1  # the features: the hot loop, kept here (a call per line costs less than per token)
+        while status == 0 and not _at_eol(buf, i, end) and buf[i] != 35:
+            idx, nd, i = _digits(buf, i, end, 1000000000)  # all of any 10-digit index
+            if not _index_ends(buf, i, end, nd):
+                return rows, n_slow, IRREGULAR, line
+            i += 1
+            col = idx - base
+            if not _in_order(col, n_features, last):
+                return rows, n_slow, IRREGULAR, line
+            last = col
+            lastcol[r] = col
+            ntok[r] += 1
+            start = i
+            value, i, parsed = _number(buf, i, end, pow10)
+            if parsed < 0:
+                return rows, n_slow, IRREGULAR, line
+            if parsed == 1:
+                if not _note_slow(slow, n_slow, r, col, start, i):
+                    return rows, n_slow, SLOW_FULL, line
+                n_slow += 1
+            else:
+                if abs(value) > max_abs:
+                    return rows, n_slow, IRREGULAR, line
+                if X.shape[1]:  # no columns: labels and qids only, features checked not kept
+                    X[r, col] = value
+            i = _skip_spaces(buf, i, end)
+        if status == 0:
+            i, status = _comment(buf, i, end, r, qid_mode, qid_start, qid_end)
         if status != 0:
             return rows, n_slow, status, line
         rows += 1
