@@ -113,6 +113,8 @@ def make_learner(type_: str, n_features: int, ties: str = "input-order", rng=Non
 # plan onto the reference path (ltr_cli.runs.kernel_plan); tests of the planning itself ask
 # for `--kernels auto` (or clear LTR_KERNELS).
 os.environ.setdefault("LTR_KERNELS", "1")
+# No detached kernel builds behind the suite's back (tests/test_kernel_background.py turns them on).
+os.environ.setdefault("LTR_KERNELS_BACKGROUND", "0")
 
 
 # --- no test's call phase does more than a minute of work ---------------------------------------

@@ -306,9 +306,13 @@ def test_bench_reports_ratios(tmp_path, monkeypatch):
     assert all(v["ratio_to_floor"] > 0 for v in learners.values())
     for mode in ("parse", "cached"):
         assert out["memory"][mode]["file_4x"]["megabytes"] > out["memory"][mode]["file_1x"]["megabytes"]
+    compiled = out["memory"]["compiled_run"]  # whole `ltr run --kernels compiled` processes
+    assert [compiled[f"file_{f}x"]["peak_rss_mb"] > 0 for f in (1, 4, 16)] == [True] * 3
+    assert compiled["file_16x"]["cache_megabytes"] > compiled["file_4x"]["cache_megabytes"]
     assert out["end_to_end"]["rounds"] == 30 and out["end_to_end"]["cold_s"] > 0
     table = format_table(out)
     assert "x floor" in table and "peak RSS" in table and "cached" in table
+    assert "peak RSS of ltr run, compiled path: 1x file" in table and "the 600 MB target" in table
 
 
 def test_online_runs_keep_their_model_and_ltr_score_reads_it(tmp_path):

@@ -183,6 +183,10 @@ def test_bench_startup_prints_the_ratios_against_their_targets():
     assert ratios["fixed cost: one round / imports"] == pytest.approx(one / imports, abs=0.015)
     assert ratios["first run: cold / warm"] == pytest.approx(cold / warm, abs=0.015)
     assert "the target 2x" in res.output and "the target 3x" in res.output
+    cpu = re.search(r"fixed cost, compiled path: one round / imports\s+([0-9.]+)x", res.output)
+    assert cpu and float(cpu.group(1)) > 0 and "the target 1.5x" in res.output
+    assert re.search(r"mslr_slam on 60 MSLR-shaped queries .* cold [0-9.]+ \((reference|compiled) path", res.output)
+    assert "the authors' 43-query job under Octave:" in res.output
 
 
 def test_every_built_in_learner_writes_the_same_bytes_on_both_paths(tmp_path):

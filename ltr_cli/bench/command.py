@@ -11,7 +11,8 @@
   three learners on MSLR-shaped Fold1-5 train files (the authors' protocol), with an empty
   cache and again with the cache built;
 * memory: peak RSS of streaming a file and of streaming one 4x larger, in fresh processes,
-  parsed and from the cache.
+  parsed and from the cache; and of whole ``ltr run --kernels compiled`` processes on files
+  of 1x, 4x and 16x the queries (target: under 600 MB at every size).
 """
 
 from __future__ import annotations
@@ -199,18 +200,84 @@ print(next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(
 """
 
 
+_RUN_RSS = """
+import atexit, runpy, sys
+def peak():  # VmHWM, not ru_maxrss: Linux carries the parent's ru_maxrss across fork + exec
+    kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    sys.stderr.write(f"\\nbench-peak-rss-kb {kb}\\n")
+atexit.register(peak)
+sys.argv = ["ltr", *sys.argv[1:]]
+runpy.run_module("ltr_cli", run_name="__main__", alter_sys=True)
+"""
+
+_RSS_CONFIG = """experiment: bench_rss
+seed: 0
+fidelity: authors-code
+dataset: {{kind: files, features: 136, files: [{file}], storage: float64}}
+protocol: {{passes: 1, checkpoint_every: 0}}
+metrics: {{names: [ndcg@10, ap], no_relevant: one, ties: reverse-input}}
+cache: {{dir: {cache}}}
+learners:
+  slam-ndcg: {{type: slam-perceptron, measure: ndcg, mistake: ndcg@10, weights: level-averaged,
+              margin: label-difference, step: {{rule: inv-sqrt, eta: 1.0}}}}
+  alg3: {{type: alg3, mistake: ndcg@10, margin: constant, step: {{rule: constant, eta: 1.0, loss_scaled: true}}}}
+"""
+
+RSS_FACTORS = (1, 4, 16)
+RSS_TARGET_MB = 600
+
+
+def run_peak_rss(argv: list[str]) -> float:
+    """Peak RSS (MiB) of the whole ``ltr`` process ``argv`` (``ltr``'s arguments)."""
+    done = subprocess.run([sys.executable, "-c", _RUN_RSS, *argv], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench: ltr {' '.join(argv[:2])} failed: {done.stderr.strip().splitlines()[-1:]}")
+    kb = next(int(line.split()[1]) for line in reversed(done.stderr.splitlines())
+              if line.startswith("bench-peak-rss-kb "))
+    return round(kb / 1024, 1)
+
+
+def bench_compiled_memory(tmp: Path, queries: int) -> dict[str, Any]:
+    """Peak RSS of ``ltr run --kernels compiled`` (two perceptron learners, float64 rows,
+    one pass) on MSLR-shaped files of 1x, 4x and 16x ``queries``, each a fresh process
+    reading the file's built cache; after one unmeasured run that loads (or compiles) the
+    kernels."""
+    from ltr_cli.data.cache import open_cached
+
+    out: dict[str, Any] = {}
+    for i, factor in enumerate((RSS_FACTORS[0], *RSS_FACTORS)):
+        path = _rss_file(tmp, queries, factor)
+        cache = tmp / "rss-run-cache"
+        open_cached(path, ReaderOptions(n_features=136), cache, "float64")
+        config = tmp / f"rss-run-{factor}.yaml"
+        config.write_text(_RSS_CONFIG.format(file=path, cache=cache))
+        mib = run_peak_rss(["run", str(config), "-q", "--kernels", "compiled", "--out", str(tmp / f"rss-run{i}")])
+        if i:  # the first run only warms the kernels
+            cached = next(cache.glob(f"{path.name}-*/X.bin"))
+            out[f"file_{factor}x"] = {"megabytes": round(path.stat().st_size / 1e6, 1),
+                                      "cache_megabytes": round(cached.stat().st_size / 1e6, 1), "peak_rss_mb": mib}
+    first, last = out[f"file_{RSS_FACTORS[0]}x"], out[f"file_{RSS_FACTORS[-1]}x"]
+    out["peak_rss_growth"] = round(last["peak_rss_mb"] / first["peak_rss_mb"] - 1, 3)
+    return out
+
+
+def _rss_file(tmp: Path, queries: int, factor: int) -> Path:
+    path = tmp / f"rss{factor}.txt"
+    if not path.exists():
+        _write(path, "mslr-web10k", queries * factor, seed=factor)
+    return path
+
+
 def bench_memory(tmp: Path, queries: int) -> dict[str, Any]:
     """Peak RSS of a fresh process streaming a file (parsed; from its built cache) and
-    one 4x larger."""
+    one 4x larger; and of compiled ``ltr run``s at 1x, 4x and 16x (:func:`bench_compiled_memory`)."""
     from ltr_cli.data.cache import open_cached
 
     out: dict[str, Any] = {}
     for mode in ("parse", "cached"):
         sizes = {}
         for factor in (1, 4):
-            path = tmp / f"rss{factor}.txt"
-            if not path.exists():
-                _write(path, "mslr-web10k", queries * factor, seed=factor)
+            path = _rss_file(tmp, queries, factor)
             cache_dir = tmp / "rss-cache"
             if mode == "cached":
                 open_cached(path, ReaderOptions(n_features=136), cache_dir, "float32")
@@ -219,6 +286,7 @@ def bench_memory(tmp: Path, queries: int) -> dict[str, Any]:
             sizes[factor] = {"megabytes": round(path.stat().st_size / 1e6, 1), "peak_rss_mb": round(kb / 1024, 1)}
         growth = sizes[4]["peak_rss_mb"] / sizes[1]["peak_rss_mb"] - 1
         out[mode] = {"file_1x": sizes[1], "file_4x": sizes[4], "peak_rss_growth": round(growth, 3)}
+    out["compiled_run"] = bench_compiled_memory(tmp, queries)
     return out
 
 
@@ -348,6 +416,14 @@ def format_table(result: dict[str, Any]) -> str:
     for name, row in pr["learners"].items():
         lines.append(f"  {name:24s} {row['us_per_round']:9.1f}  {row['ratio_to_floor']:7.1f}x floor")
     for mode, m in result["memory"].items():
+        if mode == "compiled_run":
+            files = {key[5:]: row for key, row in m.items() if key.startswith("file_")}
+            sizes = "; ".join(f"{factor} file ({row['megabytes']} MB, cache {row['cache_megabytes']} MB): "
+                              f"{row['peak_rss_mb']} MB" for factor, row in files.items())
+            worst = max(row["peak_rss_mb"] for row in files.values())
+            lines.append(f"peak RSS of ltr run, compiled path: {sizes}; growth {m['peak_rss_growth']:+.1%} "
+                         f"({'under' if worst < RSS_TARGET_MB else 'OVER'} the {RSS_TARGET_MB} MB target)")
+            continue
         lines.append(f"peak RSS streaming ({mode}) {m['file_1x']['megabytes']} MB: {m['file_1x']['peak_rss_mb']} MB; "
                      f"4x file ({m['file_4x']['megabytes']} MB): {m['file_4x']['peak_rss_mb']} MB; "
                      f"growth {m['peak_rss_growth']:+.1%}")

@@ -21,3 +21,24 @@ def timed_process(argv: list[str], env: dict[str, str] | None, what: str) -> flo
         said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {done.returncode}"
         raise LtrError(f"{what} failed: {said}")
     return elapsed
+
+
+def measured_process(argv: list[str], env: dict[str, str] | None, what: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the process ``argv``: its user and system time and
+    that of the children it waited for (compile-ahead workers), as ``wait4`` reports them;
+    a failing one stops the bench with one line, as :func:`timed_process`."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            lines = [line for line in err.read().decode(errors="replace").splitlines() if line.strip()]
+            said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {proc.returncode}"
+            raise LtrError(f"{what} failed: {said}")
+    return elapsed, usage.ru_utime + usage.ru_stime

@@ -30,7 +30,11 @@ def build(
         for target in chosen:
             typer.echo(f"{target.family}: {', '.join(target.learners) or '(no learner example uses it)'}")
         return
-    built = kernel_build.build(chosen, lambda text: typer.echo(text, err=True))
+    from ltr_cli.runs.kernel_background import holding
+
+    say = lambda text: typer.echo(text, err=True)  # noqa: E731
+    with holding(say):  # one build at a time: a run's background build may be compiling
+        built = kernel_build.build(chosen, say)
     total = sum(b.compiled for b in built)
     seconds = sum(b.seconds for b in built)
     typer.echo(f"compiled {total} kernel file{'s' if total != 1 else ''} for {len(built)} "

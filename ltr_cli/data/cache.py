@@ -34,7 +34,8 @@ cache is removed, so the next run rebuilds it). ``ltr data cache --verify`` hash
 everything now.
 
 **Memory**: reads map one window of queries (``window_bytes`` of rows) at a time, so the
-resident set does not grow with the file.
+resident set does not grow with the file; nor does the compiled block loop's, which maps all
+of X.bin and hands pages back as it reads (:meth:`CachedFile.mapped`, :mod:`ltr_cli.data.paging`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import stat as stat_mod
@@ -55,6 +57,7 @@ import xxhash
 
 from ltr_cli import console
 from ltr_cli.data.identity import DIGEST, NotSmallFile, check_unchanged, content_digest, read_small_file, stat_key
+from ltr_cli.data.paging import MappedPages
 from ltr_cli.data.options import LIMIT_OPTIONS, MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query
 from ltr_cli.data.formats import open_dataset
@@ -188,16 +191,35 @@ class CachedFile:
         """The whole file as ``(X (N, d), y (N,) float64)``: ``X`` a read-only view of a
         memory map of X.bin whose blocks are all verified first (CacheInvalid on a
         mismatch), ``y`` read into memory. Query ``j`` is rows ``offsets[j]:offsets[j + 1]``."""
+        X, y, _ = self.mapped()
+        return X, y
+
+    def mapped(self) -> tuple[np.ndarray, np.ndarray, MappedPages | None]:
+        """:meth:`arrays` and the map's :class:`~ltr_cli.data.paging.MappedPages` (None if
+        empty), which bound its resident pages; the blocks are verified from the file, not the map."""
         d = int(self.meta["n_features"])
         dtype = np.dtype(self.meta["dtype"])
         n = self.n_documents
         if n == 0:
-            return np.zeros((0, d), dtype=dtype), np.zeros(0)
-        raw = np.memmap(self.x_file, dtype=np.uint8, mode="r",
-                        shape=(n * d * dtype.itemsize,)).view(np.ndarray)
-        self._check_blocks(raw, 0)
-        X = raw.view(dtype).reshape(n, d)
-        return X, self.labels
+            return np.zeros((0, d), dtype=dtype), np.zeros(0), None
+        size = n * d * dtype.itemsize
+        self._check_file_blocks(size)
+        mm = mmap.mmap(self.x_file.fileno(), size, access=mmap.ACCESS_READ)
+        X = np.frombuffer(mm, dtype=dtype).reshape(n, d)  # read-only: the map is
+        return X, self.labels, MappedPages(mm)
+
+    def _check_file_blocks(self, size: int) -> None:
+        """Hash every block of X.bin not checked yet in this process, read from the open
+        file one block at a time; CacheInvalid on a mismatch."""
+        if self._checked.shape[0] != self.blocks.shape[0]:
+            self._checked = np.zeros(self.blocks.shape[0], dtype=bool)
+        fd = self.x_file.fileno()
+        for b in np.flatnonzero(~self._checked).tolist():
+            data = os.pread(fd, min(BLOCK, size - b * BLOCK), b * BLOCK)
+            if xxhash.xxh3_64_intdigest(data) != int(self.blocks[b]):
+                raise CacheInvalid(f"X.bin block {b} (bytes {b * BLOCK}-{(b + 1) * BLOCK - 1}) "
+                                   "does not match its checksum")
+            self._checked[b] = True
 
     def verify(self) -> None:
         """Hash every byte of every file against meta.json (raises CacheInvalid)."""

@@ -170,6 +170,7 @@ class BlockRunner:
                     n = min(n, max_rounds - t)
                 for stop in every:
                     n = min(n, stop - t % stop)
+                n = unit.rounds_within(order[pos:pos + n])  # a mapped file: a bounded share of it per block
                 block = order[pos:pos + n]
                 # a family without a round counter counts the run's rounds
                 t0 = np.array([lr.t if self.family.counts_rounds else t for lr in learners], dtype=np.int64)
@@ -177,6 +178,7 @@ class BlockRunner:
                 running = [i for i in range(L) if active[i]]
                 draws = self._draws(unit, block, t0, learners, running)
                 self._call(unit, block, W, self.P, t0, active, check, self.nan_allowed, out, draws, learners)
+                unit.read(block)  # its pages handed back past the limit: the resident set stays bounded
                 qids = [unit.qids[q] for q in block.tolist()]
                 for i in running:
                     self._after(i, out, W, t, seg.pass_no, qids, logs[i], outcomes[i], names[i])

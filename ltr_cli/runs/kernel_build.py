@@ -69,10 +69,11 @@ def status() -> dict[str, bool]:
             for name in names}
 
 
-def targets(only: list[str] | None = None) -> list[Target]:
+def targets(only: list[str] | None = None, work: Path | None = None) -> list[Target]:
     """The families to build (``only``: those named; an unknown name is a one-line error),
     each with the learner examples whose runs use it; a family no example uses is listed
-    with none (it cannot be built here)."""
+    with none (it cannot be built here). Planning writes a small file in a temporary folder
+    in ``work`` (default: the system's temporary directory)."""
     from ltr_cli.learners.examples import examples
 
     names = families()
@@ -84,7 +85,7 @@ def targets(only: list[str] | None = None) -> list[Target]:
     if EVALUATION in out:
         out[EVALUATION].learners = {f"ltr eval --convention {c}": {} for c in _conventions()}
     every = examples()
-    with tempfile.TemporaryDirectory(prefix="ltr-kernels-plan-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ltr-kernels-plan-", dir=work) as tmp:
         for per_round in (False, True):  # logging regret, a learner runs round by round
             spec = _spec(Path(tmp), every, "float64", per_round)
             for name, family in _families_of(spec).items():
@@ -180,13 +181,15 @@ class Built:
     seconds: float
 
 
-def build(chosen: list[Target], say: Callable[[str], None]) -> list[Built]:
-    """Run each target's examples on the compiled path (float64, then float32 rows); one
-    line per family through ``say``."""
+def build(chosen: list[Target], say: Callable[[str], None], storages: list[str] | None = None,
+          work: Path | None = None) -> list[Built]:
+    """Run each target's examples on the compiled path (float64, then float32 rows; or only
+    ``storages``); one line per family through ``say``. The scratch files go to a temporary
+    folder in ``work`` (default: the system's temporary directory), removed afterwards."""
     from ltr_cli.runs.runner import run_experiment
 
     done: list[Built] = []
-    with tempfile.TemporaryDirectory(prefix="ltr-kernels-build-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ltr-kernels-build-", dir=work) as tmp:
         folder = Path(tmp)
         for target in chosen:
             if not target.learners:
@@ -194,7 +197,7 @@ def build(chosen: list[Target], say: Callable[[str], None]) -> list[Built]:
                 continue
             say(f"ltr: kernels: {target.family}: building ({', '.join(target.learners)}) ...")
             before, start = cache_files(), time.perf_counter()
-            for storage in () if target.family == EVALUATION else STORAGES:
+            for storage in () if target.family == EVALUATION else (storages or STORAGES):
                 spec = _spec(folder, target.learners, storage, target.family == ROUNDS)
                 with contextlib.redirect_stderr(io.StringIO()):  # the examples' own warnings (NaN weights)
                     run_experiment(spec, out=folder / "results" / target.family / storage, quiet=True,

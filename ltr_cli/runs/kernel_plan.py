@@ -32,6 +32,7 @@ LOAD_S = 1.5  # importing numba and loading the cached kernels
 COMPILE_SHARED_S = 10.0  # the primitives and round measures every family calls
 COMPILE_FAMILY_S = 15.0  # one block family's own kernel
 MODES = ("auto", "compiled", "reference")
+NOT_COMPILED = "; nothing is compiled ('ltr kernels build' compiles them once, ahead)"
 
 
 @dataclass
@@ -48,6 +49,8 @@ class KernelPlan:
     uncached: list[str] = field(default_factory=list)
     reference_seconds: float = 0.0
     compiled_seconds: float = 0.0
+    background: list[str] = field(default_factory=list)
+
 
     @property
     def compiled(self) -> bool:
@@ -59,6 +62,22 @@ class KernelPlan:
         for key in ("cells_per_round", "reference_seconds", "compiled_seconds"):
             out[key] = round(out[key], 3)
         return out
+
+    def worth_building(self) -> list[str]:
+        """The families to compile in the background: those the kernel cache lacks, when
+        this ``auto`` plan took the reference path only for want of them (with them cached,
+        the compiled path would have been the cheaper)."""
+        if self.mode != "auto" or self.compiled or not self.uncached:
+            return []
+        compiling = COMPILE_SHARED_S + COMPILE_FAMILY_S * len(self.uncached)
+        return list(self.uncached) if self.compiled_seconds - compiling < self.reference_seconds else []
+
+    def building(self, started: list[str]) -> None:
+        """Record the families a background build was started for (none: it was not)."""
+        self.background = list(started)
+        if started:
+            self.why = (self.why.replace(NOT_COMPILED, "")
+                        + f"; compiling {', '.join(started)} in the background for later runs (ltr kernels status)")
 
     def apply(self) -> None:
         """Switch the kernels on or off for the runs this plan is for."""
@@ -94,8 +113,7 @@ def plan_kernels(runs: list[PlannedRun], source: Any, mode: str = "auto") -> Ker
                     + (f", compiling {', '.join(uncached)} included" if uncached else ", kernels cached"))
     else:
         plan.why = (f"about {_seconds(reference)} on the reference path vs {_seconds(fast)} compiled"
-                    + (f" (which would first compile {', '.join(uncached)}); nothing is compiled"
-                       " ('ltr kernels build' compiles them once, ahead)" if uncached
+                    + (f" (which would first compile {', '.join(uncached)}){NOT_COMPILED}" if uncached
                        else " (loading the cached kernels included)"))
     return plan
 

@@ -99,6 +99,12 @@ def run_planned(
     planned_path = None
     if kernels_mode is not None:
         planned_path = plan_kernels(runs, source, kernels_mode)
+        wanted = planned_path.worth_building()
+        if wanted:  # the next run of this size finds them cached
+            from ltr_cli.runs import kernel_background
+
+            storage = getattr(first.dataset, "storage", None)
+            planned_path.building(kernel_background.start(wanted, [storage] if storage else []))
         planned_path.apply()
     return run_online_jobs(runs, source, constants, out_root, quiet, argv, resume, fresh, done, keep_going,
                            planned_path)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ltr_cli.data.paging import MappedPages
 from ltr_cli.data.query import Query
 
 
@@ -27,6 +28,22 @@ class UnitArrays:
     starts: np.ndarray
     ends: np.ndarray
     qids: list[str]
+    pages: MappedPages | None = None  # X's map, when X is one: report the rows read through it
+
+    def rounds_within(self, block: np.ndarray) -> int:
+        """How many of the rounds ``block`` (query indices) to take in one go: all of them,
+        or, when X is a map, the most whose rows fit in one hand-back interval (at least
+        one), so that a block never holds more than that of the map resident."""
+        if self.pages is None or block.shape[0] <= 1:
+            return int(block.shape[0])
+        row_bytes = self.X.shape[1] * self.X.itemsize
+        sizes = np.cumsum(self.ends[block] - self.starts[block]) * row_bytes
+        return max(1, int(np.searchsorted(sizes, self.pages.limit, side="right")))
+
+    def read(self, block: np.ndarray) -> None:
+        """The rows of the queries ``block`` were read (see :attr:`pages`)."""
+        if self.pages is not None:
+            self.pages.read(int((self.ends[block] - self.starts[block]).sum()) * self.X.shape[1] * self.X.itemsize)
 
 
 def _memory_budget() -> int:

@@ -110,7 +110,7 @@ class FileSource:
             return None
         cached = self._cached(unit)
         try:
-            X, y = cached.arrays()
+            X, y, pages = cached.mapped()
         except CacheInvalid as exc:
             _corrupt(cached, exc)
         offsets = np.asarray(cached.offsets, dtype=np.int64)
@@ -119,14 +119,17 @@ class FileSource:
             if X.nbytes > array_budget():
                 return None
             normalized = np.empty_like(X)
+            row_bytes = X.shape[1] * X.itemsize
             for a, b in zip(starts.tolist(), ends.tolist()):  # as queries() does, query by query
                 normalized[a:b] = query_level(X[a:b]).astype(X.dtype, copy=False)
-            X = normalized
+                if pages is not None:
+                    pages.read((b - a) * row_bytes)
+            X, pages = normalized, None  # in memory: nothing to hand back
         elif self.normalize != "none":
             return None
         prefix = self._prefix(unit)
         qids = [prefix + q for q in cached.qids] if prefix else list(cached.qids)
-        return UnitArrays(X, y, starts, ends, qids)
+        return UnitArrays(X, y, starts, ends, qids, pages)
 
     def queries(self, unit: int) -> Iterator[Query]:
         """The unit's queries in file order: from its validated cache, or parsed. A parsed
