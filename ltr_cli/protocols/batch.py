@@ -72,14 +72,14 @@ def row_columns(select_by: str, tests: list[str] | None = None) -> tuple[str, ..
 
 
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select: Measure, label: str,
-              conv: Convention, hooks: CVHooks) -> list[dict[str, Any]]:
+              conv: Convention, hooks: CVHooks, clicks: Any = None) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's
-    model) and scored on ``vali``."""
+    model; on the fold's click log ``clicks`` when given) and scored on ``vali``."""
     tried: list[dict[str, Any]] = []
     warm = None
     for params in estimator.grid_points():
         hooks.start_fit(fold.number, params)
-        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains))
+        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains, clicks))
         warm = model
         score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")
@@ -94,12 +94,17 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
     """One fold: normalise, fit the grid, keep the first best on vali, evaluate it on test.
     Returns the fold's record (table row, each test query's values, grid tried, selected
     model, counts), as the fold checkpoint keeps it."""
-    train, vali = split_queries(fold.train), split_queries(fold.vali)
+    (train, train_ids), vali = named_split(fold.train), split_queries(fold.vali)
     test, test_ids = named_split(fold.test)
     normalizer = Normalizer.fit(normalize, train)
     if normalizer.kind == "zscore":
         train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
-    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks)
+    signal, clicks = getattr(estimator, "clicks", None), None
+    if signal is not None:  # the fold trains on its own training queries' click log
+        from ltr_cli.learners.batch.click_data import fold_clicks
+
+        clicks = fold_clicks(signal, train, train_ids, fold.number)
+    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks)
     best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
     each = evaluate_each(best["model"], test, conv, tests)
     metrics = each.average(conv)  # the fold's test row: the means of the per-query values below
@@ -118,9 +123,16 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
         "model": {**best["model"].to_dict(), "params": best["params"],
                   **({"normalize": normalizer.to_dict()} if normalizer.kind != "none" else {}),
                   **{k: v for k, v in best["model"].info.items() if k in MODEL_INFO},
+                  **({"clicks": log_record(clicks)} if clicks is not None else {}),
                   "fits": [{"params": r["params"], "convergence": r["convergence"]} for r in tried]},
     }
     return record
+
+
+def log_record(clicks: Any) -> dict[str, Any]:
+    from ltr_cli.learners.batch.click_data import log_record as record
+
+    return record(clicks)
 
 
 def run_cv(
