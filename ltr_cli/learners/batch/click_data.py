@@ -37,16 +37,18 @@ class ClickData:
     correction: str
     meta: dict[str, Any] = field(default_factory=dict)
 
-    _pairs: dict[int, Any] = field(default_factory=dict, repr=False)
+    #: what a learner derives from the log once per fold, shared by the fits of its grid
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def pairs(self, width: int) -> Any:
         """The log's weighted preference pairs (:func:`ltr_cli.clicklog.pairs.click_pairs`),
         computed once per fold and shared by its grid's fits."""
         from ltr_cli.clicklog.pairs import click_pairs
 
-        if width not in self._pairs:
-            self._pairs[width] = click_pairs(self.sessions, self.weights, width)
-        return self._pairs[width]
+        key = f"pairs {width}"
+        if key not in self.cache:
+            self.cache[key] = click_pairs(self.sessions, self.weights, width)
+        return self.cache[key]
 
 
 def fold_seed(seed: int, fold: int | None) -> int:
