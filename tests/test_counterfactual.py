@@ -117,3 +117,17 @@ def test_plackett_luce_draws_first_documents_by_their_weights():
     assert second == pytest.approx(0.5 / (0.5 + 1 / 3 + 0.25), abs=0.02)
     scores = np.array([0.0, 0.0, 5.0, 0.0])
     assert np.mean(shown_lists("plackett-luce", ranking, 2, 2000, rng, scores)[:, 0] == 2) > 0.9
+
+
+def test_the_click_bench_row_counts_what_it_timed():
+    from ltr_cli.bench.batch import format_batch_table, shaped
+    from ltr_cli.bench.clicks_batch import bench_click_ranksvm
+
+    queries = shaped("mslr-web10k", 6)
+    row = bench_click_ranksvm(queries, 500)
+    assert row["sessions"] == 500 and row["rows"] == 500 * 10 and 0 < row["clicks"] < row["rows"]
+    assert row["pairs"] > 0 and row["iterations"] >= 1
+    text = format_batch_table({"ranksvm": {}, "fits": {}, "eval": {"queries": 1, "documents": 1, "ours_s": 0.1,
+                                                                     "pytrec_eval": "not installed"},
+                               "clicks": {"queries": 6, "rows": [row]}})
+    assert "IPS-RankSVM on a click log (6 MSLR-shaped queries" in text and f"{row['pairs']:15d}" in text
