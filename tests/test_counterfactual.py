@@ -131,3 +131,26 @@ def test_the_click_bench_row_counts_what_it_timed():
                                                                      "pytrec_eval": "not installed"},
                                "clicks": {"queries": 6, "rows": [row]}})
     assert "IPS-RankSVM on a click log (6 MSLR-shaped queries" in text and f"{row['pairs']:15d}" in text
+
+
+def test_the_log_size_figure_draws_a_line_per_correction(folds, tmp_path):
+    from ltr_cli.reports.logsize import logsize_names, logsize_plan, plot_logsize
+    from ltr_cli.results.folders import find_runs, read_run
+
+    text = (REPO / "configs" / "counterfactual_sweep.yaml").read_text()
+    text = text.replace("[1000, 10000, 100000]", "[300, 1500]").replace("[0.5, 1.0, 2.0]", "[1.0]")
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(text)
+    _ok("sweep", str(cfg), "--set", f"dataset.root={folds}", "--set",
+        "learners.ranksvm-ips-estimated.clicks.generate.estimate_sessions=1500", "--out", str(tmp_path / "out"), "-q")
+    runs = [read_run(p) for p in find_runs([tmp_path / "out"])]
+    plan = logsize_plan(runs)
+    assert list(plan) == [("counterfactual_sweep", "ultra-pbm, eta 1")]
+    clicked, labels = plan[("counterfactual_sweep", "ultra-pbm, eta 1")]
+    assert len(clicked) == 6 and [r.manifest["learner"] for r in labels] == ["ranksvm-labels"]
+    written = plot_logsize(runs, "ndcg@10", tmp_path / "plots")
+    assert sorted(p.name for p in written) == sorted(logsize_names(runs)) == [
+        "counterfactual_sweep_logsize.caption.txt", "counterfactual_sweep_logsize.pdf",
+        "counterfactual_sweep_logsize.png"]
+    caption = (tmp_path / "plots" / "counterfactual_sweep_logsize.caption.txt").read_text()
+    assert "RankSVM (naive clicks): sessions 300, 1500" in caption and "RankSVM (labels): trained on the labels" in caption
