@@ -154,3 +154,17 @@ def test_the_log_size_figure_draws_a_line_per_correction(folds, tmp_path):
         "counterfactual_sweep_logsize.png"]
     caption = (tmp_path / "plots" / "counterfactual_sweep_logsize.caption.txt").read_text()
     assert "RankSVM (naive clicks): sessions 300, 1500" in caption and "RankSVM (labels): trained on the labels" in caption
+
+
+def test_selection_on_clicks_chooses_by_the_vali_logs_estimate(folds, tmp_path):
+    out = tmp_path / "out"
+    _ok("run", CONFIG, "--set", f"dataset.root={folds}", *SMALL, "--set", "learners.ranksvm-ips.clicks.select=clicks",
+        "--learner", "ranksvm-ips", "--out", str(out), "-q")
+    run = next((out / "counterfactual_synthetic").glob("ranksvm-ips-*"))
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["selected_by"].startswith("vali clicks")
+    for grid, row in zip(summary["grid"], summary["per_fold"]):
+        scores = [t["vali_clicks"] for t in grid["tried"]]
+        assert all(s > 0 for s in scores)
+        best = grid["tried"][int(np.argmax(scores))]["params"]
+        assert json.loads(row["chosen"]) == best

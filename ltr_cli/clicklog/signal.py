@@ -65,6 +65,10 @@ class ClickSignal(Strict):
                                    "(result randomisation on a shuffled log of the same queries), or a file "
                                    "(JSON of ltr clicks propensity --json, or a list)")
     clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k (null: no clipping)")
+    select: Literal["labels", "clicks"] = Field(
+        "labels", description="choose the grid point on the vali labels (cv.select_by), or on clicks: the "
+        "estimate of DCG@10 from a log of the vali queries simulated like the training log (weighted as the "
+        "correction weighs clicks; generate only)")
 
     @field_validator("propensity")
     @classmethod
@@ -77,6 +81,8 @@ class ClickSignal(Strict):
     def _source(self) -> ClickSignal:
         if (self.log is None) == (self.generate is None):
             raise ValueError("give exactly one of log (a folder of ltr clicks log) or generate (simulate it)")
+        if self.select == "clicks" and self.generate is None:
+            raise ValueError("select: clicks simulates a log of the vali queries: it needs generate, not log")
         return self
 
     def propensity_file(self) -> Path | None:

@@ -72,9 +72,11 @@ def row_columns(select_by: str, tests: list[str] | None = None) -> tuple[str, ..
 
 
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select: Measure, label: str,
-              conv: Convention, hooks: CVHooks, clicks: Any = None) -> list[dict[str, Any]]:
+              conv: Convention, hooks: CVHooks, clicks: Any = None, vali_clicks: Any = None) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's
-    model; on the fold's click log ``clicks`` when given) and scored on ``vali``."""
+    model; on the fold's click log ``clicks`` when given) and scored on ``vali`` (its
+    labels; with ``vali_clicks``, a log of the vali queries, chosen by the click estimate
+    of DCG@10 from it, kept as ``vali_clicks``)."""
     tried: list[dict[str, Any]] = []
     warm = None
     for params in estimator.grid_points():
@@ -84,8 +86,13 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
         score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")
         tried.append({"params": params, "vali": score, "model": model, "convergence": record})
-        hooks.end_fit(f"fold {fold.number} {params}: vali {label} {score:.4f}",
-                      Convergence(**record).warning(hooks.learner) if record else None)
+        said = f"fold {fold.number} {params}: vali {label} {score:.4f}"
+        if vali_clicks is not None:
+            from ltr_cli.learners.batch.click_data import click_score
+
+            tried[-1]["vali_clicks"] = click_score(model, vali, vali_clicks)
+            said += f", click estimate of DCG@10 {tried[-1]['vali_clicks']:.4f}"
+        hooks.end_fit(said, Convergence(**record).warning(hooks.learner) if record else None)
     return tried
 
 
@@ -99,13 +106,18 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
     normalizer = Normalizer.fit(normalize, train)
     if normalizer.kind == "zscore":
         train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
-    signal, clicks = getattr(estimator, "clicks", None), None
+    signal, clicks, on_clicks = getattr(estimator, "clicks", None), None, None
     if signal is not None:  # the fold trains on its own training queries' click log
-        from ltr_cli.learners.batch.click_data import fold_clicks
+        from ltr_cli.learners.batch.click_data import fold_clicks, vali_clicks
 
         clicks = fold_clicks(signal, train, train_ids, fold.number)
-    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks)
-    best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
+        if signal.select == "clicks":
+            on_clicks = vali_clicks(signal, train, vali, fold.number, clicks.weights)
+    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks, on_clicks)
+    if on_clicks is None:
+        best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
+    else:
+        best = max(tried, key=lambda r: (np.nan_to_num(r["vali_clicks"], nan=-np.inf), -tried.index(r)))
     each = evaluate_each(best["model"], test, conv, tests)
     metrics = each.average(conv)  # the fold's test row: the means of the per-query values below
     values = each.contributions(conv)
@@ -119,6 +131,7 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
         "queries": {"qid": test_ids, **{m.name: [None if np.isnan(v) else float(v) for v in values[:, j]]
                                         for j, m in enumerate(tests)}},
         "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
+                                                 **({"vali_clicks": r["vali_clicks"]} if "vali_clicks" in r else {}),
                                                  "convergence": r["convergence"]} for r in tried]},
         "model": {**best["model"].to_dict(), "params": best["params"],
                   **({"normalize": normalizer.to_dict()} if normalizer.kind != "none" else {}),
@@ -189,7 +202,9 @@ def run_cv(
     summary = {
         "protocol": "batch-cv",
         "folds": [f.number for f in folds],
-        "selected_by": f"vali {parse_metric(select_by).name}",
+        "selected_by": (f"vali {parse_metric(select_by).name}" if getattr(getattr(estimator, "clicks", None), "select",
+                                                                      "labels") != "clicks"
+                        else "vali clicks: the click estimate of DCG@10 from a simulated log of the vali queries"),
         "convention": conv.name,
         "metrics": {m.name: _mean([r.get(m.name) for r in rows]) for m in tests},
         "per_fold": rows,

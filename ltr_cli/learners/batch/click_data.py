@@ -73,11 +73,16 @@ def build_click_model(gen: GenerateSpec, where: str = "clicks.generate.model") -
 
 
 def fold_log(train: Queries, gen: GenerateSpec, fold: int | None, policy: str | None = None,
-             sessions: int | None = None) -> tuple[Sessions, dict[str, Any]]:
+             sessions: int | None = None, shown_on: Queries | None = None) -> tuple[Sessions, dict[str, Any]]:
     """The fold's simulated log (``policy`` and ``sessions`` override ``gen``'s) and its
-    metadata (without the fingerprint, which the writer adds)."""
+    metadata (without the fingerprint, which the writer adds). ``shown_on``: log these
+    queries (the vali split's) instead of the training queries, with the same logging
+    ranker and another stream of the seed."""
     seed = fold_seed(gen.seed, fold)
     w, chosen = logging_ranker(train, gen.logger_fraction, gen.logger_C, seed)
+    if shown_on is not None:
+        seed = int(np.random.SeedSequence([gen.seed, 0 if fold is None else fold, 1]).generate_state(1)[0])
+        train = shown_on
     scores = [np.asarray(X, dtype=np.float64) @ w for X, _ in train]
     rankings = [np.argsort(-s, kind="stable") for s in scores]
     model = build_click_model(gen)
@@ -86,8 +91,9 @@ def fold_log(train: Queries, gen: GenerateSpec, fold: int | None, policy: str | 
     logged = simulate(labels, rankings, model, policy, gen.shown, sessions or gen.sessions, seed, False, scores)
     meta = {"policy": policy, "model": model.describe(), "seed": gen.seed, "fold": fold,
             "sessions": sessions or gen.sessions, "per_query": False, "shown": gen.shown,
-            "source": f"RankSVM (C {gen.logger_C:g}) fitted on {len(chosen)} of the fold's {len(train)} training "
-                      f"queries", "logger_weights_sha256": _digest(w)}
+            "source": f"RankSVM (C {gen.logger_C:g}) fitted on {len(chosen)} of the fold's training queries, "
+                      f"showing {len(train)} {'vali' if shown_on is not None else 'training'} queries",
+            "logger_weights_sha256": _digest(w)}
     return logged, meta
 
 
@@ -209,6 +215,35 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
             weights = np.minimum(weights, signal.clip)
         meta = {**meta, "propensity": [float(f"{v:.12g}") for v in p], **extra}
     return ClickData(sessions, weights, signal.correction, meta)
+
+
+def vali_clicks(signal: ClickSignal, train: Queries, vali: Queries, fold: int | None,
+                weights: np.ndarray) -> ClickData:
+    """``select: clicks``: a log of the vali queries, simulated like the training log
+    (its ranker, policy, model and number of sessions), clicks weighted by ``weights``."""
+    assert signal.generate is not None
+    sessions, meta = fold_log(train, signal.generate, fold, shown_on=vali)
+    return ClickData(sessions, weights, signal.correction, meta)
+
+
+def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) -> float:
+    """The estimate of ``model``'s DCG@``cutoff`` from the vali log: the mean over
+    sessions of the sum, over its clicked documents the model ranks in its top ``cutoff``,
+    of 1/log2(1 + rank) times the click's weight (IPS: 1/p_k, clipped; naive: 1)."""
+    from ltr_cli.clicklog.ips import session_estimates
+
+    s = clicks.sessions
+    if not len(s.session):
+        return float("nan")
+    ranks = []
+    for X, _ in vali:
+        order = np.argsort(-np.asarray(model.scores(X), dtype=np.float64), kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(1, len(order) + 1)
+        ranks.append(rank)
+    _, ips, _ = session_estimates(s.session, s.query, s.doc, s.position, s.click, ranks, 1.0 / clicks.weights,
+                                  cutoff)
+    return float(ips.mean())
 
 
 def log_record(data: ClickData) -> dict[str, Any]:
