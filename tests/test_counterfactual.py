@@ -168,3 +168,19 @@ def test_selection_on_clicks_chooses_by_the_vali_logs_estimate(folds, tmp_path):
         assert all(s > 0 for s in scores)
         best = grid["tried"][int(np.argmax(scores))]["params"]
         assert json.loads(row["chosen"]) == best
+
+
+def test_a_label_runs_checkpoint_digest_does_not_name_clicks():
+    """Runs on labels keep the fold-checkpoint digest they had before the clicks block:
+    an interrupted run resumes."""
+    from ltr_cli.config.experiment import load_config
+    from ltr_cli.protocols.cv_checkpoint import learner_digest
+    from ltr_cli.runs.runner import fold_checkpoint
+
+    spec = load_config(REPO / "configs" / "mslr_batch.yaml")
+    for name in ("ranksvm", "lambdamart"):
+        lspec = spec.learners[name]
+        dumped = {k: v for k, v in lspec.model_dump(mode="json").items() if k != "clicks"}
+        want = learner_digest(dumped, select_by=spec.cv.select_by, convention=spec.cv.convention,
+                              normalize=spec.dataset.normalize, tests=None)
+        assert fold_checkpoint(spec, lspec, Path("/nonexistent/run"), {"files": []}, [1]).learner == want
