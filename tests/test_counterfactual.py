@@ -21,7 +21,8 @@ CONFIG = str(REPO / "configs" / "counterfactual_synthetic.yaml")
 SMALL = ["--set", "learners.ranksvm-naive.clicks.generate.sessions=3000",
          "--set", "learners.ranksvm-ips.clicks.generate.sessions=3000",
          "--set", "learners.ranksvm-ips-estimated.clicks.generate.sessions=3000",
-         "--set", "learners.ranksvm-ips-estimated.clicks.generate.estimate_sessions=3000"]
+         "--set", "learners.ranksvm-ips-estimated.clicks.generate.estimate_sessions=3000",
+         "--set", "learners.dla.clicks.generate.sessions=3000"]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def test_the_shipped_config_runs_end_to_end_with_report_and_compare(folds, tmp_p
     out = tmp_path / "out"
     _ok("run", CONFIG, "--set", f"dataset.root={folds}", *SMALL, "--out", str(out), "-q")
     rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(_ok("report", str(out), "--format", "csv")))}
-    assert set(rows) == {"ranksvm-labels", "ranksvm-naive", "ranksvm-ips", "ranksvm-ips-estimated"}
+    assert set(rows) == {"ranksvm-labels", "ranksvm-naive", "ranksvm-ips", "ranksvm-ips-estimated", "dla"}
     assert all(0 < float(r["ndcg@10"]) <= 1 for r in rows.values())
     compared = _ok("compare", str(out / "counterfactual_synthetic"), "--metric", "ndcg@10")
     assert "p_holm" in compared and "ranksvm-ips" in compared and "ranksvm-naive" in compared
@@ -147,7 +148,7 @@ def test_the_log_size_figure_draws_a_line_per_correction(folds, tmp_path):
     plan = logsize_plan(runs)
     assert list(plan) == [("counterfactual_sweep", "ultra-pbm, eta 1")]
     clicked, labels = plan[("counterfactual_sweep", "ultra-pbm, eta 1")]
-    assert len(clicked) == 6 and [r.manifest["learner"] for r in labels] == ["ranksvm-labels"]
+    assert len(clicked) == 8 and [r.manifest["learner"] for r in labels] == ["ranksvm-labels"]
     written = plot_logsize(runs, "ndcg@10", tmp_path / "plots")
     assert sorted(p.name for p in written) == sorted(logsize_names(runs)) == [
         "counterfactual_sweep_logsize.caption.txt", "counterfactual_sweep_logsize.pdf",
