@@ -81,9 +81,10 @@ def distinct_sessions(train: Queries, clicks: Any) -> Sessions:
 
 
 def _log_softmax(S: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Row-wise log-softmax over the ``mask``ed entries (0 elsewhere: never used)."""
     S = np.where(mask, S, -np.inf)
     top = S.max(axis=1, keepdims=True)
-    return S - top - np.log(np.exp(S - top).sum(axis=1, keepdims=True))
+    return np.where(mask, S - top - np.log(np.exp(S - top).sum(axis=1, keepdims=True)), 0.0)
 
 
 def fit_dla(train: Queries, clicks: Any, C: float, rounds: int = 10, clip: float | None = 10.0,
