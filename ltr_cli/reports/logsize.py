@@ -126,7 +126,7 @@ def plot_logsize(runs: list[Run], metric: str | None, out_dir: Path,
                                                 f"run {run.path.name}"]))
             ax.set_xscale("log")
             ax.set_xlabel("Sessions in each fold's click log")
-            ax.set_ylabel(f"{display_name(metric)} (test, mean over folds)")
+            ax.set_ylabel(f"{display_name(metric)} (test)")
             set_title(ax, figure_title(group, experiment) + f" ({setting})", options)
             ax.grid(True, alpha=0.3)
             place_legend(fig, [ax], options)
