@@ -22,7 +22,10 @@ SMALL = ["--set", "learners.ranksvm-naive.clicks.generate.sessions=3000",
          "--set", "learners.ranksvm-ips.clicks.generate.sessions=3000",
          "--set", "learners.ranksvm-ips-estimated.clicks.generate.sessions=3000",
          "--set", "learners.ranksvm-ips-estimated.clicks.generate.estimate_sessions=3000",
-         "--set", "learners.dla.clicks.generate.sessions=3000"]
+         "--set", "learners.dla.clicks.generate.sessions=3000",
+         *(arg for name in ("ranksvm-labels", "ranksvm-naive", "ranksvm-ips", "ranksvm-ips-estimated")
+           for arg in ("--set", f"learners.{name}.grid={{C: [0.1, 1.0]}}")),
+         "--set", "learners.dla.grid={C: [10.0, 100.0]}"]
 
 
 @pytest.fixture(scope="module")
@@ -138,17 +141,32 @@ def test_the_log_size_figure_draws_a_line_per_correction(folds, tmp_path):
     from ltr_cli.reports.logsize import logsize_names, logsize_plan, plot_logsize
     from ltr_cli.results.folders import find_runs, read_run
 
-    text = (REPO / "configs" / "counterfactual_sweep.yaml").read_text()
-    text = text.replace("[1000, 10000, 100000]", "[300, 1500]").replace("[0.5, 1.0, 2.0]", "[1.0]")
     cfg = tmp_path / "sweep.yaml"
-    cfg.write_text(text)
-    _ok("sweep", str(cfg), "--set", f"dataset.root={folds}", "--set",
-        "learners.ranksvm-ips-estimated.clicks.generate.estimate_sessions=1500", "--out", str(tmp_path / "out"), "-q")
+    cfg.write_text(f"""experiment: counterfactual_sweep
+dataset: {{kind: registry, name: mslr-web10k, root: {folds}, folds: [1, 2, 3], normalize: zscore}}
+cv: {{select_by: ndcg@10, convention: mslr}}
+learners:
+  ranksvm-labels: {{type: ranksvm, label: RankSVM (labels), grid: {{C: [0.1]}}}}
+  ranksvm-naive:
+    type: ranksvm
+    label: RankSVM (naive clicks)
+    grid: {{C: [0.1]}}
+    clicks: {{generate: {{model: ultra-pbm, sessions: 300}}, correction: naive}}
+  ranksvm-ips:
+    type: ranksvm
+    label: RankSVM (IPS)
+    grid: {{C: [0.1]}}
+    clicks: {{generate: {{model: ultra-pbm, sessions: 300}}, correction: ips}}
+sweep:
+  learners.ranksvm-naive.clicks.generate.sessions: [300, 1500]
+  learners.ranksvm-ips.clicks.generate.sessions: [300, 1500]
+""")
+    _ok("sweep", str(cfg), "--out", str(tmp_path / "out"), "-q")
     runs = [read_run(p) for p in find_runs([tmp_path / "out"])]
     plan = logsize_plan(runs)
     assert list(plan) == [("counterfactual_sweep", "ultra-pbm, eta 1")]
     clicked, labels = plan[("counterfactual_sweep", "ultra-pbm, eta 1")]
-    assert len(clicked) == 8 and [r.manifest["learner"] for r in labels] == ["ranksvm-labels"]
+    assert len(clicked) == 4 and [r.manifest["learner"] for r in labels] == ["ranksvm-labels"]
     written = plot_logsize(runs, "ndcg@10", tmp_path / "plots")
     assert sorted(p.name for p in written) == sorted(logsize_names(runs)) == [
         "counterfactual_sweep_logsize.caption.txt", "counterfactual_sweep_logsize.pdf",

@@ -34,7 +34,11 @@ def _generate(run: Run) -> dict[str, Any] | None:
 
 
 def _setting(gen: dict[str, Any]) -> str:
+    from ltr_cli.clicks.spec import DEFAULT_ETA, EXAMINING
+
     eta = gen.get("eta")
+    if eta is None and gen.get("model") in EXAMINING:  # the examining models' default
+        eta = DEFAULT_ETA
     return f"{gen.get('model')}" + ("" if eta is None else f", eta {eta:g}")
 
 
