@@ -147,3 +147,28 @@ def test_an_empty_log_fits_zero_weights():
     s = Sessions(np.zeros(3, np.int64), np.zeros(3, np.int32), np.arange(3, dtype=np.int32),
                  np.arange(1, 4, dtype=np.int16), np.zeros(3, bool))
     assert (fit_click_ranksvm(train, ClickData(s, np.ones(3), "naive"), 1.0).w == 0).all()
+
+
+def test_propensities_from_a_file_and_from_a_randomised_log(tmp_path):
+    import json
+
+    from ltr_cli.errors import LtrError
+
+    rng = np.random.default_rng(6)
+    train = [(rng.normal(size=(12, 3)), rng.integers(0, 5, 12)) for _ in range(30)]
+    ids = [f"q{i}" for i in range(30)]
+    record = tmp_path / "p.json"
+    record.write_text(json.dumps({"propensity": [0.5, 0.25, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.01]}))
+    sig = ClickSignal.model_validate({"generate": {"model": "ultra-pbm", "sessions": 300}, "propensity": str(record),
+                                      "clip": 8.0})
+    data = fold_clicks(sig, train, ids, 1)
+    assert np.allclose(data.weights, np.minimum([1, 2, 2.5, 5, 5, 5, 10, 10, 10, 50], 8.0))
+    record.write_text("[1, 0.5]")
+    with pytest.raises(LtrError, match="give a list of at least 10 positive propensities"):
+        fold_clicks(sig, train, ids, 1)
+    est = ClickSignal.model_validate({"generate": {"model": "ultra-pbm", "sessions": 20_000}, "propensity": "estimated",
+                                      "clip": None})
+    data = fold_clicks(est, train, ids, 1)
+    truth = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]) / 0.68
+    assert np.allclose(data.meta["propensity"], truth, atol=0.05)
+    assert data.meta["estimated_from"]["policy"] == "shuffle"
