@@ -18,7 +18,7 @@ from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig
 PACKAGE = Path(__file__).resolve().parents[1] / "ltr_cli"
 # the least a config of each type must say besides its type
 REQUIRED = {"ogd": {"surrogate": "squared"}, "rtopkf": {"surrogate": "squared", "horizon": 10},
-            "bmrm": {"loss": "ordinal"}}
+            "bmrm": {"loss": "ordinal"}, "dla": {"clicks": {"generate": {"sessions": 50}, "correction": "naive"}}}
 
 
 def _spec(kind: str):
@@ -81,7 +81,13 @@ def test_batch_learners_fit_score_and_describe(kind):
     rng = np.random.default_rng(0)
     train = [(rng.normal(size=(5, 3)), np.array([2.0, 1.0, 0.0, 0.0, 1.0])) for _ in range(3)]
     params = spec.grid_points()[0]
-    model = spec.fit(train, params)
+    context = None
+    if getattr(spec, "clicks", None) is not None:  # a learner that needs a click log gets the fold's
+        from ltr_cli.learners.batch.click_data import fold_clicks
+        from ltr_cli.learners.batch.convergence import FitContext
+
+        context = FitContext(clicks=fold_clicks(spec.clicks, train, ["1", "2", "3"], 1))
+    model = spec.fit(train, params, context)
     assert model.scores(train[0][0]).shape == (5,)
     json.dumps(model.to_dict())
     assert spec.describe()["type"] == kind and spec.default_label()

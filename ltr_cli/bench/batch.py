@@ -88,9 +88,12 @@ def bench_fit(learner: str, queries: Queries, C: float = 1.0) -> dict[str, Any]:
             "converged": record.get("converged")}
 
 
-def run_batch_bench(queries: int = 40, letor_queries: int = 10, eval_queries: int = 5000) -> dict[str, Any]:
+def run_batch_bench(queries: int = 40, letor_queries: int = 10, eval_queries: int = 5000,
+                    click_sessions: list[int] | None = None, click_queries: int = 600) -> dict[str, Any]:
     """Every batch figure, on ``queries`` MSLR-shaped and ``letor_queries`` TD2003-shaped
-    training queries, and ``eval_queries`` queries for the evaluation comparison."""
+    training queries, ``eval_queries`` queries for the evaluation comparison, and click
+    logs of each of ``click_sessions`` sessions on ``click_queries`` MSLR-shaped queries."""
+    from ltr_cli.bench.clicks_batch import bench_click_ranksvm
     from ltr_cli.bench.eval import bench_eval
 
     out: dict[str, Any] = {"ranksvm": {}, "fits": {}}
@@ -100,6 +103,9 @@ def run_batch_bench(queries: int = 40, letor_queries: int = 10, eval_queries: in
                                  **bench_ranksvm(qs)}
         out["fits"][label] = {learner: bench_fit(learner, qs) for learner in ("svmmap", "permurank")}
     out["eval"] = bench_eval(eval_queries)
+    if click_sessions:
+        qs = shaped("mslr-web10k", click_queries)
+        out["clicks"] = {"queries": len(qs), "rows": [bench_click_ranksvm(qs, n) for n in click_sessions]}
     return out
 
 
@@ -124,4 +130,8 @@ def format_batch_table(result: dict[str, Any]) -> str:
                      f"speed-up {ev['speedup_vs_pytrec_eval']:.1f}x")
     else:
         lines.append(f"{head}: ours {ev['ours_s']:.2f} s; pytrec_eval {ev['pytrec_eval']}")
+    if "clicks" in result:
+        from ltr_cli.bench.clicks_batch import format_click_rows
+
+        lines += format_click_rows(result["clicks"]["rows"], result["clicks"]["queries"])
     return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ def bench(
     letor2_learner: Annotated[list[str] | None, typer.Option("--letor2-learner", metavar="NAME", help="--batch: time only this learner of the LETOR 2.0 configs (repeatable)")] = None,
     letor2_skip: Annotated[list[str] | None, typer.Option("--letor2-skip", metavar="NAME", help="--batch: leave this learner out of the LETOR 2.0 figure (repeatable)")] = None,
     letor2_dataset: Annotated[list[str] | None, typer.Option("--letor2-dataset", metavar="NAME", help="--batch: time only this dataset of the LETOR 2.0 figure: letor2-ohsumed, letor2-td2003 or letor2-td2004 (repeatable)")] = None,
+    click_sessions: Annotated[list[int] | None, typer.Option("--click-sessions", metavar="N", min=1, max=100_000_000, help="--batch: sessions of the click-log figure (simulate, write, sum the IPS pairs, fit IPS-RankSVM on 600 MSLR-shaped queries; repeatable; default 100000)")] = None,
     configs: Annotated[Path | None, typer.Option("--configs", metavar="<dir>", exists=True, file_okay=False, help="--batch: the folder holding letor2_*.yaml (default: the repository's configs/)")] = None,
     data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
     startup: Annotated[bool, typer.Option("--startup", help="start-up instead: a one-round ltr run vs importing numpy, pandas and pyarrow (target 2x; on the compiled path, in CPU: 1.5x), the demo and configs/mslr_slam.yaml on a 9,000-query MSLR-shaped file with an empty kernel cache and HOME vs warm (target 3x wall, 1.5x CPU), ltr plot, the authors' job under Octave if installed")] = False,
@@ -58,7 +59,8 @@ def bench(
         from ltr_cli.bench.batch import format_batch_table, run_batch_bench
         from ltr_cli.bench.letor2 import format_letor2_table, run_letor2_bench
 
-        found = {} if letor2 else run_batch_bench(eval_queries=eval_queries)
+        found = {} if letor2 else run_batch_bench(eval_queries=eval_queries,
+                                                  click_sessions=click_sessions or [100_000])
         found["letor2"] = run_letor2_bench(letor2_scale, configs, letor2_learner, letor2_skip, letor2_dataset,
                                            log=None if as_json else console.note)
         text = (format_batch_table(found) if not letor2 else "") + format_letor2_table(found["letor2"])

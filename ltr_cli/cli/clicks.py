@@ -107,9 +107,10 @@ def simulate_log(
     model: ModelOpt,
     sessions: Annotated[int, typer.Option("--sessions", metavar="N", min=1,
                                           help="sessions in total, each on a query drawn uniformly (at most 10^8)")],
-    policy: Annotated[str, typer.Option("--policy", metavar="ranking|shuffle|swap",
+    policy: Annotated[str, typer.Option("--policy", metavar="ranking|shuffle|swap|plackett-luce",
                                         help="the logging policy: the file order's top documents, shuffled anew "
-                                        "each session, or with the top one swapped with a random position")] = "shuffle",
+                                        "each session, with the top one swapped with a random position, or a "
+                                        "Plackett-Luce draw (weight 1/rank)")] = "shuffle",
     shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per session")] = 10,
     per_query: Annotated[bool, typer.Option("--per-query", help="N sessions for every query instead of N in total")] = False,
     grades: GradesOpt = None, stop: StopOpt = None, eta: EtaOpt = None,
@@ -163,6 +164,32 @@ def simulate_log(
                       "seed": seed, "sessions": sessions, "per_query": per_query, "shown": shown})
     typer.echo(f"{out}: {int(logged.session.max(initial=-1)) + 1} sessions, {int(logged.click.sum())} clicks, "
                f"policy {policy}, fingerprint {meta['fingerprint'][:16]}")
+
+
+@command(clicks_app, "log")
+def log_folds(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG", help="a batch (cv:) experiment config whose learner has "
+                                           "a clicks.generate block")],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="the folder of the fold logs (fold<N>.parquet) "
+                                      "and manifest.json")],
+    learner: Annotated[Optional[str], typer.Option("--learner", metavar="NAME", help="the learner whose "
+                                                   "clicks.generate to follow (default: the first that has one)")] = None,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="KEY=VALUE", help="override a config key "
+                                                      "(repeatable)")] = None,
+) -> None:
+    """Simulate the click log of each fold's training queries: a logging RankSVM fitted on
+    a share of them (logger_fraction, default 1%) ranks every training query, the policy
+    shows its top documents, the click model clicks. Writes DIR/fold<N>.parquet (the log
+    a run with clicks.generate trains on, byte for byte; clicks.log: DIR reads them) and
+    DIR/manifest.json with each log's fingerprint."""
+    from ltr_cli.config.experiment import load_config
+    from ltr_cli.protocols.click_logs import write_fold_logs
+
+    spec = load_config(config, set_ or [])
+    manifest = write_fold_logs(spec, learner, out, str(config))
+    for rec in manifest["logs"]:
+        typer.echo(f"{out / rec['file']}: {rec['sessions']} sessions, {rec['clicks']} clicks, fingerprint "
+                   f"{rec['fingerprint'][:16]}")
 
 
 @command(clicks_app, "propensity")

@@ -42,10 +42,12 @@ def session_counts(queries: int, sessions: int, per_query: bool, rng: np.random.
 
 
 def simulate(labels: list[np.ndarray], rankings: list[np.ndarray], model: ClickModel, policy: str,
-             shown: int, sessions: int, seed: int, per_query: bool = False) -> Sessions:
+             shown: int, sessions: int, seed: int, per_query: bool = False,
+             scores: list[np.ndarray] | None = None) -> Sessions:
     """The sessions of ``policy`` on each query's ``rankings`` (document indices, best
     first) with clicks of ``model`` on the documents' ``labels``: ``sessions`` in total, or
-    per query if ``per_query``."""
+    per query if ``per_query``; ``scores``: each query's document scores, for the
+    ``plackett-luce`` policy (default: from the ranks)."""
     check_policy(policy)
     if not labels or len(labels) != len(rankings):
         raise LtrError("click log: give one logging ranking per query, and at least one query")
@@ -64,7 +66,7 @@ def simulate(labels: list[np.ndarray], rankings: list[np.ndarray], model: ClickM
                            f"{len(lab)} documents")
         if m == 0 or len(lab) == 0:
             continue
-        docs = shown_lists(policy, ranking, shown, int(m), rng)
+        docs = shown_lists(policy, ranking, shown, int(m), rng, None if scores is None else scores[q])
         clicks = model.sample_lists(np.asarray(lab, dtype=np.int64)[docs], rng)
         parts.append((q, docs, clicks))
     k_of = [d.shape[1] for _, d, _ in parts]

@@ -72,20 +72,27 @@ def row_columns(select_by: str, tests: list[str] | None = None) -> tuple[str, ..
 
 
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select: Measure, label: str,
-              conv: Convention, hooks: CVHooks) -> list[dict[str, Any]]:
+              conv: Convention, hooks: CVHooks, clicks: Any = None, vali_clicks: Any = None) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's
-    model) and scored on ``vali``."""
+    model; on the fold's click log ``clicks`` when given) and scored on ``vali`` (its
+    labels; with ``vali_clicks``, a log of the vali queries, chosen by the click estimate
+    of DCG@10 from it, kept as ``vali_clicks``)."""
     tried: list[dict[str, Any]] = []
     warm = None
     for params in estimator.grid_points():
         hooks.start_fit(fold.number, params)
-        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains))
+        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains, clicks))
         warm = model
         score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")
         tried.append({"params": params, "vali": score, "model": model, "convergence": record})
-        hooks.end_fit(f"fold {fold.number} {params}: vali {label} {score:.4f}",
-                      Convergence(**record).warning(hooks.learner) if record else None)
+        said = f"fold {fold.number} {params}: vali {label} {score:.4f}"
+        if vali_clicks is not None:
+            from ltr_cli.learners.batch.click_data import click_score
+
+            tried[-1]["vali_clicks"] = click_score(model, vali, vali_clicks)
+            said += f", click estimate of DCG@10 {tried[-1]['vali_clicks']:.4f}"
+        hooks.end_fit(said, Convergence(**record).warning(hooks.learner) if record else None)
     return tried
 
 
@@ -94,13 +101,23 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
     """One fold: normalise, fit the grid, keep the first best on vali, evaluate it on test.
     Returns the fold's record (table row, each test query's values, grid tried, selected
     model, counts), as the fold checkpoint keeps it."""
-    train, vali = split_queries(fold.train), split_queries(fold.vali)
+    (train, train_ids), vali = named_split(fold.train), split_queries(fold.vali)
     test, test_ids = named_split(fold.test)
     normalizer = Normalizer.fit(normalize, train)
     if normalizer.kind == "zscore":
         train, vali, test = ([(normalizer.apply(X), y) for X, y in part] for part in (train, vali, test))
-    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks)
-    best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
+    signal, clicks, on_clicks = getattr(estimator, "clicks", None), None, None
+    if signal is not None:  # the fold trains on its own training queries' click log
+        from ltr_cli.learners.batch.click_data import fold_clicks, vali_clicks
+
+        clicks = fold_clicks(signal, train, train_ids, fold.number)
+        if signal.select == "clicks":
+            on_clicks = vali_clicks(signal, train, vali, fold.number, clicks.weights)
+    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks, on_clicks)
+    if on_clicks is None:
+        best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
+    else:
+        best = max(tried, key=lambda r: (np.nan_to_num(r["vali_clicks"], nan=-np.inf), -tried.index(r)))
     each = evaluate_each(best["model"], test, conv, tests)
     metrics = each.average(conv)  # the fold's test row: the means of the per-query values below
     values = each.contributions(conv)
@@ -114,13 +131,21 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
         "queries": {"qid": test_ids, **{m.name: [None if np.isnan(v) else float(v) for v in values[:, j]]
                                         for j, m in enumerate(tests)}},
         "grid": {"fold": fold.number, "tried": [{"params": r["params"], "vali": r["vali"],
+                                                 **({"vali_clicks": r["vali_clicks"]} if "vali_clicks" in r else {}),
                                                  "convergence": r["convergence"]} for r in tried]},
         "model": {**best["model"].to_dict(), "params": best["params"],
                   **({"normalize": normalizer.to_dict()} if normalizer.kind != "none" else {}),
                   **{k: v for k, v in best["model"].info.items() if k in MODEL_INFO},
+                  **({"clicks": log_record(clicks)} if clicks is not None else {}),
                   "fits": [{"params": r["params"], "convergence": r["convergence"]} for r in tried]},
     }
     return record
+
+
+def log_record(clicks: Any) -> dict[str, Any]:
+    from ltr_cli.learners.batch.click_data import log_record as record
+
+    return record(clicks)
 
 
 def run_cv(
@@ -177,7 +202,9 @@ def run_cv(
     summary = {
         "protocol": "batch-cv",
         "folds": [f.number for f in folds],
-        "selected_by": f"vali {parse_metric(select_by).name}",
+        "selected_by": (f"vali {parse_metric(select_by).name}" if getattr(getattr(estimator, "clicks", None), "select",
+                                                                      "labels") != "clicks"
+                        else "vali clicks: the click estimate of DCG@10 from a simulated log of the vali queries"),
         "convention": conv.name,
         "metrics": {m.name: _mean([r.get(m.name) for r in rows]) for m in tests},
         "per_fold": rows,

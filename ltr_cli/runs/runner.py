@@ -185,6 +185,8 @@ def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: d
     assert cv is not None and isinstance(dataset, RegistryData)
     tests = list(cv.metrics) if cv.metrics else None
     learner = lspec.model_dump(mode="json")
+    if "clicks" in learner and learner["clicks"] is None:  # a run on labels keeps the digest it had before clicks
+        del learner["clicks"]
     if lspec.implementation != 1:  # a checkpoint of an earlier algorithm is not this one's
         learner["implementation"] = lspec.implementation
     digest = learner_digest(learner, select_by=cv.select_by, convention=cv.convention,

@@ -73,11 +73,14 @@ class FitContext:
     round-based learners, AdaRank, RankBoost and LambdaMART, whose first k rounds do not
     depend on how many follow, the fit it goes on from when only the number of rounds grew),
     ``progress(iteration, relative gap)``, and ``gains``, the gain of each label under the
-    run's metric convention (``cv.convention``; None: the paper's ``2^r - 1``)."""
+    run's metric convention (``cv.convention``; None: the paper's ``2^r - 1``), and
+    ``clicks``, the fold's click log (:class:`ltr_cli.learners.batch.click_data.ClickData`) when the
+    learner trains on clicks instead of the labels."""
 
     warm: Any = None
     progress: Callable[[int, float], None] | None = None
     gains: Callable[[Any], Any] | None = None
+    clicks: Any = None
 
 
 def warm_weights(context: FitContext | None) -> Any:

@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from ltr_cli.clicklog.signal import ClickSignal
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.batch.common import Queries
@@ -103,18 +104,85 @@ def boost(booster: Any, done: int, rounds: int, finished: bool) -> tuple[int, bo
     return max(done, rounds), finished
 
 
+@dataclass
+class Rows:
+    """LightGBM's training rows when they are not the queries' labelled documents (a click
+    log's sessions): ``X`` (n, d), integer ``label`` (n,), ``group`` sizes, and optional
+    per-row ``weight`` and 0-based displayed ``position``; ``kind`` names them."""
+
+    X: np.ndarray
+    label: np.ndarray
+    group: list[int]
+    weight: np.ndarray | None
+    position: np.ndarray | None
+    kind: str
+
+
+def click_rows(train: Queries, clicks: Any) -> Rows:
+    """The rows of a fold's click log (:class:`ltr_cli.learners.batch.click_data.ClickData`).
+
+    Sessions without a click are left out (they hold no preference), and sessions alike
+    (same query, same shown list, same clicks) are one group weighing their count.
+    ``naive`` and ``position-bias``: a group per distinct session, its shown documents
+    labelled clicked 1 / not clicked 0, with their displayed positions (position-bias: for
+    LightGBM's position-bias model). ``ips``: a group per click of a distinct session, the
+    clicked document and the session's documents not clicked, every row weighing the
+    count times the clicked position's weight, so each (clicked, not clicked) pair of
+    lambdarank weighs as in IPS-RankSVM."""
+    s = clicks.sessions
+    n = len(s.session)
+    d = train[0][0].shape[1] if train else 0
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]] = []
+    if n:
+        starts = np.flatnonzero(np.r_[True, s.session[1:] != s.session[:-1]])
+        lengths = np.diff(np.r_[starts, n])
+        for k in np.unique(lengths):
+            rows = starts[lengths == k][:, None] + np.arange(k)
+            c = s.click[rows]
+            rows = rows[c.any(axis=1)]
+            if not len(rows):
+                continue
+            key = np.column_stack((s.query[rows[:, 0]], s.doc[rows], s.position[rows], s.click[rows]))
+            uniq, first, count = np.unique(key, axis=0, return_index=True, return_counts=True)
+            for r, m in zip(rows[first], count):
+                q, docs, pos, clk = int(s.query[r[0]]), s.doc[r], s.position[r], s.click[r]
+                if clicks.correction != "ips":
+                    parts.append((np.full(len(r), q), docs, pos, clk, float(m)))
+                    continue
+                for a in np.flatnonzero(clk):
+                    keep = ~clk
+                    keep[a] = True
+                    parts.append((np.full(int(keep.sum()), q), docs[keep], pos[keep], clk[keep],
+                                  float(m) * float(clicks.weights[pos[a] - 1])))
+    if not parts:
+        return Rows(np.zeros((0, d)), np.zeros(0, np.int64), [], None, None, clicks.correction)
+    X = np.vstack([np.asarray(train[int(q[0])][0], dtype=np.float64)[docs] for q, docs, _, _, _ in parts])
+    label = np.concatenate([clk for *_, clk, _ in parts]).astype(np.int64)
+    weight = np.concatenate([np.full(len(q), w) for q, _, _, _, w in parts])
+    position = np.concatenate([pos for _, _, pos, _, _ in parts]).astype(np.int32) - 1
+    return Rows(X, label, [len(q) for q, *_ in parts], weight,
+                position if clicks.correction == "position-bias" else None, clicks.correction)
+
+
 def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 0.1, rounds: int = 100,
                    min_data_in_leaf: int = 20, seed: int = 0, threads: int = 1,
-                   gains: Any = None, warm: Any = None) -> LightGBMModel:
+                   gains: Any = None, warm: Any = None, rows: Rows | None = None) -> LightGBMModel:
     """One LightGBM lambdarank fit on the training queries (``gains``: label -> gain,
     default ``2^r - 1``): ``lightgbm.train`` as its loop runs, one ``Booster.update`` per
     round. ``warm``: the previous grid point's model; when it was fitted here on the very
-    same queries with the same settings and fewer rounds, its booster goes on to ``rounds``."""
+    same queries with the same settings and fewer rounds, its booster goes on to ``rounds``.
+    ``rows``: train on these rows instead of the queries' labelled documents (a click log's,
+    :func:`click_rows`; clicked is grade 1, of gain 1)."""
     lgb = _lightgbm()
-    kept = [(X, y) for X, y in train if X.shape[0]]
     d = train[0][0].shape[1]
-    X = np.vstack([X for X, _ in kept]).astype(np.float64) if kept else np.zeros((0, d))
-    g = grades(np.concatenate([y for _, y in kept])) if kept else np.zeros(0, dtype=np.int64)
+    if rows is None:
+        kept = [(X, y) for X, y in train if X.shape[0]]
+        X = np.vstack([X for X, _ in kept]).astype(np.float64) if kept else np.zeros((0, d))
+        g = grades(np.concatenate([y for _, y in kept])) if kept else np.zeros(0, dtype=np.int64)
+        group, weight, position = [x.shape[0] for x, _ in kept], None, None
+    else:
+        X, g, group, weight, position = rows.X, rows.label, rows.group, rows.weight, rows.position
+        gains = None
     top = int(g.max()) if g.size else 0
     gain_of = gains if gains is not None else exp2_gain
     label_gain = [float(v) for v in gain_of(np.arange(top + 1, dtype=np.float64))]
@@ -122,12 +190,12 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
               "min_data_in_leaf": min_data_in_leaf, "label_gain": label_gain, "seed": seed,
               "deterministic": True, "force_row_wise": True, "num_threads": threads, "verbosity": -1,
               "feature_pre_filter": False}
-    settings = repr(sorted(params.items()))
+    settings = repr(sorted(params.items())) + ("" if rows is None else f" clicks {rows.kind}")
     try:
         state = _continuable(warm, train, settings, rounds)
         if state is None:
-            data = lgb.Dataset(X, label=g, group=[x.shape[0] for x, _ in kept], params={**params,
-                               "num_iterations": rounds}, free_raw_data=True)
+            data = lgb.Dataset(X, label=g, group=group, weight=weight, position=position,
+                               params={**params, "num_iterations": rounds}, free_raw_data=True)
             booster = lgb.Booster(params={**params, "num_iterations": rounds}, train_set=data)
             done, finished = boost(booster, 0, rounds, False)
         else:
@@ -170,6 +238,10 @@ class LambdaMARTSpec(BatchLearnerConfig):
     seed: int = Field(0, ge=0, description="LightGBM's seed")
     threads: int = Field(1, gt=0, description="LightGBM's num_threads (fixed: another count may change the "
                          "model in its last digits)")
+    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels: "
+                                       "naive, ips (IPS-weighted pairs) or position-bias (LightGBM's position-bias "
+                                       "model on the displayed positions; see docs/clicks.md)")
+    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
 
     @model_validator(mode="after")
     def _leaves(self) -> LambdaMARTSpec:
@@ -189,13 +261,20 @@ class LambdaMARTSpec(BatchLearnerConfig):
             version = None
         return {**super().describe(), "library": "lightgbm", "lightgbm_version": version,
                 "objective": "lambdarank", "label_gain": "the gain cv.convention gives each grade (labels below 0: 0)",
-                "determinism": f"seed {self.seed}, deterministic, force_row_wise, num_threads {self.threads}"}
+                "determinism": f"seed {self.seed}, deterministic, force_row_wise, num_threads {self.threads}",
+                **({"training_signal": self.clicks.describe()} if self.clicks is not None else {})}
 
     def missing(self) -> str | None:
         return None if importlib.util.find_spec("lightgbm") is not None else INSTALL
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LightGBMModel:
+        rows = None
+        if context is not None and context.clicks is not None:
+            cache = context.clicks.cache
+            if "lightgbm" not in cache:
+                cache["lightgbm"] = click_rows(train, context.clicks)
+            rows = cache["lightgbm"]
         return fit_lambdamart(train, int(params.get("num_leaves", 31)), float(params.get("learning_rate", 0.1)),
                               int(params.get("num_boost_round", 100)), int(params.get("min_data_in_leaf", 20)),
                               self.seed, self.threads, None if context is None else context.gains,
-                              None if context is None else context.warm)
+                              None if context is None else context.warm, rows)

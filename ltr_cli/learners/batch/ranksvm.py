@@ -26,18 +26,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.learners.batch.bmrm import fit_bmrm
+from ltr_cli.clicklog.pairs import ClickPairs
 from ltr_cli.learners.batch.common import Queries
 from ltr_cli.learners.batch.convergence import Convergence, FitContext, converged, progress_of, warm_weights
 from ltr_cli.learners.batch.losses import pairwise_hinge
 from ltr_cli.results.models import LinearModel
 from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.clicklog.signal import ClickSignal
 
 # --- reference: every pair enumerated ------------------------------------------------------
 
@@ -136,10 +138,110 @@ class Curvature:
     diagonal: Callable[[], np.ndarray]
 
 
+class Problem(Protocol):
+    """What the Newton solver needs of a problem: the rows ``X`` (n, d), ``lam`` and
+    :meth:`at` (:class:`PairwiseProblem`; the click log's
+    :class:`ltr_cli.learners.batch.click_ranksvm.WeightedPairProblem`)."""
+
+    X: np.ndarray
+    lam: float
+
+    def at(self, w: np.ndarray) -> Curvature: ...
+
+
 def _kernels() -> Any:
     from ltr_cli.kernels import ranksvm  # numba loads only when a RankSVM fit runs
 
     return ranksvm
+
+
+# --- the problem on a click log: weighted preference pairs ---------------------------------
+#
+# Ranking SVM on a click log, naive and propensity-weighted (Joachims, Swaminathan and
+# Schnabel, WSDM 2017), by the same Newton solver. ``P_q`` the weighted pairs of query q
+# (:mod:`ltr_cli.clicklog.pairs`: in each session, a clicked document over each shown and not
+# clicked one, weighing its position's weight, summed per query over its sessions and divided
+# by their number), ``Q`` the queries with a pair:
+#
+#     J(w) = lambda/2 ||w||^2 + (1/Q) sum_q sum_{(i, j, c) in P_q} c max(0, 1 - w.(x_i - x_j))^2
+#
+# With every weight 1 and one session per query, this is the objective above on the click
+# labels (clicked 1, shown and not clicked 0).
+
+#: pairs whose feature differences are formed at once for the Hessian's diagonal
+DIAG_CHUNK = 20_000
+
+
+@dataclass
+class WeightedPairProblem:
+    """The rows the pairs touch (``X`` (n, d), each query's rows centred), the pairs as row
+    indices ``i`` (preferred) and ``j``, their weights ``c``, the number of queries with a
+    pair and ``lam``."""
+
+    X: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    c: np.ndarray
+    queries: int
+    lam: float
+
+    @classmethod
+    def from_pairs(cls, train: Queries, pairs: ClickPairs, C: float) -> WeightedPairProblem:
+        d = train[0][0].shape[1] if train else 0
+        if not pairs.query.size:
+            return cls(np.zeros((0, d)), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), 0, 1.0 / C)
+        width = max(len(y) for _, y in train)
+        ends = np.concatenate((pairs.query * width + pairs.better, pairs.query * width + pairs.worse))
+        used, inv = np.unique(ends, return_inverse=True)
+        inv = inv.reshape(-1)
+        owner = used // width
+        cuts = np.flatnonzero(np.diff(owner)) + 1
+        blocks = []
+        for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(used)]):
+            X = np.asarray(train[int(owner[a])][0], dtype=np.float64)[used[a:b] % width]
+            blocks.append(X - X.mean(axis=0))
+        P = len(pairs.query)
+        return cls(np.ascontiguousarray(np.vstack(blocks)), inv[:P], inv[P:], np.asarray(pairs.weight, float),
+                   len(np.unique(pairs.query)), 1.0 / C)
+
+    def at(self, w: np.ndarray) -> Curvature:
+        """J(w), its gradient, and the generalised Hessian's action and diagonal there."""
+        Q, n = max(self.queries, 1), self.X.shape[0]
+        s = self.X @ w
+        z = 1.0 - (s[self.i] - s[self.j])
+        act = z > 0
+        ia, ja, ca, za = self.i[act], self.j[act], self.c[act], z[act]
+        value = float(ca @ (za * za))
+        t = 2.0 * ca * za
+        grad_s = np.bincount(ja, t, n) - np.bincount(ia, t, n)
+
+        def hessvec(v: np.ndarray) -> np.ndarray:
+            u = self.X @ v
+            r = 2.0 * ca * (u[ia] - u[ja])
+            return self.lam * v + (self.X.T @ (np.bincount(ia, r, n) - np.bincount(ja, r, n))) / Q
+
+        def diagonal() -> np.ndarray:
+            out = np.zeros(self.X.shape[1])
+            for lo in range(0, len(ia), DIAG_CHUNK):
+                D = self.X[ia[lo:lo + DIAG_CHUNK]] - self.X[ja[lo:lo + DIAG_CHUNK]]
+                out += (2.0 * ca[lo:lo + DIAG_CHUNK]) @ (D * D)
+            return self.lam + out / Q
+
+        return Curvature(self.lam / 2 * float(w @ w) + value / Q, self.lam * w + (self.X.T @ grad_s) / Q,
+                         hessvec, diagonal)
+
+
+def fit_click_ranksvm(train: Queries, clicks: Any, C: float, eps: float | None = None,
+                      max_iter: int | None = None, context: FitContext | None = None,
+                      pairs: ClickPairs | None = None) -> LinearModel:
+    """RankSVM on the fold's click log ``clicks`` (a
+    :class:`ltr_cli.learners.batch.click_data.ClickData`; ``pairs``: already aggregated from it)."""
+    if pairs is None:
+        pairs = clicks.pairs(max((len(y) for _, y in train), default=1))
+    problem = WeightedPairProblem.from_pairs(train, pairs, C)
+    w, conv = newton_ranksvm(problem, eps or 1e-6, max_iter or 200, warm_weights(context), progress_of(context))
+    return LinearModel(w, {"iterations": conv.iterations, "objective": conv.objective, "pairs": int(len(problem.c)),
+                           "convergence": conv.to_dict()})
 
 
 # --- truncated Newton ----------------------------------------------------------------------
@@ -168,7 +270,7 @@ def _conjugate_gradient(hessvec: Callable[[np.ndarray], np.ndarray], g: np.ndarr
     return d
 
 
-def newton_ranksvm(problem: PairwiseProblem, eps: float = 1e-6, max_iter: int = 200,
+def newton_ranksvm(problem: Problem, eps: float = 1e-6, max_iter: int = 200,
                    warm: np.ndarray | None = None,
                    progress: Callable[[int, float], None] | None = None) -> tuple[np.ndarray, Convergence]:
     """Minimise the squared-hinge objective from ``warm`` (else 0); ``progress(iteration,
@@ -236,9 +338,29 @@ class RankSVMSpec(BatchLearnerConfig):
         "squared-hinge", description="squared-hinge (L2-loss RankSVM, Newton) or hinge (SVMlight's, BMRM)")
     eps: float | None = Field(None, gt=0, description="relative tolerance; default 1e-6 (Newton), 1e-3 (BMRM)")
     max_iter: int | None = Field(None, gt=0, description="iteration cap; default 200 (Newton), 1000 (BMRM)")
+    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels "
+                                       "(naive or IPS-weighted clicks; see docs/clicks.md)")
+    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
+
+    @model_validator(mode="after")
+    def _click_loss(self) -> RankSVMSpec:
+        if self.clicks is not None and self.loss != "squared-hinge":
+            raise ValueError("clicks: trains the squared-hinge RankSVM (Newton); drop loss: hinge")
+        if self.clicks is not None and self.clicks.correction == "position-bias":
+            raise ValueError("clicks.correction: position-bias is LightGBM's (type: lambdamart); ranksvm takes "
+                             "naive or ips")
+        return self
 
     def paper_role(self) -> str:
         return "RankSVM"  # its row in the paper's tables
 
+    def describe(self) -> dict[str, Any]:
+        described = super().describe()
+        if self.clicks is not None:
+            described["training_signal"] = self.clicks.describe()
+        return described
+
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
+        if context is not None and context.clicks is not None:
+            return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context)
         return fit_ranksvm(train, params["C"], self.loss, self.eps, self.max_iter, context)

@@ -1,0 +1,99 @@
+"""The training signal of a batch learner: a click log instead of the labels.
+
+A batch learner's ``clicks:`` block says where each fold's clicks come from and how they
+are corrected for position bias::
+
+    clicks:
+      generate: {model: ultra-pbm, eta: 1.0, sessions: 100000}   # or  log: DIR
+      correction: ips            # naive | ips | position-bias (lambdamart)
+      propensity: true           # true | estimated | FILE (ips only)
+      clip: 10
+
+``generate`` simulates each fold's log inside the run, exactly as ``ltr clicks log``
+writes it; ``log`` reads the logs ``ltr clicks log`` wrote (``DIR/fold<N>.parquet``; a
+dataset without folds: ``DIR/log.parquet``). Each fold trains on the log of its own training
+queries; the grid is still chosen on the vali labels and the test numbers are the test
+labels', under the run's convention.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ltr_cli.config.schema import LaxPath, Strict
+
+CORRECTIONS: tuple[str, ...] = ("naive", "ips", "position-bias")
+
+
+class GenerateSpec(Strict):
+    """How a fold's click log is simulated: a logging ranker (RankSVM on a fraction of the
+    fold's training queries) shows lists under ``policy``, a click model clicks on them."""
+
+    model: Any = Field("ultra-pbm", description="click model: a name of ltr clicks (pbm, ultra-pbm, trust-bias, "
+                       "navigational, ...) or a custom table {click: [...], stop: [...]}")
+    eta: float | None = Field(None, ge=0, description="the examining models' position-bias exponent (default 1)")
+    stop: Literal["after-click", "any-position"] | None = Field(None, description="a cascade's stop rule")
+    grades: int | None = Field(None, description="the named click table's grades (2, 3 or 5; default 5)")
+    sessions: int = Field(10_000, ge=1, le=100_000_000, description="sessions in the fold's log, each on a "
+                          "training query drawn uniformly with replacement")
+    shown: int = Field(10, ge=1, le=1000, description="documents shown per session")
+    policy: Literal["ranking", "shuffle", "swap", "plackett-luce"] = Field(
+        "ranking", description="logging policy: the logging ranker's top documents; shuffled; top one swapped; "
+        "or a Plackett-Luce draw from the softmax of its scores")
+    logger_fraction: float = Field(0.01, gt=0, le=1, description="the share of the fold's training queries the "
+                                   "logging RankSVM is fitted on (at least one query)")
+    logger_C: float = Field(1.0, gt=0, description="the logging RankSVM's C")
+    seed: int = Field(0, ge=0, description="seed of the logging ranker's queries and of the sessions")
+    estimate_sessions: int | None = Field(
+        None, ge=1, le=100_000_000, description="propensity: estimated: sessions of the shuffled log the "
+        "propensities are estimated from (default: sessions)")
+
+
+class ClickSignal(Strict):
+    """Train on clicks: each fold's log (simulated or read), corrected by ``correction``."""
+
+    log: LaxPath | None = Field(None, description="a folder of click logs written by ltr clicks log "
+                                "(fold<N>.parquet per fold)")
+    generate: GenerateSpec | None = Field(None, description="simulate each fold's log (the settings of ltr clicks log)")
+    correction: Literal["naive", "ips", "position-bias"] = Field(
+        "ips", description="naive: every click weighs 1; ips: a click at position k weighs min(1/p_k, clip), p_k "
+        "the propensity relative to position 1; position-bias: LightGBM's position-bias model (lambdamart only)")
+    propensity: bool | str = Field(True, description="ips: true (the click model's examination), estimated "
+                                   "(result randomisation on a shuffled log of the same queries), or a file "
+                                   "(JSON of ltr clicks propensity --json, or a list)")
+    clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k (null: no clipping)")
+    select: Literal["labels", "clicks"] = Field(
+        "labels", description="choose the grid point on the vali labels (cv.select_by), or on clicks: the "
+        "estimate of DCG@10 from a log of the vali queries simulated like the training log (weighted as the "
+        "correction weighs clicks; generate only)")
+
+    @field_validator("propensity")
+    @classmethod
+    def _propensity(cls, v: bool | str) -> bool | str:
+        if v is False:
+            raise ValueError("propensity: give true, estimated or a file of propensities")
+        return v
+
+    @model_validator(mode="after")
+    def _source(self) -> ClickSignal:
+        if (self.log is None) == (self.generate is None):
+            raise ValueError("give exactly one of log (a folder of ltr clicks log) or generate (simulate it)")
+        if self.select == "clicks" and self.generate is None:
+            raise ValueError("select: clicks simulates a log of the vali queries: it needs generate, not log")
+        return self
+
+    def propensity_file(self) -> Path | None:
+        v = self.propensity
+        return Path(v) if isinstance(v, str) and v != "estimated" else None
+
+    def describe(self) -> str:
+        how = {"naive": "naive clicks", "ips": "IPS-weighted clicks", "position-bias": "clicks with LightGBM's "
+               "position-bias model"}[self.correction]
+        if self.correction == "ips":
+            p = self.propensity
+            how += (" (true propensities" if p is True else " (estimated propensities" if p == "estimated"
+                    else f" (propensities of {p}") + (f", clipped at {self.clip:g})" if self.clip else ")")
+        return how

@@ -1,0 +1,254 @@
+"""A fold's click log and what a learner trains on: the sessions, each shown position's
+weight, and the log's identity.
+
+The log of a fold is simulated on the fold's training queries (as given, after the run's
+normalisation) by :func:`fold_log`: a logging RankSVM is fitted on ``logger_fraction`` of
+them (drawn with the seed), ranks every training query, and ``policy`` shows its lists to
+a click model. ``ltr clicks log`` writes the same sessions to Parquet, so a run reading the
+written logs and a run generating them train on the same clicks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr_cli.clicklog.signal import ClickSignal, GenerateSpec
+from ltr_cli.clicklog.simulate import Sessions, simulate
+from ltr_cli.errors import LtrError
+
+Queries = list[tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class ClickData:
+    """One fold's clicks: ``sessions`` (``query`` indexes the fold's training queries),
+    the weight of a click at each position (``weights[k - 1]``: 1 for naive clicks,
+    min(1/p_k, clip) for IPS) and what the log is (``meta``: policy, model, fingerprint,
+    propensities)."""
+
+    sessions: Sessions
+    weights: np.ndarray
+    correction: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    #: what a learner derives from the log once per fold, shared by the fits of its grid
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def pairs(self, width: int) -> Any:
+        """The log's weighted preference pairs (:func:`ltr_cli.clicklog.pairs.click_pairs`),
+        computed once per fold and shared by its grid's fits."""
+        from ltr_cli.clicklog.pairs import click_pairs
+
+        key = f"pairs {width}"
+        if key not in self.cache:
+            self.cache[key] = click_pairs(self.sessions, self.weights, width)
+        return self.cache[key]
+
+
+def fold_seed(seed: int, fold: int | None) -> int:
+    """The seed of a fold's log: one stream per (seed, fold)."""
+    return int(np.random.SeedSequence([seed, 0 if fold is None else fold]).generate_state(1)[0])
+
+
+def logging_ranker(train: Queries, fraction: float, C: float, seed: int) -> tuple[np.ndarray, list[int]]:
+    """The logging RankSVM's weights, fitted on ``ceil(fraction x queries)`` training
+    queries drawn with ``seed``, and the queries it saw."""
+    from ltr_cli.learners.batch.ranksvm import fit_ranksvm
+
+    take = max(1, math.ceil(fraction * len(train)))
+    chosen = sorted(np.random.default_rng(seed).permutation(len(train))[:take].tolist())
+    return fit_ranksvm([train[i] for i in chosen], C).w, chosen
+
+
+def build_click_model(gen: GenerateSpec, where: str = "clicks.generate.model") -> Any:
+    from ltr_cli.clicks.spec import build_model
+
+    return build_model(gen.model, gen.grades, gen.stop, gen.eta, where=where, hint="clicks.generate.grades")
+
+
+def fold_log(train: Queries, gen: GenerateSpec, fold: int | None, policy: str | None = None,
+             sessions: int | None = None, shown_on: Queries | None = None) -> tuple[Sessions, dict[str, Any]]:
+    """The fold's simulated log (``policy`` and ``sessions`` override ``gen``'s) and its
+    metadata (without the fingerprint, which the writer adds). ``shown_on``: log these
+    queries (the vali split's) instead of the training queries, with the same logging
+    ranker and another stream of the seed."""
+    seed = fold_seed(gen.seed, fold)
+    w, chosen = logging_ranker(train, gen.logger_fraction, gen.logger_C, seed)
+    if shown_on is not None:
+        seed = int(np.random.SeedSequence([gen.seed, 0 if fold is None else fold, 1]).generate_state(1)[0])
+        train = shown_on
+    scores = [np.asarray(X, dtype=np.float64) @ w for X, _ in train]
+    rankings = [np.argsort(-s, kind="stable") for s in scores]
+    model = build_click_model(gen)
+    policy = policy or gen.policy
+    labels = [np.maximum(np.asarray(y), 0).astype(np.int64) for _, y in train]
+    logged = simulate(labels, rankings, model, policy, gen.shown, sessions or gen.sessions, seed, False, scores)
+    meta = {"policy": policy, "model": model.describe(), "seed": gen.seed, "fold": fold,
+            "sessions": sessions or gen.sessions, "per_query": False, "shown": gen.shown,
+            "source": f"RankSVM (C {gen.logger_C:g}) fitted on {len(chosen)} of the fold's training queries, "
+                      f"showing {len(train)} {'vali' if shown_on is not None else 'training'} queries",
+            "logger_weights_sha256": _digest(w)}
+    return logged, meta
+
+
+def _digest(w: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(w, dtype="<f8").tobytes()).hexdigest()
+
+
+def log_name(fold: int | None) -> str:
+    return "log.parquet" if fold is None else f"fold{fold}.parquet"
+
+
+def true_propensity(model_meta: dict[str, Any], shown: int, where: str) -> np.ndarray:
+    """The examination of positions 1..shown relative to position 1, from a click model's
+    description (:meth:`ClickModel.describe`); a model that does not examine by position
+    alone (a cascade) is refused."""
+    from ltr_cli.clicks.pbm import examination
+    from ltr_cli.clicks.trust import table_examination
+
+    kind, eta = model_meta.get("kind"), model_meta.get("eta")
+    if kind == "pbm" and isinstance(eta, (int, float)):
+        p = examination(shown, float(eta))
+    elif kind in ("ultra-pbm", "trust-bias") and isinstance(eta, (int, float)):
+        p = table_examination(shown, float(eta))
+    else:
+        raise LtrError(f"{where}: propensity: true needs a click model that examines by position (pbm, ultra-pbm, "
+                       f"trust-bias); this log's is {model_meta.get('model')!r}: use propensity: estimated or a file")
+    return p / p[0]
+
+
+def read_propensity(path: Path, shown: int) -> np.ndarray:
+    """Relative propensities from a file: ``ltr clicks propensity --json``'s record, or a
+    JSON list; one positive value per position 1..shown (at least)."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise LtrError(f"clicks.propensity: {path}: no such file; give true, estimated or a propensity file") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise LtrError(f"clicks.propensity: {path}: not a JSON propensity file ({exc})") from None
+    values = raw.get("propensity") if isinstance(raw, dict) else raw
+    if not isinstance(values, list) or len(values) < shown or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+            for v in values[:shown]):
+        raise LtrError(f"clicks.propensity: {path}: give a list of at least {shown} positive propensities "
+                       "(or the JSON of ltr clicks propensity --json)")
+    p = np.asarray(values[:shown], dtype=float)
+    return p / p[0]
+
+
+def _estimated(train: Queries, gen: GenerateSpec, fold: int | None) -> tuple[np.ndarray, dict[str, Any]]:
+    from ltr_cli.clicklog.propensity import estimate
+
+    randomised, _ = fold_log(train, gen, fold, "shuffle", gen.estimate_sessions or gen.sessions)
+    rec = estimate(randomised.query, randomised.doc, randomised.position, randomised.click, "randomisation",
+                   where=f"fold {fold}'s shuffled log")
+    p = np.array([np.nan if v is None else v for v in rec["propensity"]], dtype=float)
+    if not np.all(np.isfinite(p) & (p > 0)):
+        raise LtrError(f"clicks: fold {fold}: the shuffled log left a position without a propensity estimate; "
+                       "give more estimate_sessions")
+    return p, {"estimated_from": {"policy": "shuffle", "sessions": gen.estimate_sessions or gen.sessions,
+                                  "stderr": rec["stderr"]}}
+
+
+def _read_fold_log(signal: ClickSignal, fold: int | None, train_ids: list[str]) -> tuple[Sessions, dict[str, Any]]:
+    from ltr_cli.clicklog.logfile import read_log
+
+    assert signal.log is not None
+    path = signal.log / log_name(fold)
+    log = read_log(path)
+    index = {q: i for i, q in enumerate(train_ids)}
+    missing = [q for q in log.qids if q not in index]
+    if missing:
+        raise LtrError(f"{path}: query {missing[0]!r} is not a training query of fold {fold}; each fold trains on "
+                       "the log of its own training queries (write them with ltr clicks log)")
+    remap = np.array([index[q] for q in log.qids], dtype=np.int32)
+    sessions = Sessions(log.session, remap[log.query], log.doc, log.position, log.click)
+    return sessions, {**log.meta, "path": str(path)}
+
+
+def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold: int | None) -> ClickData:
+    """The clicks fold ``fold`` trains on, with each position's weight."""
+    if signal.generate is not None:
+        sessions, meta = fold_log(train, signal.generate, fold)
+        from ltr_cli.clicklog.logfile import fingerprint
+
+        meta["fingerprint"] = fingerprint(sessions.session, sessions.query, train_ids, sessions.doc,
+                                          sessions.position, sessions.click, str(meta["policy"]))
+    else:
+        sessions, meta = _read_fold_log(signal, fold, train_ids)
+    if sessions.doc.size:
+        sizes = np.array([len(y) for _, y in train])
+        if np.any(sessions.doc >= sizes[sessions.query]):
+            raise LtrError(f"clicks: fold {fold}: the log shows a document index beyond its query's documents; "
+                           "the log was written for other data")
+    shown = int(meta.get("shown") or int(sessions.position.max(initial=1)))
+    weights = np.ones(shown)
+    if signal.correction == "ips":
+        extra: dict[str, Any] = {}
+        source = signal.propensity_file()
+        if source is not None:
+            p = read_propensity(source, shown)
+        elif signal.propensity == "estimated":
+            if signal.generate is None:
+                from ltr_cli.clicklog.propensity import estimate
+
+                rec = estimate(sessions.query, sessions.doc, sessions.position, sessions.click, "randomisation",
+                               where=str(meta.get("path")))
+                p = np.array([np.nan if v is None else v for v in rec["propensity"]] +
+                             [np.nan] * max(0, shown - len(rec["propensity"])), dtype=float)[:shown]
+                if not np.all(np.isfinite(p) & (p > 0)):
+                    raise LtrError(f"{meta.get('path')}: a position has no propensity estimate; log more sessions")
+            else:
+                p, extra = _estimated(train, signal.generate, fold)
+        else:
+            p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
+        weights = 1.0 / p
+        if signal.clip is not None:
+            weights = np.minimum(weights, signal.clip)
+        meta = {**meta, "propensity": [float(f"{v:.12g}") for v in p], **extra}
+    return ClickData(sessions, weights, signal.correction, meta)
+
+
+def vali_clicks(signal: ClickSignal, train: Queries, vali: Queries, fold: int | None,
+                weights: np.ndarray) -> ClickData:
+    """``select: clicks``: a log of the vali queries, simulated like the training log
+    (its ranker, policy, model and number of sessions), clicks weighted by ``weights``."""
+    assert signal.generate is not None
+    sessions, meta = fold_log(train, signal.generate, fold, shown_on=vali)
+    return ClickData(sessions, weights, signal.correction, meta)
+
+
+def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) -> float:
+    """The estimate of ``model``'s DCG@``cutoff`` from the vali log: the mean over
+    sessions of the sum, over its clicked documents the model ranks in its top ``cutoff``,
+    of 1/log2(1 + rank) times the click's weight (IPS: 1/p_k, clipped; naive: 1)."""
+    from ltr_cli.clicklog.ips import session_estimates
+
+    s = clicks.sessions
+    if not len(s.session):
+        return float("nan")
+    ranks = []
+    for X, _ in vali:
+        order = np.argsort(-np.asarray(model.scores(X), dtype=np.float64), kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(1, len(order) + 1)
+        ranks.append(rank)
+    _, ips, _ = session_estimates(s.session, s.query, s.doc, s.position, s.click, ranks, 1.0 / clicks.weights,
+                                  cutoff)
+    return float(ips.mean())
+
+
+def log_record(data: ClickData) -> dict[str, Any]:
+    """What a fold's model record keeps of its clicks."""
+    keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from")
+    return {**{k: data.meta[k] for k in keep if k in data.meta}, "correction": data.correction,
+            "model": data.meta.get("model"), "weights": [float(f"{v:.12g}") for v in data.weights],
+            "clicks": int(data.sessions.click.sum())}
