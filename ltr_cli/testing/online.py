@@ -8,6 +8,10 @@ online learner, with each of its declared ``examples``, must
 * resume after a kill byte for byte (:func:`check_resume_after_a_kill`, on its first example);
 * keep its whole state through a checkpoint (``state_fields``, :func:`check_state_round_trips`).
 
+A learner that learns from clicks (``feedback_kind: clicks``) runs under
+``protocol: {feedback: clicks, clicks: {model: perfect}}`` (:func:`protocol_for`); while the
+config schema has no click protocol, the checks that run it through a config are skipped.
+
 The helpers (:func:`write_data`, :func:`write_config`, ...) are the suite's data and
 configs; other tests use them too.
 """
@@ -26,12 +30,33 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.learners.examples import FEATURES, examples, write_data
+from ltr_cli.learners.online.base import Feedback
 from ltr_cli.learners.registry import REGISTRY, SOURCES
 from ltr_cli.testing import suite
 
 def source(name: str) -> str:
     """Where an example's learner comes from (``built-in`` or ``plugin <distribution>``)."""
     return SOURCES[examples()[name]["type"]]
+
+
+def feedback_kind(name: str) -> str:
+    """``labels`` or ``clicks``: what an example's learner learns from."""
+    return str(getattr(REGISTRY[examples()[name]["type"]], "feedback_kind", "labels"))
+
+
+def protocol_for(name: str, protocol: str) -> str:
+    """``protocol`` (a YAML flow mapping) for the example ``name``: with click feedback by a
+    perfect user for a learner that learns from clicks. Skips the calling test while the
+    config schema has no click protocol (no ``ProtocolSpec.clicks``)."""
+    if feedback_kind(name) != "clicks":
+        return protocol
+    from ltr_cli.config.experiment import ProtocolSpec
+
+    if "clicks" not in ProtocolSpec.model_fields:
+        import pytest
+
+        pytest.skip("needs protocol.feedback: clicks")
+    return protocol[:-1].rstrip() + ", feedback: clicks, clicks: {model: perfect}}"
 
 
 def write_config(path: Path, data: list[Path], learners: dict[str, dict[str, Any]], protocol: str = "{passes: 2}",
@@ -136,7 +161,7 @@ def check_paths_agree(name: str, tmp_path: Path) -> None:
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
     cfg = write_config(tmp_path / "c.yaml", [data], {name: ex[name]},
-                       protocol="{passes: 2, shuffle: true, checkpoint_every: 31}")
+                       protocol=protocol_for(name, "{passes: 2, shuffle: true, checkpoint_every: 31}"))
     reference = _run(cfg, tmp_path / "reference", blocks=False, kernels_on=False)[name]
     rounds = _run(cfg, tmp_path / "rounds", blocks=False)[name]
     blocks = _run(cfg, tmp_path / "blocks", blocks=True)[name]
@@ -148,10 +173,13 @@ def check_alone_as_in_a_group(name: str, tmp_path: Path) -> None:
     """A learner run alone writes the same files as in a group with three others."""
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
-    alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]})
-    others = {other: spec for other, spec in ex.items() if other != name}
+    protocol = protocol_for(name, "{passes: 2}")
+    alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]}, protocol=protocol)
+    # the others learn from the same kind of feedback, so the group's protocol suits them all
+    others = {other: spec for other, spec in ex.items()
+              if other != name and feedback_kind(other) == feedback_kind(name)}
     group = dict(list(others.items())[:3]) | {name: ex[name]}
-    together = write_config(tmp_path / "group.yaml", [data], group)
+    together = write_config(tmp_path / "group.yaml", [data], group, protocol=protocol)
     a = _run(alone, tmp_path / "alone")[name]
     b = _run(together, tmp_path / "group")[name]
     assert a.name == b.name  # the run id does not depend on the other learners
@@ -166,7 +194,7 @@ def check_resume_after_a_kill(name: str, tmp_path: Path) -> None:
 
     data = write_data(tmp_path / "a.txt", queries=50)
     cfg = write_config(tmp_path / "c.yaml", [data], {name: examples()[name]},
-                       protocol="{passes: 3, shuffle: true, checkpoint_every: 23}")
+                       protocol=protocol_for(name, "{passes: 3, shuffle: true, checkpoint_every: 23}"))
     reference = _run(cfg, tmp_path / "reference")[name]
     killed = tmp_path / "killed"
     proc = run_killed(cfg, killed)
@@ -177,14 +205,28 @@ def check_resume_after_a_kill(name: str, tmp_path: Path) -> None:
     assert same_files(reference, run_folders(killed)[name]) == []
 
 
+def perfect_clicks(learner: Any, ranking: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> Feedback:
+    """The feedback of a perfect user's clicks (the 5-grade ``perfect`` cascade, labels
+    clipped to 0..4) on the first ``learner.shown`` documents of ``ranking``, drawn from
+    ``rng``: what a learner that learns from clicks sees."""
+    from ltr_cli.clicks.spec import build_model
+
+    n = min(int(getattr(learner, "shown", 10)), ranking.shape[0])
+    grades = np.clip(np.asarray(y)[ranking[:n]], 0, 4).astype(np.int64)
+    clicks = build_model("perfect", grades=5).sample(grades, rng, 1)[0]
+    return Feedback(ranking, clicks=clicks.astype(np.float64))
+
+
 def _play(learner: Any, queries: list, rng: np.random.Generator, tie_rng: np.random.Generator) -> list:
-    """Rounds of ``learner`` on ``queries``: each shown ranking and the weights after it."""
+    """Rounds of ``learner`` on ``queries``: each shown ranking and the weights after it. A
+    learner that learns from clicks gets a perfect user's clicks drawn from ``rng``."""
     from ltr_cli.protocols.online import reveal
 
+    clicks = getattr(learner, "feedback_kind", "labels") == "clicks"
     seen = []
     for X, y in queries:
         ranking = learner.rank(X, tie_rng)
-        learner.update(X, reveal(learner, ranking, y))
+        learner.update(X, perfect_clicks(learner, ranking, y, rng) if clicks else reveal(learner, ranking, y))
         seen.append((ranking.tolist(), np.array(learner.weights, copy=True)))
     return seen
 
