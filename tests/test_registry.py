@@ -64,8 +64,12 @@ def test_online_learners_build_rank_update_and_describe(kind):
     ranking = learner.rank(X, np.random.default_rng(1))
     assert sorted(ranking.tolist()) == [0, 1, 2]
     from ltr_cli.protocols.online import reveal
+    from ltr_cli.testing.online import perfect_clicks
 
-    learner.update(X, reveal(learner, ranking, y))
+    if type(spec).feedback_kind == "clicks":  # a perfect user's clicks on the shown list
+        learner.update(X, perfect_clicks(learner, ranking, y, np.random.default_rng(2)))
+    else:
+        learner.update(X, reveal(learner, ranking, y))
     described = spec.describe()
     assert described["type"] == kind and described["role"] == spec.paper_role()
     json.dumps(described)
