@@ -348,3 +348,59 @@ def test_dbgd_builds_each_comparison_from_the_interleaving_package():
     assert isinstance(_build(DBGDSpec(type="dbgd", comparison="team-draft", candidates=5), 3).method, TeamDraft)
     with pytest.raises(ValueError, match="interleaves two rankers only"):
         DBGDSpec.model_validate({"type": "dbgd", "comparison": "balanced", "candidates": 2})
+
+
+# --- probabilistic preference: exact or sampled as the reference code does --------------------
+
+def _shown_of_two(identical):
+    from ltr_cli.interleaving.probabilistic import Probabilistic
+
+    a = np.arange(12)
+    b = a.copy() if identical else np.array([3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10])
+    return Probabilistic(3.0).make(np.stack([a, b]), 10, np.random.default_rng(0))
+
+
+def test_the_sampled_preference_estimates_the_exact_one():
+    from ltr_cli.interleaving.probabilistic import sampled_preference
+
+    shown = _shown_of_two(identical=False)
+    clicks = np.zeros(10, dtype=bool)
+    clicks[[0, 2, 5]] = True
+    exact = Probabilistic(3.0).credit(shown, clicks).prefer[:, 0]
+    sampled = sampled_preference(shown, clicks, 3.0, np.random.default_rng(1), 10_000)
+    assert sampled[0] == 0.0
+    assert abs(sampled[1] - exact[1]) < 0.05   # five standard deviations of a 10,000-draw mean in [-1, 1]
+
+
+def test_the_sampled_preference_breaks_exact_ties_either_way():
+    from ltr_cli.interleaving.probabilistic import sampled_preference
+
+    shown = _shown_of_two(identical=True)
+    clicks = np.zeros(10, dtype=bool)
+    clicks[[1, 4]] = True
+    assert Probabilistic(3.0).credit(shown, clicks).prefer[1, 0] == 0.0
+    signs = {np.sign(sampled_preference(shown, clicks, 3.0, np.random.default_rng(s), 1000)[1]) for s in range(20)}
+    assert {-1.0, 1.0} <= signs
+
+
+def test_dbgd_with_a_sampled_preference_moves_to_the_sampled_winners():
+    from ltr_cli.interleaving.probabilistic import sampled_preference
+
+    X, w = _query(12, m=15, d=5)
+    spec = DBGDSpec(type="dbgd", comparison="probabilistic", candidates=6, preference="sampled", samples=2000)
+    learner = _build(spec, 5, seed=0)
+    learner.w = w.copy()
+    ranking, shown, U = _ranked_round(learner, X)
+    twin = np.random.Generator(type(learner.rng.bit_generator)())
+    twin.bit_generator.state = learner.rng.bit_generator.state
+    clicks = np.zeros(10)
+    clicks[[1, 2]] = 1
+    winners = np.flatnonzero(sampled_preference(shown, clicks > 0, 3.0, twin, 2000) > 0)
+    assert winners.size
+    learner.update(X, Feedback(ranking, clicks=clicks))
+    np.testing.assert_allclose(learner.w, w + 0.01 * U[winners - 1].mean(axis=0), rtol=0, atol=1e-15)
+
+
+def test_a_sampled_preference_needs_the_probabilistic_comparison():
+    with pytest.raises(ValueError, match="preference: sampled applies to comparison: probabilistic only"):
+        DBGDSpec.model_validate({"type": "dbgd", "comparison": "team-draft", "preference": "sampled"})
