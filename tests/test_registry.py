@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ltr_cli.config.experiment import parse_config
+from ltr_cli.config.experiment import ProtocolSpec, parse_config
 from ltr_cli.learners.registry import BATCH_TYPES, LEARNER_TYPES, ONLINE_TYPES, REGISTRY, SOURCES, bench_learners
 from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig
 
@@ -28,6 +28,8 @@ def _spec(kind: str):
         data.update(dataset={"kind": "registry", "name": "letor3-ohsumed", "root": "r"}, cv={})
     else:
         data["dataset"] = {"kind": "separable"}
+        if getattr(REGISTRY[kind], "feedback_kind", "labels") == "clicks" and "clicks" in ProtocolSpec.model_fields:
+            data["protocol"] = {"feedback": "clicks", "clicks": {"model": "perfect"}}  # a click learner's protocol
     return parse_config(data).learners["a"]
 
 

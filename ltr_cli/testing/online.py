@@ -59,8 +59,19 @@ def protocol_for(name: str, protocol: str) -> str:
     return protocol[:-1].rstrip() + ", feedback: clicks, clicks: {model: perfect}}"
 
 
+# the suite's metrics; a click round shows 10 documents, so click runs take those with a cut-off
+METRICS = "[ndcg@10, ap, p@5, ndcg]"
+CLICK_METRICS = "[ndcg@10, p@5]"
+
+
+def metrics_for(name: str) -> str:
+    """The metrics (a YAML flow list) the suite measures the example ``name`` with."""
+    return CLICK_METRICS if feedback_kind(name) == "clicks" else METRICS
+
+
 def write_config(path: Path, data: list[Path], learners: dict[str, dict[str, Any]], protocol: str = "{passes: 2}",
-                 ties: str = "reverse-input", no_relevant: str = "one", fidelity: str = "authors-code") -> Path:
+                 ties: str = "reverse-input", no_relevant: str = "one", fidelity: str = "authors-code",
+                 metrics: str = METRICS) -> Path:
     """A run of ``learners`` (name -> config) on ``data``; learner configs are written as
     JSON, which is YAML."""
     body = "\n".join(f"  {name}: {json.dumps(spec)}" for name, spec in learners.items())
@@ -69,7 +80,7 @@ seed: 3
 fidelity: {fidelity}
 dataset: {{kind: files, features: {FEATURES}, files: [{', '.join(map(str, data))}]}}
 protocol: {protocol}
-metrics: {{names: [ndcg@10, ap, p@5, ndcg], ties: {ties}, no_relevant: {no_relevant}}}
+metrics: {{names: {metrics}, ties: {ties}, no_relevant: {no_relevant}}}
 learners:
 {body}
 """)
@@ -161,7 +172,8 @@ def check_paths_agree(name: str, tmp_path: Path) -> None:
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
     cfg = write_config(tmp_path / "c.yaml", [data], {name: ex[name]},
-                       protocol=protocol_for(name, "{passes: 2, shuffle: true, checkpoint_every: 31}"))
+                       protocol=protocol_for(name, "{passes: 2, shuffle: true, checkpoint_every: 31}"),
+                       metrics=metrics_for(name))
     reference = _run(cfg, tmp_path / "reference", blocks=False, kernels_on=False)[name]
     rounds = _run(cfg, tmp_path / "rounds", blocks=False)[name]
     blocks = _run(cfg, tmp_path / "blocks", blocks=True)[name]
@@ -174,12 +186,13 @@ def check_alone_as_in_a_group(name: str, tmp_path: Path) -> None:
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
     protocol = protocol_for(name, "{passes: 2}")
-    alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]}, protocol=protocol)
+    alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]}, protocol=protocol,
+                         metrics=metrics_for(name))
     # the others learn from the same kind of feedback, so the group's protocol suits them all
     others = {other: spec for other, spec in ex.items()
               if other != name and feedback_kind(other) == feedback_kind(name)}
     group = dict(list(others.items())[:3]) | {name: ex[name]}
-    together = write_config(tmp_path / "group.yaml", [data], group, protocol=protocol)
+    together = write_config(tmp_path / "group.yaml", [data], group, protocol=protocol, metrics=metrics_for(name))
     a = _run(alone, tmp_path / "alone")[name]
     b = _run(together, tmp_path / "group")[name]
     assert a.name == b.name  # the run id does not depend on the other learners
@@ -194,7 +207,8 @@ def check_resume_after_a_kill(name: str, tmp_path: Path) -> None:
 
     data = write_data(tmp_path / "a.txt", queries=50)
     cfg = write_config(tmp_path / "c.yaml", [data], {name: examples()[name]},
-                       protocol=protocol_for(name, "{passes: 3, shuffle: true, checkpoint_every: 23}"))
+                       protocol=protocol_for(name, "{passes: 3, shuffle: true, checkpoint_every: 23}"),
+                       metrics=metrics_for(name))
     reference = _run(cfg, tmp_path / "reference")[name]
     killed = tmp_path / "killed"
     proc = run_killed(cfg, killed)
