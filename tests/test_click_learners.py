@@ -404,3 +404,25 @@ def test_dbgd_with_a_sampled_preference_moves_to_the_sampled_winners():
 def test_a_sampled_preference_needs_the_probabilistic_comparison():
     with pytest.raises(ValueError, match="preference: sampled applies to comparison: probabilistic only"):
         DBGDSpec.model_validate({"type": "dbgd", "comparison": "team-draft", "preference": "sampled"})
+
+
+@pytest.mark.parametrize("ties", ["input-order", "reverse-input"])
+def test_pairwise_baseline_ranks_alike_compiled_and_on_the_reference_path(ties):
+    from ltr_cli import kernels
+
+    if not kernels.ENABLED:
+        pytest.skip("kernels are off (LTR_KERNELS=0)")
+    rng = np.random.default_rng(12)
+    queries = []
+    for _ in range(40):  # coarse feature values: tied rows, ordered by the tie rule
+        X = rng.integers(0, 3, size=(int(rng.integers(3, 25)), 4)) / 2.0
+        queries.append((X, rng.integers(0, 5, size=X.shape[0]).astype(float)))
+    spec = PairwiseClicksSpec(type="pairwise-clicks", epsilon=0.3)
+    fast = spec.build(4, ties, np.random.default_rng(1))
+    slow = spec.build(4, ties, np.random.default_rng(1))
+    slow.use_kernels = False
+    a = conformance._play(fast, queries, np.random.default_rng(2), np.random.default_rng(3))
+    b = conformance._play(slow, queries, np.random.default_rng(2), np.random.default_rng(3))
+    for (ra, wa), (rb, wb) in zip(a, b):
+        assert ra == rb
+        np.testing.assert_array_equal(wa, wb)

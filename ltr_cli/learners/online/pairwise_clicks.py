@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from ltr_cli.learners.online.base import Feedback, UpdateInfo
+from ltr_cli.learners.online.base import Feedback, KernelScores, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
 from ltr_cli.learners.online.click_pairs import click_pairs, shown_clicks
 from ltr_cli.measures.metrics import rank_from_scores, row_scores
@@ -58,8 +58,11 @@ def epsilon_greedy(exploit: np.ndarray, explore: np.ndarray, explores: np.ndarra
     return out
 
 
-class PairwiseClicksLearner(ClickLearner):
-    """The pairwise baseline, configured by a :class:`PairwiseClicksSpec`."""
+class PairwiseClicksLearner(KernelScores, ClickLearner):
+    """The pairwise baseline, configured by a :class:`PairwiseClicksSpec`. Its exploit order
+    is the compiled score-and-sort of the other linear learners when the kernels are on
+    (:class:`~ltr_cli.learners.online.base.KernelScores`; the same scores and order as the
+    reference path)."""
 
     def __init__(self, spec: "PairwiseClicksSpec", n_features: int, ties: str, rng: np.random.Generator):
         super().__init__(n_features, ties, rng, spec.learning_rate, spec.learning_rate_decay)
@@ -68,7 +71,10 @@ class PairwiseClicksLearner(ClickLearner):
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         m = X.shape[0]
-        exploit = rank_from_scores(row_scores(X, self.w), self.ties, rng)
+        if self.fast:
+            exploit = self._rank_fast(X, rng)
+        else:
+            exploit = rank_from_scores(row_scores(X, self.w), self.ties, rng)
         explore = self.rng.permutation(m)
         explores = self.rng.random(min(self.shown, m)) <= self.epsilon
         return epsilon_greedy(exploit, explore, explores)
