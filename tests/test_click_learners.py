@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from ltr_cli.clicks.spec import build_model
-from ltr_cli.config.experiment import ProtocolSpec
 from ltr_cli.interleaving.probabilistic import Probabilistic
 from ltr_cli.learners.online.base import Feedback
 from ltr_cli.learners.online.dbgd import DBGDSpec
@@ -21,7 +20,24 @@ from ltr_cli.learners.online.pdgd import PDGDSpec
 from ltr_cli.learners.registry import REGISTRY
 from ltr_cli.measures.metrics import ndcg_at_k, rank_from_scores
 from ltr_cli.protocols.learner_state import LearnerState
-from ltr_cli.testing import online as conformance
+from ltr_cli.learners.examples import examples
+
+
+def _perfect_clicks(learner, ranking, y, rng):
+    """A perfect user's clicks (the 5-grade ``perfect`` cascade) on the shown list."""
+    n = min(learner.shown, ranking.shape[0])
+    grades = np.clip(y[ranking[:n]], 0, 4).astype(np.int64)
+    return Feedback(ranking, clicks=build_model("perfect", grades=5).sample(grades, rng, 1)[0].astype(np.float64))
+
+
+def _play(learner, queries, rng, tie_rng):
+    """Rounds of ``learner`` with a perfect user's clicks: each shown ranking and the weights after it."""
+    seen = []
+    for X, y in queries:
+        ranking = learner.rank(X, tie_rng)
+        learner.update(X, _perfect_clicks(learner, ranking, y, rng))
+        seen.append((ranking.tolist(), np.array(learner.weights, copy=True)))
+    return seen
 
 
 def _build(spec, d, seed=0):
@@ -258,13 +274,13 @@ def _queries(seed, count, d=5, m=(6, 20)):
 def test_state_round_trips_through_a_checkpoint_and_pickle(spec):
     queries = [(X, y[: X.shape[0]]) for X, y in _queries(11, 16)]
     learner = _build(spec, 5, seed=3)
-    conformance._play(learner, queries[:8], np.random.default_rng(1), np.random.default_rng(2))
+    _play(learner, queries[:8], np.random.default_rng(1), np.random.default_rng(2))
     state = LearnerState.of(learner)
     assert set(state.extra) == {"rate"}
     restored = _build(spec, 5, seed=99)
     state.restore(restored)
     pickled = pickle.loads(pickle.dumps(learner))
-    runs = [conformance._play(x, queries[8:], np.random.default_rng(3), np.random.default_rng(4))
+    runs = [_play(x, queries[8:], np.random.default_rng(3), np.random.default_rng(4))
             for x in (learner, restored, pickled)]
     for a, b in zip(runs[0], runs[1]):
         assert a[0] == b[0]
@@ -328,16 +344,11 @@ def test_click_learners_are_registered_with_click_feedback():
         assert REGISTRY[name].feedback_kind == "clicks"
 
 
-def test_the_suite_runs_click_learners_under_click_feedback_once_the_protocol_has_it():
-    names = [n for n in conformance.examples() if conformance.feedback_kind(n) == "clicks"]
-    assert {n.rstrip("0123456789") for n in names} == {"dbgd", "pdgd", "pairwise-clicks"}
-    if "clicks" not in ProtocolSpec.model_fields:
-        with pytest.raises(pytest.skip.Exception):
-            conformance.protocol_for(names[0], "{passes: 2}")
-    else:
-        assert conformance.protocol_for(names[0], "{passes: 2}") == \
-            "{passes: 2, feedback: clicks, clicks: {model: perfect}}"
-    assert conformance.protocol_for("ogd0", "{passes: 2}") == "{passes: 2}"
+def test_the_label_only_example_list_leaves_the_click_learners_out():
+    clicky = {n.rstrip("0123456789") for n in examples(feedback="clicks")}
+    assert clicky == {"dbgd", "pdgd", "pairwise-clicks"}
+    assert not clicky & {n.rstrip("0123456789") for n in examples(feedback="labels")}
+    assert set(examples()) == set(examples(feedback="clicks")) | set(examples(feedback="labels"))
 
 
 def test_dbgd_builds_each_comparison_from_the_interleaving_package():
@@ -421,8 +432,8 @@ def test_pairwise_baseline_ranks_alike_compiled_and_on_the_reference_path(ties):
     fast = spec.build(4, ties, np.random.default_rng(1))
     slow = spec.build(4, ties, np.random.default_rng(1))
     slow.use_kernels = False
-    a = conformance._play(fast, queries, np.random.default_rng(2), np.random.default_rng(3))
-    b = conformance._play(slow, queries, np.random.default_rng(2), np.random.default_rng(3))
+    a = _play(fast, queries, np.random.default_rng(2), np.random.default_rng(3))
+    b = _play(slow, queries, np.random.default_rng(2), np.random.default_rng(3))
     for (ra, wa), (rb, wb) in zip(a, b):
         assert ra == rb
         np.testing.assert_array_equal(wa, wb)

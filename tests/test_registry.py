@@ -65,11 +65,11 @@ def test_online_learners_build_rank_update_and_describe(kind):
     y = np.array([2.0, 0.0, 1.0])
     ranking = learner.rank(X, np.random.default_rng(1))
     assert sorted(ranking.tolist()) == [0, 1, 2]
+    from ltr_cli.learners.online.base import Feedback
     from ltr_cli.protocols.online import reveal
-    from ltr_cli.testing.online import perfect_clicks
 
-    if type(spec).feedback_kind == "clicks":  # a perfect user's clicks on the shown list
-        learner.update(X, perfect_clicks(learner, ranking, y, np.random.default_rng(2)))
+    if type(spec).feedback_kind == "clicks":  # a perfect user's clicks: the relevant documents
+        learner.update(X, Feedback(ranking, clicks=(y[ranking] > 0).astype(np.float64)))
     else:
         learner.update(X, reveal(learner, ranking, y))
     described = spec.describe()

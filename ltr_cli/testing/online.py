@@ -8,10 +8,6 @@ online learner, with each of its declared ``examples``, must
 * resume after a kill byte for byte (:func:`check_resume_after_a_kill`, on its first example);
 * keep its whole state through a checkpoint (``state_fields``, :func:`check_state_round_trips`).
 
-A learner that learns from clicks (``feedback_kind: clicks``) runs under
-``protocol: {feedback: clicks, clicks: {model: perfect}}`` (:func:`protocol_for`); while the
-config schema has no click protocol, the checks that run it through a config are skipped.
-
 The helpers (:func:`write_data`, :func:`write_config`, ...) are the suite's data and
 configs; other tests use them too.
 """
@@ -30,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.learners.examples import FEATURES, examples, write_data
-from ltr_cli.learners.online.base import Feedback
 from ltr_cli.learners.registry import REGISTRY, SOURCES
 from ltr_cli.testing import suite
 
@@ -39,42 +34,28 @@ def source(name: str) -> str:
     return SOURCES[examples()[name]["type"]]
 
 
-def feedback_kind(name: str) -> str:
-    """``labels`` or ``clicks``: what an example's learner learns from."""
-    return str(getattr(REGISTRY[examples()[name]["type"]], "feedback_kind", "labels"))
+def learns_from_clicks(spec: dict[str, Any]) -> bool:
+    """Whether the learner of config ``spec`` learns from clicks (``feedback_kind``)."""
+    return getattr(REGISTRY.get(spec["type"]), "feedback_kind", "labels") == "clicks"
 
 
-def protocol_for(name: str, protocol: str) -> str:
-    """``protocol`` (a YAML flow mapping) for the example ``name``: with click feedback by a
-    perfect user for a learner that learns from clicks. Skips the calling test while the
-    config schema has no click protocol (no ``ProtocolSpec.clicks``)."""
-    if feedback_kind(name) != "clicks":
-        return protocol
-    from ltr_cli.config.experiment import ProtocolSpec
-
-    if "clicks" not in ProtocolSpec.model_fields:
-        import pytest
-
-        pytest.skip("needs protocol.feedback: clicks")
-    return protocol[:-1].rstrip() + ", feedback: clicks, clicks: {model: perfect}}"
-
-
-# the suite's metrics; a click round shows 10 documents, so click runs take those with a cut-off
-METRICS = "[ndcg@10, ap, p@5, ndcg]"
-CLICK_METRICS = "[ndcg@10, p@5]"
-
-
-def metrics_for(name: str) -> str:
-    """The metrics (a YAML flow list) the suite measures the example ``name`` with."""
-    return CLICK_METRICS if feedback_kind(name) == "clicks" else METRICS
+#: the click protocol the suite runs click learners under, and the metrics of its shown list
+CLICKS = "feedback: clicks, clicks: {model: navigational, stop: any-position, shown: 10}"
+CLICK_METRICS = "[ndcg@10, p@5, err@10]"
 
 
 def write_config(path: Path, data: list[Path], learners: dict[str, dict[str, Any]], protocol: str = "{passes: 2}",
-                 ties: str = "reverse-input", no_relevant: str = "one", fidelity: str = "authors-code",
-                 metrics: str = METRICS) -> Path:
+                 ties: str = "reverse-input", no_relevant: str = "one", fidelity: str = "authors-code") -> Path:
     """A run of ``learners`` (name -> config) on ``data``; learner configs are written as
-    JSON, which is YAML."""
+    JSON, which is YAML. With a learner that learns from clicks, every learner runs under
+    the click protocol (:data:`CLICKS`, added to the ``protocol`` flow mapping) and the
+    metrics are those of the shown list."""
     body = "\n".join(f"  {name}: {json.dumps(spec)}" for name, spec in learners.items())
+    metrics = "[ndcg@10, ap, p@5, ndcg]"
+    if any(learns_from_clicks(spec) for spec in learners.values()):
+        inner = protocol.strip()[1:-1].strip()
+        protocol = "{" + CLICKS + (", " + inner if inner else "") + "}"
+        metrics = CLICK_METRICS
     path.write_text(f"""experiment: conformance
 seed: 3
 fidelity: {fidelity}
@@ -172,8 +153,7 @@ def check_paths_agree(name: str, tmp_path: Path) -> None:
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
     cfg = write_config(tmp_path / "c.yaml", [data], {name: ex[name]},
-                       protocol=protocol_for(name, "{passes: 2, shuffle: true, checkpoint_every: 31}"),
-                       metrics=metrics_for(name))
+                       protocol="{passes: 2, shuffle: true, checkpoint_every: 31}")
     reference = _run(cfg, tmp_path / "reference", blocks=False, kernels_on=False)[name]
     rounds = _run(cfg, tmp_path / "rounds", blocks=False)[name]
     blocks = _run(cfg, tmp_path / "blocks", blocks=True)[name]
@@ -185,14 +165,11 @@ def check_alone_as_in_a_group(name: str, tmp_path: Path) -> None:
     """A learner run alone writes the same files as in a group with three others."""
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
-    protocol = protocol_for(name, "{passes: 2}")
-    alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]}, protocol=protocol,
-                         metrics=metrics_for(name))
-    # the others learn from the same kind of feedback, so the group's protocol suits them all
-    others = {other: spec for other, spec in ex.items()
-              if other != name and feedback_kind(other) == feedback_kind(name)}
+    alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]})
+    clicky = learns_from_clicks(ex[name])  # the group shares its protocol: learners of one feedback kind
+    others = {other: spec for other, spec in ex.items() if other != name and learns_from_clicks(spec) == clicky}
     group = dict(list(others.items())[:3]) | {name: ex[name]}
-    together = write_config(tmp_path / "group.yaml", [data], group, protocol=protocol, metrics=metrics_for(name))
+    together = write_config(tmp_path / "group.yaml", [data], group)
     a = _run(alone, tmp_path / "alone")[name]
     b = _run(together, tmp_path / "group")[name]
     assert a.name == b.name  # the run id does not depend on the other learners
@@ -207,8 +184,7 @@ def check_resume_after_a_kill(name: str, tmp_path: Path) -> None:
 
     data = write_data(tmp_path / "a.txt", queries=50)
     cfg = write_config(tmp_path / "c.yaml", [data], {name: examples()[name]},
-                       protocol=protocol_for(name, "{passes: 3, shuffle: true, checkpoint_every: 23}"),
-                       metrics=metrics_for(name))
+                       protocol="{passes: 3, shuffle: true, checkpoint_every: 23}")
     reference = _run(cfg, tmp_path / "reference")[name]
     killed = tmp_path / "killed"
     proc = run_killed(cfg, killed)
@@ -219,28 +195,14 @@ def check_resume_after_a_kill(name: str, tmp_path: Path) -> None:
     assert same_files(reference, run_folders(killed)[name]) == []
 
 
-def perfect_clicks(learner: Any, ranking: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> Feedback:
-    """The feedback of a perfect user's clicks (the 5-grade ``perfect`` cascade, labels
-    clipped to 0..4) on the first ``learner.shown`` documents of ``ranking``, drawn from
-    ``rng``: what a learner that learns from clicks sees."""
-    from ltr_cli.clicks.spec import build_model
-
-    n = min(int(getattr(learner, "shown", 10)), ranking.shape[0])
-    grades = np.clip(np.asarray(y)[ranking[:n]], 0, 4).astype(np.int64)
-    clicks = build_model("perfect", grades=5).sample(grades, rng, 1)[0]
-    return Feedback(ranking, clicks=clicks.astype(np.float64))
-
-
 def _play(learner: Any, queries: list, rng: np.random.Generator, tie_rng: np.random.Generator) -> list:
-    """Rounds of ``learner`` on ``queries``: each shown ranking and the weights after it. A
-    learner that learns from clicks gets a perfect user's clicks drawn from ``rng``."""
+    """Rounds of ``learner`` on ``queries``: each shown ranking and the weights after it."""
     from ltr_cli.protocols.online import reveal
 
-    clicks = getattr(learner, "feedback_kind", "labels") == "clicks"
     seen = []
     for X, y in queries:
         ranking = learner.rank(X, tie_rng)
-        learner.update(X, perfect_clicks(learner, ranking, y, rng) if clicks else reveal(learner, ranking, y))
+        learner.update(X, reveal(learner, ranking, y))
         seen.append((ranking.tolist(), np.array(learner.weights, copy=True)))
     return seen
 
