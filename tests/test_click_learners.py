@@ -437,3 +437,32 @@ def test_pairwise_baseline_ranks_alike_compiled_and_on_the_reference_path(ties):
     for (ra, wa), (rb, wb) in zip(a, b):
         assert ra == rb
         np.testing.assert_array_equal(wa, wb)
+
+
+def test_the_compiled_pdgd_step_equals_its_reference():
+    """The kernel (ltr_cli.kernels.pdgd) against the numpy reference, on random queries and
+    clicks, float64 and float32 rows."""
+    from ltr_cli import kernels
+    from ltr_cli.learners.online.pdgd import pdgd_gradient
+
+    if not kernels.ENABLED:
+        pytest.skip("kernels are off (LTR_KERNELS=0)")
+    kernel = kernels.load().pdgd.pdgd_gradient
+    rng = np.random.default_rng(21)
+    moved = 0
+    for case in range(200):
+        m, d = int(rng.integers(1, 30)), int(rng.integers(1, 8))
+        X = rng.normal(size=(m, d)) * (5.0 if case % 3 == 0 else 1.0)
+        if case % 2:
+            X = X.astype(np.float32)
+        scores = X @ rng.normal(size=d)
+        ranking = rng.permutation(m).astype(np.int64)
+        clicks = (rng.random(min(10, m)) < 0.3).astype(np.float64)
+        expected = pdgd_gradient(X, scores, ranking, clicks)
+        out = np.full(d, np.nan)
+        found = kernel(X, scores, ranking, clicks, out)
+        assert found == (expected is not None)
+        if expected is not None:
+            moved += 1
+            np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-13)
+    assert moved > 50

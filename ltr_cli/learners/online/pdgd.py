@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ltr_cli import kernels
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
 from ltr_cli.learners.online.click_pairs import click_pairs, shown_clicks
@@ -97,7 +98,11 @@ def pdgd_gradient(X: np.ndarray, scores: np.ndarray, ranking: np.ndarray, clicks
 
 
 class PDGDLearner(ClickLearner):
-    """PDGD, configured by a :class:`PDGDSpec`."""
+    """PDGD, configured by a :class:`PDGDSpec`. With the kernels on (and ``use_kernels``),
+    the update direction is computed by the compiled
+    :func:`ltr_cli.kernels.pdgd.pdgd_gradient`; :func:`pdgd_gradient` is its reference."""
+
+    use_kernels = True
 
     def __init__(self, spec: "PDGDSpec", n_features: int, ties: str, rng: np.random.Generator):
         super().__init__(n_features, ties, rng, spec.learning_rate, spec.learning_rate_decay)
@@ -112,9 +117,18 @@ class PDGDLearner(ClickLearner):
         clicks = shown_clicks(feedback.clicks, ranking, self.shown, "pdgd")
         if not clicks.any():
             return NO_MOVE
-        grad = pdgd_gradient(X, X @ self.w, ranking, clicks)  # the scores the list was drawn from
-        if grad is None:
-            return NO_MOVE
+        scores = X @ self.w  # the scores the list was drawn from
+        grad: np.ndarray | None
+        if self.use_kernels and kernels.ENABLED:
+            grad = np.empty(self.w.shape[0])
+            found = (kernels.module or kernels.load()).pdgd.pdgd_gradient(
+                X, scores, ranking, np.ascontiguousarray(clicks, dtype=np.float64), grad)
+            if not found:
+                return NO_MOVE
+        else:
+            grad = pdgd_gradient(X, scores, ranking, clicks)
+            if grad is None:
+                return NO_MOVE
         self._move(grad)
         return MOVED
 
