@@ -24,9 +24,9 @@ def _data(path: Path, queries: int = 60, features: int = 12, seed: int = 0) -> P
     return write_data(path, queries, features, seed)
 
 
-# every built-in online learner with each of its declared examples (the registry's
-# ``examples``, as the conformance suite runs them), as YAML flow mappings
-LEARNERS = {name: json.dumps(spec) for name, spec in examples().items() if source(name) == "built-in"}
+# every built-in online learner that learns from labels with each of its declared examples
+# (the registry's ``examples``, as the conformance suite runs them), as YAML flow mappings
+LEARNERS = {name: json.dumps(spec) for name, spec in examples(feedback="labels").items() if source(name) == "built-in"}
 
 
 def _config(tmp_path: Path, files: list[Path], ties: str, no_relevant: str, protocol: str) -> Path:

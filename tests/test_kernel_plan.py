@@ -194,7 +194,7 @@ def test_every_built_in_learner_writes_the_same_bytes_on_both_paths(tmp_path):
     the reference path and the compiled path write the same rounds.parquet and models.json."""
     from tests.conformance import examples, run_folders, same_files, source, write_config, write_data
 
-    learners = {n: s for n, s in examples().items() if source(n) == "built-in"}
+    learners = {n: s for n, s in examples(feedback="labels").items() if source(n) == "built-in"}
     cfg = write_config(tmp_path / "c.yaml", [write_data(tmp_path / "d.txt", 30)], learners, "{passes: 1}")
     for path in ("reference", "compiled"):
         res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / path), "-q", "--kernels", path])
@@ -223,7 +223,7 @@ def _tiny_queries(path: Path, features: int, queries: int = 24, seed: int = 0) -
 def _both_paths(tmp_path: Path, features: int, storage: str) -> tuple[dict, dict]:
     from tests.conformance import examples, run_folders, source
 
-    learners = {n: s for n, s in examples().items() if source(n) == "built-in"}
+    learners = {n: s for n, s in examples(feedback="labels").items() if source(n) == "built-in"}
     data = _tiny_queries(tmp_path / "d.txt", features)
     held = _tiny_queries(tmp_path / "h.txt", features, queries=9, seed=1)
     body = "\n".join(f"  {name}: {json.dumps(spec)}" for name, spec in learners.items())

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ltr_cli.config.experiment import parse_config
+from ltr_cli.config.experiment import ProtocolSpec, parse_config
 from ltr_cli.learners.registry import BATCH_TYPES, LEARNER_TYPES, ONLINE_TYPES, REGISTRY, SOURCES, bench_learners
 from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig
 
@@ -28,6 +28,8 @@ def _spec(kind: str):
         data.update(dataset={"kind": "registry", "name": "letor3-ohsumed", "root": "r"}, cv={})
     else:
         data["dataset"] = {"kind": "separable"}
+        if getattr(REGISTRY[kind], "feedback_kind", "labels") == "clicks" and "clicks" in ProtocolSpec.model_fields:
+            data["protocol"] = {"feedback": "clicks", "clicks": {"model": "perfect"}}  # a click learner's protocol
     return parse_config(data).learners["a"]
 
 
@@ -63,9 +65,13 @@ def test_online_learners_build_rank_update_and_describe(kind):
     y = np.array([2.0, 0.0, 1.0])
     ranking = learner.rank(X, np.random.default_rng(1))
     assert sorted(ranking.tolist()) == [0, 1, 2]
+    from ltr_cli.learners.online.base import Feedback
     from ltr_cli.protocols.online import reveal
 
-    learner.update(X, reveal(learner, ranking, y))
+    if type(spec).feedback_kind == "clicks":  # a perfect user's clicks: the relevant documents
+        learner.update(X, Feedback(ranking, clicks=(y[ranking] > 0).astype(np.float64)))
+    else:
+        learner.update(X, reveal(learner, ranking, y))
     described = spec.describe()
     assert described["type"] == kind and described["role"] == spec.paper_role()
     json.dumps(described)

@@ -74,9 +74,10 @@ def test_the_matrices_and_w_star_of_eq_25():
 
 # RTop-kF explores with probability gamma and the random baseline draws a permutation every
 # round: both randomise, and Theorem 9 is about deterministic algorithms (for them the
-# adaptive stream is one fixed data set). Their refusal is tested below.
+# adaptive stream is one fixed data set). Their refusal is tested below. The click learners
+# randomise too, and see no labels.
 DETERMINISTIC = [(t, ex) for t in ONLINE_TYPES if t not in ("random", "rtopkf")
-                 for ex in REGISTRY[t].examples]
+                 and getattr(REGISTRY[t], "feedback_kind", "labels") == "labels" for ex in REGISTRY[t].examples]
 
 
 @pytest.mark.parametrize("learner,settings", DETERMINISTIC,
@@ -124,6 +125,8 @@ def test_lower_bound_command(tmp_path):
     (["--learner", "random", "--margin", "0.25"], "randomises its rankings"),
     (["--learner", "rtopkf", "--set", "surrogate=kl", "--margin", "0.25"], "gamma_scale=0"),
     (["--learner", "svmmap", "--margin", "0.25"], "is a batch learner"),
+    (["--learner", "pdgd", "--margin", "0.25"], "learns from clicks"),
+    (["--learner", "dbgd", "--margin", "0.25"], "learns from clicks"),
     (["--learner", "nope", "--margin", "0.25"], "unknown learner type"),
     (["--learner", "alg3", "--margin", "0.25", "--features", "10"], "give at least 16 features"),
     (["--learner", "alg3", "--margin", "1"], "T = floor(R_X^2 / gamma^2) - 1 < 1"),

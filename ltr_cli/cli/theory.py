@@ -70,6 +70,9 @@ def _learner_builder(learner: str, settings: list[str], features: int, ties: str
     if registry.REGISTRY[learner].kind != "online":
         raise LtrError(f"--learner {learner!r} is a batch learner; Theorem 9 is about online learners "
                        f"({', '.join(registry.ONLINE_TYPES)})")
+    if getattr(registry.REGISTRY[learner], "feedback_kind", "labels") == "clicks":
+        raise LtrError(f"--learner {learner!r} learns from clicks; Theorem 9's adversary reveals labels to a "
+                       "deterministic learner (the click learners randomise their shown lists)")
     raw = apply_overrides({"type": learner}, settings, "--set")
     if raw.get("type") != learner:
         raise LtrError("--set type=...: give the learner type with --learner")

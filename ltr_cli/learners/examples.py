@@ -14,12 +14,16 @@ from ltr_cli.learners.registry import REGISTRY
 FEATURES = 12
 
 
-def examples() -> dict[str, dict[str, Any]]:
+def examples(feedback: str | None = None) -> dict[str, dict[str, Any]]:
     """Every registered online learner's examples as ``{name: learner config}``; the name is
-    the type with the example's index (``listnet1``), a valid learner name."""
+    the type with the example's index (``listnet1``), a valid learner name. ``feedback``
+    (``labels`` or ``clicks``): only the learners that learn from that (a run of the others
+    needs click feedback, or cannot use it); None: all."""
     out: dict[str, dict[str, Any]] = {}
     for type_name, cls in REGISTRY.items():
         if cls.kind != "online":
+            continue
+        if feedback is not None and getattr(cls, "feedback_kind", "labels") != feedback:
             continue
         for i, settings in enumerate(getattr(cls, "examples", ())):
             out[f"{type_name}{i}"] = {"type": type_name, **settings}

@@ -84,7 +84,7 @@ def targets(only: list[str] | None = None, work: Path | None = None) -> list[Tar
     out = {name: Target(name) for name in chosen}
     if EVALUATION in out:
         out[EVALUATION].learners = {f"ltr eval --convention {c}": {} for c in _conventions()}
-    every = examples()
+    every = examples(feedback="labels")  # the click learners have no compiled block family
     with tempfile.TemporaryDirectory(prefix="ltr-kernels-plan-", dir=work) as tmp:
         for per_round in (False, True):  # logging regret, a learner runs round by round
             spec = _spec(Path(tmp), every, "float64", per_round)

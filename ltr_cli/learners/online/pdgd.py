@@ -1,0 +1,161 @@
+"""Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke, CIKM 2018): a linear
+ranker that shows a Plackett-Luce sample of its scores and learns from the pairs its clicks
+imply, each weighted to undo the position bias of its own sampling.
+
+Each round: scores s = X w; the shown list is a Plackett-Luce sample without replacement
+from softmax(s) (each position draws from the documents not shown yet with probability
+proportional to exp(s)). Drawn here by the Gumbel-max construction (the documents sorted by
+s + Gumbel noise, from the learner's generator), whose first n documents have exactly that
+law. After the clicks, for each pair (i clicked, j not clicked) of
+:func:`~ltr_cli.learners.online.click_pairs.click_pairs`:
+
+* the gradient of P(i before j) = e^{s_i} / (e^{s_i} + e^{s_j}) with respect to the
+  scores, e^{s_i} e^{s_j} / (e^{s_i} + e^{s_j})^2 times (x_i - x_j);
+* times the debiasing weight rho = P(R*) / (P(R) + P(R*)), where P(R) is the
+  Plackett-Luce probability of the shown list and R* the same list with i and j swapped.
+  Only the positions from the higher to the lower of the two change their factor, so the
+  ratio P(R*) / P(R) is the product, over the positions k after the higher one up to the
+  lower one, of D_k / D*_k, D_k being the exp-scores of the documents not yet shown above
+  position k (the numerators of the two lists are the same).
+
+``w <- w + learning_rate * sum over the pairs``. No click, or no unclicked document in
+the pairs: no move.
+
+Facts from the reference code (HarrieO/OnlineLearningToRank, commit 96712e4,
+``algorithms/PDGD/pdgd.py``), restated: learning rate 0.1; the shown list has
+min(10, m) documents sampled from the softmax of the scores without replacement (shifted
+by the maximum for numerical safety); the pairs are each clicked document with each
+unclicked one above the last click and the one just below it; the pair weight is the
+product of the two exp-scores over their squared sum, times the reversed-pair ratio
+above, computed there over the positions from the higher to the lower of the pair (both
+included; the factor of the higher position is the same in both lists); the weights step
+along the sum of the weighted document features (``models/linearmodel.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from ltr_cli import kernels
+from ltr_cli.learners.online.base import Feedback, UpdateInfo
+from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
+from ltr_cli.learners.online.click_pairs import click_pairs, shown_clicks
+
+NO_MOVE = UpdateInfo(mistake=False, updated=False)
+MOVED = UpdateInfo(mistake=False, updated=True)
+
+
+def plackett_luce(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A Plackett-Luce permutation of the documents under softmax(scores): every prefix has
+    the law of drawing without replacement, proportionally to exp(score). One
+    ``rng.gumbel`` draw per document."""
+    return np.argsort(-(scores + rng.gumbel(size=scores.shape[0])), kind="stable")
+
+
+def pair_weights(scores: np.ndarray, ranking: np.ndarray, n: int, pos: np.ndarray,
+                 neg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(i, j, weight)``: the pairs (clicked position i, unclicked position j of the shown
+    list ``ranking[:n]``, every combination of ``pos`` and ``neg``) and each pair's PDGD
+    weight, the score gradient of P(i before j) times the reversed-pair ratio rho (see the
+    module)."""
+    e = np.exp(scores - scores.max())
+    shown = ranking[:n]
+    unshown = float(e[ranking[n:]].sum())
+    es = e[shown]
+    i, j = np.repeat(pos, neg.shape[0]), np.tile(neg, pos.shape[0])
+    a, b = np.minimum(i, j), np.maximum(i, j)
+    # D[k]: exp-scores of the documents not shown above position k; sums of positive terms
+    D = unshown + np.cumsum(es[::-1])[::-1]
+    swapped = np.tile(es, (i.shape[0], 1))
+    rows = np.arange(i.shape[0])
+    swapped[rows, a], swapped[rows, b] = es[b], es[a]
+    Dswapped = unshown + np.cumsum(swapped[:, ::-1], axis=1)[:, ::-1]
+    at = np.arange(n)[None, :]
+    inside = (at > a[:, None]) & (at <= b[:, None])
+    log_ratio = np.where(inside, np.log(D)[None, :] - np.log(Dswapped), 0.0).sum(axis=1)
+    rho = 0.5 * (1.0 + np.tanh(0.5 * log_ratio))         # P(R*) / (P(R) + P(R*))
+    gap = np.abs(scores[shown[i]] - scores[shown[j]])
+    q = np.exp(-gap)
+    return i, j, q / (1.0 + q) ** 2 * rho
+
+
+def pdgd_gradient(X: np.ndarray, scores: np.ndarray, ranking: np.ndarray, clicks: np.ndarray) -> np.ndarray | None:
+    """The PDGD ascent direction (d,) for ``clicks`` (n,) on the shown list ``ranking[:n]``
+    of a query with features X and scores ``scores`` (those the list was sampled from);
+    None when the clicks give no pair."""
+    pos, neg = click_pairs(clicks)
+    if pos.shape[0] == 0 or neg.shape[0] == 0:
+        return None
+    n = clicks.shape[0]
+    i, j, weight = pair_weights(scores, ranking, n, pos, neg)
+    coef = np.zeros(n)
+    np.add.at(coef, i, weight)
+    np.add.at(coef, j, -weight)
+    return coef @ X[ranking[:n]]
+
+
+class PDGDLearner(ClickLearner):
+    """PDGD, configured by a :class:`PDGDSpec`. With the kernels on (and ``use_kernels``),
+    the update direction is computed by the compiled
+    :func:`ltr_cli.kernels.pdgd.pdgd_gradient`; :func:`pdgd_gradient` is its reference."""
+
+    use_kernels = True
+
+    def __init__(self, spec: "PDGDSpec", n_features: int, ties: str, rng: np.random.Generator):
+        super().__init__(n_features, ties, rng, spec.learning_rate, spec.learning_rate_decay)
+        self.spec = spec
+
+    def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return plackett_luce(X @ self.w, self.rng)
+
+    def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
+        self.t += 1
+        ranking = feedback.ranking
+        clicks = shown_clicks(feedback.clicks, ranking, self.shown, "pdgd")
+        if not clicks.any():
+            return NO_MOVE
+        scores = X @ self.w  # the scores the list was drawn from
+        grad: np.ndarray | None
+        if self.use_kernels and kernels.ENABLED:
+            grad = np.empty(self.w.shape[0])
+            found = (kernels.module or kernels.load()).pdgd.pdgd_gradient(
+                X, scores, ranking, np.ascontiguousarray(clicks, dtype=np.float64), grad)
+            if not found:
+                return NO_MOVE
+        else:
+            grad = pdgd_gradient(X, scores, ranking, clicks)
+            if grad is None:
+                return NO_MOVE
+        self._move(grad)
+        return MOVED
+
+
+class PDGDSpec(ClickLearnerConfig):
+    """Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke 2018): Plackett-Luce
+    sampling and the debiased pairwise gradient, from clicks."""
+
+    type: Literal["pdgd"]
+    summary: ClassVar[str] = "PDGD: Plackett-Luce sampling and the debiased pairwise gradient; learns from clicks"
+    examples: ClassVar[tuple[dict[str, Any], ...]] = (
+        {},
+        {"learning_rate": 0.5, "learning_rate_decay": 0.99},
+    )
+    learning_rate: float = Field(0.1, gt=0, description="step along the debiased pairwise gradient")
+
+    def paper_role(self) -> str:
+        return "pdgd"
+
+    def default_label(self) -> str:
+        return self.label or "PDGD"
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "algorithm": "PDGD", "learning_rate": self.learning_rate,
+                "learning_rate_decay": self.learning_rate_decay, "sampling": "Plackett-Luce (Gumbel-max)",
+                "feedback": "clicks"}
+
+    def build(self, n_features: int, ties: str, rng: np.random.Generator,
+              planned_rounds: int | None = None, fidelity: str = "paper") -> PDGDLearner:
+        return PDGDLearner(self, n_features, ties, rng)
