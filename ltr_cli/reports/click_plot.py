@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ltr_cli.errors import ResultsError
+from ltr_cli.measures.registry import display_name
 from ltr_cli.names import settings_text
 from ltr_cli.reports.captions import Curve, data_title, write_caption
 from ltr_cli.reports.click_runs import HELDOUT, click_model, clicks_spec
@@ -109,6 +110,14 @@ def plot_clicks(runs: list[Run], metrics: list[str] | None, out_dir: Path, max_r
     return written
 
 
+def _short_label(metric: str) -> str:
+    """The y-axis label: ``Held-out NDCG@10`` (the caption says whose weights), else the
+    usual one."""
+    if metric.startswith(HELDOUT):
+        return f"Held-out {display_name(metric.removeprefix(HELDOUT))}"
+    return axis_label(metric)
+
+
 def _figure(plt: Any, metric: str, panels: list[Panel], out_dir: Path, max_rounds: int | None, band: str,
             options: FigureOptions, selected: Selected | None) -> list[Path]:
     cols = min(len(panels), _PER_ROW)
@@ -125,6 +134,7 @@ def _figure(plt: Any, metric: str, panels: list[Panel], out_dir: Path, max_round
                 per_panel.append([])
                 ax.text(0.5, 0.5, f"no {metric}", ha="center", va="center", transform=ax.transAxes)
             ax.set_xlabel("Impressions")
+            ax.set_ylabel(_short_label(metric))
             set_title(ax, f"{name} clicks", options)
             drawn.append(name)
             if i % cols:
