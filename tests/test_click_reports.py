@@ -61,7 +61,7 @@ def _model(run: Path) -> str:
     return yaml.safe_load((run / "config.yaml").read_text())["protocol"]["clicks"]["model"]
 
 
-def test_the_report_gives_the_final_offline_and_discounted_online_values_per_click_model(clicks):
+def test_the_report_gives_the_final_offline_and_discounted_online_values_per_click_model(clicks, tmp_path):
     res = runner.invoke(app, ["report", str(clicks), "--format", "csv"])
     assert res.exit_code == 0, res.stderr
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
@@ -89,6 +89,11 @@ def test_the_report_gives_the_final_offline_and_discounted_online_values_per_cli
     markdown = runner.invoke(app, ["report", str(clicks)]).stdout
     assert "| click_model | heldout_last | heldout_last_std | discounted_cumulative |" in markdown
     assert "`discounted_cumulative`: the sum over rounds t of gamma^(t-1)" in markdown
+    latex = runner.invoke(app, ["report", str(clicks), "--format", "latex"]).stdout
+    assert "clicks & " in latex and "final offline & sd & cumulative online & sd" in latex
+    html = tmp_path / "report.html"
+    assert runner.invoke(app, ["report", str(clicks), "--html", "--out", str(html)]).exit_code == 0
+    assert "<th>heldout_last</th>" in html.read_text() and "<th>click_model</th>" in html.read_text()
 
 
 def test_a_report_of_one_click_model_has_no_click_model_column(clicks):
