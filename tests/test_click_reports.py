@@ -71,13 +71,11 @@ def test_the_report_gives_the_final_offline_and_discounted_online_values_per_cli
     assert head[at + 1:at + 6] == ["click_model", "heldout_last", "heldout_last_std", "discounted_cumulative",
                                    "discounted_cumulative_std"]
     summaries = _summaries(clicks)
-    seen = set()
     for row in rows:
         runs = row["runs"].split()
         assert len(runs) == 2 and row["seeds"] == "2"
         models = {_model(clicks / r) for r in runs}
         assert models == {row["click_model"]}
-        seen.add((row["learner"], row["click_model"]))
         heldout = [summaries[r]["heldout"]["last"]["heldout_ndcg@10"] for r in runs]
         online = [summaries[r]["metrics"]["ndcg@10"]["discounted_cumulative"] for r in runs]
         assert float(row["heldout_last"]) == pytest.approx((heldout[0] + heldout[1]) / 2, rel=1e-12)
@@ -85,7 +83,8 @@ def test_the_report_gives_the_final_offline_and_discounted_online_values_per_cli
         assert float(row["discounted_cumulative"]) == pytest.approx((online[0] + online[1]) / 2, rel=1e-12)
         assert float(row["discounted_cumulative_std"]) == pytest.approx(abs(online[0] - online[1]) / 2 ** 0.5,
                                                                         rel=1e-12)
-    assert seen == {(learner, model) for learner in ("ogd", "random") for model in MODELS}
+    assert [(r["learner"], r["click_model"]) for r in rows] == [(learner, model) for learner in ("ogd", "random")
+                                                               for model in MODELS]
     markdown = runner.invoke(app, ["report", str(clicks)]).stdout
     assert "| click_model | heldout_last | heldout_last_std | discounted_cumulative |" in markdown
     assert "`discounted_cumulative`: the sum over rounds t of gamma^(t-1)" in markdown

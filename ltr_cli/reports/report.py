@@ -30,7 +30,8 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     each as a mean with its sample standard deviation over seeds, and their click model
     (:func:`report_columns` shows these columns only when some row has them)."""
     rows = []
-    groups = sorted(group_seeds(runs).items())
+    # a learner's rows in the order of their click models (click runs), else of their config ids
+    groups = sorted(group_seeds(runs).items(), key=lambda g: (g[0][:2], click_model(g[1][0]) or "", g[0][2]))
     settings = _settings_by_group([seeds for _, seeds in groups])
     for ((experiment, learner, _), seeds), differ in zip(groups, settings):
         first = seeds[0].summary
