@@ -7,7 +7,9 @@ What is paired:
   is the same query of the same fold under two learners;
 * online runs: the seeds; a seed's value is the report's headline, the mean of the
   time-averaged curve over the last ten rounds (``last10``), and a pair is one seed under
-  two learners.
+  two learners. For ``heldout_<metric>`` (runs with a ``heldout:`` set, e.g. click runs'
+  offline NDCG), a seed's value is the metric's last held-out evaluation, the report's
+  ``heldout_last``.
 
 A learner is what ``ltr report`` shows as one row: the runs of one learner with the same
 settings (its seeds), named by the learner and, when it was run with several settings, by
@@ -35,6 +37,7 @@ import numpy as np
 
 from ltr_cli.errors import LtrError
 from ltr_cli.measures.registry import parse_metric
+from ltr_cli.reports.click_runs import HELDOUT, final_heldout
 from ltr_cli.reports.run_labels import differing_settings, with_settings
 from ltr_cli.reports.significance import ALPHA, RESAMPLES, SEED, TESTS, Paired, holm, paired_test
 from ltr_cli.results.folders import Run, group_seeds
@@ -80,9 +83,11 @@ class Comparison:
 
 
 def metric_name(metric: str) -> str:
-    """A metric's one spelling (``map`` is ``ap``), or a one-line error."""
+    """A metric's one spelling (``map`` is ``ap``; ``heldout_map`` is ``heldout_ap``), or a
+    one-line error."""
+    prefix = HELDOUT if metric.startswith(HELDOUT) else ""
     try:
-        return parse_metric(metric).name
+        return prefix + parse_metric(metric.removeprefix(prefix)).name
     except ValueError as exc:
         raise LtrError(f"--metric: {exc}; 'ltr list' shows the metrics") from None
 
@@ -178,6 +183,8 @@ def _names(groups: list[tuple[tuple[str, str, str], list[Run]]]) -> list[str]:
 
 
 def _seed_values(members: list[Run], metric: str) -> dict[Hashable, float]:
+    if metric.startswith(HELDOUT):
+        return _heldout_values(members, metric)
     values: dict[Hashable, float] = {}
     for run in members:
         stats = run.summary.get("metrics", {})
@@ -185,6 +192,22 @@ def _seed_values(members: list[Run], metric: str) -> dict[Hashable, float]:
             raise LtrError(f"{run.path}: no metric {metric!r} (it has {', '.join(stats) or 'none'})")
         value = (stats[metric] or {}).get("last10_mean_of_time_average")
         if isinstance(value, float) and np.isfinite(value):
+            values[run.summary.get("seed")] = value
+    return values
+
+
+def _heldout_values(members: list[Run], column: str) -> dict[Hashable, float]:
+    """Each seed's last held-out value of ``column`` (``heldout_<metric>``)."""
+    values: dict[Hashable, float] = {}
+    for run in members:
+        heldout = run.summary.get("heldout")
+        last = heldout.get("last") if isinstance(heldout, dict) else None
+        if not isinstance(last, dict) or column not in last:
+            have = ", ".join(map(str, last)) if isinstance(last, dict) else ""
+            raise LtrError(f"{run.path}: no held-out metric {column!r} (it has "
+                           f"{have or 'none: its config has no heldout: set'})")
+        value = final_heldout(run, column.removeprefix(HELDOUT))
+        if value is not None:
             values[run.summary.get("seed")] = value
     return values
 
@@ -292,6 +315,9 @@ def compare(runs: list[Run], metric: str, test: str = "t") -> Comparison:
 def _unit(c: Comparison) -> str:
     if c.protocol == BATCH:
         return "the test queries of every fold, pooled (a pair: one query under both learners)"
+    if c.metric.startswith(HELDOUT):
+        return "the seeds (a pair: one seed under both learners; a seed's value: the last held-out evaluation, " \
+               "the report's heldout_last)"
     return "the seeds (a pair: one seed under both learners; a seed's value: mean of the time-averaged curve " \
            "over the last ten rounds, the report's last10)"
 

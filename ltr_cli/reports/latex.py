@@ -33,7 +33,8 @@ _PAPER_COLUMNS = {
     "experiment": "experiment", "dataset": "dataset", "label": "learner", "settings": "settings", "metric": "metric", "rounds": "rounds",
     "seeds": "seeds", "folds": "folds", "last10": "last 10", "last10_std": "sd", "paper": "paper",
     "difference": "difference", "selected_by": "selected by", "candidates": "candidates", "score": "score",
-    "score_std": "sd",
+    "score_std": "sd", "click_model": "clicks", "heldout_last": "final offline", "heldout_last_std": "sd",
+    "discounted_cumulative": "cumulative online", "discounted_cumulative_std": "sd",
 }
 # columns that hold text a reader needs but a paper's table does not print: shown as comments
 _COMMENTED = ("vs_paper", "vs_baseline")

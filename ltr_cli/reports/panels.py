@@ -90,7 +90,7 @@ def plot_panels(folders: list[list[Run]], metrics: list[str] | None, out_dir: Pa
                         ax.set_ylabel("")  # the row's first panel names the metric
                 for ax in axes[len(panels):]:
                     ax.axis("off")
-                handles, labels = _shared_legend(axes[:len(panels)])
+                handles, labels = shared_legend(axes[:len(panels)])
                 place_legend(fig, axes[:len(panels)], options, handles, labels)
                 stem = panel_stem(panels, metric, options)
                 written += save(fig, out_dir, stem)
@@ -98,13 +98,13 @@ def plot_panels(folders: list[list[Run]], metrics: list[str] | None, out_dir: Pa
                            f"{', top to bottom' if rows > 1 else ''}: "
                            + "; ".join(f"({chr(97 + i)}) {t} [{e}]" for i, (t, (e, _)) in
                                        enumerate(zip(titles, panels))) + ".", "Curves:"]
-                written.append(write_caption(out_dir, stem, heading, _merged(labels, per_panel)))
+                written.append(write_caption(out_dir, stem, heading, merged_curves(labels, per_panel)))
             finally:
                 plt.close(fig)
     return written
 
 
-def _shared_legend(axes: list[Any]) -> tuple[list[Any], list[str]]:
+def shared_legend(axes: list[Any]) -> tuple[list[Any], list[str]]:
     """Every label once, in the order the panels first draw it."""
     handles, labels = [], []
     for ax in axes:
@@ -115,7 +115,7 @@ def _shared_legend(axes: list[Any]) -> tuple[list[Any], list[str]]:
     return handles, labels
 
 
-def _merged(labels: list[str], per_panel: list[list[Curve]]) -> list[Curve]:
+def merged_curves(labels: list[str], per_panel: list[list[Curve]]) -> list[Curve]:
     """One caption line per legend label: its details where the panels that draw it agree,
     else each panel's (``(a) ...``), and which panels it is in when not in all."""
     out = []

@@ -1,6 +1,7 @@
 """What ``ltr plot`` draws from the runs it was given: the figure options, ``--select-by``'s
 choice of runs, the output folder, every file name checked before anything is written,
-then the curves (separate or in panels), ``--theory``, ``--regret`` and the batch bars.
+then the curves (separate or in panels; click runs, by default, in a panel per click model:
+:mod:`ltr_cli.reports.click_plot`), ``--theory``, ``--regret`` and the batch bars.
 
 The command parses options into a :class:`PlotRequest`, picks the runs
 (:mod:`ltr_cli.cli.chosen_runs`) and prints the paths :func:`draw` returns.
@@ -85,7 +86,12 @@ def _curve_names(request: PlotRequest, online: list[Any], folders: list[list[Any
 
         names = panel_names(folders, request.metrics, options)
     else:
-        names = output_names(online, request.metrics, False, False, options) if curves else []
+        from ltr_cli.reports.click_plot import click_names
+
+        clicks, others = split_clicks(online)
+        names = click_names(clicks, request.metrics, options) if clicks else []
+        if curves and (others or not clicks):
+            names += output_names(others, request.metrics, False, False, options)
     if curves and (request.theory or request.regret):
         names += output_names(online, [], request.theory, request.regret, options)
     return names
@@ -97,15 +103,27 @@ def _draw_curves(request: PlotRequest, online: list[Any], folders: list[list[Any
         from ltr_cli.reports.panels import plot_panels
 
         written = plot_panels(folders, request.metrics, target, request.max_rounds, request.band, options, selected)
-    elif curves:
-        written = plot_runs(online, request.metrics, target, request.max_rounds, request.band, options, selected)
     else:
-        written = []
+        from ltr_cli.reports.click_plot import plot_clicks
+
+        clicks, others = split_clicks(online)
+        written = plot_clicks(clicks, request.metrics, target, request.max_rounds, request.band, options,
+                              selected) if clicks else []
+        if curves and (others or not clicks):
+            written += plot_runs(others, request.metrics, target, request.max_rounds, request.band, options, selected)
     if curves and request.theory:
         written += plot_theory(online, target, options)
     if curves and request.regret:
         written += plot_regret(online, target, options)
     return written
+
+
+def split_clicks(runs: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The click runs with curves (drawn a panel per click model) and the others."""
+    from ltr_cli.reports.click_runs import is_click_run
+
+    chosen = [is_click_run(r) and "t" in r.rounds.columns for r in runs]
+    return [r for r, c in zip(runs, chosen) if c], [r for r, c in zip(runs, chosen) if not c]
 
 
 def check_folder(target: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.provenance import generated_data
+from ltr_cli.reports.click_runs import click_model, discounted_cumulative, final_heldout
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
 from ltr_cli.reports.paper_numbers import config_paper, other_protocol, paper_value, printed_elsewhere, run_protocol
 from ltr_cli.measures.registry import canonical_name
@@ -23,9 +24,14 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
     spread (sample standard deviation, min, max over seeds), the final time average, and
     the paper's number if any, with the verdict on whether the run's data and protocol
     match the paper's setup; the difference is shown only for a comparable run. Runs of
-    one learner with different settings are separate rows, named by those settings."""
+    one learner with different settings are separate rows, named by those settings.
+    Runs with a held-out set or click feedback also give the last held-out value
+    (``heldout_last``) and the discounted cumulative online value (``discounted_cumulative``),
+    each as a mean with its sample standard deviation over seeds, and their click model
+    (:func:`report_columns` shows these columns only when some row has them)."""
     rows = []
-    groups = sorted(group_seeds(runs).items())
+    # a learner's rows in the order of their click models (click runs), else of their config ids
+    groups = sorted(group_seeds(runs).items(), key=lambda g: (g[0][:2], click_model(g[1][0]) or "", g[0][2]))
     settings = _settings_by_group([seeds for _, seeds in groups])
     for ((experiment, learner, _), seeds), differ in zip(groups, settings):
         first = seeds[0].summary
@@ -57,6 +63,9 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "last10_min": min(last10) if len(last10) > 1 else None,
                 "last10_max": max(last10) if len(last10) > 1 else None,
                 "final": float(np.mean(final)) if final else None,
+                "click_model": click_model(seeds[0]),
+                **_spread("heldout_last", [final_heldout(r, metric) for r in seeds]),
+                **_spread("discounted_cumulative", [discounted_cumulative(r, metric) for r in seeds]),
                 "paper": paper,
                 "difference": None if not comparable or mean is None or paper is None else mean - paper,
                 "vs_paper": (verdict.text() if verdict is not None else
@@ -68,6 +77,29 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "runs": " ".join(sorted(r.path.name for r in seeds)),
             })
     return rows
+
+
+def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:
+    """``name``: the mean of the seeds' values, ``name_std``: their sample standard
+    deviation (None for fewer than two); None when a seed has no value."""
+    if not values or any(v is None for v in values):
+        return {name: None, f"{name}_std": None}
+    have = [v for v in values if v is not None]
+    return {name: float(np.mean(have)), f"{name}_std": float(np.std(have, ddof=1)) if len(have) > 1 else None}
+
+
+def report_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """The online table's columns: :data:`COLUMNS`, with ``click_model`` when the rows'
+    click runs differ in their click model, and ``heldout_last`` and
+    ``discounted_cumulative`` (each with its ``_std``) when some row has that value."""
+    extra = []
+    if len({r["click_model"] for r in rows if r.get("click_model") is not None}) > 1:
+        extra.append("click_model")
+    for name in ("heldout_last", "discounted_cumulative"):
+        if any(r.get(name) is not None for r in rows):
+            extra += [name, f"{name}_std"]
+    at = COLUMNS.index("final") + 1
+    return COLUMNS[:at] + extra + COLUMNS[at:]
 
 
 def dataset_cell(run: Run) -> str:
@@ -241,6 +273,12 @@ def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None, no
             "(`last10_std`, `_min`, `_max`); `paper`: the number printed in the paper, where "
             "there is one; `notes`: weights that became NaN (the authors' numerics), SmoothDCG's "
             "step direction, and the top-k paper's figure shifts (+0.008 SmoothDCG, +0.005 RankSVM).\n")
+    if "heldout_last" in cols:
+        text += ("`heldout_last`: the metric of the last held-out evaluation (the final offline value), "
+                 "mean over seeds, with its sample standard deviation (`heldout_last_std`).\n")
+    if "discounted_cumulative" in cols:
+        text += ("`discounted_cumulative`: the sum over rounds t of gamma^(t-1) x the round's online "
+                 "metric (click runs), mean over seeds, with its sample standard deviation.\n")
     return "\n".join([head, rule, *body]) + "\n" + text
 
 
@@ -287,9 +325,11 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
 
         rows = report_rows(online)
         mark_online(rows, online, baseline)
-        parts.append(render(rows, COLUMNS + [COLUMN], note=True))
+        parts.append(render(rows, report_columns(rows) + [COLUMN], note=True))
     elif online:
-        parts.append(render(report_rows(online)))
+        rows = report_rows(online)
+        columns = report_columns(rows)
+        parts.append(render(rows) if columns == COLUMNS else render(rows, columns, note=True))
     if batch and baseline:
         from ltr_cli.reports.report_marks import COLUMN, mark_batch
 

@@ -22,7 +22,7 @@ from typing import Any
 from ltr_cli import __version__
 from ltr_cli.measures.registry import display_name
 from ltr_cli.reports.captions import data_title
-from ltr_cli.reports.report import COLUMNS, batch_columns, batch_rows, report_rows
+from ltr_cli.reports.report import batch_columns, batch_rows, report_columns, report_rows
 from ltr_cli.results.folders import Run
 from ltr_cli.config.yamlio import dump_yaml
 
@@ -39,8 +39,11 @@ img{max-width:100%;height:auto}.note{background:#fff7e0;border-left:4px solid #e
 .ok{color:#176317}.differs{color:#9a3b00}
 """
 
-# columns of the text report that are the same for a whole experiment section
-_ONLINE_SHOWN = [c for c in COLUMNS if c not in ("experiment", "dataset")]
+
+
+def _online_shown(rows: list[dict[str, Any]]) -> list[str]:
+    """The text report's columns, less those that are the same for a whole experiment section."""
+    return [c for c in report_columns(rows) if c not in ("experiment", "dataset")]
 
 
 def _batch_shown(batch: list[Run]) -> list[str]:
@@ -106,7 +109,8 @@ def _experiment_section(experiment: str, runs: list[Run], figures: list[tuple[st
     online = [r for r in runs if r.summary.get("protocol") != "batch-cv"]
     batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
     if online:
-        out += ["<h3>Online results</h3>", _table(report_rows(online), _ONLINE_SHOWN)]
+        rows = report_rows(online)
+        out += ["<h3>Online results</h3>", _table(rows, _online_shown(rows))]
     if batch:
         out += ["<h3>Batch results (k-fold cross validation)</h3>", _table(batch_rows(batch), _batch_shown(batch))]
     out += ["<h3>Config</h3>", _config_block(runs)]
