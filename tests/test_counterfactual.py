@@ -173,6 +173,8 @@ sweep:
         "counterfactual_sweep_logsize.png"]
     caption = (tmp_path / "plots" / "counterfactual_sweep_logsize.caption.txt").read_text()
     assert "RankSVM (naive clicks): sessions 300, 1500" in caption and "RankSVM (labels): trained on the labels" in caption
+    _ok("plot", str(tmp_path / "out"), "--out", str(tmp_path / "cli-plots"))  # ltr plot draws it too
+    assert (tmp_path / "cli-plots" / "counterfactual_sweep_logsize.png").is_file()
 
 
 def test_selection_on_clicks_chooses_by_the_vali_logs_estimate(folds, tmp_path):

@@ -16,6 +16,7 @@ from typing import Any
 
 from ltr_cli.errors import LtrError
 from ltr_cli.reports.batch_bars import bar_names, is_batch, plot_bars
+from ltr_cli.reports.logsize import logsize_names, plot_logsize
 from ltr_cli.reports.figures import check_outputs
 from ltr_cli.reports.plot import output_names, plot_runs, plot_theory
 from ltr_cli.reports.plot_style import FigureOptions, parse_size
@@ -74,9 +75,12 @@ def draw(request: PlotRequest, runs: list[Any]) -> list[Path]:
     curves = bool(online) or not batch  # with no run at all, the curve planner says what is missing
     folders = by_folder(request.results, online) if request.layout == "panels" else []
     check_outputs(target, _curve_names(request, online, folders, options, curves)
-                  + bar_names(batch, request.metrics, options.tag))  # before anything is written
+                  + bar_names(batch, request.metrics, options.tag)
+                  + logsize_names(batch, options.tag))  # before anything is written
     written = _draw_curves(request, online, folders, target, options, selected, curves)
-    return written + plot_bars(batch, request.metrics, target, options)
+    written += plot_bars(batch, request.metrics, target, options)
+    metric = request.metrics[0] if request.metrics else None
+    return written + plot_logsize(batch, metric, target, options)  # click-log runs of several sizes
 
 
 def _curve_names(request: PlotRequest, online: list[Any], folders: list[list[Any]], options: FigureOptions,
