@@ -199,6 +199,9 @@ def propensity(
                                         help="result randomisation (click-rate ratios of the same documents) or "
                                         "regression EM under a position-based model")] = "randomisation",
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of em's bootstrap")] = 0,
+    plot: Annotated[Optional[Path], typer.Option("--plot", metavar="DIR", help="also draw the estimate with 95% "
+                                                 "intervals (and the truth, for a position-based log) into DIR: "
+                                                 "<log>_propensity.png/.pdf/.caption.txt")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Examination propensities per position, relative to position 1, estimated from a
@@ -212,6 +215,10 @@ def propensity(
     read = read_log(log)
     rec = {"log": str(log), "policy": read.meta.get("policy"), "fingerprint": read.meta.get("fingerprint"),
            **estimate(read.query, read.doc, read.position, read.click, method, seed, str(log))}
+    if plot is not None:
+        from ltr_cli.reports.propensity_plot import plot_propensity
+
+        plot_propensity({**rec, "method": method}, read.meta.get("model"), plot, log.stem)
     if as_json:
         typer.echo(json.dumps(rec, indent=2))
         return
