@@ -160,3 +160,49 @@ def test_cli_refuses_click_options_without_clicks_and_a_bad_checkout(tmp_path):
     res = runner.invoke(app, ["bench", "--clicks", "--click-model", "pbm"])
     assert res.exit_code == 1 and "--click-model 'pbm'" in res.output
 
+
+
+FAKE = {  # a stand-in for the reference checkout, with its module layout and Python 2 habits
+    "utils/clicks.py": "class _Model:\n    name = 'fake'\n\n"
+                       "def get_click_models(keys):\n    assert keys[0] in ('long', 'short', 'binary'), keys\n"
+                       "    return [_Model()]\n",
+    "utils/dataset.py": "import cPickle\nimport sharedmem\n\nclass DataFold(object):\n"
+                        "    def __init__(self, sim_args, dataset, fold_num, path):\n"
+                        "        self.path = path\n        self.num_features = dataset.num_features\n"
+                        "    def read_data(self):\n        self.lines = len(open(self.path + 'train.txt').readlines())\n",
+    "utils/singlesimulation.py": "import numpy as np\nfrom clicks import *\n\nclass SingleSimulation(object):\n"
+                                "    def __init__(self, sim_args, queue, click_model, fold):\n"
+                                "        self.args, self.queue, self.fold = sim_args, queue, fold\n"
+                                "    def run(self, ranker, output_key):\n"
+                                "        for _ in range(self.args.n_impressions):\n"
+                                "            np.sort(np.random.rand(2000))\n"
+                                "        draw = float(np.random.rand())\n"
+                                "        self.queue.put((output_key, {'run_results': [{'heldout': draw, "
+                                "'cumulative-display': ranker.kw['learning_rate'] * self.fold.lines}]}))\n",
+    "algorithms/PDGD/pdgd.py": "class PDGD(object):\n    @staticmethod\n    def default_parameters():\n"
+                               "        return {'learning_rate': 0.5, 'learning_rate_decay': 1.0}\n"
+                               "    def __init__(self, **kw):\n        assert kw['n_features'] == 136, kw\n"
+                               "        assert kw['learning_rate_decay'] == 0.9999977, kw\n        self.kw = kw\n",
+}
+
+
+def test_the_adapter_runs_a_checkout_unchanged_seeded_and_timed(tmp_path):
+    ref = tmp_path / "ref"
+    for rel, text in FAKE.items():
+        (ref / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ref / rel).write_text(text)
+    for package in ("algorithms", "algorithms/PDGD"):
+        (ref / package / "__init__.py").write_text("")
+    (tmp_path / "train.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    (tmp_path / "test.txt").write_text("1 qid:2 1:0.5\n")
+    assert find_reference(ref) == ref
+    before = {p: p.read_bytes() for p in ref.rglob("*") if p.is_file()}
+    argv = reference_argv(ref, tmp_path / "train.txt", tmp_path / "test.txt", "PDGD", "navigational", 50, seed=7)
+    first, again = run_reference(argv), run_reference(argv)
+    assert first["final_offline_ndcg@10"] == again["final_offline_ndcg@10"]  # seeded, not the wall clock
+    assert first["cumulative_online_ndcg"] == pytest.approx(0.1 * 2)  # CIKM2018.py's PDGD rate, the data read
+    assert first["cpu_per_impression"] > 0 and first["impressions"] == 50 and first["seed"] == 7
+    other = run_reference(reference_argv(ref, tmp_path / "train.txt", tmp_path / "test.txt", "PDGD",
+                                         "navigational", 50, seed=8))
+    assert other["final_offline_ndcg@10"] != first["final_offline_ndcg@10"]
+    assert {p: p.read_bytes() for p in ref.rglob("*") if p.is_file() and "__pycache__" not in p.parts} == before
