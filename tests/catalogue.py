@@ -218,6 +218,13 @@ CONFIG_CASES = [
     ConfigCase("experiment-not-string", "`experiment: 2024` (an integer)", GOOD.replace("experiment: demo", "experiment: 2024"), "experiment", "valid string"),
     ConfigCase("learner-name-path", "learner name `a/b`", GOOD.replace("  slam:", "  a/b:"), "learners", "learner name 'a/b'"),
     ConfigCase("label-newline", "a legend label with a newline", _learner('{type: slam-perceptron, label: "a\\nb"}'), "learners.slam.label", "one line"),
+    # click feedback and uniform sampling: keys that go together
+    ConfigCase("clicks-without-feedback", "a `clicks:` block under `feedback: auto`", GOOD + "protocol: {clicks: {model: navigational}}\n", "protocol.clicks", "is set but protocol.feedback is auto"),
+    ConfigCase("feedback-clicks-without-model", "`feedback: clicks` without a `clicks:` block", GOOD + "protocol: {feedback: clicks}\n", "protocol.clicks", "missing; protocol.feedback: clicks needs the click model"),
+    ConfigCase("clicks-eta-on-cascade", "`eta` for a cascade click model", GOOD + "protocol: {feedback: clicks, clicks: {model: navigational, eta: 2}}\n", "protocol.clicks.eta", "applies to pbm"),
+    ConfigCase("clicks-whole-list-metric", "`ap` under click feedback (it reads the whole ranking)", GOOD + "protocol: {feedback: clicks, clicks: {model: perfect}}\nmetrics: {names: [ndcg@10, ap]}\n", "metrics.names", "ap reads the whole ranking"),
+    ConfigCase("uniform-without-max-rounds", "`sampling: uniform` without `max_rounds`", GOOD + "protocol: {sampling: uniform}\n", "protocol.max_rounds", "missing; sampling: uniform"),
+    ConfigCase("uniform-with-shuffle", "`shuffle` under `sampling: uniform`", GOOD + "protocol: {sampling: uniform, max_rounds: 9, shuffle: true}\n", "protocol.shuffle", "applies to sampling: passes"),
 ]
 
 

@@ -93,6 +93,20 @@ def test_the_plugin_passes_the_shipped_conformance_suite(site, tmp_path):
     assert "4 passed" in res.stdout  # paths, alone vs group, resume after a kill, state round trip
 
 
+def test_the_repository_checks_hold_with_the_example_plugin_installed(site, tmp_path):
+    """CI's test command runs with the example plugin installed too: the tests that a plugin
+    could break (a type defined once, nothing restated; a one-round run imports only what it
+    runs) are run again here, in a process that has it installed."""
+    env = _env(site)
+    listed = ltr(env, "list", "--json")
+    assert "averaged-perceptron" in json.loads(listed.stdout)["learners"], listed.stderr
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--noconftest", "-p", "no:cacheprovider",
+                           "tests/test_registry.py::test_every_type_is_defined_once_and_nowhere_restated",
+                           "tests/test_lazy_imports.py::test_a_one_round_online_run_imports_only_what_it_runs"],
+                          capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-1000:]
+
+
 def _fake_distribution(site: Path, name: str, group: str, entry: str, module: str | None = None,
                        code: str = "") -> None:
     """A distribution installed by hand: its metadata, one entry point and its module."""

@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 import typer
 
 from ltr_cli.cli.options import ExecutorOpt, _value
-from ltr_cli.errors import LtrError
 from ltr_cli.sweep.tasks import EXECUTORS
 
 
@@ -27,42 +26,19 @@ def sweep(
     """Expand the config's sweep grid and run every point; re-running skips finished runs
     and resumes killed or failed ones. A run that fails, or whose worker process dies, is
     recorded and the others go on; the sweep then names each failed run and exits 1."""
-    def note(message: str) -> None:
-        if not quiet:
-            typer.echo(f"ltr: note: {message}", err=True)
+    from ltr_cli.sweep.session import SweepRequest, run_sweep, status_lines
 
-    from ltr_cli.sweep.grid import effective_jobs, execute, plan, point_label, status
-    from ltr_cli.sweep.dask_executor import check_scheduler_address
-
-    if scheduler is not None and not show_status:
-        if _value(executor) != "dask":
-            raise LtrError("--scheduler needs --executor dask")
-        check_scheduler_address(scheduler)
-    sweep_plan = plan(config, set_ or [])
-    sweep_plan.check_limit(max_grid)  # from the axis lengths, before expanding anything
-    if not show_status:
-        note(f"sweep: {sweep_plan.describe()}")
-    tasks = sweep_plan.tasks()
-    root = out or Path(tasks[0].run.spec.output)
+    request = SweepRequest(config, set_ or [], out, _value(executor), jobs, scheduler, connect_timeout, max_grid)
     if show_status:
-        rows = status(tasks, root)
-        counts = {s: sum(r["status"] == s for r in rows) for s in ("done", "failed", "running", "pending")}
-        for r in rows:
-            extra = f" (checkpoint at round {r['checkpoint_round']})" if "checkpoint_round" in r else ""
-            error = f": {r['error']}" if r.get("error") else ""
-            typer.echo(f"{r['status']:8s} {r['run']}{point_label(r['point'], r['learner'])}{extra}{error}")
-        typer.echo(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(rows)}")
+        typer.echo("\n".join(status_lines(request)))
         return
-    if not (_value(executor) == "dask" and scheduler):
-        used = effective_jobs(jobs, len(tasks))
-        if used < jobs:
-            why = "the number of runs" if used == len(tasks) else "4 per CPU"
-            note(f"--jobs {jobs} capped at {used} ({why})")
-        jobs = used
-    results = execute(tasks, root, _value(executor), jobs, scheduler, connect_timeout)
-    failed = [r for r in results if r["status"] != "done"]
-    typer.echo(f"sweep: {len(results) - len(failed)} of {len(results)} runs done -> {root}")
-    for r in failed:
-        typer.echo(f"ltr: error: run {r['run']} failed: {r['error']}", err=True)
-    if failed:
+    outcome = run_sweep(request, note=lambda message: None if quiet else _note(message))
+    typer.echo(outcome.summary)
+    for error in outcome.errors:
+        typer.echo(f"ltr: error: {error}", err=True)
+    if outcome.errors:
         raise typer.Exit(1)
+
+
+def _note(message: str) -> None:
+    typer.echo(f"ltr: note: {message}", err=True)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 from ltr_cli.config.datasets import LIMIT_KEYS, DatasetSpec, RegistryData
+from ltr_cli.config.protocol import ProtocolSpec
 from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
 from ltr_cli.config.errors import format_validation
 from ltr_cli.errors import ConfigError
@@ -28,7 +29,6 @@ from ltr_cli.learners import registry as learner_registry
 from ltr_cli.learners.registry import partial_feedback_types, validate_learners
 from ltr_cli.measures.conventions import CONVENTIONS, Measure
 from ltr_cli.measures.registry import parse_metric
-from ltr_cli.measures.metrics import parse_cutoff
 from ltr_cli.names import NAME_HELP, check_name
 from ltr_cli.config.schema import LaxPath, LearnerConfig, Name, OnlineLearnerConfig, Strict
 from ltr_cli.config.yamlio import YamlProblem, parse_yaml
@@ -48,41 +48,6 @@ else:
 # the modules that read a config)
 
 # --- protocol and metrics ----------------------------------------------------------------
-
-class ProtocolSpec(Strict):
-    passes: int = Field(1, gt=0, description="passes over the data files (each query once per pass)")
-    feedback: str = Field(
-        "auto", description="auto (each learner what it needs) | full | top-K: labels revealed after each round")
-    shuffle: bool = Field(False, description="shuffle queries within each file, every pass")
-    keep_probability: float = Field(1.0, gt=0, le=1, description="keep each query of each pass with this "
-                                    "probability (the authors' Yahoo and Yandex code: 0.8)")
-    drop_last_query: bool = Field(
-        False, description="never use the last query of each file in each pass (the authors' "
-        "MATLAB loop processes a query only when the next qid starts)")
-    max_rounds: int | None = Field(None, gt=0, description="stop after this many rounds (null: the whole stream)")
-    log_regret: bool = Field(
-        False, description="learners with a surrogate on a ball (rtopkf, ogd and listnet with a radius): log "
-        "each round's surrogate at the learner's scores and the cumulative regret against the best fixed "
-        "weights in hindsight (columns surrogate and regret; the run takes the round-by-round path)")
-    checkpoint_every: int = Field(
-        10_000, ge=0, description="save a resumable checkpoint every N rounds (0: never); a save costs "
-        "about a millisecond whatever the round, 10,000 compiled rounds of MSLR-sized queries about 0.2 s")
-
-    @field_validator("feedback")
-    @classmethod
-    def _feedback(cls, v: str) -> str:
-        if v in ("auto", "full"):
-            return v
-        head, _, k = v.partition("-")
-        if head == "top" and parse_cutoff(k) is not None:
-            return v
-        raise ValueError("expected auto, full or top-K with K a positive integer in ASCII digits "
-                         "(e.g. top-1)")
-
-    def feedback_k(self) -> int | None:
-        """K of ``top-K`` feedback, None for ``auto`` / ``full``."""
-        return int(self.feedback.split("-")[1]) if self.feedback.startswith("top-") else None
-
 
 def _metric_list(names: list[str]) -> list[str]:
     """Each name parsed by the registry's one parser (ValueError names the known metrics),
@@ -260,8 +225,46 @@ class ExperimentSpec(Strict):
         if self.cv is None and getattr(self.dataset, "normalize", "none") == "zscore":
             raise ValueError("dataset.normalize: zscore is fitted on a training split, which only a cv: "
                              "(batch) experiment has; use query-level for an online run")
+        self.protocol.check()
         self._check_feedback()
+        self._check_clicks()
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _click_metrics(cls, data: Any) -> Any:
+        """Under ``protocol.feedback: clicks`` the metrics default to ``[ndcg@K]``, K =
+        min(10, clicks.shown) (the default's ``ap`` reads the whole ranking, not the shown list)."""
+        if isinstance(data, dict) and isinstance(data.get("protocol"), dict) \
+                and data["protocol"].get("feedback") == "clicks":
+            clicks = data["protocol"].get("clicks")
+            shown = clicks.get("shown", 10) if isinstance(clicks, dict) else 10
+            names = [f"ndcg@{min(10, shown) if type(shown) is int and shown > 0 else 10}"]
+            metrics = data.get("metrics")
+            if metrics is None:
+                data = {**data, "metrics": {"names": names}}
+            elif isinstance(metrics, dict) and "names" not in metrics:
+                data = {**data, "metrics": {**metrics, "names": names}}
+        return data
+
+    def _check_clicks(self) -> None:
+        """Click learners run under ``feedback: clicks`` only; under it every round metric
+        must read no position below the shown list (a cut-off K <= ``clicks.shown``)."""
+        clicks = self.protocol.clicks
+        for name, lspec in self.learners.items():
+            if getattr(lspec, "feedback_kind", "labels") == "clicks" and clicks is None:
+                raise ValueError(f"learner {name!r} ({lspec.type_name()}) learns from clicks; set protocol.feedback: "
+                                 "clicks and a protocol.clicks: block (e.g. clicks: {model: navigational}), or "
+                                 "remove the learner")
+        if clicks is None:
+            return
+        for metric in self.metrics.names:
+            k = parse_metric(metric).k
+            if k is None or k > clicks.shown:
+                what = "reads the whole ranking" if k is None else f"reads {k} positions"
+                raise ValueError(f"metrics.names: {metric} {what}, but a click round shows the user "
+                                 f"{clicks.shown} documents (protocol.clicks.shown); use metrics with a cut-off "
+                                 f"K <= {clicks.shown}, e.g. ndcg@{min(10, clicks.shown)}")
 
     def _check_feedback(self) -> None:
         """``protocol.feedback: top-K`` suits every learner, checked before any runs: only
@@ -332,6 +335,9 @@ class ExperimentSpec(Strict):
         data.get("protocol", {}).pop("checkpoint_every", None)  # does not change results
         if data.get("protocol", {}).get("log_regret") is False:  # added later: unset, ids stay
             data["protocol"].pop("log_regret")
+        for later, unset in (("sampling", "passes"), ("clicks", None)):  # added later: unset, ids stay
+            if later in data.get("protocol", {}) and data["protocol"][later] == unset:
+                data["protocol"].pop(later)
         for limit in LIMIT_KEYS:  # bounds refuse input, they do not change results
             data.get("dataset", {}).pop(limit, None)
         if data.get("dataset", {}).get("normalize") == "none":  # the ids of runs before the option

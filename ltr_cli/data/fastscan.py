@@ -168,6 +168,160 @@ def _note_slow(slow, n, row, col, start, stop):
     return True
 
 
+@njit(cache=_CACHE, inline="always")
+def _skip_spaces(buf, i, end):
+    while i < end and _is_space(buf[i]):
+        i += 1
+    return i
+
+
+@njit(cache=_CACHE, inline="always")
+def _to_newline(buf, i, end):
+    """To the LF that ends the line (or the end of input): a comment's rest."""
+    while i < end and buf[i] != 10:
+        i += 1
+    return i
+
+
+@njit(cache=_CACHE, inline="always")
+def _leading_zero(buf, i, qs, end):
+    """A '0' opening a qid of more digits ('01'): the reference respells it."""
+    return buf[i] == 48 and i == qs and i + 1 < end and _is_digit(buf[i + 1])
+
+
+@njit(cache=_CACHE, inline="always")
+def _starts_qid(buf, i, end):
+    """A "qid:" token at buf[i:]."""
+    return (i + 4 <= end and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
+            and buf[i + 3] == 58)
+
+
+@njit(cache=_CACHE)
+def _qid_word(buf, i, end, qid_mode):
+    """The word after "qid:" (to whitespace, '#' or the line end): (next index, regular).
+    A qid the row keeps is canonical digits ('01', '+1' are respelled by the reference);
+    one skipped is printable ASCII."""
+    qs = i
+    while not (_at_eol(buf, i, end) or _is_space(buf[i]) or buf[i] == 35):
+        c = buf[i]
+        if qid_mode == QID_TOKEN:
+            if not _is_digit(c) or _leading_zero(buf, i, qs, end):
+                return i, False
+        elif c < 33 or c > 126:
+            return i, False
+        i += 1
+    return i, i > qs
+
+
+@njit(cache=_CACHE)
+def _qid_token(buf, i, end, r, qid_mode, qid_start, qid_end):
+    """The optional (:data:`QID_TOKEN`: required) "qid:" token and the spaces after it:
+    (next index, status)."""
+    if not _starts_qid(buf, i, end):
+        return i, (IRREGULAR if qid_mode == QID_TOKEN else 0)
+    qs = i + 4
+    i, regular = _qid_word(buf, qs, end, qid_mode)
+    if not regular:
+        return i, IRREGULAR
+    if qid_mode == QID_TOKEN:
+        qid_start[r] = qs
+        qid_end[r] = i
+    return _skip_spaces(buf, i, end), 0
+
+
+@njit(cache=_CACHE)
+def _features(buf, i, end, r, base, n_features, X, ntok, lastcol, slow, n_slow, max_abs, pow10):
+    """The ``index:value`` tokens up to '#' or the line end, into row ``r``: (next index,
+    n_slow, status)."""
+    last = -1
+    while not _at_eol(buf, i, end) and buf[i] != 35:
+        idx, nd, i = _digits(buf, i, end, 1000000000)  # all of any 10-digit index
+        if nd == 0 or nd > 10 or i >= end or buf[i] != 58:
+            return i, n_slow, IRREGULAR
+        i += 1
+        col = idx - base
+        if col < 0 or col >= n_features or col <= last:
+            return i, n_slow, IRREGULAR
+        last = col
+        lastcol[r] = col
+        ntok[r] += 1
+        start = i
+        value, i, parsed = _number(buf, i, end, pow10)
+        if parsed < 0:
+            return i, n_slow, IRREGULAR
+        if parsed == 1:
+            if not _note_slow(slow, n_slow, r, col, start, i):
+                return i, n_slow, SLOW_FULL
+            n_slow += 1
+        else:
+            if abs(value) > max_abs:
+                return i, n_slow, IRREGULAR
+            if X.shape[1]:  # no columns: labels and qids only, features checked not kept
+                X[r, col] = value
+        while i < end and _is_space(buf[i]):
+            i += 1
+    return i, n_slow, 0
+
+
+@njit(cache=_CACHE)
+def _comment_qid(buf, i, end, r, qid_start, qid_end):
+    """:data:`QID_COMMENT`: the comment's first word, canonical digits, is the row's qid:
+    (next index, status)."""
+    i = _skip_spaces(buf, i, end)
+    qs = i
+    while not (_at_eol(buf, i, end) or _is_space(buf[i])):
+        if not _is_digit(buf[i]) or _leading_zero(buf, i, qs, end):
+            return i, IRREGULAR
+        i += 1
+    if i == qs:
+        return i, IRREGULAR
+    qid_start[r] = qs
+    qid_end[r] = i
+    return i, 0
+
+
+@njit(cache=_CACHE)
+def _comment(buf, i, end, r, qid_mode, qid_start, qid_end):
+    """The optional (:data:`QID_COMMENT`: required) "#" comment, to the LF: (next index,
+    status)."""
+    if not (i < end and buf[i] == 35):
+        return i, (IRREGULAR if qid_mode == QID_COMMENT else 0)
+    i += 1
+    if qid_mode == QID_COMMENT:
+        i, status = _comment_qid(buf, i, end, r, qid_start, qid_end)
+        if status != 0:
+            return i, status
+    return _to_newline(buf, i, end), 0
+
+
+@njit(cache=_CACHE)
+def _data_line(buf, i, end, r, line, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok,
+               lastcol, slow, n_slow, max_abs, pow10):
+    """One data line from its label into row ``r``: (index at its end, n_slow, status)."""
+    start = i
+    value, i, parsed = _number(buf, i, end, pow10)
+    if parsed < 0:
+        return i, n_slow, IRREGULAR
+    if parsed == 1:
+        if not _note_slow(slow, n_slow, r, -1, start, i):
+            return i, n_slow, SLOW_FULL
+        n_slow += 1
+    label[r] = value
+    lineno[r] = line
+    qid_start[r] = -1
+    qid_end[r] = -1
+    ntok[r] = 0
+    lastcol[r] = -1
+    i, status = _qid_token(buf, _skip_spaces(buf, i, end), end, r, qid_mode, qid_start, qid_end)
+    if status != 0:
+        return i, n_slow, status
+    i, n_slow, status = _features(buf, i, end, r, base, n_features, X, ntok, lastcol, slow, n_slow, max_abs, pow10)
+    if status != 0:
+        return i, n_slow, status
+    i, status = _comment(buf, i, end, r, qid_mode, qid_start, qid_end)
+    return i, n_slow, status
+
+
 @njit(cache=_CACHE, nogil=True)
 def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid_end, ntok, lastcol,
                slow, first_line, max_abs):
@@ -189,109 +343,22 @@ def scan_block(buf, qid_mode, base, n_features, X, label, lineno, qid_start, qid
     rows = 0
     n_slow = 0
     while i < end:
-        # skip leading whitespace
-        while i < end and _is_space(buf[i]):
-            i += 1
+        i = _skip_spaces(buf, i, end)
         if i >= end:
             break
-        c = buf[i]
         if _at_eol(buf, i, end):
             i = _next_line(buf, i, end)
             line += 1
             continue
-        if c == 35:  # comment-only line
-            while i < end and buf[i] != 10:
-                i += 1
+        if buf[i] == 35:  # comment-only line
+            i = _to_newline(buf, i, end)
             continue
-        r = rows
-        if r >= X.shape[0]:
+        if rows >= X.shape[0]:
             return rows, n_slow, IRREGULAR, line
-        # label
-        start = i
-        value, i, status = _number(buf, i, end, pow10)
-        if status < 0:
-            return rows, n_slow, IRREGULAR, line
-        if status == 1:
-            if not _note_slow(slow, n_slow, r, -1, start, i):
-                return rows, n_slow, SLOW_FULL, line
-            n_slow += 1
-        label[r] = value
-        lineno[r] = line
-        qid_start[r] = -1
-        qid_end[r] = -1
-        ntok[r] = 0
-        lastcol[r] = -1
-        while i < end and _is_space(buf[i]):
-            i += 1
-        # optional / required qid token
-        if (i + 4 <= end and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
-                and buf[i + 3] == 58):
-            i += 4
-            qs = i
-            while not (_at_eol(buf, i, end) or _is_space(buf[i]) or buf[i] == 35):
-                c = buf[i]
-                if qid_mode == QID_TOKEN:  # canonical digits only: '01', '+1' are respelled by the reference
-                    if not _is_digit(c) or (c == 48 and i == qs and i + 1 < end and _is_digit(buf[i + 1])):
-                        return rows, n_slow, IRREGULAR, line
-                elif c < 33 or c > 126:
-                    return rows, n_slow, IRREGULAR, line
-                i += 1
-            if i == qs:
-                return rows, n_slow, IRREGULAR, line
-            if qid_mode == QID_TOKEN:
-                qid_start[r] = qs
-                qid_end[r] = i
-            while i < end and _is_space(buf[i]):
-                i += 1
-        elif qid_mode == QID_TOKEN:
-            return rows, n_slow, IRREGULAR, line
-        # features
-        last = -1
-        while not _at_eol(buf, i, end) and buf[i] != 35:
-            idx, nd, i = _digits(buf, i, end, 1000000000)  # all of any 10-digit index
-            if nd == 0 or nd > 10 or i >= end or buf[i] != 58:
-                return rows, n_slow, IRREGULAR, line
-            i += 1
-            col = idx - base
-            if col < 0 or col >= n_features or col <= last:
-                return rows, n_slow, IRREGULAR, line
-            last = col
-            lastcol[r] = col
-            ntok[r] += 1
-            start = i
-            value, i, status = _number(buf, i, end, pow10)
-            if status < 0:
-                return rows, n_slow, IRREGULAR, line
-            if status == 1:
-                if not _note_slow(slow, n_slow, r, col, start, i):
-                    return rows, n_slow, SLOW_FULL, line
-                n_slow += 1
-            else:
-                if abs(value) > max_abs:
-                    return rows, n_slow, IRREGULAR, line
-                if X.shape[1]:  # no columns: labels and qids only, features checked not kept
-                    X[r, col] = value
-            while i < end and _is_space(buf[i]):
-                i += 1
-        # comment
-        if i < end and buf[i] == 35:
-            i += 1
-            if qid_mode == QID_COMMENT:
-                while i < end and _is_space(buf[i]):
-                    i += 1
-                qs = i
-                while not (_at_eol(buf, i, end) or _is_space(buf[i])):
-                    if not _is_digit(buf[i]) or (buf[i] == 48 and i == qs and i + 1 < end and _is_digit(buf[i + 1])):
-                        return rows, n_slow, IRREGULAR, line
-                    i += 1
-                if i == qs:
-                    return rows, n_slow, IRREGULAR, line
-                qid_start[r] = qs
-                qid_end[r] = i
-            while i < end and buf[i] != 10:
-                i += 1
-        elif qid_mode == QID_COMMENT:
-            return rows, n_slow, IRREGULAR, line
+        i, n_slow, status = _data_line(buf, i, end, rows, line, qid_mode, base, n_features, X, label, lineno,
+                                       qid_start, qid_end, ntok, lastcol, slow, n_slow, max_abs, pow10)
+        if status != 0:
+            return rows, n_slow, status, line
         rows += 1
         if i < end:  # at the line end
             i = _next_line(buf, i, end)

@@ -10,16 +10,11 @@ A reference function is ``f(ranking (m,), labels (m,), meas) -> float | None`` (
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ltr_cli.kernels.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_PRECISION, MEASURE_RR
 from ltr_cli.measures.metrics import eru, neru
-from ltr_cli.measures.registry import MetricKind
-
-if TYPE_CHECKING:
-    from ltr_cli.measures.conventions import Measure
+from ltr_cli.measures.registry import Measure, MetricKind
 
 
 def _cut(meas: Measure, m: int) -> int | None:

@@ -35,7 +35,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -43,8 +43,6 @@ from ltr_cli import plugins
 from ltr_cli.measures.metrics import parse_cutoff
 from ltr_cli.protocols.round_log import reserved_columns, reserved_prefixes
 
-if TYPE_CHECKING:
-    from ltr_cli.measures.conventions import Measure
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,26 @@ class MetricSpec:
         return dict(self.params).get(name)
 
 
-Reference = Callable[[np.ndarray, np.ndarray, "Measure"], "float | None"]
+class Measure(Protocol):
+    """What a metric's reference function reads of the measure it computes: a
+    :class:`ltr_cli.measures.conventions.Measure` (the metric bound to a convention ``conv``,
+    a no-relevant policy and its value, a relevance threshold and the ERU parameters)."""
+
+    conv: Any
+    no_relevant: str
+    none_value: float
+    threshold: float
+    eru_d: float
+    eru_alpha: float
+
+    @property
+    def k(self) -> int | None: ...
+
+    @property
+    def max_grade(self) -> int: ...
+
+
+Reference = Callable[[np.ndarray, np.ndarray, Measure], "float | None"]
 
 
 @dataclass(frozen=True)

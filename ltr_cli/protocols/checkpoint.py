@@ -16,6 +16,7 @@ with ``allow_pickle=False``. Member ``state.json`` is a uint8 array holding UTF-
     {"format": 3, "run_id": str, "from": int, "t": int, "wall_seconds": float,
      "nonfinite_round": int | null, "data": {...data identity...},
      "tie_rng": <numpy bit_generator.state dict>,
+     "click_rng": <bit_generator.state> (click feedback runs only),
      "learner": {"class": str, "t": int | null, "rng": <bit_generator.state> | null,
                  "extra": {name: {"array": true} | {"value": number | bool | {"generator": state}}}},
      "columns": [column names in order]}
@@ -74,6 +75,7 @@ class RunState:
     wall_seconds: float
     nonfinite_round: int | None = None  # first round after which the weights were NaN/inf
     data: dict[str, Any] = field(default_factory=dict)  # identity of the data read
+    click_rng_state: dict[str, Any] | None = None  # protocol.feedback: clicks: the click generator
 
 
 def _check_range(name: str, arr: np.ndarray) -> None:
@@ -153,6 +155,7 @@ class Checkpointer:
         meta = {"format": FORMAT, "run_id": state.run_id, "from": start, "t": state.t,
                 "wall_seconds": state.wall_seconds, "nonfinite_round": state.nonfinite_round,
                 "data": state.data, "tie_rng": state.tie_rng_state,
+                **({"click_rng": state.click_rng_state} if state.click_rng_state is not None else {}),
                 "learner": {"class": state.learner.cls, "t": state.learner.t, "rng": state.learner.rng,
                             **({"extra": extra_meta} if extra_meta else {})},
                 "columns": list(state.columns)}
@@ -339,9 +342,12 @@ class Checkpointer:
         if not isinstance(tie, dict):
             raise CheckpointInvalid("tie_rng is not a generator state")
         set_rng(np.random.default_rng(), tie, "tie_rng")  # validate now, applied by the caller
+        click = meta.get("click_rng")
+        if click is not None:
+            set_rng(np.random.default_rng(), click, "click_rng")
         extra = self._extra_state(archive, lmeta.get("extra", {}))
         return RunState(self.run_id, t, columns, LearnerState(lmeta["class"], w, lt, lrng, extra),
-                        tie, float(wall), nonfinite, data)
+                        tie, float(wall), nonfinite, data, click)
 
     def _extra_state(self, archive: Any, declared: Any) -> dict[str, Any]:
         """The learner's extra state fields (checked against the learner on restore)."""

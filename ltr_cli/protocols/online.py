@@ -16,6 +16,7 @@ The time-averaged curve of a metric is its cumulative mean over rounds (NaN rows
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ from ltr_cli.protocols.warmup import compile_progress, warm_up
 from ltr_cli.protocols.round_log import SURROGATE, RoundLog
 
 if TYPE_CHECKING:
+    from ltr_cli.protocols.click_feedback import ClickFeedback
     from ltr_cli.protocols.heldout import Heldout
 
 
@@ -67,10 +69,12 @@ def feedback_size(learner: OnlineLearner, mode: str = "auto") -> int | None:
 
     ``mode``: ``auto`` - what the learner needs (its ``feedback_k``: partial feedback;
     None: full labels); ``full`` - all labels to everyone; ``top-K`` - only the
-    top K to everyone, an error for learners that need full labels or more than K.
+    top K to everyone, an error for learners that need full labels or more than K;
+    ``clicks`` - as ``auto``, of the 0/1 labels the clicks make
+    (:mod:`ltr_cli.protocols.click_feedback`).
     """
     needs = learner.feedback_k
-    if mode == "auto":
+    if mode in ("auto", "clicks"):
         return needs
     if mode == "full":
         return None
@@ -113,6 +117,7 @@ def run_online(
     plan: tuple[list[Segment], dict[int, UnitArrays]] | None = None,
     heldout: Heldout | None = None,
     surrogate: Callable[[np.ndarray, np.ndarray], float] | None = None,
+    clicks: ClickFeedback | None = None,
 ) -> OnlineResult:
     """Drive ``learner`` over ``rounds``; return the per-round table and wall time.
 
@@ -131,9 +136,14 @@ def run_online(
     With ``surrogate`` (``value(X, y)``, :func:`ltr_cli.protocols.regret.round_surrogate`),
     each round also records its value before the update, in the column ``surrogate``
     (round by round only).
+
+    With ``clicks`` (:mod:`ltr_cli.protocols.click_feedback`, round by round only), the
+    learner learns from a simulated user's clicks on the shown list and the round's
+    metrics are those of the shown list; the click generator is saved in checkpoints.
     """
     if plan is not None:
         assert surrogate is None, "the compiled block loop does not log the surrogate"
+        assert clicks is None, "the compiled block loop does not simulate clicks"
         (result,) = run_online_group(plan, [GroupMember(learner, rng, checkpointer, resume, name, data_identity)],
                                      measures, max_rounds, quiet, total_hint, heldout)
         if isinstance(result, LtrError):
@@ -145,12 +155,21 @@ def run_online(
     t, previous_wall, nonfinite_round = 0, 0.0, None
     if resume is not None:
         rng.bit_generator.state = resume.tie_rng_state
+        if clicks is not None:
+            if resume.click_rng_state is None:
+                raise LtrError("the checkpoint holds no click generator, yet this run simulates clicks; "
+                               "delete it to start the run over")
+            clicks.rng.bit_generator.state = resume.click_rng_state
         t, previous_wall, nonfinite_round = resume.t, resume.wall_seconds, resume.nonfinite_round
         if rounds is not None:
             for _ in range(t):  # replay the stream's own draws up to where the run stopped
                 if next(rounds, None) is None:
                     raise _beyond_the_stream(t)
     reveal_k = feedback_size(learner, feedback)
+    give: Callable[[OnlineLearner, np.ndarray, np.ndarray], Feedback] = functools.partial(reveal, k=reveal_k)
+    if clicks is not None:
+        clicks.prepare(learner)
+        give = functools.partial(_click_feedback, clicks, k=reveal_k)
     width = learner.weights.shape[0]
     # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
     nan_allowed = learner.numerics == "authors-code"
@@ -165,8 +184,8 @@ def run_online(
     first = next(rounds, None)
     load_seconds = 0.0
     if first is not None:  # compile or load every kernel of a round before the clock starts
-        load_seconds = warm_up(learner, first[1], round_measures, rng,
-                               lambda lr, ranking, y: reveal(lr, ranking, y, reveal_k), quiet)
+        load_seconds = warm_up(learner, first[1], round_measures, rng, give if clicks is None else
+                               functools.partial(_click_feedback, clicks.twin(), k=reveal_k), quiet)
         rounds = itertools.chain([first], rounds)
     start = time.perf_counter()
 
@@ -174,7 +193,8 @@ def run_online(
         assert checkpointer is not None
         return RunState(checkpointer.run_id, t, log.columns, LearnerState.of(learner),
                         dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
-                        nonfinite_round, data_identity or {})
+                        nonfinite_round, data_identity or {},
+                        dict(clicks.rng.bit_generator.state) if clicks is not None else None)
 
     try:
         for pass_no, query in rounds:
@@ -186,10 +206,10 @@ def run_online(
                 raise LtrError(f"round {t} (qid {query.qid}): query rows of shape {X.shape} with "
                                f"{y.shape[0]} labels do not fit the learner's {width} features")
             ranking = learner.rank(X, rng)
-            values, no_relevant = round_measures(ranking, y)
+            values, no_relevant = round_measures(ranking if clicks is None else clicks.seen(ranking, y.shape[0]), y)
             if surrogate is not None:  # at the weights the ranking came from, before the update
                 values = [*values, surrogate(X, y)]
-            info = learner.update(X, reveal(learner, ranking, y, reveal_k))
+            info = learner.update(X, give(learner, ranking, y))
             if info.updated and nonfinite_round is None and not finite(learner.weights):
                 if not nan_allowed:
                     raise LtrError(
@@ -212,6 +232,11 @@ def run_online(
             observer.close()
     wall = previous_wall + time.perf_counter() - start
     return OnlineResult(log, wall, nonfinite_round, np.array(learner.weights, copy=True), load_seconds)
+
+
+def _click_feedback(clicks: ClickFeedback, learner: OnlineLearner, ranking: np.ndarray, y: np.ndarray,
+                    k: int | None) -> Feedback:
+    return clicks.feedback(learner, ranking, y, k)
 
 
 def _beyond_the_stream(t: int) -> LtrError:
@@ -315,8 +340,9 @@ def _finiteness_check():
     return finite
 
 
-def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
-    """Final time-averaged value, last-ten statistics, counts, wall time, throughput."""
+def summarize(result: OnlineResult, measures: list[Measure], gamma: float | None = None) -> dict[str, Any]:
+    """Final time-averaged value, last-ten statistics, counts, wall time, throughput; with
+    ``gamma`` (click runs), each metric's ``discounted_cumulative``."""
     columns = result.log.columns
     n = len(result.log)
     out: dict[str, Any] = {
@@ -339,7 +365,19 @@ def summarize(result: OnlineResult, measures: list[Measure]) -> dict[str, Any]:
             "last10_mean_of_time_average": _num(np.nanmean(last)) if n and not np.isnan(last).all() else None,
             "last10_mean_per_round": _num(np.nanmean(values[-10:])) if n and not np.isnan(values[-10:]).all() else None,
         }
+        if gamma is not None:
+            out["metrics"][meas.name]["discounted_cumulative"] = discounted_cumulative(values, gamma)
     return out
+
+
+def discounted_cumulative(values: np.ndarray, gamma: float) -> float:
+    """``sum over rounds t of gamma^(t-1) * value_t`` (the click literature's cumulative
+    online performance); NaN rows (``no_relevant: skip``) add nothing, and the rounds after
+    them keep their own discount."""
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.power(gamma, np.arange(values.shape[0], dtype=np.float64))
+    kept = ~np.isnan(values)
+    return float(np.dot(weights[kept], values[kept]))
 
 
 def _num(x: Any) -> float | None:

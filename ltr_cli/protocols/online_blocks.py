@@ -45,10 +45,12 @@ BLOCK_ROUNDS = 4096  # rounds per compiled call at most (also bounds the output 
 _KERNEL_TIES = {"input-order": False, "reverse-input": True}
 
 
-def block_eligible(learner: OnlineLearner, measures: RoundMeasures, feedback_k: int | None) -> bool:
-    """Whether ``learner``'s rounds can run in compiled blocks (see the module docstring)."""
+def block_eligible(learner: OnlineLearner, measures: RoundMeasures, feedback_k: int | None,
+                   clicks: bool = False) -> bool:
+    """Whether ``learner``'s rounds can run in compiled blocks (see the module docstring);
+    never under click feedback (``clicks``), whose rounds run one by one."""
     kernel = getattr(learner, "block_kernel", None)
-    return (kernel is not None and kernel() is not None and feedback_k == learner.feedback_k
+    return (not clicks and kernel is not None and kernel() is not None and feedback_k == learner.feedback_k
             and measures.compiled and _ties(learner) in _KERNEL_TIES)
 
 

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr_cli.data.sources import QuerySource, plan_rounds, stream_rounds
+from ltr_cli.data.sources import QuerySource
+from ltr_cli.protocols import sampling
 from ltr_cli.data.sources.arrays import array_budget
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import LossSpec
@@ -87,8 +88,7 @@ class _Stream:
 
 
 def _planned(source: QuerySource, protocol: Any, rng: np.random.Generator) -> _Stream | None:
-    planned = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, rng,
-                          protocol.drop_last_query, None, protocol.max_rounds)
+    planned = sampling.plan(source, protocol, rng)
     if planned is None:
         return None
     segments, arrays = planned
@@ -113,8 +113,7 @@ def _streamed(source: QuerySource, protocol: Any, rng: np.random.Generator) -> _
     query: list[int] = []
     qids: list[str] = []
     held = 0
-    for _, q in stream_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, rng,
-                              protocol.drop_last_query, None, protocol.max_rounds):
+    for _, q in sampling.stream(source, protocol, rng):
         X, y = np.ascontiguousarray(q.X), np.ascontiguousarray(q.y, dtype=np.float64)
         key = hashlib.sha256(repr(X.shape).encode() + X.tobytes() + y.tobytes()).digest()
         if key not in seen:

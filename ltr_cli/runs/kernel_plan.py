@@ -162,9 +162,11 @@ def uncached_families(families: list[str]) -> list[str]:
 
 
 def _rounds(run: PlannedRun, source: Any) -> int:
-    """The run's rounds: max_rounds, or passes x queries per pass x keep-probability
+    """The run's rounds: max_rounds (always, under uniform sampling), or passes x queries per pass x keep-probability
     (queries estimated from the files' size when not known)."""
     protocol = run.spec.protocol
+    if protocol.sampling == "uniform" and protocol.max_rounds is not None:
+        return protocol.max_rounds
     queries = source.n_queries
     if queries is None:
         queries = _queries_from_size(source)

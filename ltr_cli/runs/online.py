@@ -21,13 +21,14 @@ from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunSta
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.data.identity import require_regular, same_content
-from ltr_cli.data.sources import QuerySource, StreamStats, open_source, plan_rounds, stream_rounds
+from ltr_cli.data.sources import QuerySource, StreamStats, open_source
 from ltr_cli.errors import DatasetNotFoundError, LtrError
 from ltr_cli.pathnames import tried
 from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible
+from ltr_cli.protocols import sampling
 from ltr_cli.protocols.round_log import SURROGATE
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
@@ -39,7 +40,8 @@ from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, kee
                                 resume_command)
 from ltr_cli.learners.online.theory import stream_constants, theory_block
 
-if TYPE_CHECKING:  # a held-out set and the regret log are imported by the runs that use them
+if TYPE_CHECKING:  # a held-out set, clicks and the regret log are imported by the runs that use them
+    from ltr_cli.protocols.click_feedback import ClickFeedback
     from ltr_cli.protocols.heldout import Heldout
 
 
@@ -56,6 +58,10 @@ def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
         "eru": {"d": m.eru_d, "alpha": m.eru_alpha},
         "time_average": "cumulative mean over rounds (NaN rows skipped)",
         "fidelity": spec.fidelity,
+        **({"round_metrics": "on the shown list (protocol.clicks.shown), ideal DCG over all m labels",
+            "discounted_cumulative": f"sum over rounds t of {spec.protocol.clicks.gamma:g}^(t-1) x the round's "
+                                     "value (NaN rows skipped)"}
+           if spec.protocol.clicks is not None else {}),
     }
 
 
@@ -133,6 +139,8 @@ def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> in
     capped by max_rounds. Files are counted only when a learner needs T (RTop-kF's paper
     schedule without a horizon); otherwise None when unknown (progress bar without total)."""
     protocol = spec.protocol
+    if protocol.sampling == "uniform":
+        return protocol.max_rounds
     needs_t = lspec.needs_horizon()
     if source.n_queries is None and not needs_t:
         return protocol.max_rounds
@@ -164,6 +172,7 @@ class _Prepared:
     identity: dict[str, Any]  # the data's, recorded in checkpoints
     heldout: Heldout | None = None
     loss: Any = None  # protocol.log_regret: the learner's LossSpec (None: no regret logged)
+    clicks: ClickFeedback | None = None  # protocol.feedback: clicks
 
     @property
     def start(self) -> int:
@@ -206,6 +215,7 @@ def run_online_jobs(
         held: dict[int, ExitStack] = {}  # each run's lock, released once the run is written
         prepared: dict[int, _Prepared] = {}
         heldouts: dict[Any, Heldout] = {}
+        top_label = functools.cache(lambda: _max_label(source))  # read once, for click tables that follow it
         for i, job in enumerate(jobs):
             run_dir = run_path(out_root, job.spec.experiment, job.run_id)
             try:
@@ -220,7 +230,7 @@ def run_online_jobs(
                 held[i] = locks.enter_context(ExitStack())
                 held[i].enter_context(owning(run_dir))
                 prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh,
-                                       _heldout(job.spec, source, heldouts))
+                                       _heldout(job.spec, source, heldouts), top_label)
             except LtrError as exc:
                 settle(i, exc)
             except Exception as exc:
@@ -279,8 +289,28 @@ def _warm_up_family(prep: _Prepared) -> None:
                 [prep.learner.numerics == "authors-code"]).warm_up()
 
 
+def _max_label(source: QuerySource) -> int:
+    from ltr_cli.protocols.click_feedback import max_label
+
+    return max_label(q for unit in source.units() for q in source.queries(unit))
+
+
+def _clicks(spec: ExperimentSpec, lspec: Any, seq: np.random.SeedSequence,
+            top_label: Callable[[], int]) -> ClickFeedback | None:
+    """The run's click protocol (None without ``feedback: clicks``), its generator from
+    ``seq``, for a learner of config ``lspec`` (its declared ``feedback_kind``)."""
+    clicks = spec.protocol.clicks
+    if clicks is None:
+        return None
+    from ltr_cli.protocols.click_feedback import ClickFeedback, resolve_model
+
+    return ClickFeedback(resolve_model(clicks, top_label), clicks.shown, np.random.default_rng(seq),
+                         lspec.feedback_kind)
+
+
 def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
-             resume: bool, fresh: bool, heldout: Heldout | None = None) -> _Prepared:
+             resume: bool, fresh: bool, heldout: Heldout | None = None,
+             top_label: Callable[[], int] | None = None) -> _Prepared:
     spec, name = job.spec, job.name
     lspec: Any = spec.learners[name]
     measures = spec.metrics.measures()
@@ -290,8 +320,9 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     if not resume and checkpointer.path.exists():
         keep_checkpoint(checkpointer.path, f"{name} (seed {spec.seed})", argv, fresh)
     planned = _planned_rounds(spec, lspec, source)
-    # independent, reproducible streams: data order/subsampling, ties, learner draws
-    stream_seq, tie_seq, learner_seq = _seeds(spec.seed)
+    # independent, reproducible streams: data order/subsampling, ties, learner draws, clicks
+    stream_seq, tie_seq, learner_seq, click_seq = _seeds(spec.seed)
+    clicks = _clicks(spec, lspec, click_seq, top_label or functools.cache(lambda: _max_label(source)))
     learner = lspec.build(source.n_features, spec.metrics.ties, np.random.default_rng(learner_seq),
                           planned, spec.fidelity)
     loss = None
@@ -312,18 +343,14 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
     stream_stats = StreamStats()
     stream_rng = np.random.default_rng(stream_seq)
     plan = None
-    if loss is not None and not quiet and BLOCKS and block_eligible(
-            learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback)):
+    eligible = BLOCKS and block_eligible(learner, RoundMeasures(measures), feedback_size(learner, protocol.feedback),
+                                         clicks is not None)
+    if loss is not None and not quiet and eligible:
         console.note(f"ltr: note: {name}: protocol.log_regret: runs round by round (the compiled block "
                      "loop does not return the surrogate)")
-    if loss is None and BLOCKS and block_eligible(learner, RoundMeasures(measures),
-                                                  feedback_size(learner, protocol.feedback)):
-        plan = plan_rounds(source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
-                           protocol.drop_last_query, stream_stats,
-                           protocol.max_rounds)  # None (nothing drawn) without arrays
-    rounds = None if plan is not None else stream_rounds(
-        source, protocol.passes, protocol.shuffle, protocol.keep_probability, stream_rng,
-        protocol.drop_last_query, stream_stats, protocol.max_rounds)
+    if loss is None and eligible:
+        plan = sampling.plan(source, protocol, stream_rng, stream_stats)  # None (nothing drawn) without arrays
+    rounds = None if plan is not None else sampling.stream(source, protocol, stream_rng, stream_stats)
     identity = source.identity()
     if not quiet:
         since = f", resuming after round {state.t}" if state is not None else ""
@@ -331,13 +358,14 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
         what = f" (generated, shaped like {shaped})" if shaped is not None else ""
         console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{what}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
-                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, identity, heldout, loss)
+                     np.random.default_rng(tie_seq), plan, rounds, stream_stats, identity, heldout, loss, clicks)
 
 
 def _seeds(seed: int) -> list[np.random.SeedSequence]:
-    """The run's three independent streams of draws: data order and subsampling, ties, the
-    learner's own."""
-    return np.random.SeedSequence(seed).spawn(3)
+    """The run's four independent streams of draws: data order and subsampling, ties, the
+    learner's own, clicks. (``spawn(4)``'s first three are ``spawn(3)``'s: the streams of
+    runs without clicks are those they always were.)"""
+    return np.random.SeedSequence(seed).spawn(4)
 
 
 def _plugin_failure(job: PlannedRun, exc: Exception) -> LtrError:
@@ -366,7 +394,8 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                                    checkpointer=first.checkpointer if protocol.checkpoint_every else None,
                                    resume=first.state, name=first.job.name, data_identity=first.identity,
                                    plan=first.plan, heldout=first.heldout,
-                                   surrogate=_round_surrogate(first.learner, first.loss) if first.loss else None)]
+                                   surrogate=_round_surrogate(first.learner, first.loss) if first.loss else None,
+                                   clicks=first.clicks)]
             except LtrError as exc:
                 return [exc]
             except Exception as exc:
@@ -399,7 +428,8 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
     lspec: Any = spec.learners[name]
     protocol = spec.protocol
     measures = prep.measures
-    summary = {"dataset": source.name, **summarize(result, measures)}
+    gamma = protocol.clicks.gamma if protocol.clicks is not None else None
+    summary = {"dataset": source.name, **summarize(result, measures, gamma)}
     if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
         summary["dropped_last_queries"] = prep.stream_stats.dropped_last
     if constants is not None:
@@ -442,6 +472,8 @@ def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constant
         "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
         "protocol": protocol.model_dump(mode="json"),
         **({"heldout": prep.heldout.identity} if prep.heldout is not None else {}),
+        **({"clicks": {**prep.clicks.model.describe(), "shown": prep.clicks.shown, "gamma": protocol.clicks.gamma}}
+           if prep.clicks is not None and protocol.clicks is not None else {}),
         **({"regret": regret_record} if regret_record is not None else {}),
         "kernels": planned_path.record() if planned_path is not None else {
             "path": "compiled" if kernels.ENABLED else "reference",

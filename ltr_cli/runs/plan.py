@@ -81,7 +81,7 @@ def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
         lspec: Any = spec.learners[learner]
         built = lspec.build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
         if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
-                              feedback_size(built, spec.protocol.feedback)):
+                              feedback_size(built, spec.protocol.feedback), spec.protocol.feedback == "clicks"):
             return None
         if spec.protocol.log_regret:
             from ltr_cli.protocols.regret import regret_loss

@@ -11,7 +11,9 @@ One pytest entry per kind::
         check(subject, tmp_path)
 
 Kinds: ``learners`` (online learners, :mod:`ltr_cli.testing.online`), ``metrics``
-(:mod:`ltr_cli.testing.metrics`) and ``formats`` (:mod:`ltr_cli.testing.formats`).
+(:mod:`ltr_cli.testing.metrics`), ``formats`` (:mod:`ltr_cli.testing.formats`), ``clicks``
+(click models, :mod:`ltr_cli.testing.clicks`) and ``interleaving`` (interleaving and
+multileaving methods, :mod:`ltr_cli.testing.interleaving`).
 ``python -m ltr_cli.testing [KIND ...] [-k NAME]`` runs them without a checkout (pytest
 needed). A new kind of extension adds its suite with :func:`suite`: a function that returns
 ``(subject id, subject, check)`` triples, each ``check(subject, tmp_path)`` raising
@@ -30,7 +32,8 @@ Cases = Callable[[], Iterable[tuple[str, Any, Check]]]
 
 # kind -> the module that declares its suite (imported when the kind is asked for)
 _MODULES = {"learners": "ltr_cli.testing.online", "metrics": "ltr_cli.testing.metrics",
-            "formats": "ltr_cli.testing.formats"}
+            "formats": "ltr_cli.testing.formats", "clicks": "ltr_cli.testing.clicks",
+            "interleaving": "ltr_cli.testing.interleaving"}
 _SUITES: dict[str, Cases] = {}
 
 

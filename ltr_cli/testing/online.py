@@ -34,17 +34,34 @@ def source(name: str) -> str:
     return SOURCES[examples()[name]["type"]]
 
 
+def learns_from_clicks(spec: dict[str, Any]) -> bool:
+    """Whether the learner of config ``spec`` learns from clicks (``feedback_kind``)."""
+    return getattr(REGISTRY.get(spec["type"]), "feedback_kind", "labels") == "clicks"
+
+
+#: the click protocol the suite runs click learners under, and the metrics of its shown list
+CLICKS = "feedback: clicks, clicks: {model: navigational, stop: any-position, shown: 10}"
+CLICK_METRICS = "[ndcg@10, p@5, err@10]"
+
+
 def write_config(path: Path, data: list[Path], learners: dict[str, dict[str, Any]], protocol: str = "{passes: 2}",
                  ties: str = "reverse-input", no_relevant: str = "one", fidelity: str = "authors-code") -> Path:
     """A run of ``learners`` (name -> config) on ``data``; learner configs are written as
-    JSON, which is YAML."""
+    JSON, which is YAML. With a learner that learns from clicks, every learner runs under
+    the click protocol (:data:`CLICKS`, added to the ``protocol`` flow mapping) and the
+    metrics are those of the shown list."""
     body = "\n".join(f"  {name}: {json.dumps(spec)}" for name, spec in learners.items())
+    metrics = "[ndcg@10, ap, p@5, ndcg]"
+    if any(learns_from_clicks(spec) for spec in learners.values()):
+        inner = protocol.strip()[1:-1].strip()
+        protocol = "{" + CLICKS + (", " + inner if inner else "") + "}"
+        metrics = CLICK_METRICS
     path.write_text(f"""experiment: conformance
 seed: 3
 fidelity: {fidelity}
 dataset: {{kind: files, features: {FEATURES}, files: [{', '.join(map(str, data))}]}}
 protocol: {protocol}
-metrics: {{names: [ndcg@10, ap, p@5, ndcg], ties: {ties}, no_relevant: {no_relevant}}}
+metrics: {{names: {metrics}, ties: {ties}, no_relevant: {no_relevant}}}
 learners:
 {body}
 """)
@@ -149,7 +166,8 @@ def check_alone_as_in_a_group(name: str, tmp_path: Path) -> None:
     ex = examples()
     data = write_data(tmp_path / "a.txt", queries=40)
     alone = write_config(tmp_path / "alone.yaml", [data], {name: ex[name]})
-    others = {other: spec for other, spec in ex.items() if other != name}
+    clicky = learns_from_clicks(ex[name])  # the group shares its protocol: learners of one feedback kind
+    others = {other: spec for other, spec in ex.items() if other != name and learns_from_clicks(spec) == clicky}
     group = dict(list(others.items())[:3]) | {name: ex[name]}
     together = write_config(tmp_path / "group.yaml", [data], group)
     a = _run(alone, tmp_path / "alone")[name]
@@ -177,14 +195,22 @@ def check_resume_after_a_kill(name: str, tmp_path: Path) -> None:
     assert same_files(reference, run_folders(killed)[name]) == []
 
 
-def _play(learner: Any, queries: list, rng: np.random.Generator, tie_rng: np.random.Generator) -> list:
-    """Rounds of ``learner`` on ``queries``: each shown ranking and the weights after it."""
+def _play(learner: Any, queries: list, rng: np.random.Generator, tie_rng: np.random.Generator,
+          clicky: bool = False) -> list:
+    """Rounds of ``learner`` on ``queries``: each shown ranking and the weights after it;
+    a learner that learns from clicks (``clicky``) gets navigational clicks drawn from ``rng``."""
+    from ltr_cli.clicks.spec import build_model
+    from ltr_cli.protocols.click_feedback import ClickFeedback
     from ltr_cli.protocols.online import reveal
 
+    clicks = ClickFeedback(build_model("navigational", 3), 10, rng, "clicks") if clicky else None
+    if clicks is not None:
+        clicks.prepare(learner)
     seen = []
     for X, y in queries:
         ranking = learner.rank(X, tie_rng)
-        learner.update(X, reveal(learner, ranking, y))
+        learner.update(X, clicks.feedback(learner, ranking, y, None) if clicks is not None else
+                       reveal(learner, ranking, y))
         seen.append((ranking.tolist(), np.array(learner.weights, copy=True)))
     return seen
 
@@ -207,9 +233,10 @@ def check_state_round_trips(name: str, tmp_path: Path) -> None:
     def build() -> Any:
         return spec.build(6, "input-order", np.random.default_rng(11), planned_rounds=60, fidelity="paper")
 
+    clicky = learns_from_clicks(ex)
     learner = build()
     with np.errstate(all="ignore"):
-        _play(learner, queries, rng, np.random.default_rng(1))
+        _play(learner, queries, rng, np.random.default_rng(1), clicky)
     assert state_fields(learner), "a learner must have some state"
     store = Checkpointer(tmp_path / ".x.checkpoint", "run-x", every=1)
     fill: dict[str, Any] = {"i": 1, "U": "q", "b": False, "f": 0.0}
@@ -222,8 +249,8 @@ def check_state_round_trips(name: str, tmp_path: Path) -> None:
     fresh = build()
     loaded.learner.restore(fresh)
     with np.errstate(all="ignore"):
-        a = _play(learner, queries, np.random.default_rng(3), np.random.default_rng(4))
-        b = _play(fresh, queries, np.random.default_rng(3), np.random.default_rng(4))
+        a = _play(learner, queries, np.random.default_rng(3), np.random.default_rng(4), clicky)
+        b = _play(fresh, queries, np.random.default_rng(3), np.random.default_rng(4), clicky)
     for (ra, wa), (rb, wb) in zip(a, b):
         assert ra == rb
         np.testing.assert_array_equal(wa, wb)

@@ -22,3 +22,13 @@ def test_metrics(subject: Any, check: Any, tmp_path: Path) -> None:
 @parametrize_with_checks("formats")
 def test_formats(subject: Any, check: Any, tmp_path: Path) -> None:
     check(subject, tmp_path)
+
+
+@parametrize_with_checks("clicks")
+def test_clicks(subject: Any, check: Any, tmp_path: Path) -> None:
+    check(subject, tmp_path)
+
+
+@parametrize_with_checks("interleaving")
+def test_interleaving(subject: Any, check: Any, tmp_path: Path) -> None:
+    check(subject, tmp_path)
