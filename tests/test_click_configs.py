@@ -14,6 +14,7 @@ from pydantic import TypeAdapter
 
 from ltr_cli.config.datasets import DatasetSpec
 from ltr_cli.config.experiment import HeldoutSpec, MetricsSpec, read_config_mapping
+from ltr_cli.config.protocol import ProtocolSpec
 from ltr_cli.data.registry import DATASETS
 from tests.conftest import REPO
 
@@ -70,6 +71,16 @@ def test_click_configs_read_their_data_as_ltr_does(name):
     assert heldout.file == expected
     # the click table follows the data's grades
     assert raw["protocol"]["clicks"]["grades"] == len(info.label_levels)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_click_configs_protocol_validates_for_every_swept_click_model(name):
+    raw = _raw(name)
+    for model in raw["sweep"]["protocol.clicks.model"]:
+        protocol = ProtocolSpec.model_validate({**raw["protocol"], "clicks": {**raw["protocol"]["clicks"], "model": model}})
+        protocol.check()  # feedback: clicks with clicks:, uniform sampling with max_rounds, the model's table
+        assert protocol.sampling == "uniform" and protocol.clicks is not None
+        assert protocol.clicks.stop == "any-position" and protocol.clicks.gamma == 0.9995
 
 
 @pytest.mark.parametrize("name", CIKM)
