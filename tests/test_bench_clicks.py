@@ -206,3 +206,18 @@ def test_the_adapter_runs_a_checkout_unchanged_seeded_and_timed(tmp_path):
                                          "navigational", 50, seed=8))
     assert other["final_offline_ndcg@10"] != first["final_offline_ndcg@10"]
     assert {p: p.read_bytes() for p in ref.rglob("*") if p.is_file() and "__pycache__" not in p.parts} == before
+
+
+def test_the_ltr_side_runs_whole_click_runs_on_the_generated_folds(tmp_path, monkeypatch):
+    # a learner that takes click feedback today stands in for the click learners
+    monkeypatch.setattr(clicks, "CLICK_LEARNERS", {"listnet": ({"type": "listnet"}, "PDGD")})
+    monkeypatch.setattr(clicks, "run_reference", lambda argv: {"cpu_per_impression": 1.0})
+    write_data = clicks.write_data
+    monkeypatch.setattr(clicks, "write_data", lambda root: write_data(root, queries=50))
+    found = clicks.bench_clicks(tmp_path, tmp_path / "ref", impressions=100, repeats=1)
+    row = found["learners"]["listnet"]
+    assert row["ltr_us"] is None or row["ltr_us"] > 0
+    assert (row["ratio"] is None) == (row["ltr_us"] is None)
+    assert (tmp_path / "data" / "Fold1" / "train.txt").is_file() and (tmp_path / "data" / "Fold5" / "test.txt").is_file()
+    runs = sorted(p.parents[2].name for p in (tmp_path / "out").glob("*/bench-clicks/*/summary.json"))
+    assert runs == ["listnet-10", "listnet-100"]  # the untimed warm-up run shares the short run's folder
