@@ -29,18 +29,33 @@ def bench(
     data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
     startup: Annotated[bool, typer.Option("--startup", help="start-up instead: a one-round ltr run vs importing numpy, pandas and pyarrow (target 2x; on the compiled path, in CPU: 1.5x), the demo and configs/mslr_slam.yaml on a 9,000-query MSLR-shaped file with an empty kernel cache and HOME vs warm (target 3x wall, 1.5x CPU), ltr plot, the authors' job under Octave if installed")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="--startup: one process each on a smaller demo (checks the bench runs; not a measurement)")] = False,
+    clicks: Annotated[bool, typer.Option("--clicks", help="the click-driven learners instead (pdgd, p-dbgd, td-dbgd, p-mgd): CPU per impression of ltr run vs the click literature's reference code on the same generated data, and their ratio (goal 20x)")] = False,
+    reference: Annotated[Path | None, typer.Option("--reference", metavar="<dir>", file_okay=False, help="--clicks: a checkout of HarrieO/OnlineLearningToRank to time (default: $LTR_CLICKS_REFERENCE; without either its column is skipped)")] = None,
+    impressions: Annotated[int, typer.Option("--impressions", min=20, help="--clicks: impressions per timed run")] = 1000,
+    click_model: Annotated[str, typer.Option("--click-model", metavar="perfect|navigational|informational", help="--clicks: the click model of the timed runs")] = "navigational",
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
     memory growth, as ratios measured side by side in one run; --batch: the batch
     solvers and 'ltr eval' instead, and the LETOR 2.0 configs' full CV grids against their
-    10-minute budget (--letor2: only that figure; --letor2-scale 0.2: on smaller data)."""
+    10-minute budget (--letor2: only that figure; --letor2-scale 0.2: on smaller data);
+    --clicks: the click-driven learners' CPU per impression against the reference code."""
     from ltr_cli.bench.command import format_table, main_json, run_bench
 
     if data is not None and not online:
         raise LtrError("--data measures online runs on a file: add --online")
     if quick and not startup:
         raise LtrError("--quick is a smaller --startup bench: add --startup")
+    if (reference is not None or impressions != 1000 or click_model != "navigational") and not clicks:
+        raise LtrError("--reference, --impressions and --click-model time the click learners: add --clicks")
+    if clicks:
+        from ltr_cli.bench.clicks import find_reference, format_clicks_table, run_clicks_bench
+
+        if click_model not in ("perfect", "navigational", "informational"):
+            raise LtrError(f"--click-model {click_model!r}: give perfect, navigational or informational")
+        found = run_clicks_bench(find_reference(reference), impressions=impressions, model=click_model)
+        typer.echo(main_json(found) if as_json else format_clicks_table(found), nl=as_json)
+        return
     if startup:
         from ltr_cli.bench.startup import format_startup_table, run_startup_bench
 
