@@ -24,8 +24,9 @@ CONFIGS = ["clicks_synthetic.yaml", *CIKM]
 # the agreed syntax: protocol keys, click keys, and each learner type's keys
 PROTOCOL_KEYS = {"feedback", "sampling", "max_rounds", "clicks"}
 CLICK_KEYS = {"model", "stop", "shown", "eta", "grades", "gamma"}
-LEARNER_KEYS = {"pdgd": {"learning_rate"}, "dbgd": {"comparison", "candidates", "learning_rate", "delta"},
-                "pairwise-clicks": {"epsilon"}}
+LEARNER_KEYS = {"pdgd": {"learning_rate", "learning_rate_decay"},
+                "dbgd": {"comparison", "candidates", "learning_rate", "delta", "learning_rate_decay", "preference"},
+                "pairwise-clicks": {"epsilon", "learning_rate_decay"}}
 PAPER_LEARNERS = {  # name -> the settings that make it the paper's learner
     "pdgd": {"type": "pdgd", "learning_rate": 0.1},
     "p-dbgd": {"type": "dbgd", "comparison": "probabilistic", "candidates": 1, "learning_rate": 0.01},
