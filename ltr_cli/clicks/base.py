@@ -82,6 +82,52 @@ class ClickModel:
         walk = [np.broadcast_to(a, checked.shape) for a in self.walk(checked)]
         return walk_sample(walk[0], walk[1], walk[2], rng, len(checked))
 
+    def walk_table(self, n: int) -> WalkTable:
+        """The walk of every grade at every position of a list of ``n`` (built once per
+        ``n`` and kept)."""
+        cache: dict[int, WalkTable] | None = self.__dict__.get("_walk_tables")
+        if cache is None:
+            cache = self.__dict__["_walk_tables"] = {}
+        table = cache.get(n)
+        if table is None:
+            table = cache[n] = WalkTable(self, n)
+        return table
+
+    def sample_shown(self, labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One click vector on one shown list, bool (n,): the same draws and the same clicks
+        as ``sample(labels, rng, 1)[0]``, without its checks. ``labels`` must be grades the
+        model covers, already checked where they entered (the click protocol checks the
+        run's data before round 1); an unchecked label gives wrong clicks, not an error."""
+        return self.walk_table(labels.shape[0]).sample(labels, rng)
+
+
+class WalkTable:
+    """A model's browsing walk for lists of ``n`` documents, tabulated by (position, grade):
+    ``click``, ``stop_click`` and ``stop_skip`` flattened, entry ``i * grades + g`` being
+    the walk's value at position i for a document of grade g (elementwise the values
+    ``model.walk`` gives any list)."""
+
+    def __init__(self, model: ClickModel, n: int):
+        grid = np.repeat(np.arange(model.grades, dtype=np.int64)[:, None], n, axis=1)    # (grades, n)
+        self.n = n
+        self.click, self.stop_click, self.stop_skip = (
+            np.ascontiguousarray(np.broadcast_to(a, grid.shape).T).reshape(-1) for a in model.walk(grid))
+        self.base = np.arange(n, dtype=np.int64) * model.grades
+
+    def sample(self, labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One click vector, bool (n,), for the checked grades ``labels`` (n,): one
+        ``rng.random(2 n)`` call, which gives the numbers of :func:`walk_sample`'s two
+        ``rng.random((1, n))`` calls (click coins, then stop coins)."""
+        n = self.n
+        at = self.base + labels.astype(np.int64, copy=False)
+        coins = rng.random(2 * n)
+        clicks = coins[:n] < self.click.take(at)
+        stops = coins[n:] < np.where(clicks, self.stop_click.take(at), self.stop_skip.take(at))
+        hit = np.flatnonzero(stops)
+        if hit.shape[0]:
+            clicks[hit[0] + 1:] = False
+        return clicks
+
 
 class EtaModel(ClickModel):
     """A model of one click probability per grade (``click``, length ``grades``) and an

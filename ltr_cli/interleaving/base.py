@@ -74,6 +74,11 @@ class Method(Protocol):
         """A shown list of min(length, n) documents from ``rankings``, drawn from ``rng``."""
         ...
 
+    def make_checked(self, ranks: np.ndarray, size: int, rng: np.random.Generator) -> Shown:
+        """:meth:`make` without its checks, for rankings known to be int64 (k, n)
+        permutations (a learner's own) and ``size`` <= n: the same draws, the same list."""
+        ...
+
     def credit(self, shown: Shown, clicks: Any) -> Outcome:
         """Each ranker's credit and the pairwise outcome for ``clicks`` on ``shown``."""
         ...
