@@ -103,30 +103,36 @@ class ClickModel:
 
 class WalkTable:
     """A model's browsing walk for lists of ``n`` documents, tabulated by (position, grade):
-    ``click``, ``stop_click`` and ``stop_skip`` flattened, entry ``i * grades + g`` being
-    the walk's value at position i for a document of grade g (elementwise the values
+    ``click``, ``stop_click`` and ``stop_skip``, flat lists whose entry ``i * grades + g``
+    is the walk's value at position i for a document of grade g (elementwise the values
     ``model.walk`` gives any list)."""
 
     def __init__(self, model: ClickModel, n: int):
         grid = np.repeat(np.arange(model.grades, dtype=np.int64)[:, None], n, axis=1)    # (grades, n)
         self.n = n
+        self.grades = model.grades
         self.click, self.stop_click, self.stop_skip = (
-            np.ascontiguousarray(np.broadcast_to(a, grid.shape).T).reshape(-1) for a in model.walk(grid))
-        self.base = np.arange(n, dtype=np.int64) * model.grades
+            np.ascontiguousarray(np.broadcast_to(a, grid.shape).T).reshape(-1).tolist() for a in model.walk(grid))
 
     def sample(self, labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One click vector, bool (n,), for the checked grades ``labels`` (n,): one
         ``rng.random(2 n)`` call, which gives the numbers of :func:`walk_sample`'s two
-        ``rng.random((1, n))`` calls (click coins, then stop coins)."""
-        n = self.n
-        at = self.base + labels.astype(np.int64, copy=False)
-        coins = rng.random(2 * n)
-        clicks = coins[:n] < self.click.take(at)
-        stops = coins[n:] < np.where(clicks, self.stop_click.take(at), self.stop_skip.take(at))
-        hit = np.flatnonzero(stops)
-        if hit.shape[0]:
-            clicks[hit[0] + 1:] = False
-        return clicks
+        ``rng.random((1, n))`` calls (click coins, then stop coins); the clicks up to and
+        including the first position whose stop coin came up. A short list of plain
+        numbers: a loop over the positions is cheaper here than array operations."""
+        n, grades = self.n, self.grades
+        coins = rng.random(2 * n).tolist()
+        click, stop_click, stop_skip = self.click, self.stop_click, self.stop_skip
+        out = [False] * n
+        at = 0
+        for i, label in enumerate(labels.tolist()):
+            g = at + int(label)
+            hit = coins[i] < click[g]
+            out[i] = hit
+            if coins[n + i] < (stop_click[g] if hit else stop_skip[g]):
+                break
+            at += grades
+        return np.array(out, dtype=bool)
 
 
 class EtaModel(ClickModel):

@@ -127,7 +127,7 @@ def inverse(rankings: np.ndarray) -> np.ndarray:
     """int64 (k, n): ``inverse(r)[j, d]`` is the 0-based rank of document d in ranking j."""
     k, n = rankings.shape
     out = np.empty((k, n), dtype=np.int64)
-    np.put_along_axis(out, rankings, np.broadcast_to(np.arange(n), (k, n)), axis=1)
+    out[np.arange(k)[:, None], rankings] = np.arange(n)
     return out
 
 

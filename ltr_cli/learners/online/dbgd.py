@@ -81,7 +81,7 @@ def rank_rows(scores: np.ndarray, ties: str, rng: np.random.Generator) -> np.nda
 def unit_directions(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
     """float (count, dim): directions uniform on the unit sphere (normalised Gaussians)."""
     U = rng.standard_normal((count, dim))
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    U /= np.sqrt(np.add.reduce(U * U, axis=1, keepdims=True))  # np.linalg.norm's own steps
     return U
 
 
@@ -153,7 +153,7 @@ class DBGDLearner(ClickLearner):
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1
         pending, self._pending = self._pending, None
-        inv, self._inverse = self._inverse, None
+        inv, self._inverse = getattr(self, "_inverse", None), None
         if pending is None or not (pending[0] is feedback.ranking or np.array_equal(pending[0], feedback.ranking)):
             raise ValueError("dbgd: update() must follow rank() and get the ranking it returned")
         ranking, shown, U = pending
