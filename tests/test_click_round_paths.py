@@ -17,6 +17,7 @@ from ltr_cli.interleaving.probabilistic import Probabilistic, sign_expectation, 
 from ltr_cli.interleaving.team_draft import TeamDraft, shared_prefix
 from ltr_cli.learners.online.base import Feedback
 from ltr_cli.learners.online.dbgd import DBGDSpec
+from ltr_cli.learners.online.pairwise_clicks import epsilon_greedy
 
 MODELS = [("navigational", "any-position", None), ("navigational", "after-click", None),
           ("informational", "any-position", None), ("perfect", "after-click", None), ("pbm", None, 1.0),
@@ -120,6 +121,11 @@ def test_the_compiled_interleaving_kernels_equal_their_references():
         kernel.sign_masses(post, over, mine, theirs)
         ref_mine, ref_theirs = sign_masses(post, over)
         assert np.array_equal(mine, ref_mine) and np.array_equal(theirs, ref_theirs)
+        exploit, explore = rng.permutation(n).astype(np.int64), rng.permutation(n).astype(np.int64)
+        explores = rng.random(size) <= float(rng.random())
+        out = np.empty(n, dtype=np.int64)
+        kernel.epsilon_greedy(exploit, explore, explores, out)
+        assert np.array_equal(out, epsilon_greedy(exploit, explore, explores))
 
 
 @pytest.mark.parametrize("config", [{"comparison": "probabilistic"}, {"comparison": "probabilistic", "candidates": 6},

@@ -1,4 +1,4 @@
-"""Interleaving kernels (reference: :meth:`ltr_cli.interleaving.probabilistic.Probabilistic.draft`,
+"""Shown-list kernels of the click learners (reference: :meth:`ltr_cli.interleaving.probabilistic.Probabilistic.draft`,
 the test oracle).
 
 :func:`probabilistic_draft` drafts a probabilistic interleaving or multileaving from draws
@@ -10,7 +10,9 @@ inversion and the same bookkeeping of the documents left, so the same documents.
 gives the laws of the click-count differences between one ranker and every other, with
 the same operations in the same order, so the same numbers (the sums over them stay in
 numpy). :func:`team_draft` (reference: :meth:`ltr_cli.interleaving.team_draft.TeamDraft.draft`)
-drafts a team-draft list from its permutations drawn beforehand.
+drafts a team-draft list from its permutations drawn beforehand, :func:`epsilon_greedy`
+(reference: :func:`ltr_cli.learners.online.pairwise_clicks.epsilon_greedy`) the pairwise
+baseline's list from its coins.
 
 Conventions: see :mod:`ltr_cli.kernels`.
 """
@@ -119,3 +121,34 @@ def team_draft(ranks, start, perms, docs, teams):
             used[ranks[j, i]] = True
             nxt[j] = i + 1
             pos += 1
+
+
+@njit(cache=_CACHE)
+def epsilon_greedy(exploit, explore, explores, out):
+    """``out`` (m,) = the pairwise baseline's list: position p of the shown list (``explores``
+    (n,)) from ``explore`` when ``explores[p]``, else from ``exploit``, each time the next
+    document of that order not shown yet; then the other documents in the exploit order."""
+    m = exploit.shape[0]
+    used = np.zeros(m, dtype=np.bool_)
+    nxt_exploit = 0
+    nxt_explore = 0
+    n = explores.shape[0]
+    for p in range(n):
+        if explores[p]:
+            k = nxt_explore
+            while used[explore[k]]:
+                k += 1
+            out[p] = explore[k]
+            nxt_explore = k + 1
+        else:
+            k = nxt_exploit
+            while used[exploit[k]]:
+                k += 1
+            out[p] = exploit[k]
+            nxt_exploit = k + 1
+        used[out[p]] = True
+    p = n
+    for k in range(m):
+        if not used[exploit[k]]:
+            out[p] = exploit[k]
+            p += 1
