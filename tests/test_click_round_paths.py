@@ -86,6 +86,17 @@ def test_the_preference_column_is_that_of_the_whole_preference_matrix_exactly():
                               method.credit(shown, hit).winners(over=0))
 
 
+def test_team_draft_winners_are_those_of_its_credit():
+    rng = np.random.default_rng(9)
+    method = TeamDraft()
+    for _ in range(400):
+        k, n = int(rng.integers(2, 12)), int(rng.integers(1, 25))
+        shown = method.make(_rankings(rng, k, n), 10, rng)
+        hit = rng.random(shown.docs.shape[0]) < 0.4
+        for over in (0, int(rng.integers(k))):
+            assert np.array_equal(method.winners(shown, hit, over), method.credit(shown, hit).winners(over))
+
+
 def _kernels():
     from ltr_cli import kernels
 

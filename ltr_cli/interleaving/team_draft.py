@@ -92,3 +92,10 @@ class TeamDraft:
         mine = shown.teams[hit & (shown.teams >= 0)]
         credit = np.bincount(mine, minlength=k).astype(float)
         return Outcome(credit=credit, prefer=sign_matrix(credit))
+
+    def winners(self, shown: Shown, hit: np.ndarray, over: int = 0) -> np.ndarray:
+        """``credit(shown, hit).winners(over)`` for a bool click vector ``hit`` (L,) on
+        ``shown``: the rankers whose team has more clicks than ranker ``over``'s."""
+        assert shown.teams is not None, "a team-draft list carries its teams"
+        counts = np.bincount(shown.teams[hit & (shown.teams >= 0)], minlength=shown.rankings.shape[0])
+        return np.flatnonzero(counts > counts[over])

@@ -164,6 +164,8 @@ class DBGDLearner(ClickLearner):
         elif isinstance(self.method, Probabilistic):
             compiled = self.use_kernels and kernels.ENABLED
             winners = self.method.winners(shown, clicks > 0, 0, _compiled_masses if compiled else sign_masses, inv)
+        elif isinstance(self.method, TeamDraft):
+            winners = self.method.winners(shown, clicks > 0, over=0)
         else:
             winners = self.method.credit(shown, clicks > 0).winners(over=0)
         if winners.shape[0] == 0:
