@@ -16,7 +16,7 @@ from ltr_cli.interleaving.pairwise_preference import PairwisePreference
 from ltr_cli.interleaving.probabilistic import Probabilistic, sign_expectation, sign_expectation_column, sign_masses
 from ltr_cli.interleaving.team_draft import TeamDraft, shared_prefix
 from ltr_cli.learners.online.base import Feedback
-from ltr_cli.learners.online.dbgd import DBGDSpec
+from ltr_cli.learners.online.dbgd import DBGDSpec, shown_first
 from ltr_cli.learners.online.pairwise_clicks import epsilon_greedy
 
 MODELS = [("navigational", "any-position", None), ("navigational", "after-click", None),
@@ -119,6 +119,11 @@ def test_the_compiled_interleaving_kernels_equal_their_references():
         kernel.probabilistic_draft(ranks, inverse(ranks), method.weights(n), picks, coins, docs)
         assert np.array_equal(docs, method.draft(ranks, inverse(ranks), picks, coins))
         start = shared_prefix(ranks, size)
+        assert kernel.shared_prefix(ranks, size) == start
+        order = ranks[0]
+        first = np.empty(n, dtype=np.int64)
+        kernel.shown_first(order[:size][::-1].copy(), order, first)
+        assert np.array_equal(first, shown_first(order[:size][::-1].copy(), order))
         perms = TeamDraft.draws(k, size - start, rng)
         docs, teams = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
         kernel.team_draft(ranks, start, perms, docs, teams)

@@ -12,7 +12,8 @@ the same operations in the same order, so the same numbers (the sums over them s
 numpy). :func:`team_draft` (reference: :meth:`ltr_cli.interleaving.team_draft.TeamDraft.draft`)
 drafts a team-draft list from its permutations drawn beforehand, :func:`epsilon_greedy`
 (reference: :func:`ltr_cli.learners.online.pairwise_clicks.epsilon_greedy`) the pairwise
-baseline's list from its coins.
+baseline's list from its coins; :func:`shared_prefix` and :func:`shown_first` are those of
+:mod:`ltr_cli.interleaving.team_draft` and :mod:`ltr_cli.learners.online.dbgd`.
 
 Conventions: see :mod:`ltr_cli.kernels`.
 """
@@ -151,4 +152,31 @@ def epsilon_greedy(exploit, explore, explores, out):
     for k in range(m):
         if not used[exploit[k]]:
             out[p] = exploit[k]
+            p += 1
+
+
+@njit(cache=_CACHE)
+def shared_prefix(ranks, size):
+    """How many leading ranks (at most ``size``) hold the same document in every row of
+    ``ranks`` (k, n)."""
+    k = ranks.shape[0]
+    for r in range(size):
+        for j in range(1, k):
+            if ranks[j, r] != ranks[0, r]:
+                return r
+    return size
+
+
+@njit(cache=_CACHE)
+def shown_first(docs, order, out):
+    """``out`` (m,) = ``docs`` first, then the other documents of ``order`` (m,) in its order."""
+    m = order.shape[0]
+    taken = np.zeros(m, dtype=np.bool_)
+    for p in range(docs.shape[0]):
+        out[p] = docs[p]
+        taken[docs[p]] = True
+    p = docs.shape[0]
+    for r in range(m):
+        if not taken[order[r]]:
+            out[p] = order[r]
             p += 1

@@ -57,7 +57,7 @@ from ltr_cli import kernels
 from ltr_cli.interleaving.base import Method, Shown, inverse
 from ltr_cli.interleaving.methods import MULTILEAVING, build_method
 from ltr_cli.interleaving.probabilistic import DEFAULT_TAU, Probabilistic, sampled_preference, sign_masses
-from ltr_cli.interleaving.team_draft import TeamDraft, shared_prefix
+from ltr_cli.interleaving.team_draft import TeamDraft
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
 from ltr_cli.learners.online.click_pairs import shown_clicks
@@ -139,14 +139,19 @@ class DBGDLearner(ClickLearner):
                 rankings, inv, self.method.weights(rankings.shape[1]), picks, coins, docs)
             shown = Shown(docs=docs, rankings=rankings)
         elif compiled and isinstance(self.method, TeamDraft):
-            start = shared_prefix(rankings, size)
+            kernel = (kernels.module or kernels.load()).interleave
+            start = int(kernel.shared_prefix(rankings, size))
             perms = self.method.draws(rankings.shape[0], size - start, self.rng)
             docs, teams = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
-            (kernels.module or kernels.load()).interleave.team_draft(rankings, start, perms, docs, teams)
+            kernel.team_draft(rankings, start, perms, docs, teams)
             shown = Shown(docs=docs, rankings=rankings, teams=teams)
         else:  # the rankings are permutations by construction: no checks
             shown = self.method.make_checked(rankings, size, self.rng)
-        ranking = shown_first(shown.docs, rankings[0])
+        if compiled:
+            ranking = np.empty(rankings.shape[1], dtype=np.int64)
+            (kernels.module or kernels.load()).interleave.shown_first(shown.docs, rankings[0], ranking)
+        else:
+            ranking = shown_first(shown.docs, rankings[0])
         self._pending, self._inverse = (ranking, shown, U), inv
         return ranking
 
