@@ -82,6 +82,58 @@ class ClickModel:
         walk = [np.broadcast_to(a, checked.shape) for a in self.walk(checked)]
         return walk_sample(walk[0], walk[1], walk[2], rng, len(checked))
 
+    def walk_table(self, n: int) -> WalkTable:
+        """The walk of every grade at every position of a list of ``n`` (built once per
+        ``n`` and kept)."""
+        cache: dict[int, WalkTable] | None = self.__dict__.get("_walk_tables")
+        if cache is None:
+            cache = self.__dict__["_walk_tables"] = {}
+        table = cache.get(n)
+        if table is None:
+            table = cache[n] = WalkTable(self, n)
+        return table
+
+    def sample_shown(self, labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One click vector on one shown list, bool (n,): the same draws and the same clicks
+        as ``sample(labels, rng, 1)[0]``, without its checks. ``labels`` must be grades the
+        model covers, already checked where they entered (the click protocol checks the
+        run's data before round 1); an unchecked label gives wrong clicks, not an error."""
+        return self.walk_table(labels.shape[0]).sample(labels, rng)
+
+
+class WalkTable:
+    """A model's browsing walk for lists of ``n`` documents, tabulated by (position, grade):
+    ``click``, ``stop_click`` and ``stop_skip``, flat lists whose entry ``i * grades + g``
+    is the walk's value at position i for a document of grade g (elementwise the values
+    ``model.walk`` gives any list)."""
+
+    def __init__(self, model: ClickModel, n: int):
+        grid = np.repeat(np.arange(model.grades, dtype=np.int64)[:, None], n, axis=1)    # (grades, n)
+        self.n = n
+        self.grades = model.grades
+        self.click, self.stop_click, self.stop_skip = (
+            np.ascontiguousarray(np.broadcast_to(a, grid.shape).T).reshape(-1).tolist() for a in model.walk(grid))
+
+    def sample(self, labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One click vector, bool (n,), for the checked grades ``labels`` (n,): one
+        ``rng.random(2 n)`` call, which gives the numbers of :func:`walk_sample`'s two
+        ``rng.random((1, n))`` calls (click coins, then stop coins); the clicks up to and
+        including the first position whose stop coin came up. A short list of plain
+        numbers: a loop over the positions is cheaper here than array operations."""
+        n, grades = self.n, self.grades
+        coins = rng.random(2 * n).tolist()
+        click, stop_click, stop_skip = self.click, self.stop_click, self.stop_skip
+        out = [False] * n
+        at = 0
+        for i, label in enumerate(labels.tolist()):
+            g = at + int(label)
+            hit = coins[i] < click[g]
+            out[i] = hit
+            if coins[n + i] < (stop_click[g] if hit else stop_skip[g]):
+                break
+            at += grades
+        return np.array(out, dtype=bool)
+
 
 class EtaModel(ClickModel):
     """A model of one click probability per grade (``click``, length ``grades``) and an

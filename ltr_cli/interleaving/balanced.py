@@ -53,7 +53,11 @@ class Balanced:
         """The balanced list of min(length, n) documents; one ``rng.random()`` picks the
         leader (ranking 0 when it is below 0.5)."""
         ranks = check_rankings(rankings, self.min_rankers, self.max_rankers)
-        size = check_length(length, ranks.shape[1])
+        return self.make_checked(ranks, check_length(length, ranks.shape[1]), rng)
+
+    def make_checked(self, ranks: np.ndarray, size: int, rng: np.random.Generator) -> Shown:
+        """:meth:`make` for rankings already checked (int64 (2, n), each a permutation) and
+        ``size`` <= n."""
         return Shown(docs=balanced_list(ranks, size, bool(rng.random() < 0.5)), rankings=ranks)
 
     def credit(self, shown: Shown, clicks: Any) -> Outcome:

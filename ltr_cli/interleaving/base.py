@@ -74,6 +74,11 @@ class Method(Protocol):
         """A shown list of min(length, n) documents from ``rankings``, drawn from ``rng``."""
         ...
 
+    def make_checked(self, ranks: np.ndarray, size: int, rng: np.random.Generator) -> Shown:
+        """:meth:`make` without its checks, for rankings known to be int64 (k, n)
+        permutations (a learner's own) and ``size`` <= n: the same draws, the same list."""
+        ...
+
     def credit(self, shown: Shown, clicks: Any) -> Outcome:
         """Each ranker's credit and the pairwise outcome for ``clicks`` on ``shown``."""
         ...
@@ -122,7 +127,7 @@ def inverse(rankings: np.ndarray) -> np.ndarray:
     """int64 (k, n): ``inverse(r)[j, d]`` is the 0-based rank of document d in ranking j."""
     k, n = rankings.shape
     out = np.empty((k, n), dtype=np.int64)
-    np.put_along_axis(out, rankings, np.broadcast_to(np.arange(n), (k, n)), axis=1)
+    out[np.arange(k)[:, None], rankings] = np.arange(n)
     return out
 
 

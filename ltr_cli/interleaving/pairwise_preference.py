@@ -53,8 +53,12 @@ class PairwisePreference:
         """A shown list of min(length, n) documents; per position one ``rng.integers`` over
         the choice set, in document-index order."""
         ranks = check_rankings(rankings, self.min_rankers, self.max_rankers)
+        return self.make_checked(ranks, check_length(length, ranks.shape[1]), rng)
+
+    def make_checked(self, ranks: np.ndarray, size: int, rng: np.random.Generator) -> Shown:
+        """:meth:`make` for rankings already checked (int64 (k, n), each a permutation) and
+        ``size`` <= n."""
         n = ranks.shape[1]
-        size = check_length(length, n)
         first = inverse(ranks).min(axis=0)
         used = np.zeros(n, dtype=bool)
         docs = np.empty(size, dtype=np.int64)

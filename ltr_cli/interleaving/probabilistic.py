@@ -26,12 +26,14 @@ from ltr_cli.interleaving.base import Outcome, Shown, check_clicks, check_length
 DEFAULT_TAU = 3.0
 
 
-def posterior(shown: Shown, tau: float) -> np.ndarray:
+def posterior(shown: Shown, tau: float, inv: np.ndarray | None = None) -> np.ndarray:
     """float (L, k): P(position i was contributed by ranker j | the shown list), each row
-    summing to 1."""
+    summing to 1 (``inv``: ``inverse(shown.rankings)``, when known)."""
     n = shown.rankings.shape[1]
     total = float((1.0 / (np.arange(n) + 1.0) ** tau).sum())          # the same for every ranking
-    shown_w = 1.0 / (inverse(shown.rankings)[:, shown.docs] + 1.0) ** tau   # (k, L)
+    if inv is None:
+        inv = inverse(shown.rankings)
+    shown_w = 1.0 / (inv[:, shown.docs] + 1.0) ** tau                  # (k, L)
     left = total - np.cumsum(shown_w, axis=1) + shown_w
     like = (shown_w / left).T                                          # P_j(doc_i | left at i)
     return like / like.sum(axis=1, keepdims=True)
@@ -55,6 +57,39 @@ def sign_expectation(post: np.ndarray) -> np.ndarray:
     # out[x, y] and out[y, x] come from the same operations when x and y have the same
     # posterior: halving the difference makes such a pair an exact tie
     return (out - out.T) / 2.0
+
+
+def sign_masses(post: np.ndarray, over: int) -> tuple[np.ndarray, np.ndarray]:
+    """The laws of c_x - c_over and of c_over - c_x for every ranker x, float (k, 2c + 1)
+    each (entry c + s: the probability that the difference is s), when each row of ``post``
+    (float (c, k)) is the law of the ranker credited with one click: the operations of
+    :func:`sign_expectation` on the 2k pairs (x, over) and (over, x) only. The reference of
+    the compiled :func:`ltr_cli.kernels.interleave.sign_masses`."""
+    return _pair_law(post, post, post[:, over]), _pair_law(post, post[:, over], post)
+
+
+def _pair_law(post: np.ndarray, up: np.ndarray, down: np.ndarray) -> np.ndarray:
+    c, k = post.shape
+    dist = np.zeros((k, 2 * c + 1))
+    dist[:, c] = 1.0
+    for a, b in zip(up, down):
+        u, d = np.broadcast_to(a, (k,))[:, None], np.broadcast_to(b, (k,))[:, None]
+        stay = 1.0 - u - d
+        new = dist * stay
+        new[:, 1:] += dist[:, :-1] * u
+        new[:, :-1] += dist[:, 1:] * d
+        dist = new
+    return dist
+
+
+def sign_expectation_column(post: np.ndarray, over: int = 0, masses: Any = sign_masses) -> np.ndarray:
+    """float (k,): column ``over`` of :func:`sign_expectation`, ``prefer[:, over]``, with
+    the same numbers (the same operations on the 2k pairs (x, over) and (over, x) instead
+    of all k^2). ``masses``: :func:`sign_masses` or a function with its contract."""
+    c = post.shape[0]
+    mine, theirs = masses(post, over)
+    return ((mine[:, c + 1:].sum(axis=1) - mine[:, :c].sum(axis=1))
+            - (theirs[:, c + 1:].sum(axis=1) - theirs[:, :c].sum(axis=1))) / 2.0
 
 
 def sampled_preference(shown: Shown, clicks: Any, tau: float, rng: np.random.Generator, samples: int,
@@ -97,23 +132,49 @@ class Probabilistic:
         (the ranker) and one ``rng.random()`` (the document, by inversion of that ranker's
         softmax over the documents left)."""
         ranks = check_rankings(rankings, self.min_rankers, self.max_rankers)
-        k, n = ranks.shape
-        size = check_length(length, n)
-        weight = 1.0 / (np.arange(n) + 1.0) ** self.tau                # by rank
-        left = np.ones((k, n), dtype=bool)                              # by rank, per ranker
-        inv = inverse(ranks)
-        docs = np.empty(size, dtype=np.int64)
+        return self.make_checked(ranks, check_length(length, ranks.shape[1]), rng)
+
+    def make_checked(self, ranks: np.ndarray, size: int, rng: np.random.Generator) -> Shown:
+        """:meth:`make` for rankings already checked (int64 (k, n), each a permutation) and
+        ``size`` <= n."""
+        picks, coins = self.draws(ranks.shape[0], size, rng)
+        return Shown(docs=self.draft(ranks, inverse(ranks), picks, coins), rankings=ranks)
+
+    @staticmethod
+    def draws(k: int, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """The draws of a shown list of ``size`` documents from ``k`` rankings, in their
+        order: per position one ``rng.integers(k)`` (int64 (size,)) and one
+        ``rng.random()`` (float (size,)). They do not depend on the rankings."""
+        picks = np.empty(size, dtype=np.int64)
+        coins = np.empty(size)
         for pos in range(size):
-            j = int(rng.integers(k))
+            picks[pos] = rng.integers(k)
+            coins[pos] = rng.random()
+        return picks, coins
+
+    def weights(self, n: int) -> np.ndarray:
+        """The softmax weights by rank, 1 / rank^tau, float (n,)."""
+        return 1.0 / (np.arange(n) + 1.0) ** self.tau
+
+    def draft(self, ranks: np.ndarray, inv: np.ndarray, picks: np.ndarray, coins: np.ndarray) -> np.ndarray:
+        """The shown documents, int64 (size,), for the draws ``picks`` and ``coins`` of
+        :meth:`draws` (``inv``: :func:`~ltr_cli.interleaving.base.inverse` of ``ranks``).
+        The reference of the compiled :func:`ltr_cli.kernels.interleave.probabilistic_draft`."""
+        k, n = ranks.shape
+        weight = self.weights(n)                                        # by rank
+        left = np.ones((k, n), dtype=bool)                              # by rank, per ranker
+        docs = np.empty(picks.shape[0], dtype=np.int64)
+        for pos in range(picks.shape[0]):
+            j = int(picks[pos])
             w = np.where(left[j], weight, 0.0)
             cum = np.cumsum(w)
-            r = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1)
+            r = min(int(np.searchsorted(cum, coins[pos] * cum[-1], side="right")), n - 1)
             while not left[j, r]:                                       # rounding at the edge
                 r -= 1
             doc = int(ranks[j, r])
             docs[pos] = doc
             left[np.arange(k), inv[:, doc]] = False
-        return Shown(docs=docs, rankings=ranks)
+        return docs
 
     def credit(self, shown: Shown, clicks: Any) -> Outcome:
         """Credit: each ranker's expected number of clicked documents, float (k,); prefer:
@@ -125,3 +186,14 @@ class Probabilistic:
             return Outcome(credit=np.zeros(k), prefer=np.zeros((k, k)))
         post = posterior(shown, self.tau)[hit]
         return Outcome(credit=post.sum(axis=0), prefer=sign_expectation(post))
+
+    def winners(self, shown: Shown, hit: np.ndarray, over: int = 0, masses: Any = sign_masses,
+                inv: np.ndarray | None = None) -> np.ndarray:
+        """``credit(shown, hit).winners(over)`` for a bool click vector ``hit`` (L,) on
+        ``shown``, from the one column of ``prefer`` it reads
+        (:func:`sign_expectation_column`, the same numbers; ``masses`` as there; ``inv``:
+        the rankings' inverse, when known)."""
+        if not hit.any():
+            return np.zeros(0, dtype=np.int64)
+        post = posterior(shown, self.tau, inv)[hit]
+        return np.flatnonzero(sign_expectation_column(post, over, masses) > 0)

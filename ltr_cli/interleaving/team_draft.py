@@ -37,18 +37,40 @@ class TeamDraft:
         """Draft a shown list of min(length, n) documents; one ``rng.permutation(k)`` per
         round after the shared prefix. ``Shown.teams`` holds each position's ranker."""
         ranks = check_rankings(rankings, self.min_rankers, self.max_rankers)
+        return self.make_checked(ranks, check_length(length, ranks.shape[1]), rng)
+
+    def make_checked(self, ranks: np.ndarray, size: int, rng: np.random.Generator) -> Shown:
+        """:meth:`make` for rankings already checked (int64 (k, n), each a permutation) and
+        ``size`` <= n."""
+        start = shared_prefix(ranks, size)
+        docs, teams = self.draft(ranks, size, start, self.draws(ranks.shape[0], size - start, rng))
+        return Shown(docs=docs, rankings=ranks, teams=teams)
+
+    @staticmethod
+    def draws(k: int, count: int, rng: np.random.Generator) -> np.ndarray:
+        """The draws of drafting ``count`` documents from ``k`` rankings: one
+        ``rng.permutation(k)`` per round, int64 (rounds, k), rounds = ceil(count / k)."""
+        perms = np.empty((-(-count // k), k), dtype=np.int64)
+        for r in range(perms.shape[0]):
+            perms[r] = rng.permutation(k)
+        return perms
+
+    @staticmethod
+    def draft(ranks: np.ndarray, size: int, start: int, perms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(docs, teams)``, int64 (size,) each: the shared prefix of ``start`` documents
+        (team -1), then the rounds in the orders ``perms`` of :meth:`draws`, each ranker
+        adding its highest-ranked document not shown yet. The reference of the compiled
+        :func:`ltr_cli.kernels.interleave.team_draft`."""
         k, n = ranks.shape
-        size = check_length(length, n)
         docs = np.empty(size, dtype=np.int64)
         teams = np.full(size, -1, dtype=np.int64)
-        start = shared_prefix(ranks, size)
         docs[:start] = ranks[0, :start]
         used = np.zeros(n, dtype=bool)
         used[docs[:start]] = True
         nxt = np.full(k, start, dtype=np.int64)
         pos = start
-        while pos < size:
-            for j in rng.permutation(k):
+        for order in perms:
+            for j in order:
                 if pos == size:
                     break
                 row = ranks[j]
@@ -59,7 +81,7 @@ class TeamDraft:
                 used[row[i]] = True
                 nxt[j] = i + 1
                 pos += 1
-        return Shown(docs=docs, rankings=ranks, teams=teams)
+        return docs, teams
 
     def credit(self, shown: Shown, clicks: Any) -> Outcome:
         """Credit: clicks on each team's documents, float (k,); prefer: the sign of the
@@ -70,3 +92,10 @@ class TeamDraft:
         mine = shown.teams[hit & (shown.teams >= 0)]
         credit = np.bincount(mine, minlength=k).astype(float)
         return Outcome(credit=credit, prefer=sign_matrix(credit))
+
+    def winners(self, shown: Shown, hit: np.ndarray, over: int = 0) -> np.ndarray:
+        """``credit(shown, hit).winners(over)`` for a bool click vector ``hit`` (L,) on
+        ``shown``: the rankers whose team has more clicks than ranker ``over``'s."""
+        assert shown.teams is not None, "a team-draft list carries its teams"
+        counts = np.bincount(shown.teams[hit & (shown.teams >= 0)], minlength=shown.rankings.shape[0])
+        return np.flatnonzero(counts > counts[over])

@@ -81,9 +81,10 @@ class ClickFeedback:
         return np.concatenate([ranking, np.flatnonzero(rest)]).astype(ranking.dtype, copy=False)
 
     def clicks(self, ranking: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """One click vector, float64 0/1 (n,), on the shown list ``ranking[:n]``."""
+        """One click vector, float64 0/1 (n,), on the shown list ``ranking[:n]`` (the labels
+        were checked against the model before round 1, :func:`resolve_model`)."""
         shown = ranking[:self.shown]
-        return self.model.sample(labels[shown], self.rng, 1)[0].astype(np.float64)
+        return self.model.sample_shown(labels[shown], self.rng).astype(np.float64)
 
     def feedback(self, learner: Any, ranking: np.ndarray, labels: np.ndarray, k: int | None) -> Feedback:
         """The round's clicks, as ``learner`` takes them (``k``: how many top labels a

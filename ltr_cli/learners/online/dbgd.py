@@ -53,9 +53,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ltr_cli.interleaving.base import Method, Shown
+from ltr_cli import kernels
+from ltr_cli.interleaving.base import Method, Shown, inverse
 from ltr_cli.interleaving.methods import MULTILEAVING, build_method
-from ltr_cli.interleaving.probabilistic import DEFAULT_TAU, sampled_preference
+from ltr_cli.interleaving.probabilistic import DEFAULT_TAU, Probabilistic, sampled_preference, sign_masses
+from ltr_cli.interleaving.team_draft import TeamDraft
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
 from ltr_cli.learners.online.click_pairs import shown_clicks
@@ -79,8 +81,16 @@ def rank_rows(scores: np.ndarray, ties: str, rng: np.random.Generator) -> np.nda
 def unit_directions(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
     """float (count, dim): directions uniform on the unit sphere (normalised Gaussians)."""
     U = rng.standard_normal((count, dim))
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    U /= np.sqrt(np.add.reduce(U * U, axis=1, keepdims=True))  # np.linalg.norm's own steps
     return U
+
+
+def _compiled_masses(post: np.ndarray, over: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~ltr_cli.interleaving.probabilistic.sign_masses`, compiled (the same numbers)."""
+    c, k = post.shape
+    mine, theirs = np.empty((k, 2 * c + 1)), np.empty((k, 2 * c + 1))
+    (kernels.module or kernels.load()).interleave.sign_masses(np.ascontiguousarray(post), over, mine, theirs)
+    return mine, theirs
 
 
 def shown_first(docs: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -91,7 +101,14 @@ def shown_first(docs: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 class DBGDLearner(ClickLearner):
-    """DBGD (one candidate) or MGD (several), configured by a :class:`DBGDSpec`."""
+    """DBGD (one candidate) or MGD (several), configured by a :class:`DBGDSpec`. With the
+    kernels on (and ``use_kernels``), a probabilistic shown list is drafted by the compiled
+    :func:`ltr_cli.kernels.interleave.probabilistic_draft`, a team-draft one by
+    :func:`ltr_cli.kernels.interleave.team_draft`, each from the same draws as the methods'
+    own ``draft`` (their references), and the probabilistic credit's laws by
+    :func:`ltr_cli.kernels.interleave.sign_masses`."""
+
+    use_kernels = True
 
     def __init__(self, spec: "DBGDSpec", n_features: int, ties: str, rng: np.random.Generator):
         super().__init__(n_features, ties, rng, spec.learning_rate, spec.learning_rate_decay)
@@ -101,22 +118,47 @@ class DBGDLearner(ClickLearner):
         self.method: Method = build_method(spec.comparison, spec.tau, rankers=spec.candidates + 1,
                                            where="comparison")
         self._pending: tuple[np.ndarray, Shown, np.ndarray] | None = None
+        self._inverse: np.ndarray | None = None  # the pending rankings' inverse, when the round made it
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         U = unit_directions(self.rng, self.candidates, self.w.shape[0])
         W = np.empty((self.candidates + 1, self.w.shape[0]))
         W[0] = self.w
-        W[1:] = self.w + self.delta * U
+        np.multiply(U, self.delta, out=W[1:])
+        W[1:] += self.w
         scores = X @ W.T                                   # (m, c+1): every ranker in one product
         rankings = rank_rows(scores.T, self.ties, rng)
-        shown = self.method.make(rankings, self.shown, self.rng)
-        ranking = shown_first(shown.docs, rankings[0])
-        self._pending = (ranking, shown, U)
+        size = min(self.shown, rankings.shape[1])
+        inv = None
+        compiled = self.use_kernels and kernels.ENABLED
+        if compiled and isinstance(self.method, Probabilistic):
+            picks, coins = self.method.draws(rankings.shape[0], size, self.rng)
+            inv = inverse(rankings)
+            docs = np.empty(size, dtype=np.int64)
+            (kernels.module or kernels.load()).interleave.probabilistic_draft(
+                rankings, inv, self.method.weights(rankings.shape[1]), picks, coins, docs)
+            shown = Shown(docs=docs, rankings=rankings)
+        elif compiled and isinstance(self.method, TeamDraft):
+            kernel = (kernels.module or kernels.load()).interleave
+            start = int(kernel.shared_prefix(rankings, size))
+            perms = self.method.draws(rankings.shape[0], size - start, self.rng)
+            docs, teams = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+            kernel.team_draft(rankings, start, perms, docs, teams)
+            shown = Shown(docs=docs, rankings=rankings, teams=teams)
+        else:  # the rankings are permutations by construction: no checks
+            shown = self.method.make_checked(rankings, size, self.rng)
+        if compiled:
+            ranking = np.empty(rankings.shape[1], dtype=np.int64)
+            (kernels.module or kernels.load()).interleave.shown_first(shown.docs, rankings[0], ranking)
+        else:
+            ranking = shown_first(shown.docs, rankings[0])
+        self._pending, self._inverse = (ranking, shown, U), inv
         return ranking
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1
         pending, self._pending = self._pending, None
+        inv, self._inverse = getattr(self, "_inverse", None), None
         if pending is None or not (pending[0] is feedback.ranking or np.array_equal(pending[0], feedback.ranking)):
             raise ValueError("dbgd: update() must follow rank() and get the ranking it returned")
         ranking, shown, U = pending
@@ -124,6 +166,11 @@ class DBGDLearner(ClickLearner):
         if self.spec.preference == "sampled":
             prefer = sampled_preference(shown, clicks > 0, self.spec.tau, self.rng, self.spec.samples)
             winners = np.flatnonzero(prefer > 0)
+        elif isinstance(self.method, Probabilistic):
+            compiled = self.use_kernels and kernels.ENABLED
+            winners = self.method.winners(shown, clicks > 0, 0, _compiled_masses if compiled else sign_masses, inv)
+        elif isinstance(self.method, TeamDraft):
+            winners = self.method.winners(shown, clicks > 0, over=0)
         else:
             winners = self.method.credit(shown, clicks > 0).winners(over=0)
         if winners.shape[0] == 0:
@@ -133,7 +180,7 @@ class DBGDLearner(ClickLearner):
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_pending"] = None  # round scratch: never kept
+        state["_pending"] = state["_inverse"] = None  # round scratch: never kept
         return state
 
 

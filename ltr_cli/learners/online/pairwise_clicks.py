@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ltr_cli import kernels
 from ltr_cli.learners.online.base import Feedback, KernelScores, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
 from ltr_cli.learners.online.click_pairs import click_pairs, shown_clicks
@@ -62,7 +63,8 @@ class PairwiseClicksLearner(KernelScores, ClickLearner):
     """The pairwise baseline, configured by a :class:`PairwiseClicksSpec`. Its exploit order
     is the compiled score-and-sort of the other linear learners when the kernels are on
     (:class:`~ltr_cli.learners.online.base.KernelScores`; the same scores and order as the
-    reference path)."""
+    reference path), and its shown list is drafted by the compiled
+    :func:`ltr_cli.kernels.interleave.epsilon_greedy` (:func:`epsilon_greedy` its reference)."""
 
     def __init__(self, spec: "PairwiseClicksSpec", n_features: int, ties: str, rng: np.random.Generator):
         super().__init__(n_features, ties, rng, spec.learning_rate, spec.learning_rate_decay)
@@ -77,6 +79,10 @@ class PairwiseClicksLearner(KernelScores, ClickLearner):
             exploit = rank_from_scores(row_scores(X, self.w), self.ties, rng)
         explore = self.rng.permutation(m)
         explores = self.rng.random(min(self.shown, m)) <= self.epsilon
+        if self.fast:
+            out = np.empty(m, dtype=np.int64)
+            (kernels.module or kernels.load()).interleave.epsilon_greedy(exploit, explore, explores, out)
+            return out
         return epsilon_greedy(exploit, explore, explores)
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:

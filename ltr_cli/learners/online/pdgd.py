@@ -107,17 +107,22 @@ class PDGDLearner(ClickLearner):
     def __init__(self, spec: "PDGDSpec", n_features: int, ties: str, rng: np.random.Generator):
         super().__init__(n_features, ties, rng, spec.learning_rate, spec.learning_rate_decay)
         self.spec = spec
+        self._drawn: tuple[np.ndarray, np.ndarray] | None = None
 
     def rank(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return plackett_luce(X @ self.w, self.rng)
+        scores = X @ self.w
+        self._drawn = (X, scores)  # round scratch: the scores the list is drawn from
+        return plackett_luce(scores, self.rng)
 
     def update(self, X: np.ndarray, feedback: Feedback) -> UpdateInfo:
         self.t += 1
         ranking = feedback.ranking
         clicks = shown_clicks(feedback.clicks, ranking, self.shown, "pdgd")
+        drawn, self._drawn = getattr(self, "_drawn", None), None
         if not clicks.any():
             return NO_MOVE
-        scores = X @ self.w  # the scores the list was drawn from
+        # the scores the list was drawn from (the weights have not moved since rank)
+        scores = drawn[1] if drawn is not None and drawn[0] is X else X @ self.w
         grad: np.ndarray | None
         if self.use_kernels and kernels.ENABLED:
             grad = np.empty(self.w.shape[0])
@@ -131,6 +136,11 @@ class PDGDLearner(ClickLearner):
                 return NO_MOVE
         self._move(grad)
         return MOVED
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_drawn"] = None  # round scratch: never kept
+        return state
 
 
 class PDGDSpec(ClickLearnerConfig):
