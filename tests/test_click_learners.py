@@ -183,7 +183,7 @@ def test_mgd_steps_towards_the_mean_of_the_winning_directions():
 
 def test_probabilistic_mgd_moves_to_the_candidates_that_beat_the_current_ranker():
     X, w = _query(7, m=12, d=5)
-    learner = _build(DBGDSpec(type="dbgd", comparison="probabilistic", candidates=4), 5, seed=1)
+    learner = _build(DBGDSpec(type="dbgd", comparison="probabilistic", candidates=4, preference="exact"), 5, seed=1)
     learner.w = w.copy()
     ranking, shown, U = _ranked_round(learner, X)
     clicks = np.zeros(10)
@@ -198,7 +198,7 @@ def test_probabilistic_mgd_moves_to_the_candidates_that_beat_the_current_ranker(
 
 def test_candidates_are_unit_directions_from_the_learners_own_generator():
     X, _ = _query(8, m=10, d=6)
-    spec = DBGDSpec(type="dbgd", comparison="probabilistic", candidates=5)
+    spec = DBGDSpec(type="dbgd", comparison="probabilistic", candidates=5, preference="exact")
     a, b, c = _build(spec, 6, seed=9), _build(spec, 6, seed=9), _build(spec, 6, seed=10)
     ra = a.rank(X, np.random.default_rng(1))
     rb = b.rank(X, np.random.default_rng(2))   # another tie generator: no ties, the same round

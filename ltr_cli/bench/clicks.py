@@ -36,11 +36,11 @@ from ltr_cli.data.synthetic import ShapeSpec, write_fold_layout
 from ltr_cli.errors import LtrError
 
 #: ltr's name -> (its learner config in the agreed click syntax, the reference's learner)
-CLICK_LEARNERS: dict[str, tuple[dict[str, Any], str]] = {
-    "pdgd": ({"type": "pdgd", "learning_rate": 0.1}, "PDGD"),
+CLICK_LEARNERS: dict[str, tuple[dict[str, Any], str]] = {  # the reference's own settings (probabilistic: sampled)
+    "pdgd": ({"type": "pdgd", "learning_rate": 0.1, "learning_rate_decay": 0.9999977}, "PDGD"),
     "p-dbgd": ({"type": "dbgd", "comparison": "probabilistic", "candidates": 1, "learning_rate": 0.01,
-                "delta": 1.0}, "P-DBGD"),
-    "td-dbgd": ({"type": "dbgd", "comparison": "team-draft"}, "TD-DBGD"),
+                "delta": 1.0, "learning_rate_decay": 0.9999977}, "P-DBGD"),
+    "td-dbgd": ({"type": "dbgd", "comparison": "team-draft", "learning_rate_decay": 0.9999977}, "TD-DBGD"),
     "p-mgd": ({"type": "dbgd", "comparison": "probabilistic", "candidates": 49}, "P-MGD"),
 }
 GOAL = 20.0

@@ -24,10 +24,9 @@ Facts from the reference code of the online learning-to-rank literature
   ``algorithms/DBGD/tdmgd.py``: team-draft MGD with 9 candidates by default.
 * ``algorithms/DBGD/pdbgd.py``: P-DBGD, probabilistic interleaving with tau 3 and a learning
   rate of 0.01; the preference is estimated from 10,000 assignments sampled from their
-  posterior (``multileaving/ProbabilisticMultileave.py``). ``preference: exact`` (the
-  default) takes its exact expectation instead
-  (:mod:`ltr_cli.interleaving.probabilistic`); ``preference: sampled`` estimates it as the
-  reference does, from the learner's generator. They differ most where the clicks cannot
+  posterior (``multileaving/ProbabilisticMultileave.py``); so does ``preference: sampled``
+  (the default), from the learner's generator. ``preference: exact`` takes the exact
+  expectation instead (:mod:`ltr_cli.interleaving.probabilistic`). They differ most where the clicks cannot
   tell a candidate from the current ranker (both put the clicked documents at the same
   ranks): the exact preference is then a tie and nothing moves, while the estimate is a
   small number of either sign, so such a candidate wins about half the time. Run as an
@@ -206,9 +205,10 @@ class DBGDSpec(ClickLearnerConfig):
     learning_rate: float = Field(0.01, gt=0, description="step towards the winning candidates' mean direction")
     delta: float = Field(1.0, gt=0, description="candidates are w + delta u, u uniform on the unit sphere")
     tau: float = Field(DEFAULT_TAU, gt=0, description="probabilistic comparison: softmax exponent")
-    preference: Literal["exact", "sampled"] = Field(
-        "exact", description="probabilistic comparison: the exact expected outcome over the assignments | "
-        "sampled: estimated from `samples` drawn assignments, as the reference code does")
+    preference: Literal["exact", "sampled"] | None = Field(
+        None, description="probabilistic comparison: sampled (the default): the outcome estimated from "
+        "`samples` drawn assignments, as the reference code does | exact: its exact expectation over the "
+        "assignments (deterministic and faster; a candidate the clicks cannot tell apart never wins)")
     samples: int = Field(10_000, ge=1, le=1_000_000, description="preference sampled: assignments drawn per round")
 
     @model_validator(mode="after")
@@ -216,9 +216,19 @@ class DBGDSpec(ClickLearnerConfig):
         if self.candidates > 1 and self.comparison not in MULTILEAVING:
             raise ValueError(f"comparison {self.comparison} interleaves two rankers only; with candidates > 1 "
                              "use team-draft or probabilistic (multileaving)")
-        if self.preference == "sampled" and self.comparison != "probabilistic":
-            raise ValueError("preference: sampled applies to comparison: probabilistic only")
+        if self.preference is not None and self.comparison != "probabilistic":
+            raise ValueError(f"preference: {self.preference} applies to comparison: probabilistic only")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sampled_by_default(cls, data: Any) -> Any:
+        """A probabilistic comparison estimates its outcome as the reference code does,
+        unless the config says ``preference: exact``."""
+        if isinstance(data, dict) and data.get("comparison", "probabilistic") == "probabilistic" \
+                and data.get("preference") is None:
+            return {**data, "preference": "sampled"}
+        return data
 
     def paper_role(self) -> str:
         prefix = {"team-draft": "td", "balanced": "b", "probabilistic": "p"}[self.comparison]
