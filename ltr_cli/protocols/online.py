@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr_cli import console
-from ltr_cli import kernels
 from ltr_cli.protocols.checkpoint import Checkpointer, LearnerState, RunState
 from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.data.query import Query
@@ -34,7 +32,7 @@ from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import Feedback, OnlineLearner
 from ltr_cli.measures.conventions import Measure
 from ltr_cli.measures.metrics import time_average
-from ltr_cli.protocols.observers import Checkpoints, ProgressBar, RoundObserver
+from ltr_cli.protocols.observers import Checkpoints, FiniteWeights, HeldoutEvaluations, ProgressBar, RoundObserver
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.online_blocks import BlockRunner
 from ltr_cli.protocols.warmup import compile_progress, warm_up
@@ -140,98 +138,150 @@ def run_online(
     With ``clicks`` (:mod:`ltr_cli.protocols.click_feedback`, round by round only), the
     learner learns from a simulated user's clicks on the shown list and the round's
     metrics are those of the shown list; the click generator is saved in checkpoints.
+
+    The loop below is the whole protocol: what happens around a round (held-out
+    evaluations, progress, checkpoints) is the observers' (:mod:`ltr_cli.protocols.observers`).
     """
     if plan is not None:
         assert surrogate is None, "the compiled block loop does not log the surrogate"
         assert clicks is None, "the compiled block loop does not simulate clicks"
-        (result,) = run_online_group(plan, [GroupMember(learner, rng, checkpointer, resume, name, data_identity)],
-                                     measures, max_rounds, quiet, total_hint, heldout)
-        if isinstance(result, LtrError):
-            raise result
-        return result
-    names = ([meas.name for meas in measures] + ([SURROGATE] if surrogate is not None else [])
-             + (heldout.columns if heldout is not None else []))
-    log = RoundLog(names, resume.columns if resume is not None else None)
-    t, previous_wall, nonfinite_round = 0, 0.0, None
-    if resume is not None:
-        rng.bit_generator.state = resume.tie_rng_state
-        if clicks is not None:
-            if resume.click_rng_state is None:
-                raise LtrError("the checkpoint holds no click generator, yet this run simulates clicks; "
-                               "delete it to start the run over")
-            clicks.rng.bit_generator.state = resume.click_rng_state
-        t, previous_wall, nonfinite_round = resume.t, resume.wall_seconds, resume.nonfinite_round
-        if rounds is not None:
-            for _ in range(t):  # replay the stream's own draws up to where the run stopped
-                if next(rounds, None) is None:
-                    raise _beyond_the_stream(t)
-    reveal_k = feedback_size(learner, feedback)
-    give: Callable[[OnlineLearner, np.ndarray, np.ndarray], Feedback] = functools.partial(reveal, k=reveal_k)
-    if clicks is not None:
-        clicks.prepare(learner)
-        give = functools.partial(_click_feedback, clicks, k=reveal_k)
-    width = learner.weights.shape[0]
-    # the authors' numerics let weights become NaN, as their MATLAB did: reported, not fatal
-    nan_allowed = learner.numerics == "authors-code"
-    total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
-    bar = ProgressBar(total, t, quiet)
-    observers: list[RoundObserver] = [bar] if bar.active else []
-    if checkpointer is not None:
-        observers.append(Checkpoints(checkpointer))
-    round_measures = RoundMeasures(measures)
+        return _alone_in_blocks(plan, GroupMember(learner, rng, checkpointer, resume, name, data_identity),
+                                measures, max_rounds, quiet, total_hint, heldout)
     assert rounds is not None
-    finite = _finiteness_check()
-    first = next(rounds, None)
-    load_seconds = 0.0
-    if first is not None:  # compile or load every kernel of a round before the clock starts
-        load_seconds = warm_up(learner, first[1], round_measures, rng, give if clicks is None else
-                               functools.partial(_click_feedback, clicks.twin(), k=reveal_k), quiet)
-        rounds = itertools.chain([first], rounds)
+    # the plan: the log, the state to resume from, what the learner is shown, what is scored
+    log = RoundLog(log_columns(measures, surrogate is not None, heldout),
+                   resume.columns if resume is not None else None)
+    t, previous_wall, nonfinite_round = _resumed(resume, rng, clicks, rounds)
+    give, give_twin = _feedback(learner, feedback, clicks)
+    score = RoundScore(RoundMeasures(measures), surrogate, clicks)
+    width = learner.weights.shape[0]
+    # around each round: held-out evaluations, then progress, then checkpoints
+    observers: list[RoundObserver] = [HeldoutEvaluations(heldout, log, learner)] if heldout is not None else []
+    bar = ProgressBar(_total(max_rounds, total_hint), t, quiet)
+    observers += [bar] if bar.active else []
+    observers += [Checkpoints(checkpointer)] if checkpointer is not None else []
+    weights = FiniteWeights(learner, name, nonfinite_round)
+    rounds, load_seconds = _warmed_up(rounds, learner, score.measures, rng, give_twin, quiet)
     start = time.perf_counter()
 
     def snapshot() -> RunState:
         assert checkpointer is not None
         return RunState(checkpointer.run_id, t, log.columns, LearnerState.of(learner),
                         dict(rng.bit_generator.state), previous_wall + time.perf_counter() - start,
-                        nonfinite_round, data_identity or {},
+                        weights.nonfinite_round, data_identity or {},
                         dict(clicks.rng.bit_generator.state) if clicks is not None else None)
 
+    # the rounds
     try:
         for pass_no, query in rounds:
             if max_rounds is not None and t >= max_rounds:
                 break
             t += 1
             X, y = query.X, query.y
-            if X.ndim != 2 or X.shape[1] != width or y.shape[0] != X.shape[0]:  # before any kernel
-                raise LtrError(f"round {t} (qid {query.qid}): query rows of shape {X.shape} with "
-                               f"{y.shape[0]} labels do not fit the learner's {width} features")
+            _check_shape(t, query, width)  # before any kernel
             ranking = learner.rank(X, rng)
-            values, no_relevant = round_measures(ranking if clicks is None else clicks.seen(ranking, y.shape[0]), y)
-            if surrogate is not None:  # at the weights the ranking came from, before the update
-                values = [*values, surrogate(X, y)]
+            values, no_relevant = score(X, y, ranking)  # at the weights the ranking came from
             info = learner.update(X, give(learner, ranking, y))
-            if info.updated and nonfinite_round is None and not finite(learner.weights):
-                if not nan_allowed:
-                    raise LtrError(
-                        f"round {t} (qid {query.qid}): the learner's weights became NaN or infinite "
-                        "after its update; lower the learning rate, add a projection radius, or "
-                        "rescale the features"
-                    )
-                nonfinite_round = t
-                console.warn(f"{name or type(learner).__name__}: weights became NaN or infinite in round {t} "
-                             f"(qid {query.qid}); numerics: authors-code keeps them, as the authors' code "
-                             "did: from here on it ranks NaN scores as their sort does")
+            weights.after_update(t, query.qid, info.updated)
             log.append(t, pass_no, query.qid, query.m, values, info.mistake, info.updated, no_relevant,
                        info.ranking_loss)
-            if heldout is not None and heldout.due(t):
-                log.put_last(heldout.columns, heldout.evaluate(learner.weights))
             for observer in observers:
                 observer.after_round(t, snapshot)
     finally:
         for observer in observers:
             observer.close()
     wall = previous_wall + time.perf_counter() - start
-    return OnlineResult(log, wall, nonfinite_round, np.array(learner.weights, copy=True), load_seconds)
+    return OnlineResult(log, wall, weights.nonfinite_round, np.array(learner.weights, copy=True), load_seconds)
+
+
+def log_columns(measures: list[Measure], surrogate: bool, heldout: Heldout | None) -> list[str]:
+    """The round log's float value columns: the measures, ``surrogate`` when the run logs
+    regret, then the held-out columns."""
+    return ([meas.name for meas in measures] + ([SURROGATE] if surrogate else [])
+            + (heldout.columns if heldout is not None else []))
+
+
+def _total(max_rounds: int | None, total_hint: int | None) -> int | None:
+    """The progress bar's total: the smaller of the known ones (None: unknown)."""
+    known = [x for x in (max_rounds, total_hint) if x]
+    return min(known) if known else None
+
+
+def _resumed(resume: RunState | None, rng: np.random.Generator, clicks: ClickFeedback | None,
+             rounds: Iterator[tuple[int, Query]]) -> tuple[int, float, int | None]:
+    """The run's generators restored from ``resume`` and the stream replayed to where it
+    stopped; returns the rounds done, their wall time and the round the weights left the
+    reals (0, 0.0, None for a fresh run)."""
+    if resume is None:
+        return 0, 0.0, None
+    rng.bit_generator.state = resume.tie_rng_state
+    if clicks is not None:
+        if resume.click_rng_state is None:
+            raise LtrError("the checkpoint holds no click generator, yet this run simulates clicks; "
+                           "delete it to start the run over")
+        clicks.rng.bit_generator.state = resume.click_rng_state
+    for _ in range(resume.t):  # replay the stream's own draws up to where the run stopped
+        if next(rounds, None) is None:
+            raise _beyond_the_stream(resume.t)
+    return resume.t, resume.wall_seconds, resume.nonfinite_round
+
+
+Give = Callable[[OnlineLearner, np.ndarray, np.ndarray], Feedback]
+
+
+def _feedback(learner: OnlineLearner, feedback: str, clicks: ClickFeedback | None) -> tuple[Give, Give]:
+    """What the learner is shown each round (:func:`reveal` under ``feedback``, or the
+    clicks), and the same for the warm-up round (under clicks, a twin generator's clicks)."""
+    reveal_k = feedback_size(learner, feedback)
+    if clicks is None:
+        give: Give = functools.partial(reveal, k=reveal_k)
+        return give, give
+    clicks.prepare(learner)
+    return (functools.partial(_click_feedback, clicks, k=reveal_k),
+            functools.partial(_click_feedback, clicks.twin(), k=reveal_k))
+
+
+class RoundScore:
+    """A round's recorded values: every measure on the full labels of the ranking (of the
+    shown list under clicks), then the surrogate's value when the run logs regret."""
+
+    def __init__(self, measures: RoundMeasures, surrogate: Callable[[np.ndarray, np.ndarray], float] | None,
+                 clicks: ClickFeedback | None):
+        self.measures, self.surrogate, self.clicks = measures, surrogate, clicks
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, ranking: np.ndarray) -> tuple[list[float], bool]:
+        shown = ranking if self.clicks is None else self.clicks.seen(ranking, y.shape[0])
+        values, no_relevant = self.measures(shown, y)
+        if self.surrogate is not None:
+            values = [*values, self.surrogate(X, y)]
+        return values, no_relevant
+
+
+def _check_shape(t: int, query: Query, width: int) -> None:
+    X, y = query.X, query.y
+    if X.ndim != 2 or X.shape[1] != width or y.shape[0] != X.shape[0]:
+        raise LtrError(f"round {t} (qid {query.qid}): query rows of shape {X.shape} with "
+                       f"{y.shape[0]} labels do not fit the learner's {width} features")
+
+
+def _warmed_up(rounds: Iterator[tuple[int, Query]], learner: OnlineLearner, measures: RoundMeasures,
+               rng: np.random.Generator, give: Give, quiet: bool) -> tuple[Iterator[tuple[int, Query]], float]:
+    """Every kernel of a round compiled or loaded on the first round's query (on copies),
+    before the clock starts; returns the stream, its first round put back, and the seconds
+    that took."""
+    first = next(rounds, None)
+    if first is None:
+        return rounds, 0.0
+    return itertools.chain([first], rounds), warm_up(learner, first[1], measures, rng, give, quiet)
+
+
+def _alone_in_blocks(plan: tuple[list[Segment], dict[int, UnitArrays]], member: GroupMember,
+                     measures: list[Measure], max_rounds: int | None, quiet: bool, total_hint: int | None,
+                     heldout: Heldout | None) -> OnlineResult:
+    (result,) = run_online_group(plan, [member], measures, max_rounds, quiet, total_hint, heldout)
+    if isinstance(result, LtrError):
+        raise result
+    return result
 
 
 def _click_feedback(clicks: ClickFeedback, learner: OnlineLearner, ranking: np.ndarray, y: np.ndarray,
@@ -256,6 +306,19 @@ class GroupMember:
     name: str | None = None
     data_identity: dict[str, Any] | None = None
 
+    def restored(self, names: list[str]) -> tuple[RoundLog, float, int | None]:
+        """Its round log, the wall time and the non-finite round it resumes with (its tie
+        generator restored), or a fresh log."""
+        if self.resume is None:
+            return RoundLog(names, None), 0.0, None
+        self.rng.bit_generator.state = self.resume.tie_rng_state
+        return RoundLog(names, self.resume.columns), self.resume.wall_seconds, self.resume.nonfinite_round
+
+    def observers(self, log: RoundLog, heldout: Heldout | None) -> list[RoundObserver]:
+        """What happens after each of its blocks: held-out evaluations, then checkpoints."""
+        return (([HeldoutEvaluations(heldout, log, self.learner)] if heldout is not None else [])
+                + ([Checkpoints(self.checkpointer)] if self.checkpointer is not None else []))
+
 
 def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members: list[GroupMember],
                      measures: list[Measure], max_rounds: int | None = None, quiet: bool = False,
@@ -266,34 +329,15 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
     result, or the error that stopped it (the others went on). Each member's rows, weights
     and checkpoints are those of its own run: a group of one is that run. Each member's
     ``wall_seconds`` is its share of the group's time (the time divided by the group's size)."""
-    names = [meas.name for meas in measures] + (heldout.columns if heldout is not None else [])
-    starts = {m.resume.t if m.resume is not None else 0 for m in members}
-    assert len(starts) == 1, starts
-    t = starts.pop()
-    if t > sum(seg.order.shape[0] for seg in plan[0]):
-        raise _beyond_the_stream(t)
-    logs, previous, nonfinite = [], [], []
-    for m in members:
-        logs.append(RoundLog(names, m.resume.columns if m.resume is not None else None))
-        previous.append(m.resume.wall_seconds if m.resume is not None else 0.0)
-        nonfinite.append(m.resume.nonfinite_round if m.resume is not None else None)
-        if m.resume is not None:
-            m.rng.bit_generator.state = m.resume.tie_rng_state
-    total = min(x for x in (max_rounds, total_hint) if x) if (max_rounds or total_hint) else None
-    bar = ProgressBar(total, t, quiet)
-    saving = [[Checkpoints(m.checkpointer)] if m.checkpointer is not None else [] for m in members]
-    load_start = time.perf_counter()
-    with compile_progress(quiet):
-        blocks = BlockRunner([m.learner for m in members], RoundMeasures(measures), plan[0], plan[1],
-                             [m.learner.numerics == "authors-code" for m in members])  # loads the kernels
-        blocks.warm_up()
-    load_seconds = time.perf_counter() - load_start
+    t = _common_start(members, plan)
+    logs, previous, nonfinite = map(list, zip(*(m.restored(log_columns(measures, False, heldout)) for m in members)))
+    bar = ProgressBar(_total(max_rounds, total_hint), t, quiet)
+    around = [m.observers(logs[i], heldout) for i, m in enumerate(members)]
+    blocks, load_seconds = _loaded_blocks(plan, members, measures, quiet)
     start = time.perf_counter()
 
     def after_block(i: int, done: int, n: int, nonfinite_round: int | None) -> None:
         m = members[i]
-        if heldout is not None and heldout.due(done):
-            logs[i].put_last(heldout.columns, heldout.evaluate(m.learner.weights))
 
         def snapshot() -> RunState:
             assert m.checkpointer is not None
@@ -301,43 +345,52 @@ def run_online_group(plan: tuple[list[Segment], dict[int, UnitArrays]], members:
                             dict(m.rng.bit_generator.state), previous[i] + (time.perf_counter() - start) / len(members),
                             nonfinite_round, m.data_identity or {})
 
-        for observer in saving[i]:
+        for observer in around[i]:
             observer.after_block(done, n, snapshot)
 
     try:
-        stops = tuple(x for x in (members[0].checkpointer.every if members[0].checkpointer else 0,
-                                  heldout.every if heldout is not None else 0) if x)
-        outcomes = blocks.run(logs, t, nonfinite, max_rounds, stops, after_block,
-                              lambda done, n: bar.after_block(done, n, _no_snapshot),
+        outcomes = blocks.run(logs, t, nonfinite, max_rounds, _block_stops(members[0].checkpointer, heldout),
+                              after_block, lambda done, n: bar.after_block(done, n, _no_snapshot),
                               [m.name or type(m.learner).__name__ for m in members])
     finally:
         bar.close()
     share = (time.perf_counter() - start) / len(members)  # the rounds' time, split evenly
-    results: list[OnlineResult | LtrError] = []
-    for i, m in enumerate(members):
-        outcome = outcomes[i]
-        if outcome.error is not None:
-            results.append(outcome.error)
-            continue
-        results.append(OnlineResult(logs[i], previous[i] + share, outcome.nonfinite_round,
-                                    np.array(m.learner.weights, copy=True), load_seconds, len(members)))
-    return results
+    return [outcome.error if outcome.error is not None else
+            OnlineResult(logs[i], previous[i] + share, outcome.nonfinite_round,
+                         np.array(members[i].learner.weights, copy=True), load_seconds, len(members))
+            for i, outcome in enumerate(outcomes)]
+
+
+def _common_start(members: list[GroupMember], plan: tuple[list[Segment], dict[int, UnitArrays]]) -> int:
+    """The round every member resumes after (0: none resumes), within the planned stream."""
+    starts = {m.resume.t if m.resume is not None else 0 for m in members}
+    assert len(starts) == 1, starts
+    t = starts.pop()
+    if t > sum(seg.order.shape[0] for seg in plan[0]):
+        raise _beyond_the_stream(t)
+    return t
+
+
+def _loaded_blocks(plan: tuple[list[Segment], dict[int, UnitArrays]], members: list[GroupMember],
+                   measures: list[Measure], quiet: bool) -> tuple[BlockRunner, float]:
+    """The group's block runner, its kernels loaded (or compiled) before the clock starts,
+    and the seconds that took."""
+    load_start = time.perf_counter()
+    with compile_progress(quiet):
+        blocks = BlockRunner([m.learner for m in members], RoundMeasures(measures), plan[0], plan[1],
+                             [m.learner.numerics == "authors-code" for m in members])  # loads the kernels
+        blocks.warm_up()
+    return blocks, time.perf_counter() - load_start
+
+
+def _block_stops(checkpointer: Checkpointer | None, heldout: Heldout | None) -> tuple[int, ...]:
+    """Blocks end at multiples of these: the checkpoint and held-out intervals."""
+    return tuple(x for x in (checkpointer.every if checkpointer else 0,
+                             heldout.every if heldout is not None else 0) if x)
 
 
 def _no_snapshot() -> RunState:
     raise AssertionError("the progress bar takes no snapshot")
-
-
-def _finiteness_check():
-    """``finite(w) -> bool``: the compiled check for float64 weights, numpy otherwise."""
-    K = kernels.load() if kernels.ENABLED else None
-
-    def finite(w: np.ndarray) -> bool:
-        if K is not None and w.dtype == np.float64:
-            return K.core.all_finite(w)
-        return bool(np.all(np.isfinite(w)))
-
-    return finite
 
 
 def summarize(result: OnlineResult, measures: list[Measure], gamma: float | None = None) -> dict[str, Any]:

@@ -1,11 +1,11 @@
 """Online runs of one data stream: each made ready under its lock (learner, checkpoint,
 stream), the runs that can share a compiled block group computed in one pass, each written
-to its own folder (:func:`run_online_jobs`; ``ltr run`` and ``ltr sweep`` both use it)."""
+to its own folder (:func:`run_online_jobs`; ``ltr run`` and ``ltr sweep`` both use it; the
+writing is :mod:`ltr_cli.runs.online_record`'s)."""
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
@@ -14,55 +14,33 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr_cli import console, kernels
+from ltr_cli import console
 from ltr_cli.data.provenance import generated_data
 from ltr_cli.names import count
 from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
 from ltr_cli.config.experiment import ExperimentSpec
-from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.data.identity import require_regular, same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source
 from ltr_cli.errors import DatasetNotFoundError, LtrError
 from ltr_cli.pathnames import tried
-from ltr_cli.results.models import LinearModel
 from ltr_cli.outputs import run_path
-from ltr_cli.protocols.online import GroupMember, OnlineResult, feedback_size, run_online, run_online_group, summarize
+from ltr_cli.protocols.online import (GroupMember, OnlineResult, feedback_size, log_columns, run_online,
+                                     run_online_group)
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner, block_eligible
 from ltr_cli.protocols import sampling
-from ltr_cli.protocols.round_log import SURROGATE
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
 from ltr_cli.runs.kernel_plan import KernelPlan
+from ltr_cli.runs.online_record import seeds as _seeds, write_run as _finish  # _finish: a test patches it
 from ltr_cli.runs.plan import PlannedRun
-from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
-                                refuse_other_data, refuse_other_implementation,
+from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, refuse_other_data, refuse_other_implementation,
                                 resume_command)
-from ltr_cli.learners.online.theory import stream_constants, theory_block
+from ltr_cli.learners.online.theory import stream_constants
 
 if TYPE_CHECKING:  # a held-out set, clicks and the regret log are imported by the runs that use them
     from ltr_cli.protocols.click_feedback import ClickFeedback
     from ltr_cli.protocols.heldout import Heldout
-
-
-def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
-    """The online run's metric conventions: the convention object's description, with the
-    run's own policies."""
-    m = spec.metrics
-    return {
-        **CONVENTIONS[m.convention].describe(),
-        "ndcg_cutoff": "min(k, m); ideal DCG over all m labels sorted descending",
-        "no_relevant": m.no_relevant,
-        "ties": m.ties,
-        "ap_relevant": f"label > {m.relevance_threshold:g}",
-        "eru": {"d": m.eru_d, "alpha": m.eru_alpha},
-        "time_average": "cumulative mean over rounds (NaN rows skipped)",
-        "fidelity": spec.fidelity,
-        **({"round_metrics": "on the shown list (protocol.clicks.shown), ideal DCG over all m labels",
-            "discounted_cumulative": f"sum over rounds t of {spec.protocol.clicks.gamma:g}^(t-1) x the round's "
-                                     "value (NaN rows skipped)"}
-           if spec.protocol.clicks is not None else {}),
-    }
 
 
 def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[QuerySource, Any]:
@@ -110,13 +88,6 @@ def _heldout(spec: ExperimentSpec, source: QuerySource, opened: dict[Any, Heldou
     return opened[key]
 
 
-def _log_names(measures: list[Any], loss: Any, heldout: Heldout | None) -> list[str]:
-    """The round log's float value columns: the measures, ``surrogate`` when the run logs
-    regret, then the held-out columns."""
-    return ([m.name for m in measures] + ([SURROGATE] if loss is not None else [])
-            + (heldout.columns if heldout is not None else []))
-
-
 def _load_checkpoint(checkpointer: Checkpointer, names: list[str], source: QuerySource) -> RunState | None:
     """The run's checkpoint (its log's float columns ``names``: the measures, and
     ``surrogate`` when it logs regret), validated, and only if it was taken on the data now
@@ -131,6 +102,24 @@ def _load_checkpoint(checkpointer: Checkpointer, names: list[str], source: Query
         raise LtrError(f"{where}: the run's data changed since this checkpoint was taken "
                        f"({source.description}); delete the checkpoint to start the run over "
                        "on the new data")
+    return state
+
+
+def _restore(checkpointer: Checkpointer, names: list[str], source: QuerySource, learner: Any,
+             max_rounds: int | None) -> RunState | None:
+    """The run's checkpoint (:func:`_load_checkpoint`), if any, its learner state restored
+    into ``learner``; one-line error for a checkpoint beyond the run's ``max_rounds``."""
+    state = _load_checkpoint(checkpointer, names, source)
+    if state is None:
+        return None
+    if max_rounds is not None and state.t > max_rounds:
+        raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
+                       f"{max_rounds} rounds; delete it to start this run over")
+    try:
+        state.learner.restore(learner)
+    except CheckpointInvalid as exc:
+        raise LtrError(f"{checkpointer.path}: damaged or foreign checkpoint ({exc}); delete it "
+                       "to start this run over") from None
     return state
 
 
@@ -200,72 +189,105 @@ def run_online_jobs(
     error (in job order; naming its learner when there are several) is raised once every
     other run is written. ``planned_path``: the path the runs take (recorded in their
     manifests as ``kernels``)."""
-    done = on_done or (lambda outcome: None)
-    outcomes: list[RunOutcome | LtrError | None] = [None] * len(jobs)
     note = RoundMeasures(jobs[0].spec.metrics.measures()).note if jobs else None
     if note and not quiet:
         console.note(f"ltr: note: {note}")
-
-    def settle(i: int, outcome: RunOutcome | LtrError) -> None:
-        outcomes[i] = outcome
-        if isinstance(outcome, RunOutcome):
-            done(outcome)
-
+    batch = _Jobs(source, constants, out_root, quiet, argv, resume, fresh, on_done, planned_path, len(jobs))
     with ExitStack() as locks:
-        held: dict[int, ExitStack] = {}  # each run's lock, released once the run is written
-        prepared: dict[int, _Prepared] = {}
-        heldouts: dict[Any, Heldout] = {}
-        top_label = functools.cache(lambda: _max_label(source))  # read once, for click tables that follow it
-        for i, job in enumerate(jobs):
-            run_dir = run_path(out_root, job.spec.experiment, job.run_id)
-            try:
-                if resume and is_complete(run_dir):
-                    refuse_other_data(run_dir, source.identity(), source.description)
-                    refuse_other_implementation(run_dir, job.learner_spec)
-                    clear_leftover_lock(run_dir)
-                    if not quiet:
-                        console.note(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped")
-                    settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
-                    continue
-                held[i] = locks.enter_context(ExitStack())
-                held[i].enter_context(owning(run_dir))
-                prepared[i] = _prepare(job, run_dir, source, quiet, argv, resume, fresh,
-                                       _heldout(job.spec, source, heldouts), top_label)
-            except LtrError as exc:
-                settle(i, exc)
-            except Exception as exc:
-                settle(i, _plugin_failure(job, exc))
-        if planned_path is not None and prepared and not quiet:  # said once the runs can start
-            console.note(f"ltr: {planned_path.path} path for {count(len(prepared), 'run')}: {planned_path.why}")
-        groups: dict[Any, list[int]] = {}
-        for i, prep in prepared.items():
-            key = prep.group_key() if prep.plan is not None and prep.job.group is not None else ("alone", i)
-            groups.setdefault(key, []).append(i)
-        ahead = CompileAhead(_compile_jobs([[prepared[i] for i in g] for g in groups.values()]))
-        for n, members in enumerate(groups.values()):
+        for i, job in enumerate(jobs):  # skipped if complete, else made ready under its lock
+            batch.open(i, job, locks)
+        if planned_path is not None and batch.prepared and not quiet:  # said once the runs can start
+            console.note(f"ltr: {planned_path.path} path for {count(len(batch.prepared), 'run')}: {planned_path.why}")
+        groups = batch.groups()
+        ahead = CompileAhead(_compile_jobs([[batch.prepared[i] for i in g] for g in groups]))
+        for n, members in enumerate(groups):
             if n == 1:
                 ahead.wait(quiet)  # the other families' kernels, compiled meanwhile
-            preps = [prepared[i] for i in members]
-            results = _compute(preps, quiet, argv)
-            for i, prep, result in zip(members, preps, results):
-                if isinstance(result, LtrError):
-                    settle(i, result)
-                    continue
-                try:
-                    settle(i, _finish(prep, result, source, constants, argv, quiet, planned_path))
-                except LtrError as exc:
-                    settle(i, exc)
-                else:
-                    held.pop(i).close()  # written: a kill from here on leaves no lock beside it
+            preps = [batch.prepared[i] for i in members]
+            for i, prep, result in zip(members, preps, _compute(preps, quiet, argv)):
+                batch.write(i, prep, result)
+    _raise_first_failure(jobs, batch.outcomes, keep_going)
+    return [o for o in batch.outcomes if o is not None]
+
+
+class _Jobs:
+    """The online runs of one stream on their way: each one's outcome (once settled), the
+    lock of each run not yet written, and the runs made ready."""
+
+    def __init__(self, source: QuerySource, constants: Any, out_root: Path, quiet: bool, argv: list[str] | None,
+                 resume: bool, fresh: bool, on_done: Callable[[RunOutcome], None] | None,
+                 planned_path: KernelPlan | None, n: int):
+        self.source, self.constants, self.out_root, self.quiet, self.argv = source, constants, out_root, quiet, argv
+        self.resume, self.fresh, self.on_done, self.planned_path = resume, fresh, on_done, planned_path
+        self.outcomes: list[RunOutcome | LtrError | None] = [None] * n
+        self.held: dict[int, ExitStack] = {}  # each run's lock, released once the run is written
+        self.prepared: dict[int, _Prepared] = {}
+        self.heldouts: dict[Any, Heldout] = {}
+        self.top_label = functools.cache(lambda: _max_label(source))  # read once, for click tables that follow it
+
+    def settle(self, i: int, outcome: RunOutcome | LtrError) -> None:
+        self.outcomes[i] = outcome
+        if isinstance(outcome, RunOutcome) and self.on_done is not None:
+            self.on_done(outcome)
+
+    def open(self, i: int, job: PlannedRun, locks: ExitStack) -> None:
+        """Job ``i`` skipped when complete (with ``resume``), else made ready under its
+        lock (held in ``locks``); a run that cannot be made ready is settled with its error."""
+        source, quiet = self.source, self.quiet
+        run_dir = run_path(self.out_root, job.spec.experiment, job.run_id)
+        try:
+            if self.resume and is_complete(run_dir):
+                refuse_other_data(run_dir, source.identity(), source.description)
+                refuse_other_implementation(run_dir, job.learner_spec)
+                clear_leftover_lock(run_dir)
+                if not quiet:
+                    console.note(f"[{job.spec.experiment}] {job.name} (seed {job.spec.seed}): complete, skipped")
+                self.settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
+                return
+            self.held[i] = locks.enter_context(ExitStack())
+            self.held[i].enter_context(owning(run_dir))
+            self.prepared[i] = _prepare(job, run_dir, source, quiet, self.argv, self.resume, self.fresh,
+                                        _heldout(job.spec, source, self.heldouts), self.top_label)
+        except LtrError as exc:
+            self.settle(i, exc)
+        except Exception as exc:
+            self.settle(i, _plugin_failure(job, exc))
+
+    def groups(self) -> list[list[int]]:
+        """The prepared runs, in groups that run in one pass (a run alone: a group of one)."""
+        groups: dict[Any, list[int]] = {}
+        for i, prep in self.prepared.items():
+            key = prep.group_key() if prep.plan is not None and prep.job.group is not None else ("alone", i)
+            groups.setdefault(key, []).append(i)
+        return list(groups.values())
+
+    def write(self, i: int, prep: _Prepared, result: OnlineResult | LtrError) -> None:
+        """A computed run written (its lock then released), or its error settled."""
+        if isinstance(result, LtrError):
+            self.settle(i, result)
+            return
+        try:
+            self.settle(i, _finish(prep, result, self.source, self.constants, self.argv, self.quiet,
+                                   self.planned_path))
+        except LtrError as exc:
+            self.settle(i, exc)
+        else:
+            self.held.pop(i).close()  # written: a kill from here on leaves no lock beside it
+
+
+def _raise_first_failure(jobs: list[PlannedRun], outcomes: list[RunOutcome | LtrError | None],
+                         keep_going: bool) -> None:
+    """Unless ``keep_going``: the first failing run's error (naming its learner and the
+    others that failed, when there are several jobs)."""
     failed = [(job, o) for job, o in zip(jobs, outcomes) if isinstance(o, LtrError)]
-    if failed and not keep_going:
-        job, error = failed[0]
-        others = ", ".join(j.name for j, _ in failed[1:])
-        more = f" ({count(len(failed) - 1, 'more learner')} failed: {others})" if len(failed) > 1 else ""
-        if len(jobs) == 1:
-            raise error
-        raise LtrError(f"{job.name} (seed {job.spec.seed}): {error}{more}")
-    return [o for o in outcomes if o is not None]
+    if not failed or keep_going:
+        return
+    job, error = failed[0]
+    others = ", ".join(j.name for j, _ in failed[1:])
+    more = f" ({count(len(failed) - 1, 'more learner')} failed: {others})" if len(failed) > 1 else ""
+    if len(jobs) == 1:
+        raise error
+    raise LtrError(f"{job.name} (seed {job.spec.seed}): {error}{more}")
 
 
 def _compile_jobs(groups: list[list[_Prepared]]) -> list[Callable[[], None]]:
@@ -330,16 +352,8 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
         from ltr_cli.protocols.regret import regret_loss
 
         loss = regret_loss(learner, protocol.log_regret)
-    state = _load_checkpoint(checkpointer, _log_names(measures, loss, heldout), source) if resume else None
-    if state is not None:
-        if protocol.max_rounds is not None and state.t > protocol.max_rounds:
-            raise LtrError(f"{checkpointer.path}: taken after round {state.t}, beyond this run's "
-                           f"{protocol.max_rounds} rounds; delete it to start this run over")
-        try:
-            state.learner.restore(learner)
-        except CheckpointInvalid as exc:
-            raise LtrError(f"{checkpointer.path}: damaged or foreign checkpoint ({exc}); delete it "
-                           "to start this run over") from None
+    state = (_restore(checkpointer, log_columns(measures, loss is not None, heldout), source, learner,
+                      protocol.max_rounds) if resume else None)
     stream_stats = StreamStats()
     stream_rng = np.random.default_rng(stream_seq)
     plan = None
@@ -359,13 +373,6 @@ def _prepare(job: PlannedRun, run_dir: Path, source: QuerySource, quiet: bool, a
         console.note(f"[{spec.experiment}] {name} (seed {spec.seed}): {source.description}{what}{since}")
     return _Prepared(job, run_dir, measures, checkpointer, state, planned, learner,
                      np.random.default_rng(tie_seq), plan, rounds, stream_stats, identity, heldout, loss, clicks)
-
-
-def _seeds(seed: int) -> list[np.random.SeedSequence]:
-    """The run's four independent streams of draws: data order and subsampling, ties, the
-    learner's own, clicks. (``spawn(4)``'s first three are ``spawn(3)``'s: the streams of
-    runs without clicks are those they always were.)"""
-    return np.random.SeedSequence(seed).spawn(4)
 
 
 def _plugin_failure(job: PlannedRun, exc: Exception) -> LtrError:
@@ -410,85 +417,3 @@ def _compute(preps: list[_Prepared], quiet: bool, argv: list[str] | None) -> lis
                      if p.checkpointer.path.exists() else "it had no checkpoint yet and will start over")
             console.error_line(f"interrupted: {p.job.name} (seed {p.job.spec.seed}): {saved}")
         raise
-
-
-def _found(record: dict[str, Any] | None) -> str:
-    """How the comparator was found, for the closing progress line."""
-    if not record or record.get("evaluations") is None:
-        return ""
-    gap = record.get("gap")
-    said = "no bound (not convex)" if gap is None else f"certified within {gap:.2g}"
-    return f"{said}, {str(record.get('start', '')).split(':')[0]}"
-
-
-def _finish(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
-            argv: list[str] | None, quiet: bool = True, planned_path: KernelPlan | None = None) -> RunOutcome:
-    """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
-    spec, name = prep.job.spec, prep.job.name
-    lspec: Any = spec.learners[name]
-    protocol = spec.protocol
-    measures = prep.measures
-    gamma = protocol.clicks.gamma if protocol.clicks is not None else None
-    summary = {"dataset": source.name, **summarize(result, measures, gamma)}
-    if protocol.drop_last_query:  # rounds the authors' loop costs: one query per file and pass
-        summary["dropped_last_queries"] = prep.stream_stats.dropped_last
-    if constants is not None:
-        stream, generated = constants
-        summary["theory"] = theory_block(lspec, stream, generated)
-    if prep.heldout is not None:  # the last evaluation of each metric (the run's final weights' when due)
-        summary["heldout"] = {"every": prep.heldout.every, "queries": prep.heldout.identity["queries"],
-                              "last": {c: _last_defined(result.log.columns[c]) for c in prep.heldout.columns}}
-    rounds, regret_record = result.log.arrow_table(), None
-    if protocol.log_regret:
-        from ltr_cli.protocols.regret import not_logged, rebuild_stream, regret, with_regret
-    if prep.loss is not None:
-        from ltr_cli.protocols.regret_progress import HindsightProgress
-
-        rounds = result.rounds
-        what = f"[{spec.experiment}] {name} (seed {spec.seed})"
-        if not quiet and prep.loss.radius is not None:
-            console.note(f"{what}: regret: finding the best fixed weights in hindsight over the run's "
-                         f"{len(rounds):,} rounds")
-        stream = rebuild_stream(source, protocol, np.random.default_rng(_seeds(spec.seed)[0]), rounds)
-        progress = HindsightProgress(what, quiet)
-        try:
-            column, regret_record, summary["regret"] = regret(
-                prep.loss, stream, rounds[SURROGATE].to_numpy(dtype=np.float64), source.n_features, progress,
-                json.dumps(source.identity(), sort_keys=True, default=str))
-        finally:
-            progress.close(_found(regret_record))
-        rounds = with_regret(rounds, column)
-    elif protocol.log_regret:
-        regret_record = not_logged(prep.learner)
-    # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
-    models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
-                        "round": len(result.log),
-                        **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
-    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, rounds, summary, {
-        "dataset": {"description": source.description, "n_features": source.n_features,
-                    "normalize": source.normalize,
-                    "fingerprint": source.identity()},
-        "conventions": _conventions(spec),
-        "learner_conventions": {**lspec.describe(), **prep.learner.resolved_settings()},
-        "protocol": protocol.model_dump(mode="json"),
-        **({"heldout": prep.heldout.identity} if prep.heldout is not None else {}),
-        **({"clicks": {**prep.clicks.model.describe(), "shown": prep.clicks.shown, "gamma": protocol.clicks.gamma}}
-           if prep.clicks is not None and protocol.clicks is not None else {}),
-        **({"regret": regret_record} if regret_record is not None else {}),
-        "kernels": planned_path.record() if planned_path is not None else {
-            "path": "compiled" if kernels.ENABLED else "reference",
-            "why": "not planned (a sweep): compiled where a learner has kernels, unless LTR_KERNELS=0"},
-    }, {"wall_seconds": summary["wall_seconds"], "rounds_per_second": summary["rounds_per_second"],
-        "kernel_load_seconds": summary["kernel_load_seconds"],
-        # runs computed in one pass over the stream; wall_seconds is this run's even share
-        "runs_in_one_pass": result.group_size},
-        models, argv)
-    prep.checkpointer.remove()
-    return outcome
-
-
-def _last_defined(values: Any) -> float | None:
-    """The last value that is not NaN (None if every one is)."""
-    kept = np.asarray(values, dtype=np.float64)
-    kept = kept[~np.isnan(kept)]
-    return float(kept[-1]) if kept.size else None
