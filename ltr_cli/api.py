@@ -35,7 +35,7 @@ following :class:`QueryReader`; raise :class:`DataFormatError` naming the file a
 
 from __future__ import annotations
 
-from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig, Strict
+from ltr_cli.core.schema import BatchLearnerConfig, OnlineLearnerConfig, Strict
 from ltr_cli.data.formats.base import DataFormat, QueryReader
 from ltr_cli.data.options import MAX_LABEL, ReaderOptions
 from ltr_cli.data.query import Query

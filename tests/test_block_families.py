@@ -37,7 +37,7 @@ KERNEL = '''
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.codes import UNCHANGED, UPDATED
+from ltr_cli.core.codes import UNCHANGED, UPDATED
 from ltr_cli.kernels.loop import block_kernel
 from {pkg}.slots import ETA, MARGIN
 
@@ -127,7 +127,7 @@ def _run_blocks(learners: list, unit) -> list:
     """The learners' rounds over every query of ``unit`` in the compiled block loop; their rows."""
     from ltr_cli.data.sources.rounds import Segment
     from ltr_cli.protocols.online_blocks import BlockRunner
-    from ltr_cli.protocols.round_log import RoundLog
+    from ltr_cli.core.round_log import RoundLog
     from ltr_cli.protocols.round_measures import RoundMeasures
 
     measures = _demo_alg3().spec.metrics.measures()
@@ -192,7 +192,7 @@ def test_a_module_is_cached_by_its_own_sources_and_those_of_the_kernels_it_impor
     """Editing one family's kernel changes that family's cache folder only; a family's
     folder covers the driver and primitives it calls, not the other families."""
     sources = dict(numba_cache.module_sources("ltr_cli.kernels.perceptron"))
-    assert {"ltr_cli.kernels.loop", "ltr_cli.kernels.core", "ltr_cli.kernels.measures", "ltr_cli.kernels.codes",
+    assert {"ltr_cli.kernels.loop", "ltr_cli.kernels.core", "ltr_cli.kernels.measures", "ltr_cli.core.codes",
             "ltr_cli.kernels.perceptron_slots"} <= set(sources)
     assert not {"ltr_cli.kernels.ogd", "ltr_cli.kernels.rtopkf", "ltr_cli.kernels.numba_cache"} & set(sources)
     mine = f"{scratch.name}.kernel"

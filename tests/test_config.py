@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ltr_cli.config.experiment import load_config
 from ltr_cli.errors import ConfigError
-from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
+from ltr_cli.core.yamlio import YamlProblem, dump_yaml, parse_yaml
 
 GOOD = """
 experiment: demo

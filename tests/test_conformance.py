@@ -10,7 +10,7 @@ import pytest
 
 from ltr_cli.protocols.checkpoint import Checkpointer, RunState
 from ltr_cli.protocols.learner_state import LearnerState
-from ltr_cli.protocols.round_log import column_kinds
+from ltr_cli.core.round_log import column_kinds
 from ltr_cli.testing import parametrize_with_checks
 
 

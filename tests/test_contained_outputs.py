@@ -161,7 +161,7 @@ def test_run_config_yaml_reads_back_identically(results):
     import yaml
 
     from ltr_cli.results.folders import find_runs, read_run
-    from ltr_cli.config.yamlio import parse_yaml
+    from ltr_cli.core.yamlio import parse_yaml
 
     (run_dir,) = find_runs([results])
     text = (run_dir / "config.yaml").read_text()

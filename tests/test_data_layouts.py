@@ -157,7 +157,7 @@ def test_annotated_config_shows_the_true_defaults():
     """docs/configs.md's annotated config: every value written there is the schema's default
     (a minimal config with only the kinds and types resolves to the same settings)."""
     from ltr_cli.config.experiment import parse_config
-    from ltr_cli.config.yamlio import parse_yaml
+    from ltr_cli.core.yamlio import parse_yaml
     from tests.conftest import REPO
 
     page = (REPO / "docs" / "configs.md").read_text()

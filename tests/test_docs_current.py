@@ -93,7 +93,7 @@ def test_a_new_dataset_kind_gets_its_section_in_the_config_reference(monkeypatch
     from pydantic import Field
 
     from ltr_cli.config import datasets
-    from ltr_cli.config.schema import Strict
+    from ltr_cli.core.schema import Strict
 
     class LinesData(Strict):
         kind: Literal["lines"]

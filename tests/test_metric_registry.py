@@ -59,7 +59,7 @@ def test_the_parser_names_what_is_wrong(bad, says):
 
 
 def test_every_kind_has_a_reference_and_kernels_use_named_codes():
-    from ltr_cli.kernels import codes
+    from ltr_cli.core import codes
 
     named = {codes.MEASURE_NDCG, codes.MEASURE_AP, codes.MEASURE_PRECISION, codes.MEASURE_ERR, codes.MEASURE_RR}
     assert {info.kernel for info in KINDS.values() if info.kernel is not None} == named

@@ -13,7 +13,7 @@ import pytest
 
 from ltr_cli.config.experiment import ProtocolSpec, parse_config
 from ltr_cli.learners.registry import BATCH_TYPES, LEARNER_TYPES, ONLINE_TYPES, REGISTRY, SOURCES, bench_learners
-from ltr_cli.config.schema import BatchLearnerConfig, OnlineLearnerConfig
+from ltr_cli.core.schema import BatchLearnerConfig, OnlineLearnerConfig
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ltr_cli"
 # the least a config of each type must say besides its type

@@ -10,7 +10,7 @@ import pytest
 
 from ltr_cli.errors import LtrError
 from ltr_cli.protocols.observers import FiniteWeights, HeldoutEvaluations
-from ltr_cli.protocols.round_log import RoundLog
+from ltr_cli.core.round_log import RoundLog
 
 
 def _learner(numerics: str) -> Any:

@@ -77,7 +77,7 @@ def bench_ranksvm(queries: Queries, C: float = 1.0) -> dict[str, Any]:
 
 def bench_fit(learner: str, queries: Queries, C: float = 1.0) -> dict[str, Any]:
     from ltr_cli.learners.registry import REGISTRY
-    from ltr_cli.config.schema import BatchLearnerConfig
+    from ltr_cli.core.schema import BatchLearnerConfig
 
     spec = REGISTRY[learner].model_validate({"type": learner})
     assert isinstance(spec, BatchLearnerConfig)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ltr_cli.config.yamlio import dump_yaml
+from ltr_cli.core.yamlio import dump_yaml
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, write_fold_layout
 from ltr_cli.errors import LtrError

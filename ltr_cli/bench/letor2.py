@@ -71,7 +71,7 @@ def run_letor2_bench(scale: float = 1.0, configs: Path | None = None, learners: 
     """Each LETOR 2.0 config's CV, learner by learner, on generated folds; wall seconds per
     dataset and learner, the total (learners in :data:`APART` left out) and the budget."""
     from ltr_cli.config.experiment import load_config
-    from ltr_cli.config.schema import BatchLearnerConfig
+    from ltr_cli.core.schema import BatchLearnerConfig
     from ltr_cli.runs.runner import run_experiment
 
     folder = configs or default_configs()

@@ -33,7 +33,7 @@ from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
 from ltr_cli.bench.processes import timed_process
 from ltr_cli.learners.registry import bench_learners
-from ltr_cli.config.yamlio import dump_yaml
+from ltr_cli.core.yamlio import dump_yaml
 
 MSLR_SLAM_LEARNERS = {
     "slam-ndcg": {"type": "slam-perceptron", "measure": "ndcg", "mistake": "ndcg@10", "weights": "level-averaged",

@@ -98,7 +98,7 @@ def run_measure_settings(run: Path, given: frozenset[str] = frozenset()) -> dict
     an option given on the command line wins, and its key in ``given`` is not read). A batch
     run measures by its ``cv.convention`` alone: nothing is taken. Read as untrusted input: a wrong value is a one-line error."""
     from ltr_cli.errors import ResultsError
-    from ltr_cli.measures.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
+    from ltr_cli.core.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
     from ltr_cli.measures.conventions import CONVENTIONS
     from ltr_cli.results.folders import read_run
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ltr_cli.measures.convention_table import CONVENTION_NAMES
+from ltr_cli.core.convention_table import CONVENTION_NAMES
 
 
 def list_(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, get_args
 
 import typer
 
-from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
+from ltr_cli.core.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES, TIE_POLICIES
 from ltr_cli.data.options import QidSource
 from ltr_cli.reports.plot_style import LAYOUTS, LEGENDS, PALETTES
 from ltr_cli.sweep.tasks import EXECUTORS

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ltr_cli.config.schema import LaxPath, Strict
+from ltr_cli.core.schema import LaxPath, Strict
 
 CORRECTIONS: tuple[str, ...] = ("naive", "ips", "position-bias")
 

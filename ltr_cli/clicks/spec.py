@@ -112,7 +112,7 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
             and not (isinstance(model, str) and model.lstrip().startswith("{")):
         raise LtrError(f"{hint} {grades}: the named click tables exist for 2, 3 and 5 grades")
     if isinstance(model, str) and model.lstrip().startswith("{"):
-        from ltr_cli.config.yamlio import YamlProblem, parse_yaml
+        from ltr_cli.core.yamlio import YamlProblem, parse_yaml
 
         try:
             model = parse_yaml(model)

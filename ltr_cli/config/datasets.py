@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from ltr_cli.config.schema import LaxPath, Strict, not_bool
+from ltr_cli.core.schema import LaxPath, Strict, not_bool
 from ltr_cli.data.options import DEFAULT_MAX_QUERY_MB
 
 

@@ -1,7 +1,7 @@
 """Experiment configs: YAML -> validated, typed :class:`ExperimentSpec`.
 
 Unknown keys and wrong types fail with the dotted key path and what was expected
-(``ConfigError``). YAML is read by :mod:`ltr_cli.config.yamlio`: the YAML 1.2 core schema (so
+(``ConfigError``). YAML is read by :mod:`ltr_cli.core.yamlio`: the YAML 1.2 core schema (so
 ``1_000``, ``1:30`` and ``yes`` are strings, ``1e3`` is a number), safe constructors
 only, no aliases and no repeated keys, so a config can neither build Python objects nor
 expand into an alias bomb nor silently lose a value. Types are strict (a bool is not an
@@ -22,7 +22,7 @@ from pydantic import Field, SerializeAsAny, ValidationError, field_validator, mo
 
 from ltr_cli.config.datasets import LIMIT_KEYS, DatasetSpec, RegistryData
 from ltr_cli.config.protocol import ProtocolSpec
-from ltr_cli.measures.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
+from ltr_cli.core.convention_table import CONVENTION_NAMES, NO_RELEVANT_POLICIES
 from ltr_cli.config.errors import format_validation
 from ltr_cli.errors import ConfigError
 from ltr_cli.learners import registry as learner_registry
@@ -30,8 +30,8 @@ from ltr_cli.learners.registry import partial_feedback_types, validate_learners
 from ltr_cli.measures.conventions import CONVENTIONS, Measure
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.names import NAME_HELP, check_name
-from ltr_cli.config.schema import LaxPath, LearnerConfig, Name, OnlineLearnerConfig, Strict
-from ltr_cli.config.yamlio import YamlProblem, parse_yaml
+from ltr_cli.core.schema import LaxPath, LearnerConfig, Name, OnlineLearnerConfig, Strict
+from ltr_cli.core.yamlio import YamlProblem, parse_yaml
 from ltr_cli.pathnames import tried
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ltr_cli.config.schema import Strict
+from ltr_cli.core.schema import Strict
 from ltr_cli.measures.metrics import parse_cutoff
 
 

@@ -41,7 +41,7 @@ class DatasetInfo:
     label_levels: tuple[float, ...] = (0, 1, 2, 3, 4)
     label_probs: tuple[float, ...] = (0.5, 0.3, 0.13, 0.05, 0.02)
     notes: tuple[str, ...] = field(default_factory=tuple)
-    # the evaluation convention of the dataset's own scripts (a name of ltr_cli.measures.convention_table)
+    # the evaluation convention of the dataset's own scripts (a name of ltr_cli.core.convention_table)
     convention: str = "mslr"
 
     def path_for(self, root: Path, split: str, fold: int | None = None) -> Path:

@@ -1,6 +1,6 @@
 """Core primitives: scores ``X w`` and ``X^T g`` (BLAS where numba's matmul applies, loops otherwise), the stable descending sort and ranking of scores under the input-order / reverse-input tie rules, the finiteness check, and numpy's pairwise summation reproduced (references: ``numpy`` itself, :func:`ltr_cli.measures.metrics.rank_from_scores`).
 
-Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.core.codes`.
 """
 
 from __future__ import annotations

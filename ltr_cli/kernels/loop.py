@@ -24,7 +24,7 @@ feedback reads only ``yq[shown[:k]]``), the exploit ranking and the shown one, t
 ``s`` (first m entries), the learner's weights (never written) and parameters ``p = P[i]``,
 its round number ``t``, its draws' ``gamma`` and ``eta`` for the round, the tie direction,
 the discount table and ``out`` (d,) for the new weights. ``status``: a code of
-:mod:`ltr_cli.kernels.codes` (``UPDATED``: ``out`` holds the new weights; ``NOT_FINITE``:
+:mod:`ltr_cli.core.codes` (``UPDATED``: ``out`` holds the new weights; ``NOT_FINITE``:
 the learner stops with its family's error).
 
 ``W`` (L, d) is updated in place; ``P`` (L, p) holds each learner's parameters and ``t0``
@@ -56,7 +56,7 @@ import types as pytypes
 from typing import Any
 
 from ltr_cli.kernels._numba import _CACHE, _NAN, njit
-from ltr_cli.kernels.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, NOT_FINITE,
+from ltr_cli.core.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, NOT_FINITE,
                                    UNCHANGED, UPDATED)
 from ltr_cli.kernels.core import all_finite, score_rank
 from ltr_cli.kernels.measures import round_measures

@@ -2,7 +2,7 @@
 convention): the paper's gain ``2^r - 1``, ideal DCG, NDCG@k, AP, precision@k, ERR@k, RR, and
 every measure of a round in one call (``round_measures``).
 
-Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.core.codes`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_RR
+from ltr_cli.core.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_RR
 from ltr_cli.kernels.core import _dot, _pairwise_sum
 
 
@@ -162,7 +162,7 @@ def reciprocal_rank(ranking, relevant, k, none_value):
 def round_measures(ranking, y, spec, disc):
     """Every measure of a round in one call (the ``paper`` convention). ``spec`` rows:
     (kind, k, threshold, none_value, 2^gmax) with kind a ``MEASURE_*`` code of
-    :mod:`ltr_cli.kernels.codes` (k < 0: whole list). The extra last entry is 1.0 when some
+    :mod:`ltr_cli.core.codes` (k < 0: whole list). The extra last entry is 1.0 when some
     label is above 0 (reference ``has_relevant``), else 0.0."""
     n = spec.shape[0]
     m = y.shape[0]

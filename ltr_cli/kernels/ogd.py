@@ -1,6 +1,6 @@
 """One round of online gradient descent on the squared, ListNet, KL and SmoothDCG surrogates with projection (reference: :class:`ltr_cli.learners.online.ogd.OGDLearner`, :mod:`ltr_cli.surrogates`), the authors' unshifted ListNet step, and the family's block kernel: the generic block driver (:mod:`ltr_cli.kernels.loop`) around :func:`ogd_step`.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.ogd_slots`; codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.ogd_slots`; codes: :mod:`ltr_cli.core.codes`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
-from ltr_cli.kernels.codes import KL, LISTNET, NOT_FINITE, SQUARED, UNCHANGED, UPDATED
+from ltr_cli.core.codes import KL, LISTNET, NOT_FINITE, SQUARED, UNCHANGED, UPDATED
 from ltr_cli.kernels.core import _dot, _pairwise_sum, _rmatvec
 from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _gain

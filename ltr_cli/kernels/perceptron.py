@@ -1,6 +1,6 @@
 """One round of the perceptron paper's Alg. 2 / Alg. 3 (reference: :class:`ltr_cli.learners.online.perceptron._MistakeDriven`), and the family's block kernel: the generic block driver (:mod:`ltr_cli.kernels.loop`) around :func:`perceptron_step`.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.perceptron_slots`; codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.perceptron_slots`; codes: :mod:`ltr_cli.core.codes`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _NAN, njit
-from ltr_cli.kernels.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, UNCHANGED, UPDATED, ZERO_STEP
+from ltr_cli.core.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, UNCHANGED, UPDATED, ZERO_STEP
 from ltr_cli.kernels.core import _rmatvec_into
 from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _ndcg_levels_into, average_precision
@@ -25,7 +25,7 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
     """One update of Alg. 2 / Alg. 3 (reference ``_MistakeDriven.update``).
 
     ``ranked``: how ``ranking`` was sorted from ``s`` (``RANKED_*`` of
-    :mod:`ltr_cli.kernels.codes`); the ``paper`` NDCG weights then read the score order
+    :mod:`ltr_cli.core.codes`); the ``paper`` NDCG weights then read the score order
     from it instead of sorting the scores again.
 
     ``P``: the ``PC_*`` slots of :mod:`ltr_cli.kernels.perceptron_slots` (surrogate, mistake measure

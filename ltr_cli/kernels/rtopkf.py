@@ -1,6 +1,6 @@
 """One round of RTop-kF (reference: :class:`ltr_cli.learners.online.rtopkf.RTopKF`, :mod:`ltr_cli.surrogates.topk_estimators`), and the family's block kernel: the generic block driver (:mod:`ltr_cli.kernels.loop`) around :func:`rtopkf_step`.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.rtopkf_slots`; codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.rtopkf_slots`; codes: :mod:`ltr_cli.core.codes`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
-from ltr_cli.kernels.codes import KL, NOT_FINITE, RANKSVM, SQUARED, UNCHANGED, UPDATED
+from ltr_cli.core.codes import KL, NOT_FINITE, RANKSVM, SQUARED, UNCHANGED, UPDATED
 from ltr_cli.kernels.core import _pairwise_sum, _rmatvec
 from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _gain

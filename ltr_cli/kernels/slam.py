@@ -1,6 +1,6 @@
 """SLAM surrogates (reference: :mod:`ltr_cli.surrogates.slam`): relevance levels, hinge terms, the NDCG and AP weight vectors, the surrogate's value and subgradient, and the max-pair surrogate of Alg. 3.
 
-Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.kernels.codes`.
+Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.core.codes`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, RANKED_UNKNOWN
+from ltr_cli.core.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, RANKED_UNKNOWN
 from ltr_cli.kernels.core import _dot, _pairwise_sum, _sort_into
 from ltr_cli.kernels.measures import _gain
 

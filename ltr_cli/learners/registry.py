@@ -1,7 +1,7 @@
 """The learner registry: one entry per learner, its config model.
 
 Each learner module defines its config model next to its implementation (a subclass of
-:class:`ltr_cli.config.schema.OnlineLearnerConfig` or :class:`~ltr_cli.config.schema.BatchLearnerConfig`
+:class:`ltr_cli.core.schema.OnlineLearnerConfig` or :class:`~ltr_cli.core.schema.BatchLearnerConfig`
 whose ``type`` literal is the learner's name). An entry point of the ``ltr_cli.learners``
 group names the model (:mod:`ltr_cli.plugins`): the built-ins in this package's
 ``pyproject.toml``, plugins in theirs, the entry point's name being the type. That is all
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 from pydantic import Field, TypeAdapter
 
 from ltr_cli import plugins
-from ltr_cli.config.schema import BatchLearnerConfig, LearnerConfig, OnlineLearnerConfig
+from ltr_cli.core.schema import BatchLearnerConfig, LearnerConfig, OnlineLearnerConfig
 from ltr_cli.names import check_name
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.measures.convention_table import BEYOND_LIST, PRESETS
+from ltr_cli.core.convention_table import BEYOND_LIST, PRESETS
 from ltr_cli.measures.registry import KINDS, MetricSpec, none_value_for, parse_metric
 from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores
 

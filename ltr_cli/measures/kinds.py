@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.kernels.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_PRECISION, MEASURE_RR
+from ltr_cli.core.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_PRECISION, MEASURE_RR
 from ltr_cli.measures.metrics import eru, neru
 from ltr_cli.measures.registry import Measure, MetricKind
 

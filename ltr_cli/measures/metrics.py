@@ -31,7 +31,7 @@ import re
 
 import numpy as np
 
-from ltr_cli.measures.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
+from ltr_cli.core.convention_table import NO_RELEVANT_POLICIES, TIE_POLICIES
 
 _NO_RELEVANT_VALUE = {"zero": 0.0, "one": 1.0, "skip": float("nan")}
 

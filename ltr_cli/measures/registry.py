@@ -22,11 +22,11 @@ The kinds are entry points of the ``ltr_cli.metrics`` group (:mod:`ltr_cli.plugi
 built-ins (:mod:`ltr_cli.measures.kinds`, each declared beside its reference function) in
 this package's ``pyproject.toml``, plugins in theirs. A kind's module is imported when a
 name uses it. Adding a metric: its reference function and its :class:`MetricKind` beside it,
-and an entry point naming it; optionally a kernel (a code in :mod:`ltr_cli.kernels.codes`,
+and an entry point naming it; optionally a kernel (a code in :mod:`ltr_cli.core.codes`,
 a function in :mod:`ltr_cli.kernels.measures`, a branch in ``round_measures`` and
 ``stacked_measures``, and ``doc_values``: what the kernel needs per document, computed by
 the convention). A kind may not be named like a column of the online round table
-(:mod:`ltr_cli.protocols.round_log`), where its values are written.
+(:mod:`ltr_cli.core.round_log`), where its values are written.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import numpy as np
 
 from ltr_cli import plugins
 from ltr_cli.measures.metrics import parse_cutoff
-from ltr_cli.protocols.round_log import reserved_columns, reserved_prefixes
+from ltr_cli.core.round_log import reserved_columns, reserved_prefixes
 
 
 
@@ -92,7 +92,7 @@ class MetricKind:
     """One kind of metric.
 
     ``reference``: the pure function (see the module docstring); ``kernel``: its code in
-    the compiled measures (:mod:`ltr_cli.kernels.codes`), None for Python only;
+    the compiled measures (:mod:`ltr_cli.core.codes`), None for Python only;
     ``doc_values``: what the compiled evaluation of many queries needs per document, a
     function of each document's label alone (ERR: its stop probability; RR: 1.0 if
     relevant), computed by the convention; ``cutoff``: ``required``, ``optional`` or ``none``; ``params``:

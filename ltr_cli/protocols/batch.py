@@ -20,7 +20,7 @@ from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
 from ltr_cli.protocols.cv_folds import Fold, named_split, split_queries
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
-from ltr_cli.config.schema import BatchLearnerConfig
+from ltr_cli.core.schema import BatchLearnerConfig
 from ltr_cli.measures.stacked import Table, evaluate_lists, evaluate_pairs
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.protocols.learner_state import CheckpointInvalid, LearnerState, set_rng
-from ltr_cli.protocols.round_log import column_kinds, column_names
+from ltr_cli.core.round_log import column_kinds, column_names
 
 FORMAT = 3
 MAGIC = b"LTRCKPT3"

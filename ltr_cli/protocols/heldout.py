@@ -28,7 +28,7 @@ from ltr_cli.data.normalize import query_level
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.measures.conventions import Measure
 from ltr_cli.measures.stacked import evaluate_stacked, linear_scores
-from ltr_cli.protocols.round_log import HELDOUT_PREFIX as PREFIX
+from ltr_cli.core.round_log import HELDOUT_PREFIX as PREFIX
 
 
 def column(metric: str) -> str:

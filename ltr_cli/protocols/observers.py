@@ -18,7 +18,7 @@ from ltr_cli import console, kernels
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.online.base import OnlineLearner
 from ltr_cli.protocols.checkpoint import Checkpointer, RunState
-from ltr_cli.protocols.round_log import RoundLog
+from ltr_cli.core.round_log import RoundLog
 
 if TYPE_CHECKING:  # imported by the runs that have a held-out set
     from ltr_cli.protocols.heldout import Heldout

@@ -36,7 +36,7 @@ from ltr_cli.protocols.observers import Checkpoints, FiniteWeights, HeldoutEvalu
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.online_blocks import BlockRunner
 from ltr_cli.protocols.warmup import compile_progress, warm_up
-from ltr_cli.protocols.round_log import SURROGATE, RoundLog
+from ltr_cli.core.round_log import SURROGATE, RoundLog
 
 if TYPE_CHECKING:
     from ltr_cli.protocols.click_feedback import ClickFeedback
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class OnlineResult:
-    log: RoundLog  # one row per round (:mod:`ltr_cli.protocols.round_log`)
+    log: RoundLog  # one row per round (:mod:`ltr_cli.core.round_log`)
     wall_seconds: float  # the rounds' own time: kernel loading and compilation are kernel_load_seconds
     nonfinite_round: int | None = None  # authors' numerics: the round the weights left the reals
     weights: np.ndarray | None = None  # the learner's final weights (d,)

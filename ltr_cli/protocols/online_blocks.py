@@ -33,11 +33,11 @@ from ltr_cli import console
 from ltr_cli import kernels
 from ltr_cli.data.sources import Segment, UnitArrays
 from ltr_cli.errors import LtrError
-from ltr_cli.kernels import codes
+from ltr_cli.core import codes
 from ltr_cli.learners.online.base import OnlineLearner
 from ltr_cli.learners.online.family import BlockCall, BlockFamily
 from ltr_cli.protocols.round_measures import RoundMeasures
-from ltr_cli.protocols.round_log import RoundLog
+from ltr_cli.core.round_log import RoundLog
 
 # LTR_BLOCKS=0 runs every learner round by round (the reference the tests compare with)
 BLOCKS = os.environ.get("LTR_BLOCKS", "1").strip().lower() not in ("0", "false", "no", "off")

@@ -45,7 +45,7 @@ from ltr_cli.learners.online.hindsight import (
     query_values,
     surrogate_value,
 )
-from ltr_cli.protocols.round_log import REGRET, SURROGATE
+from ltr_cli.core.round_log import REGRET, SURROGATE
 
 if TYPE_CHECKING:
     import pandas as pd

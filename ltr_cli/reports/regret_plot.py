@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.errors import ResultsError
-from ltr_cli.protocols.round_log import REGRET
+from ltr_cli.core.round_log import REGRET
 from ltr_cli.reports.captions import Curve, data_title, description, figure_title, write_caption
 from ltr_cli.reports.curves import plain
 from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, pyplot, save

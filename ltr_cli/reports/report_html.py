@@ -24,7 +24,7 @@ from ltr_cli.measures.registry import display_name
 from ltr_cli.reports.captions import data_title
 from ltr_cli.reports.report import batch_columns, batch_rows, report_columns, report_rows
 from ltr_cli.results.folders import Run
-from ltr_cli.config.yamlio import dump_yaml
+from ltr_cli.core.yamlio import dump_yaml
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1200px;margin:2em auto;

@@ -43,9 +43,9 @@ from ltr_cli.errors import ResultsError
 from ltr_cli.measures.metrics import time_average
 from ltr_cli.measures.registry import canonical_column, canonical_name, is_metric_name
 from ltr_cli.names import check_label, check_name
-from ltr_cli.config.yamlio import YamlProblem, dump_yaml, parse_yaml
+from ltr_cli.core.yamlio import YamlProblem, dump_yaml, parse_yaml
 from ltr_cli.pathnames import tried
-from ltr_cli.protocols.round_log import REGRET, SURROGATE
+from ltr_cli.core.round_log import REGRET, SURROGATE
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: writing an online run needs only pyarrow
     import pandas as pd

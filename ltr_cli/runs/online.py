@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
 from ltr_cli.results.folders import is_complete, read_run
 from ltr_cli.runs.kernel_plan import KernelPlan
-from ltr_cli.runs.online_record import seeds as _seeds, write_run as _finish  # _finish: a test patches it
+from ltr_cli.runs.online_record import PreparedRun as _Prepared, seeds as _seeds, write_run as _finish  # a test patches _finish
 from ltr_cli.runs.plan import PlannedRun
 from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, refuse_other_data, refuse_other_implementation,
                                 resume_command)
@@ -140,38 +140,6 @@ def _planned_rounds(spec: ExperimentSpec, lspec: Any, source: QuerySource) -> in
     if protocol.max_rounds is not None:
         planned = min(planned, protocol.max_rounds)
     return max(planned, 1)
-
-
-@dataclass
-class _Prepared:
-    """An online run made ready under its lock: its learner (restored from its checkpoint,
-    if it resumes), generators and stream (a plan for the block path, else rounds)."""
-
-    job: PlannedRun
-    run_dir: Path
-    measures: list[Any]
-    checkpointer: Checkpointer
-    state: RunState | None
-    planned: int | None
-    learner: Any
-    tie_rng: np.random.Generator
-    plan: Any
-    rounds: Any
-    stream_stats: StreamStats
-    identity: dict[str, Any]  # the data's, recorded in checkpoints
-    heldout: Heldout | None = None
-    loss: Any = None  # protocol.log_regret: the learner's LossSpec (None: no regret logged)
-    clicks: ClickFeedback | None = None  # protocol.feedback: clicks
-
-    @property
-    def start(self) -> int:
-        return self.state.t if self.state is not None else 0
-
-    def group_key(self) -> Any:
-        """Runs with equal keys share one block call (one read of each query): the plan's
-        group (:attr:`~ltr_cli.runs.plan.PlannedRun.group`: same stream, protocol and
-        measures, same block family), from the same round."""
-        return self.job.group, self.start, id(self.heldout)
 
 
 def run_online_jobs(

@@ -4,23 +4,62 @@ weights in hindsight, when it logs it), manifest, rounds and final model, in its
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ltr_cli import console, kernels
 from ltr_cli.config.experiment import ExperimentSpec
-from ltr_cli.data.sources import QuerySource
+from ltr_cli.data.sources import QuerySource, StreamStats
+from ltr_cli.protocols.checkpoint import Checkpointer, RunState
 from ltr_cli.learners.online.theory import theory_block
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.protocols.online import OnlineResult, summarize
-from ltr_cli.protocols.round_log import SURROGATE
+from ltr_cli.core.round_log import SURROGATE
 from ltr_cli.results.models import LinearModel
 from ltr_cli.runs.folder import RunOutcome, record_run
 from ltr_cli.runs.kernel_plan import KernelPlan
+from ltr_cli.runs.plan import PlannedRun
+
+
 
 if TYPE_CHECKING:
-    from ltr_cli.runs.online import _Prepared
+    from ltr_cli.protocols.click_feedback import ClickFeedback
+    from ltr_cli.protocols.heldout import Heldout
+
+
+@dataclass
+class PreparedRun:
+    """An online run made ready under its lock: its learner (restored from its checkpoint,
+    if it resumes), generators and stream (a plan for the block path, else rounds)."""
+
+    job: PlannedRun
+    run_dir: Path
+    measures: list[Any]
+    checkpointer: Checkpointer
+    state: RunState | None
+    planned: int | None
+    learner: Any
+    tie_rng: np.random.Generator
+    plan: Any
+    rounds: Any
+    stream_stats: StreamStats
+    identity: dict[str, Any]  # the data's, recorded in checkpoints
+    heldout: Heldout | None = None
+    loss: Any = None  # protocol.log_regret: the learner's LossSpec (None: no regret logged)
+    clicks: ClickFeedback | None = None  # protocol.feedback: clicks
+
+    @property
+    def start(self) -> int:
+        return self.state.t if self.state is not None else 0
+
+    def group_key(self) -> Any:
+        """Runs with equal keys share one block call (one read of each query): the plan's
+        group (:attr:`~ltr_cli.runs.plan.PlannedRun.group`: same stream, protocol and
+        measures, same block family), from the same round."""
+        return self.job.group, self.start, id(self.heldout)
 
 
 def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
@@ -59,7 +98,7 @@ def _found(record: dict[str, Any] | None) -> str:
     return f"{said}, {str(record.get('start', '')).split(':')[0]}"
 
 
-def write_run(prep: _Prepared, result: OnlineResult, source: QuerySource, constants: Any,
+def write_run(prep: PreparedRun, result: OnlineResult, source: QuerySource, constants: Any,
             argv: list[str] | None, quiet: bool = True, planned_path: KernelPlan | None = None) -> RunOutcome:
     """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
     spec, name = prep.job.spec, prep.job.name

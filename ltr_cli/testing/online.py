@@ -220,7 +220,7 @@ def check_state_round_trips(name: str, tmp_path: Path) -> None:
     exactly as the original."""
     from ltr_cli.protocols.checkpoint import Checkpointer, RunState
     from ltr_cli.protocols.learner_state import LearnerState, state_fields
-    from ltr_cli.protocols.round_log import column_kinds
+    from ltr_cli.core.round_log import column_kinds
 
     ex = examples()[name]
     spec: Any = REGISTRY[ex["type"]].model_validate(ex)

@@ -21,7 +21,7 @@ from ltr_cli import kernels
 from ltr_cli.learners.batch.common import Queries, batch_measure, measure_fn, rank
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.results.models import LinearModel, StumpModel
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 
 
 @dataclass

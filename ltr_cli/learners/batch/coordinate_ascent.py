@@ -46,7 +46,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli import kernels
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 from ltr_cli.learners.batch.common import Queries, batch_measure
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.measures.metrics import exp2_gain, log2_discount, parse_cutoff

@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ltr_cli.clicklog.signal import ClickSignal
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.batch.common import Queries
 from ltr_cli.learners.batch.convergence import Convergence, FitContext

@@ -29,7 +29,7 @@ from ltr_cli.learners.batch.common import FEATURE_SCALE_HELP
 from ltr_cli.learners.batch.structural import EPS_HELP, MAX_ITER_HELP, FeatureScale
 from ltr_cli.measures.metrics import eru_weights
 from ltr_cli.results.models import LinearModel
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 
 
 def neru_structural_hinge(

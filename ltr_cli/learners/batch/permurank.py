@@ -46,7 +46,7 @@ from ltr_cli.learners.batch.convergence import Convergence, FitContext, progress
 from ltr_cli.learners.batch.permurank_cuts import fit_permurank_max_violation
 from ltr_cli.learners.batch.permutations import Levels, highest_imperfect, lowest_perfect, permutation_features
 from ltr_cli.results.models import LinearModel
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 
 QP_MAX_ITER = 1000  # BMRM iterations per QP; a QP that reaches it is counted in the record
 CONFIRM = 1e-3  # a round that changes nothing is solved again to eps x CONFIRM

@@ -38,7 +38,7 @@ from ltr_cli.learners.batch.common import Queries
 from ltr_cli.learners.batch.convergence import Convergence, FitContext, converged, progress_of, warm_weights
 from ltr_cli.learners.batch.losses import pairwise_hinge
 from ltr_cli.results.models import LinearModel
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 from ltr_cli.clicklog.signal import ClickSignal
 
 # --- reference: every pair enumerated ------------------------------------------------------

@@ -21,7 +21,7 @@ from ltr_cli.learners.batch.common import FEATURE_SCALE_HELP, Queries
 from ltr_cli.learners.batch.convergence import FitContext
 from ltr_cli.learners.batch.losses import APHinge, ndcg_structural_hinge
 from ltr_cli.results.models import LinearModel
-from ltr_cli.config.schema import BatchLearnerConfig, Grid
+from ltr_cli.core.schema import BatchLearnerConfig, Grid
 from ltr_cli.surrogates import SURROGATES
 
 

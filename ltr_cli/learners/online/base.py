@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import numpy as np
 
 from ltr_cli import kernels
-from ltr_cli.kernels import codes
+from ltr_cli.core import codes
 from ltr_cli.learners.online.schedules import StepSchedule
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.measures.metrics import average_precision, ndcg_at_k, rank_from_scores, row_scores

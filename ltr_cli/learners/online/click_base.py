@@ -21,7 +21,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from ltr_cli.config.schema import OnlineLearnerConfig
+from ltr_cli.core.schema import OnlineLearnerConfig
 
 DEFAULT_SHOWN = 10
 

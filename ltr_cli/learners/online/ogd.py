@@ -18,14 +18,14 @@ from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
-from ltr_cli.kernels import codes
+from ltr_cli.core import codes
 from ltr_cli.kernels import ogd_slots as slots
 from ltr_cli.learners.online.family import BlockFamily
 from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import (NO_UPDATE, Feedback, LinearRanker, LossSpec, UpdateInfo, as_labels,
                                           round_result)
 from ltr_cli.learners.online.schedules import StepSpec, reject_loss_scaled
-from ltr_cli.config.schema import OnlineLearnerConfig
+from ltr_cli.core.schema import OnlineLearnerConfig
 from ltr_cli.surrogates import SURROGATES
 from ltr_cli.surrogates.listwise import listnet_authors_gradient
 

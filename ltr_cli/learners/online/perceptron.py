@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from ltr_cli import kernels
-from ltr_cli.kernels import codes
+from ltr_cli.core import codes
 from ltr_cli.kernels import perceptron_slots as slots
 from ltr_cli.learners.online.family import BlockFamily
 from ltr_cli.learners.online.family import register as register_family
@@ -28,7 +28,7 @@ from ltr_cli.learners.online.base import (Feedback, LinearRanker, RankingMeasure
                                    round_result)
 from ltr_cli.learners.online.base import parse_measure
 from ltr_cli.learners.online.schedules import StepSpec
-from ltr_cli.config.schema import OnlineLearnerConfig
+from ltr_cli.core.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.slam import (
     MAXIMISER_TIES,
     authors_feature_gradient,

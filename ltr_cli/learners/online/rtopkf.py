@@ -29,14 +29,14 @@ from pydantic import Field, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.errors import LtrError
-from ltr_cli.kernels import codes
+from ltr_cli.core import codes
 from ltr_cli.kernels import rtopkf_slots as slots
 from ltr_cli.learners.online.family import BlockFamily
 from ltr_cli.learners.online.family import register as register_family
 from ltr_cli.learners.online.base import NO_UPDATE, Feedback, KernelScores, LossSpec, UpdateInfo, round_result
 from ltr_cli.learners.online.ogd import NUMERICS_HELP, project_to_ball
 from ltr_cli.measures.metrics import rank_from_scores
-from ltr_cli.config.schema import OnlineLearnerConfig
+from ltr_cli.core.schema import OnlineLearnerConfig
 from ltr_cli.surrogates.topk_estimators import FEEDBACK_K, estimate_score_gradient
 
 

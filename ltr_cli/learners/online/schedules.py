@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ltr_cli.config.schema import Strict
+from ltr_cli.core.schema import Strict
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import numpy as np
 from ltr_cli.data.query import Query
 from ltr_cli.learners.online.base import RankingMeasure
 from ltr_cli.learners.online.perceptron import MaxPairPerceptronSpec, SlamPerceptronSpec
-from ltr_cli.config.schema import LearnerConfig
+from ltr_cli.core.schema import LearnerConfig
 from ltr_cli.surrogates.slam import slam_weights, weight_ratio
 
 
