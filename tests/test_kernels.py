@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ltr_cli import kernels
+from ltr_cli.core import codes
 from ltr_cli.data.svmlight import Query
 from ltr_cli.learners.online.base import Feedback
 from ltr_cli.measures.conventions import Measure
@@ -112,7 +113,7 @@ def test_score_order_read_from_the_shown_ranking(query, nans):
     s[:min(nans, s.shape[0] - 1)] = np.nan
     expected = K.core._sorted_desc(s, False)
     unrelated = np.arange(s.shape[0])[::-1].copy()
-    C = kernels.codes
+    C = codes
     for ranking, code in ((K.core._sorted_desc(s, False), C.RANKED_INPUT_ORDER),
                           (K.core._sorted_desc(s, True), C.RANKED_REVERSE_INPUT),
                           (unrelated, C.RANKED_UNKNOWN),

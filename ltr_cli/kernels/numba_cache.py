@@ -228,10 +228,13 @@ def _imports(name: str, path: Path, within: tuple[str, ...]) -> list[str]:
 
 def _follows(path: Path, root: Path) -> bool:
     """Whether an imported module's code may be compiled into its importer's: a module of
-    ``kernels/`` (not :data:`NOT_COMPILED`), or of the importer's own top-level package."""
+    ``kernels/`` (not :data:`NOT_COMPILED`), of ``core/`` (its constants are frozen into the
+    compiled code), or of the importer's own top-level package."""
     kernels_dir = PACKAGE / "kernels"
     if path.parent == kernels_dir:
         return path.name not in NOT_COMPILED and path.name != "__init__.py"
+    if path.parent == PACKAGE / "core":  # the codes kernels compile in as constants
+        return path.name != "__init__.py"
     return root != PACKAGE and root.is_dir() and root in path.parents
 
 
@@ -244,7 +247,9 @@ def module_sources(name: str) -> list[tuple[str, Path]]:
     top_name = name.partition(".")[0]
     top = _origin(top_name) if "." in name else first
     root = top.parent if top is not None and top.name == "__init__.py" else first
-    within = ("ltr_cli.kernels",) if top_name == "ltr_cli" else ("ltr_cli.kernels", top_name)
+    # the kernels and the constants they compile in (ltr_cli.core.codes: numba freezes globals)
+    within = ("ltr_cli.kernels", "ltr_cli.core") if top_name == "ltr_cli" else ("ltr_cli.kernels", "ltr_cli.core",
+                                                                               top_name)
     seen = {name: first}
     todo = [name]
     while todo:
