@@ -23,6 +23,7 @@ import numpy as np
 from ltr_cli.data.query import Query
 from ltr_cli.data.sources import MAX_PLANNED_ROUNDS, QuerySource, Segment, StreamStats, UnitArrays, plan_rounds
 from ltr_cli.data.sources import stream_rounds
+from ltr_cli.data.sources.rounds import all_unit_arrays
 from ltr_cli.errors import LtrError
 
 
@@ -45,12 +46,9 @@ def _uniform_stream(source: QuerySource, rounds: int, rng: np.random.Generator) 
 
 def _uniform_plan(source: QuerySource, rounds: int,
                   rng: np.random.Generator) -> tuple[list[Segment], dict[int, UnitArrays]] | None:
-    arrays: dict[int, UnitArrays] = {}
-    for unit in source.units():
-        found = source.unit_arrays(unit)
-        if found is None:
-            return None
-        arrays[unit] = found
+    arrays = all_unit_arrays(source)
+    if arrays is None:
+        return None
     units = list(arrays)
     sizes = np.array([len(arrays[u].qids) for u in units], dtype=np.int64)
     ends = np.cumsum(sizes)

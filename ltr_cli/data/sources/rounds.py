@@ -88,6 +88,18 @@ class Segment:
     order: np.ndarray
 
 
+def all_unit_arrays(source: QuerySource) -> dict[int, UnitArrays] | None:
+    """Every unit's arrays (:meth:`QuerySource.unit_arrays`), in unit order; None when a unit
+    has none (the source then streams query by query)."""
+    arrays: dict[int, UnitArrays] = {}
+    for unit in source.units():
+        found = source.unit_arrays(unit)
+        if found is None:
+            return None
+        arrays[unit] = found
+    return arrays
+
+
 def plan_rounds(
     source: QuerySource,
     passes: int,
@@ -106,12 +118,9 @@ def plan_rounds(
     before anything is allocated, a one-line error naming the settings. None when a unit
     has no arrays (:meth:`QuerySource.unit_arrays`); then nothing is drawn."""
     stats = stats if stats is not None else StreamStats()
-    arrays: dict[int, UnitArrays] = {}
-    for unit in source.units():
-        found = source.unit_arrays(unit)
-        if found is None:
-            return None
-        arrays[unit] = found
+    arrays = all_unit_arrays(source)
+    if arrays is None:
+        return None
     per_pass = sum(max(len(a.qids) - drop_last, 0) for a in arrays.values())
     bound = per_pass * passes if max_rounds is None else min(per_pass * passes, max_rounds)
     if bound > MAX_PLANNED_ROUNDS:
