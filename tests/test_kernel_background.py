@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from typer.testing import CliRunner
 
-from ltr_cli.cli.app import app
 from ltr_cli.config.experiment import load_config
 from ltr_cli.learners.examples import FEATURES, write_data
 from ltr_cli.runs import kernel_background, kernel_plan
@@ -20,7 +18,6 @@ from ltr_cli.runs.plan import plan_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "configs" / "simulated_separable.yaml"
-runner = CliRunner()
 
 
 def _demo_plan(monkeypatch, queries: int, cached: bool, mode: str = "auto") -> kernel_plan.KernelPlan:
@@ -59,21 +56,24 @@ def test_a_cold_auto_run_leaves_the_family_compiled_for_the_next_run(tmp_path, m
     (tmp_path / "cache").chmod(0o700)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     monkeypatch.setenv(kernel_background.SWITCH, "1")
-    monkeypatch.setattr(kernel_background, "NICE", 0)  # a loaded test machine would starve nice 19
-    # 0.8 s a round: the 30 queries (or the 5 the planner may estimate from the file's size)
-    # cost 4-24 s on the reference path, above a cached run (1.5 s) and below a compiling one
-    # (26.5 s): the reference path, and worth building, whichever count the planner sees
-    monkeypatch.setattr(kernel_plan, "REFERENCE_ROUND_S", 0.8)
+    # its own process: this one's kernel cache is configured once, by whichever test came first.
+    # NICE 0: a loaded test machine would starve nice 19. 0.8 s a round: the 30 queries (or the
+    # 5 the planner may estimate from the file's size) cost 4-24 s on the reference path, above
+    # a cached run (1.5 s) and below a compiling one (26.5 s): the reference path, and worth
+    # building, whichever count the planner sees
+    first_run = ("import sys; from ltr_cli.runs import kernel_background as b, kernel_plan as p; b.NICE = 0; "
+                 "p.REFERENCE_ROUND_S = 0.8; from ltr_cli.cli.app import main; sys.argv[0] = 'ltr'; main()")
     data = write_data(tmp_path / "train.txt", 30)
     config = tmp_path / "random.yaml"
     config.write_text(f"experiment: bg\nseed: 0\n"
                       f"dataset: {{kind: files, features: {FEATURES}, files: [{data}], storage: float64}}\n"
                       "metrics: {names: [ndcg@10], ties: input-order, no_relevant: one}\n"
                       "learners:\n  random: {type: random}\n")
-    res = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "a"), "--kernels", "auto"])
-    assert res.exit_code == 0, res.output
-    assert "reference path for 1 run" in res.output
-    assert "compiling random in the background for later runs" in res.output
+    res = subprocess.run([sys.executable, "-c", first_run, "run", str(config), "--out", str(tmp_path / "a"),
+                          "--kernels", "auto"], capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr
+    assert "reference path for 1 run" in res.stderr
+    assert "compiling random in the background for later runs" in res.stderr
     (manifest,) = (tmp_path / "a" / "bg").glob("*/manifest.json")
     record = json.loads(manifest.read_text())["kernels"]
     assert record["path"] == "reference" and record["background"] == ["random"]
@@ -81,8 +81,9 @@ def test_a_cold_auto_run_leaves_the_family_compiled_for_the_next_run(tmp_path, m
     assert kernel_background.wait(timeout=55, root=cache), (cache / kernel_background.LOG).read_text()
     log = (cache / kernel_background.LOG).read_text()
     assert "random: compiled" in log, log
-    status = runner.invoke(app, ["kernels", "status"])
-    assert "random: cached" in status.output and "ogd: not cached" in status.output, status.output
+    status = subprocess.run([sys.executable, "-m", "ltr_cli", "kernels", "status"], capture_output=True, text=True,
+                            cwd=tmp_path, env=dict(os.environ))
+    assert "random: cached" in status.stdout and "ogd: not cached" in status.stdout, status.stdout
     assert _files(tmp_path / "a") == results  # the build wrote nothing beside the run
     assert not [p for p in cache.iterdir() if p.name.startswith("ltr-kernels-")]  # its scratch is gone
     again = subprocess.run([sys.executable, "-m", "ltr_cli", "run", str(config), "--out", str(tmp_path / "b"),
