@@ -165,7 +165,7 @@ def bench_clicks(tmp: Path, reference: Path | None, impressions: int = 1000, mod
 
         def cpu_of(rounds: int, name: str = name, configs: dict[int, Path] = configs) -> float:
             out = tmp / "out" / f"{name}-{rounds}"
-            return child_cpu(_ltr("run", str(configs[rounds]), "-q", "--out", str(out)), f"'ltr run' of {name}")
+            return child_cpu(_ltr("run", str(configs[rounds]), "-q", "--kernels", "compiled", "--out", str(out)), f"'ltr run' of {name}")
 
         cpu_of(short)  # fills the data cache and the kernel cache: not timed
         per = ltr_per_impression(cpu_of, impressions, short, repeats)
