@@ -25,8 +25,8 @@ from ltr_cli.names import settings_text
 from ltr_cli.reports.captions import Curve, data_title, write_caption
 from ltr_cli.reports.click_runs import HELDOUT, click_model, clicks_spec
 from ltr_cli.reports.curves import Selected, axis_label, draw_curves, natural
-from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, place_legend, pyplot, save, set_title
-from ltr_cli.reports.panels import merged_curves, shared_legend
+from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, pyplot, save, set_title
+from ltr_cli.reports.panels import finish_panels, merged_curves
 from ltr_cli.reports.plot import metric_columns
 from ltr_cli.reports.plot_style import FigureOptions
 from ltr_cli.results.folders import Run
@@ -139,10 +139,7 @@ def _figure(plt: Any, metric: str, panels: list[Panel], out_dir: Path, max_round
             drawn.append(name)
             if i % cols:
                 ax.set_ylabel("")  # the row's first panel names the metric
-        for ax in axes[len(panels):]:
-            ax.axis("off")
-        handles, labels = shared_legend(axes[:len(panels)])
-        place_legend(fig, axes[:len(panels)], options, handles, labels)
+        labels = finish_panels(fig, axes, len(panels), options)
         stem = click_stem(panels, metric, options)
         written = save(fig, out_dir, stem)
         data, _ = data_title([r for _, group in panels for r in group], of_total=True)

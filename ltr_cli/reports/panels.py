@@ -88,10 +88,7 @@ def plot_panels(folders: list[list[Run]], metrics: list[str] | None, out_dir: Pa
                     titles.append(panel_title(have, experiment, of_total=True))
                     if i % cols:
                         ax.set_ylabel("")  # the row's first panel names the metric
-                for ax in axes[len(panels):]:
-                    ax.axis("off")
-                handles, labels = shared_legend(axes[:len(panels)])
-                place_legend(fig, axes[:len(panels)], options, handles, labels)
+                labels = finish_panels(fig, axes, len(panels), options)
                 stem = panel_stem(panels, metric, options)
                 written += save(fig, out_dir, stem)
                 heading = [f"Figure: {axis_label(metric)} vs. iteration, panels left to right"
@@ -102,6 +99,16 @@ def plot_panels(folders: list[list[Run]], metrics: list[str] | None, out_dir: Pa
             finally:
                 plt.close(fig)
     return written
+
+
+def finish_panels(fig: Any, axes: list[Any], used: int, options: FigureOptions) -> list[str]:
+    """Hide the grid's ``axes`` beyond the first ``used`` and give the figure one legend,
+    shared by the used panels; its labels, in legend order."""
+    for ax in axes[used:]:
+        ax.axis("off")
+    handles, labels = shared_legend(axes[:used])
+    place_legend(fig, axes[:used], options, handles, labels)
+    return labels
 
 
 def shared_legend(axes: list[Any]) -> tuple[list[Any], list[str]]:
