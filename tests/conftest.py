@@ -186,12 +186,13 @@ def _start_compile_clock() -> None:
     event.register("numba:compile", _Forward())
 
 
-# --- the online kernels compile before the first test -----------------------------------------
+# --- the online kernels compile before the first test, when they are not built ahead ---------
 #
-# On a cold kernel cache (a clean clone), the first tests to run an online learner would each
-# spend most of a minute compiling. Two `ltr run`s compile the online block families and the
-# per-round kernels first, side by side, into the cache every test process then loads from.
-# A warm cache skips this; anything they leave out compiles in the test that needs it.
+# The install compiles the online block families ahead of time (ltr_cli.kernels.ahead): then
+# nothing is compiled here. Without that build (LTR_AHEAD=0, or a machine where it failed), on
+# a cold kernel cache the first tests to run an online learner would each spend most of a
+# minute compiling: two `ltr run`s compile the block families first, side by side, into the
+# cache every test process then loads from. Anything else compiles in the test that needs it.
 
 _WARM_UPS = (
     ["configs/simulated_separable.yaml", "--set", "dataset.queries=3"],  # perceptron, ogd (ListNet), rounds
@@ -206,7 +207,7 @@ def _warm_kernel_cache() -> None:
 
     from ltr_cli.runs.kernel_plan import uncached_families
 
-    if not uncached_families(["perceptron", "ogd", "rtopkf", "rounds"]):
+    if not uncached_families(["perceptron", "ogd", "rtopkf"]):  # built ahead, or cached
         return
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ltr-tests-warm-up-") as out:

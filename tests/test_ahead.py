@@ -186,3 +186,18 @@ def test_kernels_build_and_status_name_the_families_built_ahead():
     assert "ahead ltr_cli.data.fastscan:scan_block: built" in status.output
     dry = runner.invoke(app, ["kernels", "build", "--ahead", "--dry-run"])
     assert dry.exit_code == 0 and "ltr_cli.kernels.ogd:ogd_block: 2 variants" in dry.output
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_blas_is_found_without_importing_scipy_linalg():
+    """The kernels' BLAS module is loaded alone (scipy.linalg costs more than a small run);
+    importing scipy.linalg afterwards takes that same module and works."""
+    code = ("import sys; import numpy as np; from ltr_cli.kernels import ahead\n"
+            "assert ahead.kernel('ltr_cli.kernels.ogd:ogd_block') is not None\n"
+            "print('scipy.linalg' in sys.modules, 'scipy.linalg.cython_blas' in sys.modules)\n"
+            "blas = sys.modules['scipy.linalg.cython_blas']\n"
+            "import scipy.linalg\nfrom scipy.linalg import cython_blas\n"
+            "print(cython_blas is blas, float(scipy.linalg.solve(np.eye(2) * 2.0, np.ones(2))[0]))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True", "True", "0.5"]

@@ -250,9 +250,46 @@ def kernel(ref: str) -> AheadKernel | None:
     if export is not None and built is not None and _module_fresh(export.module):
         functions = [getattr(built, export.symbol(i), None) for i in range(len(export.variants))]
         if all(callable(fn) for fn in functions):
+            _blas_without_scipy_linalg()
             found = AheadKernel(export, [fn for fn in functions if callable(fn)], lambda: _jit(ref))
     _KERNELS[ref] = found
     return found
+
+
+_BLAS = "scipy.linalg.cython_blas"
+
+
+def _blas_without_scipy_linalg() -> None:
+    """Load scipy's BLAS module the cheap way, once, before a kernel built ahead first runs.
+
+    A compiled ``np.dot`` finds BLAS as numba's does: its C helper imports
+    ``scipy.linalg.cython_blas`` at the first product. Importing that through
+    ``scipy.linalg`` costs about 0.3 s of CPU (the package imports SciPy's array-API layer,
+    which imports much of numpy), more than the rest of a small run. The extension module
+    alone costs a tenth of that, so unless ``scipy.linalg`` is loaded already, it is loaded
+    on its own, under its own name: the helper then finds it in ``sys.modules``, and a later
+    ``import scipy.linalg`` takes that same module. Anything unexpected leaves it to the
+    helper's usual import."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    if _BLAS in sys.modules:
+        return
+    try:
+        scipy = importlib.import_module("scipy")
+        folder = Path(str(scipy.__file__)).parent / "linalg"
+        path = next(folder / f"cython_blas{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES
+                    if (folder / f"cython_blas{suffix}").is_file())
+        spec = importlib.util.spec_from_file_location(_BLAS, path)
+        if spec is None or spec.loader is None:
+            return
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if isinstance(getattr(module, "__pyx_capi__", None), dict):
+            sys.modules.setdefault(_BLAS, module)
+    except Exception:  # noqa: BLE001 - any surprise: numba's helper imports it its own way
+        return
 
 
 def reset() -> None:
