@@ -177,6 +177,32 @@ def test_kernels_built_ahead_write_the_bytes_numba_kernels_write(tmp_path, monke
 
 
 @pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_ltr_eval_built_ahead_prints_what_numba_kernels_print(tmp_path, monkeypatch, fresh_lookup):
+    """The score-file scanner and the evaluation kernels, under every convention, with the
+    measures the table kernel does not cover (ERR, RR): the same per-query values."""
+    data = tmp_path / "test.txt"
+    assert runner.invoke(app, ["data", "synth", str(data), "--like", "mslr-web10k", "--queries", "7"]).exit_code == 0
+    n = sum(1 for line in data.read_text().splitlines() if line.strip())
+    scores = tmp_path / "scores.txt"
+    scores.write_text("".join(f"{v:.3f}\n" for v in np.random.default_rng(0).normal(size=n)))
+    printed = {}
+    for name in ("jit", "ahead"):
+        if name == "jit":
+            monkeypatch.setenv(ahead.SWITCH, "0")
+        else:
+            monkeypatch.delenv(ahead.SWITCH, raising=False)
+        ahead.reset()
+        for convention in ("paper", "letor3", "letor4", "mslr"):
+            for extra in ([], ["--metric", "err@10", "--metric", "rr", "--metric", "ndcg@5"]):
+                res = runner.invoke(app, ["eval", str(data), str(scores), "--convention", convention, "--per-query",
+                                          *extra])
+                assert res.exit_code == 0, res.output
+                printed[name, convention, len(extra)] = res.output
+    assert all(printed["jit", c, k] == printed["ahead", c, k] for (_, c, k) in printed)
+    assert ahead.available("ltr_cli.kernels.evaluation:evaluate_queries")
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
 def test_kernels_build_and_status_name_the_families_built_ahead():
     res = runner.invoke(app, ["kernels", "build", "--family", "random"])
     assert res.exit_code == 0, res.output

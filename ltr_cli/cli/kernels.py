@@ -84,6 +84,8 @@ def status() -> None:
     from ltr_cli.runs.kernel_plan import ahead_families
 
     built = set(ahead_families([name for name in held if name != kernel_build.EVALUATION]))
+    if ahead.available(kernel_build.EVALUATION_KERNEL):
+        built.add(kernel_build.EVALUATION)
     for name, cached in held.items():
         typer.echo(f"{name}: {'built ahead' if name in built else 'cached' if cached else 'not cached (ltr kernels build compiles it)'}")
     for ref, state in ahead.status().items():

@@ -66,7 +66,11 @@ def read_scores(path: Path, order: DataOrder | None = None) -> np.ndarray:
 
 
 def _read_plain_fast(path: Path) -> np.ndarray | None:
-    from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_scores
+    from ltr_cli.core.codes import SCAN_IRREGULAR as IRREGULAR
+    from ltr_cli.core.codes import SCAN_SLOW_FULL as SLOW_FULL
+    from ltr_cli.kernels import ahead
+
+    scan_scores = ahead.function("ltr_cli.data.fastscan:scan_scores")
     from ltr_cli.data.options import DEFAULT_MAX_LINE_BYTES
     from ltr_cli.data.textio import BOM, open_binary
 

@@ -4,7 +4,8 @@ extension module, and how a run finds them without importing numba.
 Installing the package (``pip install .`` or ``-e .``) compiles the kernels named in
 :data:`EXPORTS` with numba's ahead-of-time compiler into the extension module
 ``ltr_cli.kernels._ahead`` (:mod:`ltr_cli.kernels.ahead_build`, run by ``setup.py``), for
-the argument types a run passes them. A run then calls that machine code directly: numba is
+the argument types a run passes them: the online block families, the SVMlight and score-file
+scanners, and the evaluation kernels (``ltr eval``, CV tables, held-out curves). A run then calls that machine code directly: numba is
 not imported, nothing is compiled or loaded from the kernel cache. The kernel sources stay
 the one definition: the extension is built from the very functions the just-in-time path
 compiles, and both give the same bits (the compiled code is the same LLVM code, without
@@ -90,6 +91,13 @@ EXPORTS: tuple[Export, ...] = (
     *BLOCKS,
     Export("ltr_cli.data.fastscan:scan_block", "UniTuple(i8, 4)", (_scan("f8"), _scan("f4"))),
     Export("ltr_cli.data.fastscan:query_starts", "i8[::1]", (("u1[::1]", "i8[::1]", "i8[::1]", "i8", "u1[::1]"),)),
+    # ltr eval, the CV tables, the held-out curves: score files and every query's measures
+    Export("ltr_cli.data.fastscan:scan_scores", "UniTuple(i8, 4)", (("u1[::1]", "f8[::1]", "i8[:, ::1]", "i8"),)),
+    Export("ltr_cli.kernels.evaluation:evaluate_queries", "Tuple((f8[:, ::1], b1[:, ::1]))",
+           (("f8[::1]", "f8[::1]", "f8[::1]", "b1[::1]", "i8[::1]", "i8", "i8", "b1", "f8[::1]", "f8[::1]", "f8",
+             "f8", "b1", "b1"),)),
+    Export("ltr_cli.kernels.evaluation:stacked_measures", "f8[:, ::1]",
+           (("f8[::1]", "f8[::1]", "i8[::1]", "i8", "f8[:, ::1]", "f8[:, ::1]"),)),
 )
 _BY_REF = {export.ref: export for export in EXPORTS}
 

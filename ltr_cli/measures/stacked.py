@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ltr_cli import kernels
+from ltr_cli.kernels import ahead
 from ltr_cli.measures.conventions import Convention, Measure, bind, default_metric_names, evaluate_query, letor_discounts
 from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores, row_scores
 
@@ -118,7 +119,7 @@ def evaluate_stacked(
         t_values, t_defined = _table_kernel(s, y, offsets, conv, ties, no_relevant, threshold)
         cols = [table_keys.index(keys[j]) for j in in_table]
         values[:, in_table], defined[:, in_table] = t_values[:, cols], t_defined[:, cols]
-    from ltr_cli.kernels.evaluation import stacked_measures
+    stacked_measures = ahead.function("ltr_cli.kernels.evaluation:stacked_measures")
 
     compiled = [j for j, meas in enumerate(measures) if j not in in_table and meas.info.doc_values is not None
                 and meas.info.kernel is not None]
@@ -154,7 +155,7 @@ def _doc_values(meas: Measure, y: np.ndarray) -> np.ndarray:
 def _table_kernel(s: np.ndarray, y: np.ndarray, offsets: np.ndarray, conv: Convention, ties: str,
                   no_relevant: str | None, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """The convention's columns (:func:`default_metric_names`) of every query, compiled."""
-    from ltr_cli.kernels.evaluation import evaluate_queries  # numba loads only here
+    evaluate_queries = ahead.function("ltr_cli.kernels.evaluation:evaluate_queries")  # built ahead, or numba's
 
     policy = no_relevant or conv.no_relevant
     longest = int(np.diff(offsets).max())

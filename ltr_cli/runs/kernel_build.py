@@ -65,8 +65,10 @@ def status() -> dict[str, bool]:
 
     names = families()
     missing = set(uncached_families([name for name in names if name != EVALUATION]))
-    return {name: cached_function(EVALUATION_KERNEL) if name == EVALUATION else name not in missing
-            for name in names}
+    from ltr_cli.kernels import ahead
+
+    evaluation = ahead.available(EVALUATION_KERNEL) or cached_function(EVALUATION_KERNEL)
+    return {name: evaluation if name == EVALUATION else name not in missing for name in names}
 
 
 def targets(only: list[str] | None = None, work: Path | None = None) -> list[Target]:
@@ -186,6 +188,7 @@ def build(chosen: list[Target], say: Callable[[str], None], storages: list[str] 
     """Run each target's examples on the compiled path (float64, then float32 rows; or only
     ``storages``); one line per family through ``say``. The scratch files go to a temporary
     folder in ``work`` (default: the system's temporary directory), removed afterwards."""
+    from ltr_cli.kernels import ahead
     from ltr_cli.runs.kernel_plan import ahead_families
     from ltr_cli.runs.runner import run_experiment
 
@@ -193,6 +196,8 @@ def build(chosen: list[Target], say: Callable[[str], None], storages: list[str] 
     with tempfile.TemporaryDirectory(prefix="ltr-kernels-build-", dir=work) as tmp:
         folder = Path(tmp)
         built_ahead = set(ahead_families([t.family for t in chosen if t.family not in (ROUNDS, EVALUATION)]))
+        if ahead.available(EVALUATION_KERNEL):
+            built_ahead.add(EVALUATION)
         for target in chosen:
             if target.family in built_ahead:
                 say(f"ltr: kernels: {target.family}: built ahead of time; nothing to compile")
