@@ -111,3 +111,35 @@ def test_what_a_config_names_is_imported(tmp_path: Path, setting: str, module: s
     loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / "out"), "--set", "dataset.queries=2",
                           "--set", "protocol.max_rounds=2", "--set", setting, *extra], tmp_path)
     assert module in loaded
+
+
+def test_a_run_on_a_small_text_file_parses_it_without_loading_numba(tmp_path: Path) -> None:
+    """A small plain-text file is read by the reference parser (loading numba for the
+    compiled scanner would cost more than the whole parse); the run's results are those of
+    the compiled scanner's reading."""
+    data = tmp_path / "train.txt"
+    data.write_text("2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n1 qid:2 1:1 136:2\n0 qid:2 5:1\n0 qid:3 1:1\n")
+    config = str(ROOT / "configs" / "mslr_slam.yaml")
+    args = ["run", config, "-q", "--data", str(data), "--learner", "slam-ndcg"]
+    loaded = _modules_of([*args, "--out", str(tmp_path / "small")], tmp_path)
+    assert (tmp_path / "small" / "mslr_slam").is_dir()
+    assert "numba" not in loaded and "ltr_cli.data.fastscan" not in loaded
+
+
+def test_a_large_or_compressed_file_is_left_to_the_compiled_scanner(tmp_path: Path, monkeypatch) -> None:
+    import gzip
+    import sys
+
+    from ltr_cli.data.options import ReaderOptions
+    from ltr_cli.data.sources import files
+
+    text = b"2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n"
+    plain, packed = tmp_path / "a.txt", tmp_path / "a.txt.gz"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    monkeypatch.delitem(sys.modules, "ltr_cli.data.fastscan", raising=False)
+    source = files.FileSource(3, "d", "files", [plain, packed], ReaderOptions(n_features=3))
+    assert [source.unit_options(u).engine for u in (0, 1)] == ["reference", "auto"]
+    assert files.scanner_pays(tmp_path / "missing.txt")  # the reader then says why it cannot read it
+    monkeypatch.setattr(files, "SCANNER_FROM_BYTES", len(text))
+    assert source.unit_options(0).engine == "auto"
