@@ -73,7 +73,8 @@ def test_the_octave_command_reads_the_checkout_and_the_folder_holds_their_input_
     code = _checkout(tmp_path / "it's here")
     argv = authors.octave_argv(code)
     assert argv[:4] == ["/usr/bin/octave", "--no-gui", "--quiet", "--norc"]
-    assert argv[-1] == f"addpath('{str(code / 'Perceptron').replace(chr(39), chr(39) * 2)}'); SLAMOAListNetMSLTR10K()"
+    quoted = str(code / "Perceptron").replace("'", "''")
+    assert f"addpath('{quoted}'); SLAMOAListNetMSLTR10K();" in argv[-1]
     data = tmp_path / "train.txt"
     data.write_text("0 qid:1 1:1\n")
     folder = authors.octave_folder(tmp_path / "run", data)
@@ -123,6 +124,20 @@ def test_the_same_job_check_accepts_the_authors_printed_results_and_names_a_diff
     (math.nan, 0.0, False), (1.4e6 + 0.3, 1400000.3, True)])
 def test_printed_values_agree_to_their_six_decimals(ours, theirs, equal):
     assert authors._printed_equal(ours, theirs) is equal
+
+
+def test_a_failing_octave_job_is_one_line_with_its_message(tmp_path):
+    """Octave's own last line at exit is noise; the script's error message is the line."""
+    if not authors.octave():
+        pytest.skip("needs octave")
+    code = tmp_path / "authors"
+    (code / "Perceptron").mkdir(parents=True)
+    (code / "Perceptron" / "SLAMOAListNetMSLTR10K.m").write_text(
+        "function SLAMOAListNetMSLTR10K()\n  error('no data here');\nend\n")
+    data = tmp_path / "train.txt"
+    data.write_text("1 qid:1 1:1\n0 qid:1 2:1\n1 qid:2 1:1\n")
+    _one_line_error(_bench("--quick", "--authors-code", str(code), "--authors-data", str(data)),
+                    "the authors' job under Octave failed: error: no data here")
 
 
 def test_a_quick_run_against_octave_prints_the_ratio_and_writes_nothing_in_the_checkout():

@@ -47,6 +47,8 @@ FOLDS = 5  # their loop reads Fold1..Fold5
 #: their output file stem -> ltr's learner of the same job
 LEARNERS = {"SLAM": "slam-ndcg", "OA": "alg3", "ListNet": "listnet"}
 OCTAVE_FLAGS = ("--no-gui", "--quiet", "--norc")
+#: what Octave 7 prints on stderr at every exit, failing or not
+OCTAVE_NOISE = ("error: ignoring const execution_exception& while preparing to exit",)
 SKIP_OPTIONS = ("give --authors-code DIR (a checkout of sougatachaudhuri/Online_Ranking_Project) and "
                 "--authors-data FILE (the first 5,000 lines of MSLR-WEB10K Fold1 train.txt) to time it "
                 "(docs/fidelity.md)")
@@ -92,7 +94,9 @@ def octave_argv(code: Path) -> list[str]:
     folder = str(code / SCRIPT.parent).replace("'", "''")
     exe = octave()
     assert exe is not None
-    return [exe, *OCTAVE_FLAGS, "--eval", f"addpath('{folder}'); {FUNCTION}()"]
+    # an error's message as the last line on stderr (Octave's own ends with the call stack)
+    return [exe, *OCTAVE_FLAGS, "--eval",
+            f"try, addpath('{folder}'); {FUNCTION}(); catch e, fprintf(2, 'error: %s\\n', e.message); exit(1); end"]
 
 
 def octave_folder(root: Path, data: Path) -> Path:
@@ -115,8 +119,12 @@ def _theirs(folder: Path, stem: str, what: str) -> list[float]:
     path = folder / f"{WINDOWS_ROOT}Experiments\\{stem}{what}.txt"
     try:
         return [float(v) for v in path.read_text().split()]
-    except (OSError, ValueError) as exc:
-        raise LtrError(f"bench --startup: the authors' job wrote no readable {path.name} ({exc})") from None
+    except OSError as exc:
+        raise LtrError(f"bench --startup: the authors' job did not write {path.name} ({exc.strerror}); is "
+                       f"{SCRIPT.as_posix()} their script as published?") from None
+    except ValueError as exc:
+        raise LtrError(f"bench --startup: the authors' job wrote {path.name} with a value that is not a number "
+                       f"({exc})") from None
 
 
 def _ours(results: Path, learner: str) -> tuple[list[float], list[float]]:
@@ -186,7 +194,7 @@ def run_authors_bench(code: Path, data: Path, repeats: int = 3) -> dict[str, Any
         for i in range(repeats):
             folder = octave_folder(root / f"octave{i}", data)
             theirs.append(measured_process(octave_argv(code), env, "bench --startup: the authors' job under Octave",
-                                           cwd=folder))
+                                           cwd=folder, noise=OCTAVE_NOISE))
             ours.append(measured_process(ltr_argv(data, root / f"ltr{i}"), env, "bench --startup: ltr's 43-query job"))
             warm.append(measured_process(ltr_argv(data, root / f"warm{i}", cache), env,
                                          "bench --startup: ltr's 43-query job"))
