@@ -126,7 +126,9 @@ def test_a_run_on_a_small_text_file_parses_it_without_loading_numba(tmp_path: Pa
     assert "numba" not in loaded and "ltr_cli.data.fastscan" not in loaded
 
 
-def test_a_large_or_compressed_file_is_left_to_the_compiled_scanner(tmp_path: Path, monkeypatch) -> None:
+def test_large_or_compressed_files_are_left_to_the_compiled_scanner(tmp_path: Path, monkeypatch) -> None:
+    """Small plain-text files are read by the reference parser; a compressed one, or small
+    ones that are large in all (a dataset's folds), by the compiled scanner."""
     import gzip
     import sys
 
@@ -134,12 +136,18 @@ def test_a_large_or_compressed_file_is_left_to_the_compiled_scanner(tmp_path: Pa
     from ltr_cli.data.sources import files
 
     text = b"2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n"
-    plain, packed = tmp_path / "a.txt", tmp_path / "a.txt.gz"
+    plain, other, packed = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "a.txt.gz"
     plain.write_bytes(text)
+    other.write_bytes(text)
     packed.write_bytes(gzip.compress(text))
     monkeypatch.delitem(sys.modules, "ltr_cli.data.fastscan", raising=False)
-    source = files.FileSource(3, "d", "files", [plain, packed], ReaderOptions(n_features=3))
-    assert [source.unit_options(u).engine for u in (0, 1)] == ["reference", "auto"]
-    assert files.scanner_pays(tmp_path / "missing.txt")  # the reader then says why it cannot read it
-    monkeypatch.setattr(files, "SCANNER_FROM_BYTES", len(text))
-    assert source.unit_options(0).engine == "auto"
+
+    def engines(paths: list[Path]) -> list[str]:
+        source = files.FileSource(3, "d", "files", paths, ReaderOptions(n_features=3))
+        return [source.unit_options(u).engine for u in range(len(paths))]
+
+    assert engines([plain, other]) == ["reference", "reference"]
+    assert engines([plain, packed]) == ["auto", "auto"]
+    assert files.scanner_pays([tmp_path / "missing.txt"])  # the reader then says why it cannot read it
+    monkeypatch.setattr(files, "SCANNER_FROM_BYTES", len(text) + 1)
+    assert engines([plain]) == ["reference"] and engines([plain, other]) == ["auto", "auto"]

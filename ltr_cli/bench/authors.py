@@ -184,6 +184,9 @@ def run_authors_bench(code: Path, data: Path, repeats: int = 3) -> dict[str, Any
     each in alternation: the best CPU and wall seconds of each and the ratios."""
     from ltr_cli.bench.startup import _base_env, _best, _load
 
+    if not CONFIG.is_file():
+        raise LtrError(f"bench --startup: the config {CONFIG} is not there; run the bench from a checkout of the "
+                       "repository")
     env = _base_env()
     load = _load()
     theirs, ours, warm = [], [], []

@@ -35,25 +35,29 @@ from ltr_cli.pathnames import tried
 SCANNER_FROM_BYTES = 16 << 20
 
 
-def scanner_pays(path: Path) -> bool:
-    """Whether the compiled scanner reads ``path`` sooner than the reference parser. Its
-    first use in a process costs loading numba and its kernel, about 0.5 s of CPU, after
-    which it reads about 190 MB/s against the reference parser's 26 MB/s: a plain-text
-    file under :data:`SCANNER_FROM_BYTES` (16 MiB) is read sooner by the reference parser,
-    unless the scanner is loaded already. Both give the same queries. A compressed file, or
-    one that cannot be read here (the reader then says why), is left to the scanner."""
+def scanner_pays(paths: list[Path]) -> bool:
+    """Whether the compiled scanner reads ``paths`` (a source's files) sooner than the
+    reference parser. Its first use in a process costs loading numba and its kernel, about
+    0.5 s of CPU, after which it reads about 190 MB/s against the reference parser's
+    26 MB/s: plain-text files of less than :data:`SCANNER_FROM_BYTES` (16 MiB) in all are
+    read sooner by the reference parser, unless the scanner is loaded already. Both give
+    the same queries. A compressed file, or one that cannot be read here (the reader then
+    says why), leaves them to the scanner."""
     import sys
 
     if "ltr_cli.data.fastscan" in sys.modules:
         return True
-    try:
-        if path.stat().st_size >= SCANNER_FROM_BYTES:
+    total = 0
+    for path in paths:
+        try:
+            total += path.stat().st_size
+            with open(path, "rb") as fh:
+                head = fh.read(6)
+        except OSError:
             return True
-        with open(path, "rb") as fh:
-            head = fh.read(6)
-    except OSError:
-        return True
-    return any(head.startswith(magic) for magic in MAGIC)
+        if total >= SCANNER_FROM_BYTES or any(head.startswith(magic) for magic in MAGIC):
+            return True
+    return False
 
 
 @dataclass
@@ -77,6 +81,13 @@ class FileSource:
     _opened: dict[int, Any] = field(default_factory=dict, repr=False)  # unit -> open CachedFile
     _identities: dict[Path, dict[str, Any]] = field(default_factory=dict, repr=False)  # uncached reads
     _arrays: dict[int, UnitArrays | None] = field(default_factory=dict, repr=False)  # unit -> block-loop arrays
+    _scanner: bool | None = field(default=None, repr=False)  # scanner_pays(files), once asked
+
+    def _scanner_pays(self) -> bool:
+        """:func:`scanner_pays` for this source's files, decided once."""
+        if self._scanner is None:
+            self._scanner = scanner_pays(self.files)
+        return self._scanner
 
     @property
     def ranker(self) -> None:
@@ -90,10 +101,10 @@ class FileSource:
     def unit_options(self, unit: int) -> ReaderOptions:
         """The reader options of one file. A group file the reader would pick up next to
         it (``<file>.query`` / ``.group``, qid source auto or group) is named explicitly,
-        so it is part of the cache key and of the data identity. A small plain-text file
-        is read by the reference parser (:func:`scanner_pays`)."""
+        so it is part of the cache key and of the data identity. Plain-text files small in
+        all are read by the reference parser (:func:`scanner_pays`)."""
         options = self.reader_options
-        if options.engine == "auto" and not scanner_pays(self.files[unit]):
+        if options.engine == "auto" and not self._scanner_pays():
             options = replace(options, engine="reference")
         if self.group_files:
             return replace(options, group_file=self.group_files[unit], qid_source="group")
