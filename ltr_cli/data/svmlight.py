@@ -370,12 +370,14 @@ class SVMLightReader:
         # every token must hold exactly one ':' so that numbers pair up as (idx, value):
         # as many colons as tokens, and no token with two (then none can have zero)
         idx = vals = None
+        increasing = False  # every line's indices a run k, k+1, ...: no duplicate possible
         if joined.count(b":") == total and not two_colons_in_a_token(joined) and b"_" not in joined:
             tokens = joined.replace(b":", b" ").split()
             if len(tokens) == 2 * total:
                 try:
                     keys = tokens[0::2]
                     idx = _consecutive_indices(keys, counts)
+                    increasing = idx is not None
                     if idx is None:
                         idx = np.array(keys, dtype=np.float64) if total else np.empty(0)
                     vals = np.array(tokens[1::2], dtype=np.float64) if total else np.empty(0)
@@ -383,7 +385,8 @@ class SVMLightReader:
                     idx = vals = None
         if idx is None or vals is None:
             idx, vals = self._slow_parse(lines)
-        indices = self._check_values(lines, counts, idx, vals)
+            increasing = False
+        indices = self._check_values(lines, counts, idx, vals, increasing)
         y = np.fromiter((ln.label for ln in lines), dtype=np.float64, count=len(lines))
         indptr = np.concatenate(([0], np.cumsum(counts)))
         return SparseQuery(
@@ -431,9 +434,11 @@ class SVMLightReader:
         return np.asarray(idx_out, dtype=np.float64), np.asarray(val_out, dtype=np.float64)
 
     def _check_values(
-        self, lines: list[_Line], counts: np.ndarray, idx: np.ndarray, vals: np.ndarray
+        self, lines: list[_Line], counts: np.ndarray, idx: np.ndarray, vals: np.ndarray,
+        increasing: bool = False,
     ) -> np.ndarray:
-        """Validate indices and values; return 0-based int64 column indices."""
+        """Validate indices and values; return 0-based int64 column indices. ``increasing``:
+        every line's indices are known to increase (no line can repeat one)."""
         path = str(self.path)
         base = self.options.index_base
         n = self.options.n_features
@@ -471,7 +476,8 @@ class SVMLightReader:
                 path, lines[int(row_of[k])].lineno, f"feature index {idx[k]:.0f} is implausibly large"
             )
         cols = (idx - base).astype(np.int64)
-        _check_duplicates(path, lines, row_of, cols, base)
+        if not increasing:
+            _check_duplicates(path, lines, row_of, cols, base)
         return cols
 
 
