@@ -372,6 +372,7 @@ def test_a_second_block_family_compiles_alongside_the_first(tmp_path, monkeypatc
     real = online_runs.CompileAhead
     monkeypatch.setattr(online_runs, "CompileAhead", lambda jobs: (handed.append(len(jobs)), real(jobs))[1])
     monkeypatch.setattr(kernel_plan, "uncached_families", lambda families: [] if cached else families)
+    monkeypatch.setattr(kernel_plan, "ahead_families", lambda families: [])  # numba's kernels
     cfg = tmp_path / "two.yaml"
     cfg.write_text(f"""experiment: two
 dataset: {{kind: files, features: 12, files: [{_data(tmp_path / "a.txt")}]}}

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 
 from ltr_cli.config.experiment import load_config
+from ltr_cli.kernels import ahead
 from ltr_cli.learners.examples import FEATURES, write_data
 from ltr_cli.runs import kernel_background, kernel_plan
 from ltr_cli.runs.plan import plan_experiment
@@ -22,6 +23,7 @@ DEMO = REPO / "configs" / "simulated_separable.yaml"
 
 def _demo_plan(monkeypatch, queries: int, cached: bool, mode: str = "auto") -> kernel_plan.KernelPlan:
     monkeypatch.setattr(kernel_plan, "uncached_families", lambda families: [] if cached else families)
+    monkeypatch.setattr(kernel_plan, "ahead_families", lambda families: [])  # numba's kernels, not built ahead
     (runs,) = plan_experiment(load_config(DEMO, []))
     source = SimpleNamespace(n_queries=queries, n_features=10, name="separable-authors",
                              params={"kind": "separable", "docs": 20})
@@ -56,6 +58,7 @@ def test_a_cold_auto_run_leaves_the_family_compiled_for_the_next_run(tmp_path, m
     (tmp_path / "cache").chmod(0o700)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     monkeypatch.setenv(kernel_background.SWITCH, "1")
+    monkeypatch.setenv(ahead.SWITCH, "0")  # numba's kernels (the build's kernels built ahead are not used)
     # its own process: this one's kernel cache is configured once, by whichever test came first.
     # NICE 0: a loaded test machine would starve nice 19. 0.8 s a round: the 30 queries (or the
     # 5 the planner may estimate from the file's size) cost 4-24 s on the reference path, above

@@ -6,14 +6,26 @@ import os
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
+from ltr_cli.kernels import ahead
 from ltr_cli.kernels.numba_cache import cached_function
 from ltr_cli.runs.kernel_build import EVALUATION_KERNEL, families
 from ltr_cli.runs.kernel_plan import family_named
 
 runner = CliRunner()
+
+
+@pytest.fixture
+def jit_only(monkeypatch):
+    """numba's kernels only: the kernels built ahead of time are not used (LTR_AHEAD=0)."""
+    monkeypatch.setenv(ahead.SWITCH, "0")
+    ahead.reset()
+    yield
+    monkeypatch.undo()
+    ahead.reset()
 
 
 def test_dry_run_lists_every_declared_family_with_the_examples_that_run_it():
@@ -25,7 +37,7 @@ def test_dry_run_lists_every_declared_family_with_the_examples_that_run_it():
     assert "listnet0" in lines["rounds"].split(", ")  # logging its regret, ListNet runs round by round
 
 
-def test_build_one_family_fills_the_cache_and_a_second_build_compiles_nothing():
+def test_build_one_family_fills_the_cache_and_a_second_build_compiles_nothing(jit_only):
     res = runner.invoke(app, ["kernels", "build", "--family", "rtopkf"])
     assert res.exit_code == 0, res.output
     assert "rtopkf: building (rtopkf0" in res.output and "ogd:" not in res.output
@@ -44,7 +56,7 @@ def test_an_unknown_family_is_a_one_line_error():
     assert res.output.strip().count("\n") == 0 and "--family nope: no block family" in res.output
 
 
-def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_nothing(tmp_path, monkeypatch):
+def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_nothing(tmp_path, monkeypatch, jit_only):
     """In a process of its own, on a fresh private kernel cache: one small family."""
     cache = tmp_path / "cache" / "by-module"
     cache.mkdir(mode=0o700, parents=True)
@@ -77,8 +89,10 @@ def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_not
 
 _STATUS_WITHOUT_NUMBA = """
 import sys
+import pytest
 from typer.testing import CliRunner
 from ltr_cli.cli.app import app
+from ltr_cli.kernels import ahead
 print(CliRunner().invoke(app, ["kernels", "status"]).output)
 print("numba imported" if "numba" in sys.modules else "numba not imported")
 """

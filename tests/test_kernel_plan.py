@@ -40,6 +40,7 @@ def _source(queries: int) -> SimpleNamespace:
 def test_the_demo_is_planned_onto_the_reference_path(monkeypatch, cached):
     """1,000 rounds x 3 learners: less than loading cached kernels, let alone compiling."""
     monkeypatch.setattr(kernel_plan, "uncached_families", lambda families: [] if cached else families)
+    monkeypatch.setattr(kernel_plan, "ahead_families", lambda families: [])  # numba's kernels
     runs = _demo_runs()
     plan = kernel_plan.plan_kernels(runs, _source(1000))
     assert plan.path == "reference" and not plan.compiled
@@ -51,6 +52,7 @@ def test_the_demo_is_planned_onto_the_reference_path(monkeypatch, cached):
 
 def test_a_large_run_is_planned_onto_the_compiled_path(monkeypatch):
     monkeypatch.setattr(kernel_plan, "uncached_families", lambda families: families)  # even with everything to compile
+    monkeypatch.setattr(kernel_plan, "ahead_families", lambda families: [])  # numba's kernels
     plan = kernel_plan.plan_kernels(_demo_runs(), _source(2_000_000))
     assert plan.path == "compiled" and plan.uncached == ["ogd", "perceptron"]
     assert plan.compiled_seconds < plan.reference_seconds
@@ -70,6 +72,7 @@ def test_runs_outside_the_block_loop_are_planned_on_their_per_round_kernels(monk
     has compiled steps: small runs take the reference path, large ones the compiled one; a
     learner without any kernel always takes the reference path."""
     monkeypatch.setattr(kernel_plan, "uncached_families", lambda families: families)
+    monkeypatch.setattr(kernel_plan, "ahead_families", lambda families: [])  # numba's kernels
     plain = [type(r)(r.spec, r.learner, r.run_id, r.stream, None) for r in _demo_runs()]  # no block family
     small, large = (kernel_plan.plan_kernels(plain, _source(n)) for n in (1000, 2_000_000))
     assert small.families == large.families == ["rounds"]

@@ -34,3 +34,10 @@ RANKED_UNKNOWN = -1  # anything else (random ties, a ranking from elsewhere): so
 
 # --- the block driver (ltr_cli.kernels.loop): how a block stopped ----------------------------
 BLOCK_DONE, BLOCK_NOT_FINITE_WEIGHTS, BLOCK_NOT_FINITE_STEP = 0, 1, 2
+
+# --- the SVMlight scanner (ltr_cli.data.fastscan): status and qid modes --------------------------
+SCAN_IRREGULAR = 1  # stop: the reference parser re-reads the file and names the line
+SCAN_SLOW_FULL = 2  # more slow numbers than the slow list can hold: enlarge it and rescan the block
+QID_TOKEN = 0  # qid from a "qid:" token (required)
+QID_COMMENT = 1  # qid = first word of the "#" comment (a "qid:" token is skipped if present)
+QID_NONE = 2  # group file: a "qid:" token is skipped if present, no qid span needed

@@ -23,6 +23,9 @@ from typing import Protocol
 
 import numpy as np
 
+from ltr_cli.core.codes import QID_COMMENT, QID_NONE, QID_TOKEN
+from ltr_cli.core.codes import SCAN_IRREGULAR as IRREGULAR
+from ltr_cli.core.codes import SCAN_SLOW_FULL as SLOW_FULL
 from ltr_cli.data.options import MAX_LABEL, ReaderOptions
 from ltr_cli.data.textio import (
     BOM,
@@ -34,6 +37,7 @@ from ltr_cli.data.textio import (
     read_group_sizes,
 )
 from ltr_cli.errors import DataFormatError
+from ltr_cli.kernels import ahead
 
 
 class DataFile(Protocol):
@@ -183,7 +187,7 @@ class _Grouper:
     def add(self, piece: "_Scanned", first_line: int) -> Generator[QueryRows, None, int]:
         """Queries completed by ``piece``, whose first line is ``first_line`` of the file;
         returns the file line number after the piece."""
-        from ltr_cli.data.fastscan import query_starts
+        query_starts = ahead.function("ltr_cli.data.fastscan:query_starts")
 
         piece.lineno += first_line - 1
         buf, rows, X, label, lineno = piece.buf, piece.rows, piece.X, piece.label, piece.lineno
@@ -245,7 +249,7 @@ def _scan_piece(buf: np.ndarray, n_lines: int, mode: int, base: int, d: int, dty
     """Scan one piece of whole lines (runs in a worker thread: the kernel releases the GIL).
     Line numbers are relative to the piece (its first line is 1). ``d`` columns are kept
     (0: none); feature indices must be below ``bound`` (default ``d``)."""
-    from ltr_cli.data.fastscan import IRREGULAR, SLOW_FULL, scan_block
+    scan_block = ahead.function("ltr_cli.data.fastscan:scan_block")
 
     max_abs = float(np.finfo(dtype).max)
     slow_cap = 4 * n_lines + 1024
@@ -319,7 +323,6 @@ def fast_query_rows(
     """
     from collections import deque
 
-    from ltr_cli.data.fastscan import QID_COMMENT, QID_NONE, QID_TOKEN
 
     opts = reader.options
     d = opts.n_features

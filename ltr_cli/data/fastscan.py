@@ -38,12 +38,9 @@ from numba import njit  # noqa: E402
 
 install_locator()  # cached in this module's own folder, named by its source
 
-IRREGULAR = 1
-SLOW_FULL = 2  # more slow numbers than slow_* can hold: enlarge and rescan the block
-
-QID_TOKEN = 0  # qid from a "qid:" token (required)
-QID_COMMENT = 1  # qid = first word of the "#" comment (a "qid:" token is skipped if present)
-QID_NONE = 2  # group file: a "qid:" token is skipped if present, no qid span needed
+from ltr_cli.core.codes import QID_COMMENT, QID_TOKEN  # noqa: E402
+from ltr_cli.core.codes import SCAN_IRREGULAR as IRREGULAR  # noqa: E402
+from ltr_cli.core.codes import SCAN_SLOW_FULL as SLOW_FULL  # noqa: E402
 
 _POW10 = np.array([10.0**i for i in range(23)])
 

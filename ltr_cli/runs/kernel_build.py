@@ -186,12 +186,18 @@ def build(chosen: list[Target], say: Callable[[str], None], storages: list[str] 
     """Run each target's examples on the compiled path (float64, then float32 rows; or only
     ``storages``); one line per family through ``say``. The scratch files go to a temporary
     folder in ``work`` (default: the system's temporary directory), removed afterwards."""
+    from ltr_cli.runs.kernel_plan import ahead_families
     from ltr_cli.runs.runner import run_experiment
 
     done: list[Built] = []
     with tempfile.TemporaryDirectory(prefix="ltr-kernels-build-", dir=work) as tmp:
         folder = Path(tmp)
+        built_ahead = set(ahead_families([t.family for t in chosen if t.family not in (ROUNDS, EVALUATION)]))
         for target in chosen:
+            if target.family in built_ahead:
+                say(f"ltr: kernels: {target.family}: built ahead of time; nothing to compile")
+                done.append(Built(target.family, 0, 0.0))
+                continue
             if not target.learners:
                 say(f"ltr: kernels: {target.family}: no registered learner example uses it; skipped")
                 continue

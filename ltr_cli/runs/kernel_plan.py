@@ -1,8 +1,9 @@
 """Which path a stream's online runs take, planned before anything is compiled.
 
-The learners with a compiled block loop run either on the compiled path (numba: the kernels
-are compiled once per machine, tens of seconds, then loaded from the kernel cache in about
-a second) or on the reference path (numpy and Python, which gives the same bytes: the tests
+The learners with a compiled block loop run either on the compiled path (the kernels built
+ahead of time at install, :mod:`ltr_cli.kernels.ahead`, loaded in milliseconds; or numba's,
+compiled once per machine, tens of seconds, then loaded from the kernel cache in about a
+second) or on the reference path (numpy and Python, which gives the same bytes: the tests
 compare both). :func:`plan_kernels` estimates both costs from the runs' size (rounds x
 documents x features x learners) and from what the kernel cache already holds, and takes
 the cheaper: a run too small to repay the compile (or even the loading) takes the reference
@@ -29,6 +30,7 @@ REFERENCE_CELL_S = 12e-9  # numpy per cell, measured on MSLR-shaped queries (136
 COMPILED_ROUND_S = 3e-6
 COMPILED_CELL_S = 1e-9
 LOAD_S = 1.5  # importing numba and loading the cached kernels
+AHEAD_LOAD_S = 0.05  # loading the kernels built ahead of time (ltr_cli.kernels.ahead)
 COMPILE_SHARED_S = 10.0  # the primitives and round measures every family calls
 COMPILE_FAMILY_S = 15.0  # one block family's own kernel
 MODES = ("auto", "compiled", "reference")
@@ -97,7 +99,9 @@ def plan_kernels(runs: list[PlannedRun], source: Any, mode: str = "auto") -> Ker
     round_rounds = sum(r for f, r in zip(of, rounds) if f == ROUNDS)
     reference = (block_rounds + round_rounds) * reference_round
     uncached = uncached_families(families) if families and mode != "reference" else []
-    setup = (LOAD_S + (COMPILE_SHARED_S if uncached else 0.0) + COMPILE_FAMILY_S * len(uncached)) if families else 0.0
+    jit = [f for f in families if f not in ahead_families(families)]  # numba is imported for these
+    load = (LOAD_S if jit else AHEAD_LOAD_S) if families else 0.0
+    setup = load + (COMPILE_SHARED_S if uncached else 0.0) + COMPILE_FAMILY_S * len(uncached)
     fast = (setup + block_rounds * (COMPILED_ROUND_S + cells * COMPILED_CELL_S)
             + round_rounds * reference_round * ROUND_KERNELS_SHARE)
     plan = KernelPlan("reference", "", mode, sum(rounds), cells, families, uncached, reference, fast)
@@ -110,7 +114,8 @@ def plan_kernels(runs: list[PlannedRun], source: Any, mode: str = "auto") -> Ker
     elif fast < reference:
         plan.path = "compiled"
         plan.why = (f"about {_seconds(reference)} on the reference path vs {_seconds(fast)} compiled"
-                    + (f", compiling {', '.join(uncached)} included" if uncached else ", kernels cached"))
+                    + (f", compiling {', '.join(uncached)} included" if uncached
+                       else ", kernels cached" if jit else ", kernels built ahead"))
     else:
         plan.why = (f"about {_seconds(reference)} on the reference path vs {_seconds(fast)} compiled"
                     + (f" (which would first compile {', '.join(uncached)}){NOT_COMPILED}" if uncached
@@ -171,12 +176,21 @@ def family_named(name: str) -> Any:
     return family
 
 
+def ahead_families(families: list[str]) -> list[str]:
+    """The families whose block kernel is built ahead of time and fresh
+    (:mod:`ltr_cli.kernels.ahead`): they run without numba."""
+    from ltr_cli.kernels import ahead
+
+    return [name for name in families if name != ROUNDS and ahead.available(_kernel_function(name))]
+
+
 def uncached_families(families: list[str]) -> list[str]:
-    """The families whose block kernel the kernel cache has no index for (as its module's
-    sources are now)."""
+    """The families a compiled run would compile first: neither built ahead nor in the
+    kernel cache (as their modules' sources are now)."""
     from ltr_cli.kernels.numba_cache import cached_function
 
-    return [name for name in families if not cached_function(_kernel_function(name))]
+    built = set(ahead_families(families))
+    return [name for name in families if name not in built and not cached_function(_kernel_function(name))]
 
 
 def _rounds(run: PlannedRun, source: Any) -> int:

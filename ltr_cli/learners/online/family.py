@@ -84,8 +84,15 @@ class BlockFamily:
     counts_rounds: bool = True
 
     def kernel(self) -> Callable[..., None]:
-        """The compiled block kernel (imports numba and the kernel's module on first use)."""
+        """The compiled block kernel: the one built ahead of time when it is there and fresh
+        (:mod:`ltr_cli.kernels.ahead`; numba is not imported), else numba's (imported, with
+        the kernel's module, on first use)."""
         from ltr_cli import kernels
+        from ltr_cli.kernels import ahead
+
+        built = ahead.kernel(self.block_kernel)
+        if built is not None:
+            return built
 
         block = kernels.function(self.block_kernel)
         bound = getattr(getattr(block, "py_func", None), "__globals__", {}).get("_ROUND_KERNEL")

@@ -1,0 +1,278 @@
+"""Kernels compiled ahead of time: which numba kernels the package build compiles into one
+extension module, and how a run finds them without importing numba.
+
+Installing the package (``pip install .`` or ``-e .``) compiles the kernels named in
+:data:`EXPORTS` with numba's ahead-of-time compiler into the extension module
+``ltr_cli.kernels._ahead`` (:mod:`ltr_cli.kernels.ahead_build`, run by ``setup.py``), for
+the argument types a run passes them. A run then calls that machine code directly: numba is
+not imported, nothing is compiled or loaded from the kernel cache. The kernel sources stay
+the one definition: the extension is built from the very functions the just-in-time path
+compiles, and both give the same bits (the compiled code is the same LLVM code, without
+fast-math; ``tests/test_ahead.py`` compares them).
+
+Three things send a call back to the just-in-time path (the kernel cache, as before):
+
+* the extension is not there (the build could not compile it, or ``LTR_AHEAD=0``), or it
+  was built on a machine with another CPU (it is compiled for the host CPU, as numba's
+  kernels are, and a copy moved elsewhere could hold instructions that CPU lacks);
+* it is stale: a kernel source it was built from has changed since (its sidecar
+  ``_ahead.json`` keeps a digest of every source file each kernel carries), say after an
+  edit in a checkout; ``ltr kernels build --ahead`` (or re-installing) builds it again;
+* the arguments are not of a type it was built for (another row type, a strided array):
+  :class:`AheadKernel` checks every argument's dtype, rank and layout before the call.
+
+Argument types are written as numba writes them: ``f8[:, ::1]`` is a C-contiguous float64
+matrix, ``f8[:, :]`` any float64 matrix, ``b1`` a bool, ``i8`` an int.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+MODULE = "ltr_cli.kernels._ahead"
+SIDECAR = Path(__file__).with_name("_ahead.json")
+SWITCH = "LTR_AHEAD"  # 0: never use the extension (the just-in-time path only)
+
+
+def _block(rows: str) -> tuple[str, ...]:
+    """The block kernels' 30 arguments (:func:`ltr_cli.kernels.loop._driver`) for rows of
+    ``rows`` (``f8`` or ``f4``): the outputs' columns may be views of the block buffers."""
+    return (f"{rows}[:, ::1]", "f8[::1]", "i8[::1]", "i8[::1]", "i8[::1]",  # X, y, starts, ends, order
+            "f8[:, ::1]", "f8[:, ::1]", "i8[::1]", "b1[::1]", "b1",  # W, P, t0, active, reverse
+            "f8[:, ::1]", "f8[::1]", "b1[::1]", "b1[::1]",  # spec, disc, check_finite, nan_allowed
+            "f8[:, :, :]", "b1[:, :]", "b1[:, :]", "b1[:, :]", "f8[:, :]", "i8[:, :]",  # values .. m
+            "i8[::1]", "i8[::1]", "i8[::1]", "f8[::1]", "f8[::1]",  # ran, stop, nonfinite, s, out
+            "b1[:, ::1]", "i8[::1]", "i8[:, ::1]", "f8[:, ::1]", "f8[:, ::1]")  # explore .. etas
+
+
+def _scan(rows: str) -> tuple[str, ...]:
+    """:func:`ltr_cli.data.fastscan.scan_block`'s arguments for rows of ``rows``."""
+    return ("u1[::1]", "i8", "i8", "i8", f"{rows}[:, ::1]", "f8[::1]", "i8[::1]", "i8[::1]", "i8[::1]",
+            "i8[::1]", "i8[::1]", "i8[:, ::1]", "i8", "f8")
+
+
+@dataclass(frozen=True)
+class Export:
+    """One kernel built ahead: ``ref`` (``module:function``), its return type and one
+    argument list per variant (numba's notation), exported as ``<function>_<i>``."""
+
+    ref: str
+    returns: str
+    variants: tuple[tuple[str, ...], ...]
+
+    @property
+    def module(self) -> str:
+        return self.ref.partition(":")[0]
+
+    @property
+    def function(self) -> str:
+        return self.ref.partition(":")[2]
+
+    def symbol(self, i: int) -> str:
+        return f"{self.function}_{i}"
+
+
+BLOCKS = tuple(Export(ref, "none", (_block("f8"), _block("f4"))) for ref in (
+    "ltr_cli.kernels.perceptron:perceptron_block",
+    "ltr_cli.kernels.ogd:ogd_block",
+    "ltr_cli.kernels.rtopkf:rtopkf_block",
+    "ltr_cli.kernels.loop:random_block",
+))
+EXPORTS: tuple[Export, ...] = (
+    *BLOCKS,
+    Export("ltr_cli.data.fastscan:scan_block", "UniTuple(i8, 4)", (_scan("f8"), _scan("f4"))),
+    Export("ltr_cli.data.fastscan:query_starts", "i8[::1]", (("u1[::1]", "i8[::1]", "i8[::1]", "i8", "u1[::1]"),)),
+)
+_BY_REF = {export.ref: export for export in EXPORTS}
+
+
+# --- argument checks -------------------------------------------------------------------------
+
+_DTYPES = {"f8": np.float64, "f4": np.float32, "i8": np.int64, "u1": np.uint8, "b1": np.bool_}
+
+
+@dataclass(frozen=True)
+class _Arg:
+    dtype: np.dtype
+    ndim: int  # 0: a scalar
+    contiguous: bool  # C-contiguous required
+
+
+def _parse(text: str) -> _Arg:
+    """``f8[:, ::1]`` -> float64, 2 dimensions, C-contiguous; ``b1`` -> a bool scalar."""
+    code, _, dims = text.partition("[")
+    if not dims:
+        return _Arg(np.dtype(_DTYPES[code]), 0, False)
+    parts = [p.strip() for p in dims.rstrip("]").split(",")]
+    return _Arg(np.dtype(_DTYPES[code]), len(parts), parts[-1] == "::1")
+
+
+def _fits(arg: _Arg, value: Any) -> bool:
+    if arg.ndim == 0:
+        if arg.dtype == np.bool_:
+            return isinstance(value, (bool, np.bool_))
+        if arg.dtype.kind == "i":
+            return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        return isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return (isinstance(value, np.ndarray) and value.dtype == arg.dtype and value.ndim == arg.ndim
+            and (not arg.contiguous or value.flags.c_contiguous) and value.dtype.isnative)
+
+
+class AheadKernel:
+    """A kernel built ahead, called like the numba function it was built from: the first
+    variant whose argument types fit is called; when none fits, the just-in-time kernel
+    (``fallback``, made on first need) runs instead."""
+
+    def __init__(self, export: Export, functions: list[Callable[..., Any]], fallback: Callable[[], Any]):
+        self.export = export
+        self._variants = [([_parse(a) for a in args], fn) for args, fn in zip(export.variants, functions)]
+        self._fallback = fallback
+        self.__name__ = export.function
+
+    def variant(self, args: tuple[Any, ...]) -> Callable[..., Any] | None:
+        """The built function for these arguments, or None."""
+        for specs, fn in self._variants:
+            if len(specs) == len(args) and all(_fits(s, v) for s, v in zip(specs, args)):
+                return fn
+        return None
+
+    def __call__(self, *args: Any) -> Any:
+        fn = self.variant(args)
+        if fn is None:
+            return self._fallback()(*args)
+        return fn(*args)
+
+
+# --- finding the built extension ---------------------------------------------------------------
+
+def source_digests(module: str) -> dict[str, str]:
+    """Path (relative to the package) -> SHA-256 of every source file whose code a kernel of
+    ``module`` carries (:func:`ltr_cli.kernels.numba_cache.module_sources`)."""
+    from ltr_cli.kernels.numba_cache import PACKAGE, module_sources
+
+    out = {}
+    for _, path in module_sources(module):
+        out[str(path.relative_to(PACKAGE.parent))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def cpu_signature() -> str:
+    """What the build was compiled for: the machine's architecture and, on Linux, a digest
+    of the CPU's instruction-set flags (the extension is compiled for the host CPU, as
+    numba's just-in-time compiler does: a copy moved to another CPU is not used)."""
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            flags = next((line for line in info if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass
+    return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:16]}"
+
+
+def _fresh(recorded: dict[str, str]) -> bool:
+    from ltr_cli.kernels.numba_cache import PACKAGE
+
+    for rel, digest in recorded.items():
+        try:
+            if hashlib.sha256((PACKAGE.parent / rel).read_bytes()).hexdigest() != digest:
+                return False
+        except OSError:
+            return False
+    return bool(recorded)
+
+
+_STATE: dict[str, Any] = {}
+
+
+def _load() -> dict[str, Any]:
+    """Once per process: ``{"module": the extension or None, "fresh": {module: bool},
+    "why": a reason when it is not used}``."""
+    if _STATE:
+        return _STATE
+    _STATE.update(module=None, fresh={}, why="")
+    if os.environ.get(SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
+        _STATE["why"] = f"{SWITCH}=0"
+        return _STATE
+    try:
+        sidecar = json.loads(SIDECAR.read_text())
+        built = importlib.import_module(MODULE)
+    except (OSError, ValueError, ImportError) as exc:
+        _STATE["why"] = f"not built ({type(exc).__name__})"
+        return _STATE
+    if sidecar.get("cpu") != cpu_signature():
+        _STATE["why"] = "built for another CPU (ltr kernels build --ahead)"
+        return _STATE
+    _STATE["module"] = built
+    _STATE["sidecar"] = sidecar
+    return _STATE
+
+
+def status() -> dict[str, str]:
+    """``module:function`` -> ``built``, ``stale`` or ``not built`` (why), for every export."""
+    state = _load()
+    return {export.ref: ("built" if kernel(export.ref) is not None else
+                         "stale: its sources changed since the build (ltr kernels build --ahead)" if state["module"] is not None
+                         else state["why"] or "not built")
+            for export in EXPORTS}
+
+
+def _module_fresh(module: str) -> bool:
+    state = _load()
+    fresh = state["fresh"]
+    if module not in fresh:
+        recorded = state.get("sidecar", {}).get("sources", {}).get(module, {})
+        fresh[module] = _fresh(recorded)
+    return bool(fresh[module])
+
+
+_KERNELS: dict[str, AheadKernel | None] = {}
+
+
+def kernel(ref: str) -> AheadKernel | None:
+    """The kernel ``module:function`` built ahead, or None (not one of :data:`EXPORTS`, not
+    built, stale, or switched off); numba is not imported."""
+    if ref in _KERNELS:
+        return _KERNELS[ref]
+    export = _BY_REF.get(ref)
+    found: AheadKernel | None = None
+    state = _load()
+    built = state["module"]
+    if export is not None and built is not None and _module_fresh(export.module):
+        functions = [getattr(built, export.symbol(i), None) for i in range(len(export.variants))]
+        if all(callable(fn) for fn in functions):
+            found = AheadKernel(export, [fn for fn in functions if callable(fn)], lambda: _jit(ref))
+    _KERNELS[ref] = found
+    return found
+
+
+def reset() -> None:
+    """Look for the extension again at the next :func:`kernel` (after ``LTR_AHEAD`` changed
+    or a build)."""
+    _STATE.clear()
+    _KERNELS.clear()
+
+
+def _jit(ref: str) -> Any:
+    from ltr_cli import kernels
+
+    return kernels.function(ref)
+
+
+def available(ref: str) -> bool:
+    """Whether ``module:function`` runs built ahead here."""
+    return kernel(ref) is not None
+
+
+def function(ref: str) -> Any:
+    """The kernel ``module:function``: built ahead when it is, else numba's (imported)."""
+    return kernel(ref) or _jit(ref)

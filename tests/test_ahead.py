@@ -1,0 +1,188 @@
+"""Kernels compiled ahead of time (ltr_cli.kernels.ahead): the install builds them, runs use
+them without numba, they give the bits numba's kernels give, and anything they were not
+built for (other argument types, changed sources) goes to numba's kernels instead."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from ltr_cli.cli.app import app
+from ltr_cli.kernels import ahead
+from ltr_cli.kernels.ahead_build import fresh
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+BUILT = all(state == "built" for state in ahead.status().values())
+
+
+@pytest.fixture
+def fresh_lookup():
+    """The extension looked up again before and after the test (it changes LTR_AHEAD)."""
+    ahead.reset()
+    yield
+    ahead.reset()
+
+
+def test_every_export_is_a_numba_kernel_with_as_many_arguments():
+    import importlib
+
+    for export in ahead.EXPORTS:
+        dispatcher = getattr(importlib.import_module(export.module), export.function)
+        count = dispatcher.py_func.__code__.co_argcount
+        assert all(len(variant) == count for variant in export.variants), export.ref
+    from ltr_cli.kernels.loop import _driver
+
+    assert len(ahead.BLOCKS[0].variants[0]) == _driver.__code__.co_argcount == 30
+
+
+@pytest.mark.skipif(ahead.SWITCH in __import__("os").environ, reason="LTR_AHEAD set: the test run chose")
+def test_the_install_built_every_kernel_and_it_is_fresh():
+    """`pip install` compiled the extension (a C compiler is on this machine) from the
+    sources as they are now."""
+    assert BUILT, ahead.status()
+    from ltr_cli.kernels.ahead_build import installed_path
+
+    assert fresh(installed_path())
+
+
+def _fake(tag: str):
+    return lambda *args: (tag, args)
+
+
+def test_arguments_it_was_not_built_for_go_to_the_numba_kernel():
+    export = ahead.Export("m:f", "none", (("f8[:, ::1]", "i8[::1]", "b1", "i8", "f8"),))
+    calls = []
+    kernel = ahead.AheadKernel(export, [_fake("ahead")], lambda: (calls.append(1), _fake("jit"))[1])
+    X, idx = np.zeros((3, 2)), np.arange(3, dtype=np.int64)
+    assert kernel(X, idx, True, 2, 0.5)[0] == "ahead"
+    assert kernel(X, idx, True, np.int64(2), 1)[0] == "ahead"  # an int where a float is declared
+    assert kernel(X.astype(np.float32), idx, True, 2, 0.5)[0] == "jit"  # another row type
+    assert kernel(np.zeros((2, 3)).T, idx, True, 2, 0.5)[0] == "jit"  # not C-contiguous
+    assert kernel(X, idx.astype(np.int32), True, 2, 0.5)[0] == "jit"
+    assert kernel(X, idx, 1, 2, 0.5)[0] == "jit"  # an int where a bool is declared
+    assert kernel(X, idx, True, True, 0.5)[0] == "jit"  # a bool where an int is declared
+    assert kernel(X, idx, True, 2)[0] == "jit"  # too few arguments
+    assert kernel(X[None], idx, True, 2, 0.5)[0] == "jit"  # another rank
+    assert len(calls) == 7
+    views = ahead.Export("m:g", "none", (("f8[:, :]",),))
+    strided = ahead.AheadKernel(views, [_fake("ahead")], lambda: _fake("jit"))
+    assert strided(np.zeros((4, 4))[:, ::2])[0] == "ahead"  # any layout where none is declared
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_a_changed_kernel_source_makes_the_build_stale(tmp_path):
+    """The sidecar's digests name every source a kernel carries; one changed byte in any of
+    them and the build is not used (nor reused by a later install)."""
+    from ltr_cli.kernels.ahead_build import installed_path
+
+    built = installed_path()
+    copy = tmp_path / built.name
+    shutil.copyfile(built, copy)
+    record = json.loads(built.with_name(ahead.SIDECAR.name).read_text())
+    (tmp_path / ahead.SIDECAR.name).write_text(json.dumps(record))
+    assert fresh(copy)
+    sources = record["sources"]["ltr_cli.kernels.rtopkf"]
+    assert "ltr_cli/core/codes.py" in sources and "ltr_cli/kernels/loop.py" in sources
+    sources["ltr_cli/core/codes.py"] = "0" * 64
+    (tmp_path / ahead.SIDECAR.name).write_text(json.dumps(record))
+    assert not fresh(copy)
+    assert not ahead._fresh(sources) and ahead._fresh(json.loads(built.with_name(ahead.SIDECAR.name).read_text())
+                                                      ["sources"]["ltr_cli.kernels.rtopkf"])
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_a_build_for_another_cpu_is_not_fresh(tmp_path):
+    """It is compiled for the host CPU: a copy moved to a machine with other instruction-set
+    flags is built again, not run."""
+    from ltr_cli.kernels.ahead_build import installed_path
+
+    built = installed_path()
+    record = json.loads(built.with_name(ahead.SIDECAR.name).read_text())
+    assert record["cpu"] == ahead.cpu_signature() and record["cpu"].count("-") >= 1
+    shutil.copyfile(built, tmp_path / built.name)
+    record["cpu"] = "x86_64-0000000000000000"
+    (tmp_path / ahead.SIDECAR.name).write_text(json.dumps(record))
+    assert not fresh(tmp_path / built.name)
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_a_compiled_run_with_kernels_built_ahead_never_imports_numba(tmp_path):
+    """The demo and the top-k example, compiled, on data parsed by the scanner: no numba."""
+    code = ("import sys; from ltr_cli.cli.app import main; sys.argv[0] = 'ltr'\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('numba' in sys.modules)")
+    data = tmp_path / "train.txt"
+    assert runner.invoke(app, ["data", "synth", str(data), "--like", "mslr-web10k", "--queries", "5"]).exit_code == 0
+    res = subprocess.run([sys.executable, "-c", code, "run", str(REPO / "configs" / "topk_synthetic.yaml"), "-q",
+                          "--out", str(tmp_path / "out"), "--kernels", "compiled", "--set", "dataset.queries=5",
+                          "--set", "seeds=[0]", "--set", "protocol.passes=1"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.strip().splitlines()[-1] == "False", res.stderr + res.stdout
+    res = subprocess.run([sys.executable, "-c", code, "run", str(REPO / "configs" / "mslr_slam.yaml"), "-q",
+                          "--data", str(data), "--out", str(tmp_path / "mslr"), "--kernels", "compiled",
+                          "--set", f"cache.dir={tmp_path / 'cache'}"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.strip().splitlines()[-1] == "False", res.stderr + res.stdout
+
+
+def _outputs(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.name in ("rounds.parquet", "models.json")}
+
+
+def _run(args: list[str], monkeypatch, jit: bool) -> None:
+    if jit:
+        monkeypatch.setenv(ahead.SWITCH, "0")
+    else:
+        monkeypatch.delenv(ahead.SWITCH, raising=False)
+    ahead.reset()
+    res = runner.invoke(app, ["run", *args, "-q", "--kernels", "compiled"])
+    assert res.exit_code == 0, res.output
+
+
+def _topk_config(folder: Path, data: Path, storage: str) -> Path:
+    """The top-k paper's learners (configs/topk_synthetic.yaml) on ``data``."""
+    learners = (REPO / "configs" / "topk_synthetic.yaml").read_text().partition("\nlearners:")[2]
+    config = folder / "topk.yaml"
+    config.write_text(f"experiment: topk\nseed: 0\ndataset: {{kind: files, features: 136, files: [{data}], storage: {storage}}}\n"
+                      "protocol: {passes: 2}\nmetrics: {names: [ndcg@10], no_relevant: one, ties: reverse-input}\n"
+                      f"learners:{learners}")
+    return config
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+@pytest.mark.parametrize("storage", ["float64", "float32"])
+def test_kernels_built_ahead_write_the_bytes_numba_kernels_write(tmp_path, monkeypatch, fresh_lookup, storage):
+    """Every block family (SLAM, Alg. 3, ListNet, RTop-kF, the random baseline) and the
+    scanner, float64 and float32 rows: the same rounds and models, byte for byte."""
+    data = tmp_path / "train.txt"
+    assert runner.invoke(app, ["data", "synth", str(data), "--like", "mslr-web10k", "--queries", "6"]).exit_code == 0
+    for name, jit in (("jit", True), ("ahead", False)):
+        _run([str(REPO / "configs" / "mslr_slam.yaml"), "--data", str(data), "--out", str(tmp_path / name / "mslr"),
+              "--set", f"dataset.storage={storage}", "--set", f"cache.dir={tmp_path / name / 'cache'}"],
+             monkeypatch, jit)
+        _run([str(_topk_config(tmp_path, data, storage)), "--out", str(tmp_path / name / "topk"),
+              "--set", f"cache.dir={tmp_path / name / 'cache'}"], monkeypatch, jit)
+    jit_out, ahead_out = _outputs(tmp_path / "jit"), _outputs(tmp_path / "ahead")
+    assert len(jit_out) >= 8 and jit_out.keys() == ahead_out.keys()
+    assert [k for k in jit_out if jit_out[k] != ahead_out[k]] == []
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_kernels_build_and_status_name_the_families_built_ahead():
+    res = runner.invoke(app, ["kernels", "build", "--family", "random"])
+    assert res.exit_code == 0, res.output
+    assert "random: built ahead of time; nothing to compile" in res.output
+    status = runner.invoke(app, ["kernels", "status"])
+    assert status.exit_code == 0 and "perceptron: built ahead" in status.output
+    assert "ahead ltr_cli.data.fastscan:scan_block: built" in status.output
+    dry = runner.invoke(app, ["kernels", "build", "--ahead", "--dry-run"])
+    assert dry.exit_code == 0 and "ltr_cli.kernels.ogd:ogd_block: 2 variants" in dry.output
