@@ -28,8 +28,9 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def _modules_of(args: list[str], tmp_path: Path, path: tuple[Path, ...] = ()) -> set[str]:
-    env = {**_env(), "LTR_KERNELS": "0"}
+def _modules_of(args: list[str], tmp_path: Path, path: tuple[Path, ...] = (),
+                env: dict[str, str] | None = None) -> set[str]:
+    env = {**_env(), "LTR_KERNELS": "0", **(env or {})}
     if path:
         env["PYTHONPATH"] = os.pathsep.join([*map(str, path), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(args)], capture_output=True, text=True,
@@ -121,9 +122,11 @@ def test_a_run_on_a_small_text_file_parses_it_without_loading_numba(tmp_path: Pa
     data.write_text("2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n1 qid:2 1:1 136:2\n0 qid:2 5:1\n0 qid:3 1:1\n")
     config = str(ROOT / "configs" / "mslr_slam.yaml")
     args = ["run", config, "-q", "--data", str(data), "--learner", "slam-ndcg"]
-    loaded = _modules_of([*args, "--out", str(tmp_path / "small")], tmp_path)
-    assert (tmp_path / "small" / "mslr_slam").is_dir()
-    assert "numba" not in loaded and "ltr_cli.data.fastscan" not in loaded
+    for ahead in ("0", "1"):  # the scanner not built ahead (numba's), or built ahead if it is here
+        out = tmp_path / f"small-{ahead}"
+        loaded = _modules_of([*args, "--out", str(out)], tmp_path, env={"LTR_AHEAD": ahead})
+        assert (out / "mslr_slam").is_dir()
+        assert "numba" not in loaded and "ltr_cli.data.fastscan" not in loaded
 
 
 def test_large_or_compressed_files_are_left_to_the_compiled_scanner(tmp_path: Path, monkeypatch) -> None:
@@ -134,6 +137,7 @@ def test_large_or_compressed_files_are_left_to_the_compiled_scanner(tmp_path: Pa
 
     from ltr_cli.data.options import ReaderOptions
     from ltr_cli.data.sources import files
+    from ltr_cli.kernels import ahead
 
     text = b"2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n"
     plain, other, packed = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "a.txt.gz"
@@ -141,6 +145,7 @@ def test_large_or_compressed_files_are_left_to_the_compiled_scanner(tmp_path: Pa
     other.write_bytes(text)
     packed.write_bytes(gzip.compress(text))
     monkeypatch.delitem(sys.modules, "ltr_cli.data.fastscan", raising=False)
+    monkeypatch.setattr(ahead, "available", lambda ref: False)  # numba's scanner: a cost to load
 
     def engines(paths: list[Path]) -> list[str]:
         source = files.FileSource(3, "d", "files", paths, ReaderOptions(n_features=3))
@@ -151,3 +156,5 @@ def test_large_or_compressed_files_are_left_to_the_compiled_scanner(tmp_path: Pa
     assert files.scanner_pays([tmp_path / "missing.txt"])  # the reader then says why it cannot read it
     monkeypatch.setattr(files, "SCANNER_FROM_BYTES", len(text) + 1)
     assert engines([plain]) == ["reference"] and engines([plain, other]) == ["auto", "auto"]
+    monkeypatch.setattr(ahead, "available", lambda ref: ref == files.SCANNER)  # built ahead: no cost
+    assert engines([plain]) == ["auto"]

@@ -35,17 +35,23 @@ from ltr_cli.pathnames import tried
 SCANNER_FROM_BYTES = 16 << 20
 
 
+SCANNER = "ltr_cli.data.fastscan:scan_block"
+
+
 def scanner_pays(paths: list[Path]) -> bool:
     """Whether the compiled scanner reads ``paths`` (a source's files) sooner than the
-    reference parser. Its first use in a process costs loading numba and its kernel, about
-    0.5 s of CPU, after which it reads about 190 MB/s against the reference parser's
-    26 MB/s: plain-text files of less than :data:`SCANNER_FROM_BYTES` (16 MiB) in all are
-    read sooner by the reference parser, unless the scanner is loaded already. Both give
-    the same queries. A compressed file, or one that cannot be read here (the reader then
-    says why), leaves them to the scanner."""
+    reference parser. Built ahead of time (:mod:`ltr_cli.kernels.ahead`), it always does.
+    Otherwise its first use in a process costs loading numba and its kernel, about 0.5 s of
+    CPU, after which it reads about 190 MB/s against the reference parser's 26 MB/s:
+    plain-text files of less than :data:`SCANNER_FROM_BYTES` (16 MiB) in all are read
+    sooner by the reference parser, unless numba's scanner is loaded already. Both give the
+    same queries. A compressed file, or one that cannot be read here (the reader then says
+    why), leaves them to the scanner."""
     import sys
 
-    if "ltr_cli.data.fastscan" in sys.modules:
+    from ltr_cli.kernels import ahead
+
+    if "ltr_cli.data.fastscan" in sys.modules or ahead.available(SCANNER):
         return True
     total = 0
     for path in paths:
@@ -102,7 +108,8 @@ class FileSource:
         """The reader options of one file. A group file the reader would pick up next to
         it (``<file>.query`` / ``.group``, qid source auto or group) is named explicitly,
         so it is part of the cache key and of the data identity. Plain-text files small in
-        all are read by the reference parser (:func:`scanner_pays`)."""
+        all are read by the reference parser when the scanner is not built ahead
+        (:func:`scanner_pays`)."""
         options = self.reader_options
         if options.engine == "auto" and not self._scanner_pays():
             options = replace(options, engine="reference")
