@@ -422,6 +422,10 @@ STATE_CASES = [
     StateCase("planted-numba-index", "numba's cache folder (or HOME) writable by others, with pickled index files planted in it",
               "not used: kernels compile into a private temporary folder, one note; no planted code runs",
               "tests/test_private_state.py::test_a_numba_cache_others_can_write_is_never_loaded"),
+    StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
+              "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
+              "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",
+              "tests/test_bench_authors.py::test_bad_authors_arguments_are_one_line_errors"),
 ]
 
 

@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
@@ -204,3 +206,36 @@ def test_the_fast_plain_reader_equals_the_reference(tmp_path):
     assert read_scores(path).tolist() == read_scores_reference(path).tolist() == [0.5, -1, 300, 1e-300,
                                                                                    0.12345678901234568]
     assert read_scores(path).dtype == np.float64
+
+
+_SEPARATORS = st.sampled_from([b" ", b"  ", b"\t", b" \t"])
+
+
+@st.composite
+def _dense_ish_file(draw) -> bytes:
+    """Lines whose indices run k, k+1, ... (as dense files write them) or not (a gap, a
+    repeat, 01, +1), with any spacing, trailing blanks and the odd malformed token."""
+    lines = []
+    for q in range(draw(st.integers(1, 3))):
+        start = draw(st.sampled_from([0, 1, 2]))
+        for _ in range(draw(st.integers(1, 3))):
+            keys = [str(start + i).encode() for i in range(draw(st.integers(0, 4)))]
+            if keys and draw(st.booleans()):
+                keys[draw(st.integers(0, len(keys) - 1))] = draw(st.sampled_from([b"01", b"+1", b"3", b"9", b"1.0"]))
+            tokens = [k + b":" + draw(st.sampled_from([b"0.5", b"1", b"-2e3", b"7"])) for k in keys]
+            if tokens and draw(st.integers(0, 9)) == 0:
+                tokens[-1] = draw(st.sampled_from([b"1:2:3", b"4", b"5:", b":6"]))
+            sep = draw(_SEPARATORS)
+            lines.append(sep.join([b"1", b"qid:%d" % (q + 1), *tokens]) + draw(st.sampled_from([b"", b" ", b"\t"])))
+    return b"\n".join(lines) + b"\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_dense_ish_file())
+def test_the_reference_parse_of_any_spacing_and_index_runs_equals_the_compiled_scanner(tmp_path, text):
+    """The reference parser's shortcuts (token counts from single spaces, index runs taken
+    without converting each token) give what converting every token gives: the compiled
+    scanner's queries, or the same error."""
+    path = tmp_path / "d.txt"
+    path.write_bytes(text)
+    _both(path, n_features=6, index_base=0)

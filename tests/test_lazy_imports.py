@@ -28,8 +28,9 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def _modules_of(args: list[str], tmp_path: Path, path: tuple[Path, ...] = ()) -> set[str]:
-    env = {**_env(), "LTR_KERNELS": "0"}
+def _modules_of(args: list[str], tmp_path: Path, path: tuple[Path, ...] = (),
+                env: dict[str, str] | None = None) -> set[str]:
+    env = {**_env(), "LTR_KERNELS": "0", **(env or {})}
     if path:
         env["PYTHONPATH"] = os.pathsep.join([*map(str, path), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(args)], capture_output=True, text=True,
@@ -111,3 +112,49 @@ def test_what_a_config_names_is_imported(tmp_path: Path, setting: str, module: s
     loaded = _modules_of(["run", str(DEMO), "-q", "--out", str(tmp_path / "out"), "--set", "dataset.queries=2",
                           "--set", "protocol.max_rounds=2", "--set", setting, *extra], tmp_path)
     assert module in loaded
+
+
+def test_a_run_on_a_small_text_file_parses_it_without_loading_numba(tmp_path: Path) -> None:
+    """A small plain-text file is read by the reference parser (loading numba for the
+    compiled scanner would cost more than the whole parse); the run's results are those of
+    the compiled scanner's reading."""
+    data = tmp_path / "train.txt"
+    data.write_text("2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n1 qid:2 1:1 136:2\n0 qid:2 5:1\n0 qid:3 1:1\n")
+    config = str(ROOT / "configs" / "mslr_slam.yaml")
+    args = ["run", config, "-q", "--data", str(data), "--learner", "slam-ndcg"]
+    for ahead in ("0", "1"):  # the scanner not built ahead (numba's), or built ahead if it is here
+        out = tmp_path / f"small-{ahead}"
+        loaded = _modules_of([*args, "--out", str(out)], tmp_path, env={"LTR_AHEAD": ahead})
+        assert (out / "mslr_slam").is_dir()
+        assert "numba" not in loaded and "ltr_cli.data.fastscan" not in loaded
+
+
+def test_large_or_compressed_files_are_left_to_the_compiled_scanner(tmp_path: Path, monkeypatch) -> None:
+    """Small plain-text files are read by the reference parser; a compressed one, or small
+    ones that are large in all (a dataset's folds), by the compiled scanner."""
+    import gzip
+    import sys
+
+    from ltr_cli.data.options import ReaderOptions
+    from ltr_cli.data.sources import files
+    from ltr_cli.kernels import ahead
+
+    text = b"2 qid:1 1:0.5 3:1\n0 qid:1 2:0.25\n"
+    plain, other, packed = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "a.txt.gz"
+    plain.write_bytes(text)
+    other.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    monkeypatch.delitem(sys.modules, "ltr_cli.data.fastscan", raising=False)
+    monkeypatch.setattr(ahead, "available", lambda ref: False)  # numba's scanner: a cost to load
+
+    def engines(paths: list[Path]) -> list[str]:
+        source = files.FileSource(3, "d", "files", paths, ReaderOptions(n_features=3))
+        return [source.unit_options(u).engine for u in range(len(paths))]
+
+    assert engines([plain, other]) == ["reference", "reference"]
+    assert engines([plain, packed]) == ["auto", "auto"]
+    assert files.scanner_pays([tmp_path / "missing.txt"])  # the reader then says why it cannot read it
+    monkeypatch.setattr(files, "SCANNER_FROM_BYTES", len(text) + 1)
+    assert engines([plain]) == ["reference"] and engines([plain, other]) == ["auto", "auto"]
+    monkeypatch.setattr(ahead, "available", lambda ref: ref == files.SCANNER)  # built ahead: no cost
+    assert engines([plain]) == ["auto"]

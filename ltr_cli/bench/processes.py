@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from pathlib import Path
 
 from ltr_cli.errors import LtrError
 
@@ -23,22 +24,27 @@ def timed_process(argv: list[str], env: dict[str, str] | None, what: str) -> flo
     return elapsed
 
 
-def measured_process(argv: list[str], env: dict[str, str] | None, what: str) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of the process ``argv``: its user and system time and
-    that of the children it waited for (compile-ahead workers), as ``wait4`` reports them;
-    a failing one stops the bench with one line, as :func:`timed_process`."""
+def measured_process(argv: list[str], env: dict[str, str] | None, what: str,
+                     cwd: Path | None = None, noise: tuple[str, ...] = ()) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the process ``argv`` (run in ``cwd``, default this
+    process's folder): its user and system time and that of the children it waited for
+    (compile-ahead workers), as ``wait4`` reports them; a failing one stops the bench with
+    one line, as :func:`timed_process` (its last line on stderr that is not one of
+    ``noise``, lines the program prints whether or not it fails)."""
     import os
     import tempfile
 
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env,
+                                cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             err.seek(0)
-            lines = [line for line in err.read().decode(errors="replace").splitlines() if line.strip()]
+            lines = [line for line in err.read().decode(errors="replace").splitlines()
+                     if line.strip() and line.strip() not in noise]
             said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {proc.returncode}"
             raise LtrError(f"{what} failed: {said}")
     return elapsed, usage.ru_utime + usage.ru_stime

@@ -22,8 +22,10 @@ shared machine disturbs less than wall time:
   (9,000: four times the 2,250 of the 1x file), its data cache built first: cold (empty
   kernel cache and HOME; it plans its path and may leave a background build of the kernels,
   which is waited for) and warm (the same directories again); target: at most 1.5x;
-* the authors' MATLAB code under GNU Octave on their 43-query job, when ``octave`` is
-  installed (otherwise the bench says how to install it and skips that line).
+* the authors' MATLAB code under GNU Octave on their 43-query job against ltr's, when
+  ``octave`` is installed and their checkout and the data are given
+  (:mod:`ltr_cli.bench.authors`; otherwise the bench says what is missing and skips that
+  line); target: at least 10x.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ltr_cli.bench.authors import authors_figures, format_authors_lines
 from ltr_cli.bench.processes import measured_process
 from ltr_cli.errors import LtrError
 
@@ -80,10 +83,11 @@ def _fresh_env(root: Path) -> dict[str, str]:
 
 
 def run_startup_bench(quick: bool = False, config: Path | None = None,
-                      mslr_queries: int = MSLR_QUERIES) -> dict[str, Any]:
+                      mslr_queries: int = MSLR_QUERIES, authors: tuple[Path, Path] | None = None) -> dict[str, Any]:
     """The figures (seconds, ratios, targets). ``quick``: one process each, a 50-query
     demo and a 60-query MSLR-shaped file, no plot (a smoke test of the bench itself, not a
-    measurement). ``mslr_queries`` 0: no mslr_slam first run."""
+    measurement). ``mslr_queries`` 0: no mslr_slam first run. ``authors``: the authors'
+    checkout and data file (:mod:`ltr_cli.bench.authors`), else that line is skipped."""
     config = config or DEMO
     if not config.is_file():
         raise LtrError(f"bench --startup: the demo config {config} is not there; run the bench from a "
@@ -127,7 +131,7 @@ def run_startup_bench(quick: bool = False, config: Path | None = None,
                   "demo_cold_s": round(cold_cpu, 3), "demo_warm_s": round(warm_cpu, 3),
                   "demo_cold_ratio": round(cold_cpu / warm_cpu, 2), "target": CPU_TARGET}
     out["mslr_slam"] = mslr
-    out["octave"] = _octave()
+    out["octave"] = authors_figures(authors, quick)
     return out
 
 
@@ -166,18 +170,6 @@ def _path_taken(out: Path) -> str:
 
     found = {json.loads(m.read_text()).get("kernels", {}).get("path") for m in out.glob("*/*/manifest.json")}
     return ", ".join(sorted(str(p) for p in found))
-
-
-def _octave() -> dict[str, Any]:
-    """Whether the authors' 43-query job can be timed under GNU Octave here."""
-    import shutil
-
-    found = shutil.which("octave")
-    if found is None:
-        return {"skipped": "octave is not installed (Debian: apt-get install octave); the authors' code is "
-                           "needed too (docs/fidelity.md)"}
-    return {"skipped": f"octave found at {found}, but the authors' code is not part of ltr-cli: time their "
-                       "43-query job by hand (docs/fidelity.md)"}
 
 
 def _load() -> str:
@@ -222,7 +214,7 @@ def format_startup_table(r: dict[str, Any]) -> str:
             f"wall {m['warm_s']:.1f})  {m['cpu_ratio']:7.2f}x   ({ok[m['cpu_ratio'] <= m['target']]} the target "
             f"{m['target']:g}x; waited {m['background_build_wait_s']} s for the background build between them)",
         ]
-    lines.append(f"  the authors' 43-query job under Octave: skipped: {r['octave']['skipped']}")
+    lines += format_authors_lines(r["octave"])
     if r.get("bytecode_note"):
         lines.append("  (PYTHONDONTWRITEBYTECODE is set here: the measured processes ran without it, as on a "
                      "usual install, with ltr's bytecode cached)")

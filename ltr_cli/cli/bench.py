@@ -29,6 +29,9 @@ def bench(
     data: Annotated[Path | None, typer.Option("--data", metavar="<path>", exists=True, dir_okay=False, help="--online: measure on this SVMlight file in MSLR-WEB's layout (136 features, qids) instead of generated data")] = None,
     startup: Annotated[bool, typer.Option("--startup", help="start-up instead: a one-round ltr run vs importing numpy, pandas and pyarrow (target 2x; on the compiled path, in CPU: 1.5x), the demo and configs/mslr_slam.yaml on a 9,000-query MSLR-shaped file with an empty kernel cache and HOME vs warm (target 3x wall, 1.5x CPU), ltr plot, the authors' job under Octave if installed")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="--startup: one process each on a smaller demo (checks the bench runs; not a measurement)")] = False,
+    authors_code: Annotated[Path | None, typer.Option("--authors-code", metavar="<dir>", help="--startup: a checkout of the perceptron paper's authors' code (sougatachaudhuri/Online_Ranking_Project): time their 43-query MSLR job under GNU Octave against ltr's (target 10x; needs --authors-data)")] = None,
+    authors_data: Annotated[Path | None, typer.Option("--authors-data", metavar="<file>", help="--startup: the data of the authors' job, the first 5,000 lines (43 queries) of MSLR-WEB10K Fold1 train.txt")] = None,
+    authors_only: Annotated[bool, typer.Option("--authors-only", help="--startup: only the authors' job against ltr's, not the other start-up figures")] = False,
     clicks: Annotated[bool, typer.Option("--clicks", help="the click-driven learners instead (pdgd, p-dbgd, td-dbgd, p-mgd): CPU per impression of ltr run vs the click literature's reference code on the same generated data, and their ratio (goal 20x)")] = False,
     reference: Annotated[Path | None, typer.Option("--reference", metavar="<dir>", file_okay=False, help="--clicks: a checkout of HarrieO/OnlineLearningToRank to time (default: $LTR_CLICKS_REFERENCE; without either its column is skipped)")] = None,
     impressions: Annotated[int, typer.Option("--impressions", min=20, help="--clicks: impressions per timed run")] = 1000,
@@ -46,6 +49,9 @@ def bench(
         raise LtrError("--data measures online runs on a file: add --online")
     if quick and not startup:
         raise LtrError("--quick is a smaller --startup bench: add --startup")
+    if (authors_code is not None or authors_data is not None or authors_only) and not startup:
+        raise LtrError("--authors-code, --authors-data and --authors-only time the authors' job in the start-up "
+                       "bench: add --startup")
     if (reference is not None or impressions != 1000 or click_model != "navigational") and not clicks:
         raise LtrError("--reference, --impressions and --click-model time the click learners: add --clicks")
     if clicks:
@@ -57,9 +63,17 @@ def bench(
         typer.echo(main_json(found) if as_json else format_clicks_table(found), nl=as_json)
         return
     if startup:
+        from ltr_cli.bench.authors import authors_figures, check_inputs, format_authors_lines
         from ltr_cli.bench.startup import format_startup_table, run_startup_bench
 
-        found = run_startup_bench(quick=quick)
+        authors = check_inputs(authors_code, authors_data)
+        if authors_only:
+            if authors is None:
+                raise LtrError("--authors-only times the authors' job: give --authors-code DIR and --authors-data FILE")
+            found = {"octave": authors_figures(authors, quick)}
+            typer.echo(main_json(found) if as_json else "\n".join(format_authors_lines(found["octave"])))
+            return
+        found = run_startup_bench(quick=quick, authors=authors)
         typer.echo(main_json(found) if as_json else format_startup_table(found), nl=as_json)
         return
     if online:

@@ -28,6 +28,7 @@ _NONFINITE = {b"nan", b"inf", b"infinity"}
 _QID = re.compile(rb"([+-]?)0*([0-9]+)\Z")
 _INTEGER = re.compile(rb"[+-]?[0-9]+\Z")
 _BAD_BYTE = re.compile(rb"[^\x21-\x7e \t]")
+_ALLOWED = bytes(range(0x21, 0x7F)) + b" \t"  # what _BAD_BYTE does not match
 
 NUMBER_GRAMMAR = "[+-]digits[.digits][e[+-]digits] in ASCII, no '_'"
 
@@ -65,6 +66,8 @@ def strip_eol(raw: bytes) -> bytes:
 def bad_character(body: bytes) -> str | None:
     """A description of the first byte of ``body`` (a line outside its comment, without its
     line end) that the grammar does not allow, or None."""
+    if not body.translate(None, _ALLOWED):  # every byte allowed: the usual line, no regex scan
+        return None
     m = _BAD_BYTE.search(body)
     if m is None:
         return None

@@ -40,7 +40,6 @@ nothing from this module. ``Query``, ``ReaderOptions``, ``LIMIT_OPTIONS``, ``fin
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +68,15 @@ from ltr_cli.errors import DataFormatError
 __all__ = ["LIMIT_OPTIONS", "Query", "ReaderOptions", "SVMLightReader", "SparseQuery",
            "find_group_file", "iter_lines"]
 
-_TWO_COLONS = re.compile(rb":[^\s:]*:")
+_SPACE = b" \t\n\r\x0b\x0c"  # what \s matches in a bytes pattern
+_NEITHER_COLON_NOR_SPACE = bytes(b for b in range(256) if b not in b":" + _SPACE)
+
+
+def two_colons_in_a_token(text: bytes) -> bool:
+    r"""Whether a whitespace-separated token of ``text`` holds two colons (the pattern
+    ``:[^\s:]*:``): kept to its colons and whitespace, two colons then meet. (One C pass
+    over the bytes; the pattern's search costs a scan per colon.)"""
+    return b"::" in text.translate(None, _NEITHER_COLON_NOR_SPACE)
 
 
 def query_too_large(path: str, line: int, qid: str, options: ReaderOptions) -> DataFormatError:
@@ -107,8 +114,32 @@ class SparseQuery:
 class _Line:
     lineno: int
     label: float
-    features: bytes  # the idx:val tokens, space-joined
+    features: bytes  # the idx:val tokens as written (spaces and tabs between them)
     n_tokens: int
+
+
+def _consecutive_indices(keys: list[bytes], counts: np.ndarray) -> np.ndarray | None:
+    """The feature indices of a query whose every line writes the same run ``k, k+1, ...``
+    in plain decimal (as dense files do), as the floats that converting each token gives;
+    None for any other query (its tokens are then converted one by one)."""
+    c = int(counts[0]) if counts.size else 0
+    first = keys[0] if keys else b""
+    if c == 0 or not (counts == c).all() or not first.isdigit() or (first.startswith(b"0") and first != b"0"):
+        return None
+    start = int(first)
+    if start + c > 1 << 53:  # beyond exact float integers: convert as written
+        return None
+    if keys != [b"%d" % i for i in range(start, start + c)] * int(counts.size):
+        return None
+    return np.tile(np.arange(start, start + c, dtype=np.float64), int(counts.size))
+
+
+def _count_tokens(text: bytes) -> int:
+    """The tokens of ``text`` (no leading whitespace; spaces and tabs only): one more than
+    its spaces when they are single and inside it, else by splitting."""
+    if not text or b"\t" in text or b"  " in text or text.endswith(b" "):
+        return len(text.split())
+    return text.count(b" ") + 1
 
 
 @dataclass
@@ -228,7 +259,7 @@ class SVMLightReader:
             bad = bad_character(body)
             if bad is not None:
                 raise DataFormatError(path, lineno, bad_character_message(bad))
-            parts = body.split()  # spaces and tabs: no other whitespace is left in body
+            parts = body.split(None, 2)  # label, qid token, the rest (spaces and tabs only are left)
             if not parts:
                 continue  # blank or comment-only line
             any_line = True
@@ -278,8 +309,11 @@ class SVMLightReader:
                     group_index += 1
                 left_in_group -= 1
                 qid = str(group_index)
-            features = parts[2:] if has_qid_token else parts[1:]
-            line = _Line(lineno, label, b" ".join(features), len(features))
+            if has_qid_token:
+                features = parts[2] if len(parts) > 2 else b""
+            else:
+                features = body.split(None, 1)[1] if len(parts) > 1 else b""
+            line = _Line(lineno, label, features, _count_tokens(features))
 
             n_lines += 1
             if current is not None and qid == current.qid:
@@ -333,21 +367,26 @@ class SVMLightReader:
         counts = np.fromiter((ln.n_tokens for ln in lines), dtype=np.int64, count=len(lines))
         total = int(counts.sum())
         joined = b" ".join(ln.features for ln in lines)
-        flat = None
         # every token must hold exactly one ':' so that numbers pair up as (idx, value):
         # as many colons as tokens, and no token with two (then none can have zero)
-        if joined.count(b":") == total and _TWO_COLONS.search(joined) is None and b"_" not in joined:
+        idx = vals = None
+        increasing = False  # every line's indices a run k, k+1, ...: no duplicate possible
+        if joined.count(b":") == total and not two_colons_in_a_token(joined) and b"_" not in joined:
             tokens = joined.replace(b":", b" ").split()
             if len(tokens) == 2 * total:
                 try:
-                    flat = np.array(tokens, dtype=np.float64) if total else np.empty(0)
+                    keys = tokens[0::2]
+                    idx = _consecutive_indices(keys, counts)
+                    increasing = idx is not None
+                    if idx is None:
+                        idx = np.array(keys, dtype=np.float64) if total else np.empty(0)
+                    vals = np.array(tokens[1::2], dtype=np.float64) if total else np.empty(0)
                 except ValueError:
-                    flat = None
-        if flat is None:
+                    idx = vals = None
+        if idx is None or vals is None:
             idx, vals = self._slow_parse(lines)
-        else:
-            idx, vals = flat[0::2], flat[1::2]
-        indices = self._check_values(lines, counts, idx, vals)
+            increasing = False
+        indices = self._check_values(lines, counts, idx, vals, increasing)
         y = np.fromiter((ln.label for ln in lines), dtype=np.float64, count=len(lines))
         indptr = np.concatenate(([0], np.cumsum(counts)))
         return SparseQuery(
@@ -395,9 +434,11 @@ class SVMLightReader:
         return np.asarray(idx_out, dtype=np.float64), np.asarray(val_out, dtype=np.float64)
 
     def _check_values(
-        self, lines: list[_Line], counts: np.ndarray, idx: np.ndarray, vals: np.ndarray
+        self, lines: list[_Line], counts: np.ndarray, idx: np.ndarray, vals: np.ndarray,
+        increasing: bool = False,
     ) -> np.ndarray:
-        """Validate indices and values; return 0-based int64 column indices."""
+        """Validate indices and values; return 0-based int64 column indices. ``increasing``:
+        every line's indices are known to increase (no line can repeat one)."""
         path = str(self.path)
         base = self.options.index_base
         n = self.options.n_features
@@ -435,7 +476,8 @@ class SVMLightReader:
                 path, lines[int(row_of[k])].lineno, f"feature index {idx[k]:.0f} is implausibly large"
             )
         cols = (idx - base).astype(np.int64)
-        _check_duplicates(path, lines, row_of, cols, base)
+        if not increasing:
+            _check_duplicates(path, lines, row_of, cols, base)
         return cols
 
 
