@@ -158,11 +158,32 @@ def _topk_config(folder: Path, data: Path, storage: str) -> Path:
     return config
 
 
+def _clicks_config(folder: Path, data: Path, storage: str) -> Path:
+    """The click learners, every comparison, on ``data`` (held out: the same file)."""
+    config = folder / "clicks.yaml"
+    config.write_text(f"experiment: clicks\nseed: 0\n"
+                      f"dataset: {{kind: files, features: 136, files: [{data}], storage: {storage}}}\n"
+                      "protocol: {feedback: clicks, sampling: uniform, max_rounds: 150, "
+                      "clicks: {model: navigational, stop: any-position, shown: 10, grades: 5}}\n"
+                      "metrics: {names: [ndcg@10], no_relevant: skip, ties: random}\n"
+                      f"heldout: {{file: {data}, every: 50}}\n"
+                      "learners:\n  pdgd: {type: pdgd}\n"
+                      "  p-dbgd: {type: dbgd, comparison: probabilistic}\n"
+                      "  p-dbgd-exact: {type: dbgd, comparison: probabilistic, preference: exact}\n"
+                      "  td-dbgd: {type: dbgd, comparison: team-draft}\n"
+                      "  td-mgd: {type: dbgd, comparison: team-draft, candidates: 4}\n"
+                      "  p-mgd: {type: dbgd, comparison: probabilistic, candidates: 4}\n"
+                      "  pairwise: {type: pairwise-clicks, epsilon: 0.8}\n")
+    return config
+
+
 @pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
 @pytest.mark.parametrize("storage", ["float64", "float32"])
 def test_kernels_built_ahead_write_the_bytes_numba_kernels_write(tmp_path, monkeypatch, fresh_lookup, storage):
-    """Every block family (SLAM, Alg. 3, ListNet, RTop-kF, the random baseline) and the
-    scanner, float64 and float32 rows: the same rounds and models, byte for byte."""
+    """Every block family (SLAM, Alg. 3, ListNet, RTop-kF, the random baseline), the same
+    learners round by round (logging their regret), the click learners with held-out
+    curves, and the scanner, float64 and float32 rows: the same rounds and models, byte for
+    byte."""
     data = tmp_path / "train.txt"
     assert runner.invoke(app, ["data", "synth", str(data), "--like", "mslr-web10k", "--queries", "6"]).exit_code == 0
     for name, jit in (("jit", True), ("ahead", False)):
@@ -171,8 +192,16 @@ def test_kernels_built_ahead_write_the_bytes_numba_kernels_write(tmp_path, monke
              monkeypatch, jit)
         _run([str(_topk_config(tmp_path, data, storage)), "--out", str(tmp_path / name / "topk"),
               "--set", f"cache.dir={tmp_path / name / 'cache'}"], monkeypatch, jit)
+        # round by round: logging the regret, and learning from clicks (with held-out curves)
+        _run([str(REPO / "configs" / "mslr_slam.yaml"), "--data", str(data), "--out", str(tmp_path / name / "regret"),
+              "--set", f"dataset.storage={storage}", "--set", f"cache.dir={tmp_path / name / 'cache'}",
+              "--set", "protocol.log_regret=true"], monkeypatch, jit)
+        _run([str(_topk_config(tmp_path, data, storage)), "--out", str(tmp_path / name / "topk-regret"),
+              "--set", f"cache.dir={tmp_path / name / 'cache'}", "--set", "protocol.log_regret=true"], monkeypatch, jit)
+        _run([str(_clicks_config(tmp_path, data, storage)), "--out", str(tmp_path / name / "clicks"),
+              "--set", f"cache.dir={tmp_path / name / 'cache'}"], monkeypatch, jit)
     jit_out, ahead_out = _outputs(tmp_path / "jit"), _outputs(tmp_path / "ahead")
-    assert len(jit_out) >= 8 and jit_out.keys() == ahead_out.keys()
+    assert len(jit_out) >= 40 and jit_out.keys() == ahead_out.keys()
     assert [k for k in jit_out if jit_out[k] != ahead_out[k]] == []
 
 
@@ -219,7 +248,9 @@ def test_blas_is_found_without_importing_scipy_linalg():
     """The kernels' BLAS module is loaded alone (scipy.linalg costs more than a small run);
     importing scipy.linalg afterwards takes that same module and works."""
     code = ("import sys; import numpy as np; from ltr_cli.kernels import ahead\n"
-            "assert ahead.kernel('ltr_cli.kernels.ogd:ogd_block') is not None\n"
+            "kernel = ahead.kernel('ltr_cli.kernels.core:all_finite')\n"
+            "assert kernel is not None and 'scipy' not in sys.modules\n"  # looked up: nothing loaded
+            "assert kernel(np.ones(3))\n"
             "print('scipy.linalg' in sys.modules, 'scipy.linalg.cython_blas' in sys.modules)\n"
             "blas = sys.modules['scipy.linalg.cython_blas']\n"
             "import scipy.linalg\nfrom scipy.linalg import cython_blas\n"

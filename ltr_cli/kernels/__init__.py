@@ -1,8 +1,8 @@
 """Compiled per-round kernels for the online learners and the online protocol (numba).
 
-Importing this package is cheap: numba is imported only by :func:`load`, the first time a
-learner or the protocol needs a kernel, so ``ltr --help`` and the batch commands never pay
-for it. ``LTR_KERNELS=0`` in the environment switches every fast path off (the slow
+Importing this package is cheap: numba is imported only when a kernel that is not built
+ahead of time (:mod:`.ahead`) is first needed, so ``ltr --help``, the batch commands and
+runs whose kernels are built ahead never pay for it. ``LTR_KERNELS=0`` in the environment switches every fast path off (the slow
 reference implementations then run; results agree to rounding, see ``tests/test_kernels.py``),
 ``LTR_KERNELS=1`` keeps them on; unset (or ``auto``), ``ltr run`` chooses per run
 (:mod:`ltr_cli.runs.kernel_plan`) and calls :func:`set_enabled`. :data:`MODE` is the choice
@@ -24,6 +24,7 @@ parameter slots beside its kernel):
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from types import ModuleType
 from typing import Any
@@ -60,22 +61,46 @@ _DISCOUNTS = np.empty(0)
 
 
 class Kernels:
-    """The kernel modules of this package, each imported when first named (this imports
-    numba): ``K.core.score_rank(...)``, ``K.perceptron.perceptron_round(...)``. A kernel
-    declared elsewhere (a plugin's) is reached by its ``module:function`` name through
+    """The kernel modules of this package as the hot paths call them:
+    ``K.core.score_rank(...)``, ``K.perceptron.perceptron_round(...)``. Each function is the
+    one built ahead of time when there is one (:mod:`.ahead`; numba is not imported), else
+    numba's, from the module imported when first needed (with numba). A kernel declared
+    elsewhere (a plugin's) is reached by its ``module:function`` name through
     :func:`function`."""
 
-    def __getattr__(self, name: str) -> ModuleType:
+    def __getattr__(self, name: str) -> "KernelModule":
         if name.startswith("_"):
             raise AttributeError(name)
-        try:
-            found = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"no kernel module {name!r}") from None
+        if importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"no kernel module {name!r}")
+        found = KernelModule(f"{__name__}.{name}")
         setattr(self, name, found)
         return found
+
+
+class KernelModule:
+    """One kernel module: ``attr`` is the function built ahead when there is one, else the
+    module's own attribute (the module, and numba, imported then)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        from ltr_cli.kernels import ahead
+
+        found = ahead.kernel(f"{self._name}:{attr}")
+        if found is None:
+            found = getattr(_imported(self._name), attr)
+        setattr(self, attr, found)
+        return found
+
+
+def _imported(name: str) -> ModuleType:
+    """Kernel module ``name``, with numba (its cache folders, the compile watch) first."""
+    importlib.import_module(f"{__name__}._numba")
+    return importlib.import_module(name)
 
 
 def set_enabled(flag: bool) -> None:
@@ -86,12 +111,12 @@ def set_enabled(flag: bool) -> None:
 
 
 def load() -> Kernels:
-    """The kernel modules (imports numba on first use; each module when first named). Hot
-    paths read the loaded namespace directly: ``(kernels.module or kernels.load()).core``.
-    Real compiles are reported by :mod:`.compile_watch`."""
+    """The kernel modules (:class:`Kernels`: each function built ahead, or numba's, imported
+    when first named). Hot paths read the loaded namespace directly:
+    ``(kernels.module or kernels.load()).core``. Real compiles are reported by
+    :mod:`.compile_watch`."""
     global module
     if module is None:
-        importlib.import_module(f"{__name__}._numba")  # numba, its cache folders, the compile watch
         module = Kernels()
     return module
 

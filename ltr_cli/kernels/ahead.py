@@ -4,8 +4,9 @@ extension module, and how a run finds them without importing numba.
 Installing the package (``pip install .`` or ``-e .``) compiles the kernels named in
 :data:`EXPORTS` with numba's ahead-of-time compiler into the extension module
 ``ltr_cli.kernels._ahead`` (:mod:`ltr_cli.kernels.ahead_build`, run by ``setup.py``), for
-the argument types a run passes them: the online block families, the SVMlight and score-file
-scanners, and the evaluation kernels (``ltr eval``, CV tables, held-out curves). A run then calls that machine code directly: numba is
+the argument types a run passes them: the online block families, the per-round kernels
+(regret logging, the click learners), the SVMlight and score-file scanners, and the
+evaluation kernels (``ltr eval``, CV tables, held-out curves). A run then calls that machine code directly: numba is
 not imported, nothing is compiled or loaded from the kernel cache. The kernel sources stay
 the one definition: the extension is built from the very functions the just-in-time path
 compiles, and both give the same bits (the compiled code is the same LLVM code, without
@@ -78,7 +79,7 @@ class Export:
         return self.ref.partition(":")[2]
 
     def symbol(self, i: int) -> str:
-        return f"{self.function}_{i}"
+        return f"{self.module.rpartition('.')[2]}_{self.function}_{i}"
 
 
 BLOCKS = tuple(Export(ref, "none", (_block("f8"), _block("f4"))) for ref in (
@@ -87,6 +88,34 @@ BLOCKS = tuple(Export(ref, "none", (_block("f8"), _block("f4"))) for ref in (
     "ltr_cli.kernels.rtopkf:rtopkf_block",
     "ltr_cli.kernels.loop:random_block",
 ))
+def _rows(*args: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A kernel's arguments for float64 and float32 rows (``X`` is written ``X``)."""
+    return (tuple("f8[:, ::1]" if a == "X" else a for a in args), tuple("f4[:, ::1]" if a == "X" else a for a in args))
+
+
+# the per-round kernels: learners that go round by round (logging their regret), the click
+# learners (PDGD, DBGD/MGD and their interleaving, pairwise), scoring held-out rows
+ROUNDS = (
+    Export("ltr_cli.kernels.core:score_rank", "none", _rows("X", "f8[::1]", "b1", "f8[::1]", "i8[::1]")),
+    Export("ltr_cli.kernels.core:row_scores_into", "none", _rows("X", "f8[::1]", "f8[::1]")),
+    Export("ltr_cli.kernels.core:all_finite", "b1", (("f8[::1]",),)),
+    Export("ltr_cli.kernels.measures:round_measures", "f8[::1]", (("i8[::1]", "f8[::1]", "f8[:, ::1]", "f8[::1]"),)),
+    Export("ltr_cli.kernels.perceptron:perceptron_round", "Tuple((f8, f8, i8))",
+           _rows("X", "f8[::1]", "i8[::1]", "f8[::1]", "f8[::1]", "f8[::1]", "i8", "f8[::1]", "f8[::1]", "i8")),
+    Export("ltr_cli.kernels.ogd:ogd_round", "Tuple((f8, i8))",
+           _rows("X", "f8[::1]", "f8[::1]", "f8[::1]", "f8[::1]", "i8", "f8[::1]")),
+    Export("ltr_cli.kernels.rtopkf:rtopkf_round", "i8",
+           _rows("X", "f8[::1]", "i8[::1]", "f8[::1]", "i8[::1]", "f8[::1]", "f8", "f8", "f8[::1]", "f8[::1]")),
+    Export("ltr_cli.kernels.pdgd:pdgd_gradient", "b1", _rows("X", "f8[::1]", "i8[::1]", "f8[::1]", "f8[::1]")),
+    Export("ltr_cli.kernels.interleave:team_draft", "none",
+           (("i8[:, ::1]", "i8", "i8[:, ::1]", "i8[::1]", "i8[::1]"),)),
+    Export("ltr_cli.kernels.interleave:shared_prefix", "i8", (("i8[:, ::1]", "i8"),)),
+    Export("ltr_cli.kernels.interleave:probabilistic_draft", "none",
+           (("i8[:, ::1]", "i8[:, ::1]", "f8[::1]", "i8[::1]", "f8[::1]", "i8[::1]"),)),
+    Export("ltr_cli.kernels.interleave:sign_masses", "none", (("f8[:, ::1]", "i8", "f8[:, ::1]", "f8[:, ::1]"),)),
+    Export("ltr_cli.kernels.interleave:shown_first", "none", (("i8[::1]", "i8[::1]", "i8[::1]"),)),
+    Export("ltr_cli.kernels.interleave:epsilon_greedy", "none", (("i8[::1]", "i8[::1]", "b1[::1]", "i8[::1]"),)),
+)
 EXPORTS: tuple[Export, ...] = (
     *BLOCKS,
     Export("ltr_cli.data.fastscan:scan_block", "UniTuple(i8, 4)", (_scan("f8"), _scan("f4"))),
@@ -98,6 +127,7 @@ EXPORTS: tuple[Export, ...] = (
              "f8", "b1", "b1"),)),
     Export("ltr_cli.kernels.evaluation:stacked_measures", "f8[:, ::1]",
            (("f8[::1]", "f8[::1]", "i8[::1]", "i8", "f8[:, ::1]", "f8[:, ::1]"),)),
+    *ROUNDS,
 )
 _BY_REF = {export.ref: export for export in EXPORTS}
 
@@ -137,22 +167,41 @@ def _fits(arg: _Arg, value: Any) -> bool:
 class AheadKernel:
     """A kernel built ahead, called like the numba function it was built from: the first
     variant whose argument types fit is called; when none fits, the just-in-time kernel
-    (``fallback``, made on first need) runs instead."""
+    (``fallback``, made on first need) runs instead. The compiled functions trust their
+    arguments' types (a wrong one would crash the process), so every call is checked; the
+    check of the variant that fitted last comes first, and costs a few attribute reads per
+    argument."""
 
     def __init__(self, export: Export, functions: list[Callable[..., Any]], fallback: Callable[[], Any]):
         self.export = export
         self._variants = [([_parse(a) for a in args], fn) for args, fn in zip(export.variants, functions)]
         self._fallback = fallback
         self.__name__ = export.function
+        self._last: tuple[int, tuple[tuple[int, np.dtype, int, bool], ...], tuple[int, ...], Callable[..., Any]] | None = None
 
     def variant(self, args: tuple[Any, ...]) -> Callable[..., Any] | None:
         """The built function for these arguments, or None."""
+        _blas_without_scipy_linalg()  # before the first call (a later one finds it loaded)
         for specs, fn in self._variants:
             if len(specs) == len(args) and all(_fits(s, v) for s, v in zip(specs, args)):
+                arrays = tuple((i, s.dtype, s.ndim, s.contiguous) for i, s in enumerate(specs) if s.ndim)
+                scalars = tuple(i for i, s in enumerate(specs) if not s.ndim)
+                self._last = (len(specs), arrays, scalars, fn)
+                self._scalar_types = tuple(type(args[i]) for i in scalars)
                 return fn
         return None
 
     def __call__(self, *args: Any) -> Any:
+        last = self._last
+        if last is not None and len(args) == last[0]:  # the fast check: the variant that fitted last
+            for i, dtype, ndim, contiguous in last[1]:
+                a = args[i]
+                if (type(a) is not np.ndarray or a.dtype is not dtype or a.ndim != ndim
+                        or (contiguous and not a.flags.c_contiguous)):
+                    break
+            else:
+                if tuple(type(args[i]) for i in last[2]) == self._scalar_types:
+                    return last[3](*args)
         fn = self.variant(args)
         if fn is None:
             return self._fallback()(*args)
@@ -258,7 +307,6 @@ def kernel(ref: str) -> AheadKernel | None:
     if export is not None and built is not None and _module_fresh(export.module):
         functions = [getattr(built, export.symbol(i), None) for i in range(len(export.variants))]
         if all(callable(fn) for fn in functions):
-            _blas_without_scipy_linalg()
             found = AheadKernel(export, [fn for fn in functions if callable(fn)], lambda: _jit(ref))
     _KERNELS[ref] = found
     return found
@@ -268,7 +316,8 @@ _BLAS = "scipy.linalg.cython_blas"
 
 
 def _blas_without_scipy_linalg() -> None:
-    """Load scipy's BLAS module the cheap way, once, before a kernel built ahead first runs.
+    """Load scipy's BLAS module the cheap way, once, before a kernel built ahead first runs
+    (not when one is only looked up: the reference path loads no SciPy).
 
     A compiled ``np.dot`` finds BLAS as numba's does: its C helper imports
     ``scipy.linalg.cython_blas`` at the first product. Importing that through

@@ -195,7 +195,7 @@ def build(chosen: list[Target], say: Callable[[str], None], storages: list[str] 
     done: list[Built] = []
     with tempfile.TemporaryDirectory(prefix="ltr-kernels-build-", dir=work) as tmp:
         folder = Path(tmp)
-        built_ahead = set(ahead_families([t.family for t in chosen if t.family not in (ROUNDS, EVALUATION)]))
+        built_ahead = set(ahead_families([t.family for t in chosen if t.family != EVALUATION]))
         if ahead.available(EVALUATION_KERNEL):
             built_ahead.add(EVALUATION)
         for target in chosen:

@@ -181,7 +181,7 @@ def ahead_families(families: list[str]) -> list[str]:
     (:mod:`ltr_cli.kernels.ahead`): they run without numba."""
     from ltr_cli.kernels import ahead
 
-    return [name for name in families if name != ROUNDS and ahead.available(_kernel_function(name))]
+    return [name for name in families if ahead.available(_kernel_function(name))]
 
 
 def uncached_families(families: list[str]) -> list[str]:

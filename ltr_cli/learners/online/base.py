@@ -183,7 +183,7 @@ class KernelScores:
         if seen is not None and seen[0] is X and seen[1] is w:
             return self._sbuf
         buf = self._score_buffer(X.shape[0])
-        (kernels.module or kernels.load()).core.scores_into(X, w, buf)
+        (kernels.module or kernels.load()).core.row_scores_into(X, w, buf)  # what scores_into does
         self._seen = (X, w)
         return buf
 
