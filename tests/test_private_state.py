@@ -44,11 +44,18 @@ def test_a_world_writable_home_is_not_a_cache(tmp_path):
     assert numba_cache.private(link / "src-none")
 
 
-def test_a_numba_cache_others_can_write_is_never_loaded(tmp_path):
+def test_a_numba_cache_others_can_write_is_never_loaded(tmp_path, monkeypatch):
     """The kernels' real cache files, copied to a world-writable folder with every index file
-    replaced by a pickle that creates OWNED: ltr compiles afresh and nothing runs."""
+    replaced by a pickle that creates OWNED: ltr compiles afresh and nothing runs. (numba's
+    kernels: the scanner built ahead of time is switched off, LTR_AHEAD=0.)"""
     from ltr_cli.data.options import ReaderOptions
     from ltr_cli.data.svmlight import SVMLightReader
+    from ltr_cli.kernels import ahead
+
+    monkeypatch.setenv(ahead.SWITCH, "0")
+    ahead.reset()
+    monkeypatch.setattr(ahead, "_STATE", {})  # looked up afresh here, and again after the test
+    monkeypatch.setattr(ahead, "_KERNELS", {})
 
     data = tmp_path / "d.txt"
     data.write_text("1 qid:1 1:0.5 2:1\n0 qid:1 1:0.25\n2 qid:2 2:3\n")

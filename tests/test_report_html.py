@@ -184,10 +184,14 @@ def test_kernel_loading_is_timed_apart_from_the_run(tmp_path, monkeypatch):
     """Loading or compiling kernels happens before a run's clock starts and is recorded as
     kernel_load_seconds; the learner and the tie generator are left untouched by it."""
     from ltr_cli import kernels
+    from ltr_cli.kernels import ahead
     from ltr_cli.protocols import warmup
 
     if not kernels.ENABLED:
         pytest.skip("kernels switched off")
+    monkeypatch.setenv(ahead.SWITCH, "0")  # numba's kernels, loaded (or compiled) by the warm-up
+    monkeypatch.setattr(ahead, "_STATE", {})
+    monkeypatch.setattr(ahead, "_KERNELS", {})
     clock = {"offset": 0.0}
     real_counter, real_load = time.perf_counter, kernels.load
 
