@@ -35,6 +35,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ltr_cli.bench.processes import base_env as _base_env
+from ltr_cli.bench.processes import best as _best
+from ltr_cli.bench.processes import load_average as _load
 from ltr_cli.bench.processes import measured_process
 from ltr_cli.errors import LtrError
 
@@ -182,7 +185,6 @@ def authors_figures(inputs: tuple[Path, Path] | None, quick: bool = False) -> di
 def run_authors_bench(code: Path, data: Path, repeats: int = 3) -> dict[str, Any]:
     """Their job and ltr's (from the text, and with the data cache warm), ``repeats`` of
     each in alternation: the best CPU and wall seconds of each and the ratios."""
-    from ltr_cli.bench.startup import _base_env, _best, _load
 
     if not CONFIG.is_file():
         raise LtrError(f"bench --startup: the config {CONFIG} is not there; run the bench from a checkout of the "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -48,3 +49,24 @@ def measured_process(argv: list[str], env: dict[str, str] | None, what: str,
             said = lines[-1].removeprefix("ltr: error: ") if lines else f"exit status {proc.returncode}"
             raise LtrError(f"{what} failed: {said}")
     return elapsed, usage.ru_utime + usage.ru_stime
+
+
+def best(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The least disturbed: the shortest wall time and the least CPU, each over the processes."""
+    return min(p[0] for p in pairs), min(p[1] for p in pairs)
+
+
+def base_env() -> dict[str, str]:
+    """This environment without LTR_KERNELS (the runs plan their path) and without
+    PYTHONDONTWRITEBYTECODE: as on a usual install, ltr's modules keep their bytecode, so a
+    warm process does not compile them from source again (numpy's and pandas' installed
+    bytecode spares the imports that work either way)."""
+    return {k: v for k, v in os.environ.items() if k not in ("LTR_KERNELS", "PYTHONDONTWRITEBYTECODE")}
+
+
+def load_average() -> str:
+    """The machine's load average, printed beside the figures."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"

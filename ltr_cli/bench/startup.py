@@ -38,6 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from ltr_cli.bench.authors import authors_figures, format_authors_lines
+from ltr_cli.bench.processes import base_env as _base_env
+from ltr_cli.bench.processes import best as _best
+from ltr_cli.bench.processes import load_average as _load
 from ltr_cli.bench.processes import measured_process
 from ltr_cli.errors import LtrError
 
@@ -55,21 +58,8 @@ def _process(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return measured_process(argv, env, f"bench --startup: '{' '.join(argv[2:5])}'")
 
 
-def _best(pairs: list[tuple[float, float]]) -> tuple[float, float]:
-    """The least disturbed: the shortest wall time and the least CPU, each over the processes."""
-    return min(p[0] for p in pairs), min(p[1] for p in pairs)
-
-
 def _ltr(*args: str) -> list[str]:
     return [sys.executable, "-m", "ltr_cli", *args]
-
-
-def _base_env() -> dict[str, str]:
-    """This environment without LTR_KERNELS (the runs plan their path) and without
-    PYTHONDONTWRITEBYTECODE: as on a usual install, ltr's modules keep their bytecode, so a
-    warm process does not compile them from source again (numpy's and pandas' installed
-    bytecode spares the imports that work either way)."""
-    return {k: v for k, v in os.environ.items() if k not in ("LTR_KERNELS", "PYTHONDONTWRITEBYTECODE")}
 
 
 def _fresh_env(root: Path) -> dict[str, str]:
@@ -170,13 +160,6 @@ def _path_taken(out: Path) -> str:
 
     found = {json.loads(m.read_text()).get("kernels", {}).get("path") for m in out.glob("*/*/manifest.json")}
     return ", ".join(sorted(str(p) for p in found))
-
-
-def _load() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
 
 
 def format_startup_table(r: dict[str, Any]) -> str:
