@@ -63,21 +63,11 @@ from ltr_cli.data.textio import (
     read_group_sizes,
     show,
 )
+from ltr_cli.data.tokens import consecutive_indices, count_tokens, two_colons_in_a_token
 from ltr_cli.errors import DataFormatError
 
 __all__ = ["LIMIT_OPTIONS", "Query", "ReaderOptions", "SVMLightReader", "SparseQuery",
            "find_group_file", "iter_lines"]
-
-_SPACE = b" \t\n\r\x0b\x0c"  # what \s matches in a bytes pattern
-_NEITHER_COLON_NOR_SPACE = bytes(b for b in range(256) if b not in b":" + _SPACE)
-
-
-def two_colons_in_a_token(text: bytes) -> bool:
-    r"""Whether a whitespace-separated token of ``text`` holds two colons (the pattern
-    ``:[^\s:]*:``): kept to its colons and whitespace, two colons then meet. (One C pass
-    over the bytes; the pattern's search costs a scan per colon.)"""
-    return b"::" in text.translate(None, _NEITHER_COLON_NOR_SPACE)
-
 
 def query_too_large(path: str, line: int, qid: str, options: ReaderOptions) -> DataFormatError:
     return DataFormatError(
@@ -116,30 +106,6 @@ class _Line:
     label: float
     features: bytes  # the idx:val tokens as written (spaces and tabs between them)
     n_tokens: int
-
-
-def _consecutive_indices(keys: list[bytes], counts: np.ndarray) -> np.ndarray | None:
-    """The feature indices of a query whose every line writes the same run ``k, k+1, ...``
-    in plain decimal (as dense files do), as the floats that converting each token gives;
-    None for any other query (its tokens are then converted one by one)."""
-    c = int(counts[0]) if counts.size else 0
-    first = keys[0] if keys else b""
-    if c == 0 or not (counts == c).all() or not first.isdigit() or (first.startswith(b"0") and first != b"0"):
-        return None
-    start = int(first)
-    if start + c > 1 << 53:  # beyond exact float integers: convert as written
-        return None
-    if keys != [b"%d" % i for i in range(start, start + c)] * int(counts.size):
-        return None
-    return np.tile(np.arange(start, start + c, dtype=np.float64), int(counts.size))
-
-
-def _count_tokens(text: bytes) -> int:
-    """The tokens of ``text`` (no leading whitespace; spaces and tabs only): one more than
-    its spaces when they are single and inside it, else by splitting."""
-    if not text or b"\t" in text or b"  " in text or text.endswith(b" "):
-        return len(text.split())
-    return text.count(b" ") + 1
 
 
 @dataclass
@@ -313,7 +279,7 @@ class SVMLightReader:
                 features = parts[2] if len(parts) > 2 else b""
             else:
                 features = body.split(None, 1)[1] if len(parts) > 1 else b""
-            line = _Line(lineno, label, features, _count_tokens(features))
+            line = _Line(lineno, label, features, count_tokens(features))
 
             n_lines += 1
             if current is not None and qid == current.qid:
@@ -376,7 +342,7 @@ class SVMLightReader:
             if len(tokens) == 2 * total:
                 try:
                     keys = tokens[0::2]
-                    idx = _consecutive_indices(keys, counts)
+                    idx = consecutive_indices(keys, counts)
                     increasing = idx is not None
                     if idx is None:
                         idx = np.array(keys, dtype=np.float64) if total else np.empty(0)

@@ -357,9 +357,13 @@ def reset() -> None:
 
 
 def _jit(ref: str) -> Any:
-    from ltr_cli import kernels
-
-    return kernels.function(ref)
+    """numba's kernel ``module:function`` (numba, its cache folders and the module imported)."""
+    module, _, function = ref.partition(":")
+    importlib.import_module("ltr_cli.kernels._numba")
+    try:
+        return getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"kernel {ref!r} cannot be loaded: {exc}") from exc
 
 
 def available(ref: str) -> bool:
