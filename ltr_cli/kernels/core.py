@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit, overload, types
+from ltr_cli.kernels.simd import rows_dot4
 
 
 # --- scores and rankings -------------------------------------------------------------------
@@ -131,14 +132,8 @@ def _dot(a, b):
 
 
 @njit(cache=_CACHE)
-def row_scores_into(X, w, s):
-    """``s[:m] = X @ w`` with one fixed summation order for every row: four partial sums
-    (column j goes to sum j mod 4, products rounded, no fused multiply-add), combined as
-    ``(a0 + a1) + (a2 + a3)``, so identical rows always get bit-identical scores. BLAS's
-    dgemv does not promise that: it runs a query's last m mod 4 rows through another kernel,
-    whose last bit can differ, so equal documents stop being tied. The authors' tie rule
-    (``reverse-input``) needs them tied, as their MATLAB's product left them (reference:
-    :func:`ltr_cli.measures.metrics.row_scores`)."""
+def _row_scores_scalar(X, w, s):
+    """:func:`row_scores_into` row by row, in scalar registers (any layout)."""
     m, d = X.shape
     for i in range(m):
         a0 = 0.0
@@ -159,6 +154,51 @@ def row_scores_into(X, w, s):
         if j + 2 < d:
             a2 += X[i, j + 2] * w[j + 2]
         s[i] = (a0 + a1) + (a2 + a3)
+
+
+def _row_scores(X, w, s):
+    raise NotImplementedError  # compiled through the overload below
+
+
+@overload(_row_scores)
+def _row_scores_impl(X, w, s):
+    """C-contiguous float rows and weights: four rows at a time in vector registers
+    (:func:`ltr_cli.kernels.simd.rows_dot4`, the same sums); anything else row by row."""
+    if not (X.layout == "C" and X.dtype in (types.float64, types.float32) and w.layout == "C"
+            and w.dtype == types.float64):
+        return lambda X, w, s: _row_scores_scalar(X, w, s)
+
+    def vector(X, w, s):
+        m, d = X.shape
+        if d == 0:
+            _row_scores_scalar(X, w, s)
+            return
+        i = 0
+        while i + 4 <= m:
+            s[i], s[i + 1], s[i + 2], s[i + 3] = rows_dot4(X, i, w, 4)
+            i += 4
+        if i < m:
+            r0, r1, r2, r3 = rows_dot4(X, i, w, m - i)
+            s[i] = r0
+            if i + 1 < m:
+                s[i + 1] = r1
+            if i + 2 < m:
+                s[i + 2] = r2
+    return vector
+
+
+@njit(cache=_CACHE)
+def row_scores_into(X, w, s):
+    """``s[:m] = X @ w`` with one fixed summation order for every row: four partial sums
+    (column j goes to sum j mod 4, products rounded, no fused multiply-add), combined as
+    ``(a0 + a1) + (a2 + a3)``, so identical rows always get bit-identical scores. BLAS's
+    dgemv does not promise that: it runs a query's last m mod 4 rows through another kernel,
+    whose last bit can differ, so equal documents stop being tied. The authors' tie rule
+    (``reverse-input``) needs them tied, as their MATLAB's product left them (reference:
+    :func:`ltr_cli.measures.metrics.row_scores`). C-contiguous rows and weights are summed
+    four rows at a time in vector registers (:mod:`ltr_cli.kernels.simd`), lane by lane
+    the same arithmetic."""
+    _row_scores(X, w, s)
 
 
 @njit(cache=_CACHE)
