@@ -227,15 +227,27 @@ def _sorted_desc(s, reverse):
 @njit(cache=_CACHE)
 def _sort_into(s, reverse, out):
     """``out[:] = np.argsort(-s, kind="stable")`` (ties in index order) or, with ``reverse``,
-    ``np.argsort(s, kind="stable")[::-1]`` (ties in reverse index order).
+    ``np.argsort(s, kind="stable")[::-1]`` (ties in reverse index order); see
+    :func:`_sort_scratch`, here with scratch of its own."""
+    m = s.shape[0]
+    _sort_scratch(s, reverse, out, np.empty(2 * m + 1, dtype=np.int64), np.empty(m))
+
+
+@njit(cache=_CACHE)
+def _sort_scratch(s, reverse, out, scratch, keys):
+    """:func:`_sort_into` with the caller's scratch: ``scratch`` (>= 2m + 1,) int64 and
+    ``keys`` (>= m,) float64.
 
     A bucket sort: documents go to m equal-width buckets of [min s, max s] (descending; the
-    bucket index is monotone in s, so buckets are ordered), in index order (reverse: in
-    reverse index order), then each bucket is sorted stably - by insertion when small, by
-    merge sort otherwise. About O(m) for the spread-out scores of a linear model, and it
-    avoids the mispredicted branches of a comparison sort. Non-finite or all-equal scores
-    use numpy's merge sort directly, except all-NaN scores, which numpy's sort leaves in
-    index order.
+    bucket index is monotone in s, so buckets are ordered and a score in one bucket is
+    above every score in the next), in index order (reverse: in reverse index order), each
+    with its score beside it in ``keys``. A crowded bucket (more than 16: heavy tails) is
+    then merge-sorted stably on its own; one insertion pass over the whole list sorts the
+    rest, each score moving within its bucket only. About O(m) for the spread-out scores of
+    a linear model, and it avoids the mispredicted branches of a comparison sort. The
+    result is the one stable order, whatever sorts it. Non-finite or all-equal scores use
+    numpy's merge sort directly, except all-NaN scores, which numpy's sort leaves in index
+    order.
     """
     m = s.shape[0]
     hi = -np.inf
@@ -261,9 +273,8 @@ def _sort_into(s, reverse, out):
         else:
             out[:] = np.argsort(-s, kind="mergesort")
         return
-    scratch = np.empty(3 * m + 1, dtype=np.int64)  # bucket (m), start (m + 1), fill (m)
     bucket = scratch[:m]
-    start = scratch[m:2 * m + 1]
+    start = scratch[m:2 * m + 1]  # counts, then each bucket's start, then (placed) its end
     start[:] = 0
     for i in range(m):
         q = max(0, min(int((hi - s[i]) * scale), m - 1))
@@ -271,30 +282,32 @@ def _sort_into(s, reverse, out):
         start[q + 1] += 1
     for q in range(m):
         start[q + 1] += start[q]
-    fill = scratch[2 * m + 1:]
-    fill[:] = start[:m]
     for r in range(m):
         i = m - 1 - r if reverse else r
         q = bucket[i]
-        out[fill[q]] = i
-        fill[q] += 1
-    for q in range(m):
-        a, b = start[q], start[q + 1]
-        if b - a <= 16:
-            for p in range(a + 1, b):
-                x = out[p]
-                v = s[x]
-                r = p
-                while r > a and s[out[r - 1]] < v:
-                    out[r] = out[r - 1]
-                    r -= 1
-                out[r] = x
-        else:  # a crowded bucket (heavy tails): stable merge sort of the segment
-            seg = out[a:b].copy()
-            keys = np.empty(b - a)
-            for p in range(b - a):
-                keys[p] = -s[seg[p]]
-            out[a:b] = seg[np.argsort(keys, kind="mergesort")]
+        p = start[q]
+        out[p] = i
+        keys[p] = s[i]
+        start[q] = p + 1
+    a = 0
+    for q in range(m):  # bucket q is [a, start[q])
+        b = start[q]
+        if b - a > 16:  # a crowded bucket (heavy tails): stable merge sort of the segment
+            perm = np.argsort(-keys[a:b], kind="mergesort")
+            out[a:b] = out[a:b][perm]
+            keys[a:b] = keys[a:b][perm]
+        a = b
+    for p in range(1, m):
+        v = keys[p]
+        if keys[p - 1] < v:
+            x = out[p]
+            r = p
+            while r > 0 and keys[r - 1] < v:
+                keys[r] = keys[r - 1]
+                out[r] = out[r - 1]
+                r -= 1
+            keys[r] = v
+            out[r] = x
 
 
 @njit(cache=_CACHE)
@@ -307,6 +320,13 @@ def score_rank(X, w, reverse, s, ranking):
     to Python costs as much as the sort."""
     row_scores_into(X, w, s)
     _sort_into(s[:X.shape[0]], reverse, ranking)
+
+
+@njit(cache=_CACHE)
+def score_rank_scratch(X, w, reverse, s, ranking, scratch, keys):
+    """:func:`score_rank` with the sort's scratch from the caller (see :func:`_sort_scratch`)."""
+    row_scores_into(X, w, s)
+    _sort_scratch(s[:X.shape[0]], reverse, ranking, scratch, keys)
 
 
 @njit(cache=_CACHE)
