@@ -372,6 +372,16 @@ def test_authors_listnet_numerics_equal_the_reference_nan_included():
     assert fast.rank(np.ones((4, 6)), rng).tolist() == [3, 2, 1, 0]
 
 
+def test_label_exponentials_from_the_table_are_the_computed_ones():
+    """ListNet's e^R reads integer labels from a table: the compiled exp's bits, for every
+    integer in range, -0.0, halves, NaN and labels past the table."""
+    from numba import njit
+
+    exp = njit(lambda r: np.exp(r))
+    for r in [*map(float, range(-64, 64)), -0.0, 0.5, -2.5, 63.5, 64.0, -65.0, 700.0, np.nan]:
+        assert np.float64(K.ogd._exp_label(r)).tobytes() == np.float64(exp(r)).tobytes(), r
+
+
 @pytest.mark.parametrize("ties", ["input-order", "reverse-input", "random"])
 def test_tie_policies_and_float32_rows(ties):
     _run_pair(lambda: make_learner("slam-perceptron", 6, ties, measure="ndcg", weights="paper"))
