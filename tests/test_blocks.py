@@ -234,8 +234,12 @@ def test_bench_online_reports_its_ratios_on_a_given_file(tmp_path, monkeypatch):
 
     real_rounds, ran = command.bench_rounds, []
 
+    runs_paths: list[tuple[str, bool]] = []
+
     def in_process(args: list[str], env: dict[str, str] | None = None) -> float:
         ran.append((args[0], bool(env)))
+        if args[0] == "run" and ("alg3-" in args[1]):
+            runs_paths.append((args[args.index("--kernels") + 1] if "--kernels" in args else "auto", bool(env)))
         assert set(env or {}) <= {"LTR_KERNELS"}
         start = time.perf_counter()
         with pytest.MonkeyPatch.context() as mp:
@@ -259,6 +263,9 @@ def test_bench_online_reports_its_ratios_on_a_given_file(tmp_path, monkeypatch):
     assert out["floor_us_per_round"] > 0 and out["sweep"]["points"] == 16
     assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
     assert ("run", True) in ran and ("sweep", False) in ran and ran[0] == ("data", False)
+    # every timed learner run has its path forced: the planner would put a one-pass run on the
+    # reference path, and the long run's kernel loading would count as rounds
+    assert runs_paths and all(path == ("reference" if env else "compiled") for path, env in runs_paths)
     table = online.format_online_table(out)
     assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table and str(data) in table
     assert "CPU us/round" in table and "us of CPU per round" in table  # the learners and the floor in CPU time
