@@ -242,8 +242,8 @@ def _sort_scratch(s, reverse, out, scratch, keys):
     bucket index is monotone in s, so buckets are ordered and a score in one bucket is
     above every score in the next), in index order (reverse: in reverse index order), each
     with its score beside it in ``keys``. A crowded bucket (more than 16: heavy tails) is
-    then merge-sorted stably on its own; one insertion pass over the whole list sorts the
-    rest, each score moving within its bucket only. About O(m) for the spread-out scores of
+    then bucketed again over its own range (:func:`_rebucket`); one insertion pass over the
+    whole list sorts the rest, each score moving within its bucket only. About O(m) for the spread-out scores of
     a linear model, and it avoids the mispredicted branches of a comparison sort. The
     result is the one stable order, whatever sorts it. Non-finite or all-equal scores use
     numpy's merge sort directly, except all-NaN scores, which numpy's sort leaves in index
@@ -292,10 +292,8 @@ def _sort_scratch(s, reverse, out, scratch, keys):
     a = 0
     for q in range(m):  # bucket q is [a, start[q])
         b = start[q]
-        if b - a > 16:  # a crowded bucket (heavy tails): stable merge sort of the segment
-            perm = np.argsort(-keys[a:b], kind="mergesort")
-            out[a:b] = out[a:b][perm]
-            keys[a:b] = keys[a:b][perm]
+        if b - a > 16:  # a crowded bucket (heavy tails): its own buckets, once
+            _rebucket(out, keys, a, b)
         a = b
     for p in range(1, m):
         v = keys[p]
@@ -308,6 +306,61 @@ def _sort_scratch(s, reverse, out, scratch, keys):
                 r -= 1
             keys[r] = v
             out[r] = x
+
+
+@njit(cache=_CACHE)
+def _merge_segment(out, keys, a, b):
+    """Stable merge sort of ``out[a:b]`` by descending ``keys[a:b]`` (moved along)."""
+    perm = np.argsort(-keys[a:b], kind="mergesort")
+    out[a:b] = out[a:b][perm]
+    keys[a:b] = keys[a:b][perm]
+
+
+@njit(cache=_CACHE)
+def _rebucket(out, keys, a, b):
+    """A crowded bucket ``[a, b)`` of :func:`_sort_scratch` (its scores in ``keys``, equal
+    ones in the stable order) spread over b - a buckets of its own range, in its order, so
+    the insertion pass can finish it; a bucket still crowded is merge-sorted, and scores
+    too close to split are merge-sorted at once. Real features' outliers stretch the
+    first range and crowd the rest of the scores into one bucket: this spreads them."""
+    n = b - a
+    hi = -np.inf
+    lo = np.inf
+    for p in range(a, b):
+        x = keys[p]
+        if x > hi:
+            hi = x
+        if x < lo:
+            lo = x
+    span = hi - lo
+    if span == 0.0:  # all equal: already in the stable order
+        return
+    scale = (n - 1) / span
+    if not (np.isfinite(span) and np.isfinite(scale)):
+        _merge_segment(out, keys, a, b)
+        return
+    bucket = np.empty(n, dtype=np.int64)
+    start = np.zeros(n + 1, dtype=np.int64)
+    for p in range(n):
+        q = max(0, min(int((hi - keys[a + p]) * scale), n - 1))
+        bucket[p] = q
+        start[q + 1] += 1
+    for q in range(n):
+        start[q + 1] += start[q]
+    idx = out[a:b].copy()
+    val = keys[a:b].copy()
+    for p in range(n):
+        q = bucket[p]
+        r = a + start[q]
+        out[r] = idx[p]
+        keys[r] = val[p]
+        start[q] += 1
+    c = a
+    for q in range(n):
+        d = a + start[q]
+        if d - c > 16:
+            _merge_segment(out, keys, c, d)
+        c = d
 
 
 @njit(cache=_CACHE)
