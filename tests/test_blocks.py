@@ -234,8 +234,12 @@ def test_bench_online_reports_its_ratios_on_a_given_file(tmp_path, monkeypatch):
 
     real_rounds, ran = command.bench_rounds, []
 
+    runs_paths: list[tuple[str, bool]] = []
+
     def in_process(args: list[str], env: dict[str, str] | None = None) -> float:
         ran.append((args[0], bool(env)))
+        if args[0] == "run" and ("alg3-" in args[1]):
+            runs_paths.append((args[args.index("--kernels") + 1] if "--kernels" in args else "auto", bool(env)))
         assert set(env or {}) <= {"LTR_KERNELS"}
         start = time.perf_counter()
         with pytest.MonkeyPatch.context() as mp:
@@ -247,6 +251,7 @@ def test_bench_online_reports_its_ratios_on_a_given_file(tmp_path, monkeypatch):
         return time.perf_counter() - start
 
     monkeypatch.setattr(online, "_process", in_process)
+    monkeypatch.setattr(online, "_cpu_process", in_process)
     monkeypatch.setattr(command, "bench_rounds", lambda queries, rounds: real_rounds(queries, 20, repeats=1))
     data = tmp_path / "mine.txt"
     write_svmlight(data, shaped_queries(get_dataset("mslr-web10k"), ShapeSpec(12, seed=9)), qid_style="token")
@@ -258,8 +263,12 @@ def test_bench_online_reports_its_ratios_on_a_given_file(tmp_path, monkeypatch):
     assert out["floor_us_per_round"] > 0 and out["sweep"]["points"] == 16
     assert out["four_learners"]["four_s"] > 0 and out["checkpoints"]["default_every"] == 10_000
     assert ("run", True) in ran and ("sweep", False) in ran and ran[0] == ("data", False)
+    # every timed learner run has its path forced: the planner would put a one-pass run on the
+    # reference path, and the long run's kernel loading would count as rounds
+    assert runs_paths and all(path == ("reference" if env else "compiled") for path, env in runs_paths)
     table = online.format_online_table(out)
     assert "x floor" in table and "16-rate sweep" in table and "mslr_slam.yaml" in table and str(data) in table
+    assert "CPU us/round" in table and "us of CPU per round" in table  # the learners and the floor in CPU time
     # without --data, MSLR-shaped queries are generated and written for the timed runs
     path, qs, source = online._queries(None, tmp_path, 20)
     assert len(qs) == 20 and source == "MSLR-shaped" and path.read_text().count("qid:") == sum(q.m for q in qs)
@@ -281,13 +290,14 @@ def test_bench_online_refuses_data_without_online_and_a_file_without_qid_tokens(
 def test_bench_online_reports_a_failing_run_in_one_line(tmp_path):
     """A timed ltr process that fails (a learner diverging on the user's file, say) stops the
     bench with that process's own error, not a traceback of the subprocess call."""
-    from ltr_cli.bench.online import _process
+    from ltr_cli.bench.online import _cpu_process, _process
     from ltr_cli.errors import LtrError
 
-    with pytest.raises(LtrError, match=r"^bench --online: 'ltr run .*missing.yaml' failed: .*missing.yaml") as caught:
-        _process(["run", str(tmp_path / "missing.yaml")], {"LTR_KERNELS": "0"})
-    assert "\n" not in str(caught.value)
-    assert _process(["--help"], {"LTR_KERNELS": "0"}) > 0  # a whole process that succeeds, timed
+    for timed in (_process, _cpu_process):  # wall time; CPU time (the learners' figures)
+        with pytest.raises(LtrError, match=r"^bench --online: 'ltr run .*missing.yaml' failed: .*missing.yaml") as caught:
+            timed(["run", str(tmp_path / "missing.yaml")], {"LTR_KERNELS": "0"})
+        assert "\n" not in str(caught.value)
+        assert timed(["--help"], {"LTR_KERNELS": "0"}) > 0  # a whole process that succeeds, timed
 
 
 def test_a_generated_stream_is_produced_once_per_process(monkeypatch):

@@ -80,3 +80,26 @@ def test_hand_backs_come_after_the_limit(monkeypatch):
     pages.read(99)
     assert mm.advised == 1
     assert np.isclose(pages.limit, 100)
+
+
+def test_a_map_within_the_limit_is_never_handed_back():
+    """All of a small map resident is within the bound: handing it back would only make
+    the next pass fault every page in again."""
+    class Map:
+        advised = 0
+
+        def __init__(self, size: int):
+            self.size = size
+
+        def __len__(self) -> int:
+            return self.size
+
+        def madvise(self, flag: int) -> None:
+            self.advised += 1
+
+    small, large = Map(100), Map(101)
+    for mm in (small, large):
+        pages = paging.MappedPages(mm, limit=100)  # type: ignore[arg-type]
+        for _ in range(5):
+            pages.read(100)  # five passes over the map
+    assert small.advised == 0 and large.advised == 5

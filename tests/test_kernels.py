@@ -164,6 +164,27 @@ def test_score_rank_writes_scores_and_ranking(dtype):
     np.testing.assert_array_equal(ranking, rank_from_scores(buf[:50], "input-order"))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_vector_row_scores_keep_the_reference_bits(dtype):
+    """Four rows at a time in vector registers (every m mod 4 and d mod 4, wide value
+    ranges, NaN and infinite features): the reference's bits, the scalar loop's bits, and
+    nothing written past row m."""
+    rng = np.random.default_rng(5)
+    for m in (1, 2, 3, 4, 5, 6, 7, 9):
+        for d in (1, 2, 3, 4, 5, 7, 8, 137):
+            X = (rng.normal(size=(m, d)) * 10.0 ** rng.integers(-8, 9, size=(m, d))).astype(dtype)
+            if m > 4 and d > 2:
+                X[2, 1], X[4, 0] = np.nan, np.inf
+            w = rng.normal(size=d) * 10.0 ** rng.integers(-8, 9, size=d)
+            vec, scalar = np.full(m + 3, 7.0), np.full(m + 3, 7.0)
+            K.core.row_scores_into(X, w, vec)
+            K.core._row_scores_scalar(np.asfortranarray(X), w, scalar)  # another layout: the scalar loop
+            with np.errstate(invalid="ignore", over="ignore"):
+                ref = row_scores(X, w)
+            assert vec.tobytes() == scalar.tobytes()
+            assert vec[:m].tobytes() == ref.tobytes() and (vec[m:] == 7.0).all()
+
+
 # --- measures ------------------------------------------------------------------------------
 
 MEASURES = [Measure(name, policy, threshold) for name in ("ndcg", "ndcg@1", "ndcg@5", "ndcg@50", "ap", "p@3")
@@ -349,6 +370,16 @@ def test_authors_listnet_numerics_equal_the_reference_nan_included():
     assert went_nan is not None and np.isnan(ref.w).all()
     # NaN weights: every score NaN, shown in reverse file order as the authors' sort does
     assert fast.rank(np.ones((4, 6)), rng).tolist() == [3, 2, 1, 0]
+
+
+def test_label_exponentials_from_the_table_are_the_computed_ones():
+    """ListNet's e^R reads integer labels from a table: the compiled exp's bits, for every
+    integer in range, -0.0, halves, NaN and labels past the table."""
+    from numba import njit
+
+    exp = njit(lambda r: np.exp(r))
+    for r in [*map(float, range(-64, 64)), -0.0, 0.5, -2.5, 63.5, 64.0, -65.0, 700.0, np.nan]:
+        assert np.float64(K.ogd._exp_label(r)).tobytes() == np.float64(exp(r)).tobytes(), r
 
 
 @pytest.mark.parametrize("ties", ["input-order", "reverse-input", "random"])

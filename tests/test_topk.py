@@ -413,3 +413,40 @@ def test_the_paper_text_topk_config_runs_on_shaped_files(tmp_path):
     assert conv["epsilon"] == 0.01
     listnet = json.loads((runs["listnet"] / "manifest.json").read_text())["learner_conventions"]
     assert listnet["step"] == "0.002" and 250_000 ** -0.5 == 0.002  # a constant step T^(-1/2)
+
+
+def _draws_round_by_round(learner, t0, sizes):
+    """Reference of ``block_draws``: the draws ``rank`` makes, one round at a time."""
+    n = sizes.shape[0]
+    explore, gammas, etas = np.zeros(n, dtype=bool), np.zeros(n), np.zeros(n)
+    starts, shown, pos = np.zeros(n + 1, dtype=np.int64), [], 0
+    for r, m in enumerate(sizes.tolist()):
+        eta, gamma = learner.rates(t0 + r + 1)
+        etas[r] = eta
+        if not (learner.skip_short and m < 2):
+            gammas[r] = gamma
+            if learner.rng.random() < gamma:
+                explore[r] = True
+                shown.append(learner.rng.permutation(m))
+                pos += m
+        starts[r + 1] = pos
+    return explore, np.concatenate(shown) if shown else np.zeros(0, dtype=np.int64), starts, gammas, etas
+
+
+@pytest.mark.parametrize("settings", [{"schedule": "authors-code", "gamma_scale": 0.2},
+                                      {"schedule": "authors-code", "gamma_scale": 3.0, "short_lists": "skip"},
+                                      {"schedule": "paper", "horizon": 50, "gamma_scale": 1.0}])
+def test_block_draws_are_the_per_round_draws(settings):
+    """Coins drawn many at a time, the generator wound back after each exploring coin: the
+    same coins, permutations, gammas and etas, and the generator left where the per-round
+    draws leave it (rare and frequent explorations, lists skipped as too short)."""
+    sizes = np.random.default_rng(3).integers(1, 9, size=300)
+    block, single = (make_learner("rtopkf", 4, rng=np.random.default_rng(11), surrogate="squared", eta_scale=0.1,
+                                  **settings)
+                     for _ in range(2))
+    for t0 in (0, 300, 600):
+        got, want = block.block_draws(t0, sizes), _draws_round_by_round(single, t0, sizes)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        assert got[0].any() and not got[0].all()
+    assert block.rng.random() == single.rng.random()

@@ -4,10 +4,12 @@ Everything runs ``ltr run`` / ``ltr sweep`` as a separate process on generated M
 data, or on a file in MSLR-WEB's layout given with ``--data`` (one file, cached before
 anything is timed), and times the whole process:
 
-* per learner: the per-round cost ``(time of a long run - time of a short run) / (extra
-  rounds)``, so process start, imports and kernel loading cancel out; beside the floor (two
-  float64 matrix-vector products per round, ``X w`` and ``X^T g``, over the same queries,
-  measured in this process), beside the same learner on its Python reference path
+* per learner: the per-round cost ``(CPU time of a long run - CPU time of a short run) /
+  (extra rounds)``, both on the compiled path (``--kernels compiled``), so process start,
+  imports and kernel loading cancel out; beside the
+  floor (two float64 matrix-vector products per round, ``X w`` and ``X^T g``, over the same
+  queries, measured in this process's CPU time), beside the same learner on its Python
+  reference path
   (``LTR_KERNELS=0``: numpy and the reference surrogates), and beside the kernel-level
   figure of ``ltr bench`` (kernel calls on preloaded arrays);
 * a 16-rate sweep of one learner against one run of it, on a 30,000-round stream (its points
@@ -31,7 +33,7 @@ import numpy as np
 
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
-from ltr_cli.bench.processes import timed_process
+from ltr_cli.bench.processes import measured_process, timed_process
 from ltr_cli.learners.registry import bench_learners
 from ltr_cli.core.yamlio import dump_yaml
 
@@ -61,9 +63,17 @@ def _config(path: Path, data: Path, cache: Path, learners: dict[str, Any], passe
 
 
 def _process(args: list[str], env: dict[str, str] | None = None) -> float:
-    """Seconds of one whole ``ltr`` process (:func:`~ltr_cli.bench.processes.timed_process`)."""
+    """Wall seconds of one whole ``ltr`` process (:func:`~ltr_cli.bench.processes.timed_process`)."""
     return timed_process([sys.executable, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
                          f"bench --online: 'ltr {' '.join(args[:2])}'")
+
+
+def _cpu_process(args: list[str], env: dict[str, str] | None = None) -> float:
+    """CPU seconds (user + system) of one whole ``ltr`` process
+    (:func:`~ltr_cli.bench.processes.measured_process`): on a shared machine other
+    processes' load stretches wall time, much less the process's own CPU time."""
+    return measured_process([sys.executable, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
+                            f"bench --online: 'ltr {' '.join(args[:2])}'")[1]
 
 
 def _best(n: int, fn: Any) -> float:
@@ -71,16 +81,16 @@ def _best(n: int, fn: Any) -> float:
 
 
 def _floor(data: list[tuple[np.ndarray, np.ndarray]], rounds: int) -> float:
-    """Seconds per round of two float64 matrix-vector products (score, gradient)."""
+    """CPU seconds per round of two float64 matrix-vector products (score, gradient)."""
     w = np.random.default_rng(0).normal(size=data[0][0].shape[1])
 
     def run() -> float:
-        start = time.perf_counter()
+        start = time.process_time()
         for i in range(rounds):
             X = data[i % len(data)][0]
             s = X @ w
             _ = X.T @ s
-        return time.perf_counter() - start
+        return time.process_time() - start
 
     return _best(3, run) / rounds
 
@@ -103,7 +113,7 @@ def _queries(data: Path | None, tmp: Path, queries: int) -> tuple[Path, list[Any
 
 
 def _per_round(timed: Any, long_passes: int, repeats: int, rounds_per_pass: int) -> float | None:
-    """Seconds per round of (long run - one-pass run) / extra rounds, whole processes, each
+    """CPU seconds per round of (long run - one-pass run) / extra rounds, whole processes, each
     the best of ``repeats`` taken in alternation (a slow spell of the machine hits both);
     None when the difference is lost in the noise (not positive)."""
     long_s, short_s = float("inf"), float("inf")
@@ -124,11 +134,13 @@ def bench_online(tmp: Path, queries: int = 300, long_rounds: int = 30_000, repea
     queries = len(qs)
     cache = tmp / "cache"
     out_dir = tmp / "out"
-    floor = _floor([(q.X, q.y) for q in qs], 3000)
+    pairs = [(q.X, q.y) for q in qs]
+    # the floor is measured again before each learner's runs and the lowest taken: on a
+    # shared machine one measurement can fall in a busy spell (a high floor flatters the ratios)
+    floors = [_floor(pairs, 3000)]
     _process(["data", "cache", str(data), "--dataset", "mslr-web10k", "--cache-dir", str(cache)])
     result: dict[str, Any] = {"queries": queries, "docs_per_query": round(float(np.mean([q.m for q in qs])), 1),
-                              "source": source, "floor_us_per_round": round(floor * 1e6, 2), "repeats": repeats,
-                              "learners": {}}
+                              "source": source, "repeats": repeats, "learners": {}}
     chosen = {k: v for k, v in bench_learners().items() if learners is None or k in learners}
     from ltr_cli.bench.command import bench_rounds
 
@@ -141,18 +153,26 @@ def bench_online(tmp: Path, queries: int = 300, long_rounds: int = 30_000, repea
 
         def timed(passes: int, env: dict[str, str] | None = None, cfgs: dict[int, Path] = cfgs,
                   name: str = name) -> float:
+            # the path forced, long and short runs alike: left to the planner, a one-pass run
+            # takes the reference path and its long run's kernel loading would count as rounds
             target = out_dir / f"{name}-{passes}-{bool(env)}"
-            return _process(["run", str(cfgs[passes]), "-q", "--out", str(target)], env)
+            path = "reference" if env else "compiled"
+            return _cpu_process(["run", str(cfgs[passes]), "-q", "--kernels", path, "--out", str(target)], env)
 
+        floors.append(_floor(pairs, 3000))
         per = _per_round(timed, long_passes, repeats, queries)
         ref = _per_round(lambda p, timed=timed: timed(p, {"LTR_KERNELS": "0"}), ref_passes, repeats, queries)
         result["learners"][name] = {
             "rounds": long_passes * queries,
             "us_per_round": None if per is None else round(per * 1e6, 2),
-            "ratio_to_floor": None if per is None else round(per / floor, 2),
             "reference_us_per_round": None if ref is None else round(ref * 1e6, 1),
             "speedup_vs_reference": round(ref / per, 1) if per and ref else None,
             "kernel_level_us": (kernel_level.get(name) or {}).get("us_per_round")}
+    floor = min(floors)
+    result["floor_us_per_round"] = round(floor * 1e6, 2)
+    for row in result["learners"].values():
+        per_us = row["us_per_round"]
+        row["ratio_to_floor"] = None if per_us is None else round(per_us * 1e-6 / floor, 2)
     result["sweep"] = _bench_sweep(tmp, data, cache, queries, long_rounds, repeats)
     result["four_learners"] = _bench_four(tmp, data, cache, queries, repeats, long_rounds)
     result["checkpoints"] = _bench_checkpoints(tmp, data, cache, queries, long_rounds)
@@ -224,8 +244,9 @@ def run_online_bench(queries: int = 300, long_rounds: int = 30_000, learners: li
 def format_online_table(r: dict[str, Any]) -> str:
     lines = [f"online, end to end (whole ltr processes; {r['source']}, {r['queries']} queries of "
              f"{r['docs_per_query']} documents, 136 features, float64)",
-             f"  floor: two float64 matrix-vector products = {r['floor_us_per_round']} us per round",
-             "  learner                  us/round   x floor   Python reference us/round (speed-up)   "
+             f"  floor: two float64 matrix-vector products = {r['floor_us_per_round']} us of CPU per round "
+             "(the lowest of its measurements, one before each learner's runs)",
+             "  learner              CPU us/round   x floor   Python reference us/round (speed-up)   "
              "kernel calls on preloaded float32 rows (ltr bench)"]
     def num(x: float | None, spec: str, unit: str = "") -> str:
         return "noise" if x is None else f"{x:{spec}}{unit}"
@@ -234,8 +255,8 @@ def format_online_table(r: dict[str, Any]) -> str:
         lines.append(f"  {name:24s} {num(row['us_per_round'], '8.2f')}  {num(row['ratio_to_floor'], '7.2f', 'x')}   "
                      f"{num(row['reference_us_per_round'], '12.1f')} ({num(row['speedup_vs_reference'], '', 'x')})"
                      f"{'':18s}{row['kernel_level_us']}")
-    lines.append("  (us/round: (a run of about {:,} rounds - a one-pass run) / extra rounds, best of {} each; "
-                 "noise: the difference was not positive)".format(
+    lines.append("  (CPU us/round: (a run of about {:,} rounds - a one-pass run) / extra rounds, user + system "
+                 "time, best of {} each; noise: the difference was not positive)".format(
                      max(row["rounds"] for row in r["learners"].values()) if r["learners"] else 0, r["repeats"]))
     s, f, c = r["sweep"], r["four_learners"], r["checkpoints"]
     lines.append(f"  {s['points']}-rate sweep vs one run, {s['rounds']:,} rounds: {s['sweep_s']} s vs {s['run_s']} s "

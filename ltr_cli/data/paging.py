@@ -7,7 +7,9 @@ resident. :class:`MappedPages` counts the bytes read from the map and hands ever
 back to the kernel (``madvise(MADV_DONTNEED)``) each time :data:`RELEASE_BYTES` more have
 been read: the bytes stay in the page cache (a later read maps them again, without reading
 the disk), and the process holds at most about twice :data:`RELEASE_BYTES` of the map at
-any time, whatever the file's size. The bytes read are the same; only residency changes.
+any time, whatever the file's size. A map no larger than that is never handed back: all of
+it resident is within the bound, and handing it back would only make every later pass
+fault its pages in again. The bytes read are the same; only residency changes.
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ class MappedPages:
         self.limit = RELEASE_BYTES if limit is None else limit
         self._since = 0
         self.releases = 0
+        try:
+            self._small = len(mm) <= self.limit  # wholly resident within the bound
+        except TypeError:  # a map that does not tell its size
+            self._small = False
 
     def read(self, nbytes: int) -> None:
-        """``nbytes`` more were read from the map: hand its pages back once past the limit."""
+        """``nbytes`` more were read from the map: hand its pages back once past the limit
+        (never for a map within the limit)."""
         self._since += nbytes
-        if self._since >= self.limit:
+        if self._since >= self.limit and not self._small:
             self.release()
 
     def release(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit, overload, types
+from ltr_cli.kernels.simd import rows_dot4
 
 
 # --- scores and rankings -------------------------------------------------------------------
@@ -131,14 +132,8 @@ def _dot(a, b):
 
 
 @njit(cache=_CACHE)
-def row_scores_into(X, w, s):
-    """``s[:m] = X @ w`` with one fixed summation order for every row: four partial sums
-    (column j goes to sum j mod 4, products rounded, no fused multiply-add), combined as
-    ``(a0 + a1) + (a2 + a3)``, so identical rows always get bit-identical scores. BLAS's
-    dgemv does not promise that: it runs a query's last m mod 4 rows through another kernel,
-    whose last bit can differ, so equal documents stop being tied. The authors' tie rule
-    (``reverse-input``) needs them tied, as their MATLAB's product left them (reference:
-    :func:`ltr_cli.measures.metrics.row_scores`)."""
+def _row_scores_scalar(X, w, s):
+    """:func:`row_scores_into` row by row, in scalar registers (any layout)."""
     m, d = X.shape
     for i in range(m):
         a0 = 0.0
@@ -159,6 +154,51 @@ def row_scores_into(X, w, s):
         if j + 2 < d:
             a2 += X[i, j + 2] * w[j + 2]
         s[i] = (a0 + a1) + (a2 + a3)
+
+
+def _row_scores(X, w, s):
+    raise NotImplementedError  # compiled through the overload below
+
+
+@overload(_row_scores)
+def _row_scores_impl(X, w, s):
+    """C-contiguous float rows and weights: four rows at a time in vector registers
+    (:func:`ltr_cli.kernels.simd.rows_dot4`, the same sums); anything else row by row."""
+    if not (X.layout == "C" and X.dtype in (types.float64, types.float32) and w.layout == "C"
+            and w.dtype == types.float64):
+        return lambda X, w, s: _row_scores_scalar(X, w, s)
+
+    def vector(X, w, s):
+        m, d = X.shape
+        if d == 0:
+            _row_scores_scalar(X, w, s)
+            return
+        i = 0
+        while i + 4 <= m:
+            s[i], s[i + 1], s[i + 2], s[i + 3] = rows_dot4(X, i, w, 4)
+            i += 4
+        if i < m:
+            r0, r1, r2, r3 = rows_dot4(X, i, w, m - i)
+            s[i] = r0
+            if i + 1 < m:
+                s[i + 1] = r1
+            if i + 2 < m:
+                s[i + 2] = r2
+    return vector
+
+
+@njit(cache=_CACHE)
+def row_scores_into(X, w, s):
+    """``s[:m] = X @ w`` with one fixed summation order for every row: four partial sums
+    (column j goes to sum j mod 4, products rounded, no fused multiply-add), combined as
+    ``(a0 + a1) + (a2 + a3)``, so identical rows always get bit-identical scores. BLAS's
+    dgemv does not promise that: it runs a query's last m mod 4 rows through another kernel,
+    whose last bit can differ, so equal documents stop being tied. The authors' tie rule
+    (``reverse-input``) needs them tied, as their MATLAB's product left them (reference:
+    :func:`ltr_cli.measures.metrics.row_scores`). C-contiguous rows and weights are summed
+    four rows at a time in vector registers (:mod:`ltr_cli.kernels.simd`), lane by lane
+    the same arithmetic."""
+    _row_scores(X, w, s)
 
 
 @njit(cache=_CACHE)
@@ -187,15 +227,27 @@ def _sorted_desc(s, reverse):
 @njit(cache=_CACHE)
 def _sort_into(s, reverse, out):
     """``out[:] = np.argsort(-s, kind="stable")`` (ties in index order) or, with ``reverse``,
-    ``np.argsort(s, kind="stable")[::-1]`` (ties in reverse index order).
+    ``np.argsort(s, kind="stable")[::-1]`` (ties in reverse index order); see
+    :func:`_sort_scratch`, here with scratch of its own."""
+    m = s.shape[0]
+    _sort_scratch(s, reverse, out, np.empty(2 * m + 1, dtype=np.int64), np.empty(m))
+
+
+@njit(cache=_CACHE)
+def _sort_scratch(s, reverse, out, scratch, keys):
+    """:func:`_sort_into` with the caller's scratch: ``scratch`` (>= 2m + 1,) int64 and
+    ``keys`` (>= m,) float64.
 
     A bucket sort: documents go to m equal-width buckets of [min s, max s] (descending; the
-    bucket index is monotone in s, so buckets are ordered), in index order (reverse: in
-    reverse index order), then each bucket is sorted stably - by insertion when small, by
-    merge sort otherwise. About O(m) for the spread-out scores of a linear model, and it
-    avoids the mispredicted branches of a comparison sort. Non-finite or all-equal scores
-    use numpy's merge sort directly, except all-NaN scores, which numpy's sort leaves in
-    index order.
+    bucket index is monotone in s, so buckets are ordered and a score in one bucket is
+    above every score in the next), in index order (reverse: in reverse index order), each
+    with its score beside it in ``keys``. A crowded bucket (more than 16: heavy tails) is
+    then bucketed again over its own range (:func:`_rebucket`); one insertion pass over the
+    whole list sorts the rest, each score moving within its bucket only. About O(m) for the spread-out scores of
+    a linear model, and it avoids the mispredicted branches of a comparison sort. The
+    result is the one stable order, whatever sorts it. Non-finite or all-equal scores use
+    numpy's merge sort directly, except all-NaN scores, which numpy's sort leaves in index
+    order.
     """
     m = s.shape[0]
     hi = -np.inf
@@ -221,9 +273,8 @@ def _sort_into(s, reverse, out):
         else:
             out[:] = np.argsort(-s, kind="mergesort")
         return
-    scratch = np.empty(3 * m + 1, dtype=np.int64)  # bucket (m), start (m + 1), fill (m)
     bucket = scratch[:m]
-    start = scratch[m:2 * m + 1]
+    start = scratch[m:2 * m + 1]  # counts, then each bucket's start, then (placed) its end
     start[:] = 0
     for i in range(m):
         q = max(0, min(int((hi - s[i]) * scale), m - 1))
@@ -231,30 +282,85 @@ def _sort_into(s, reverse, out):
         start[q + 1] += 1
     for q in range(m):
         start[q + 1] += start[q]
-    fill = scratch[2 * m + 1:]
-    fill[:] = start[:m]
     for r in range(m):
         i = m - 1 - r if reverse else r
         q = bucket[i]
-        out[fill[q]] = i
-        fill[q] += 1
-    for q in range(m):
-        a, b = start[q], start[q + 1]
-        if b - a <= 16:
-            for p in range(a + 1, b):
-                x = out[p]
-                v = s[x]
-                r = p
-                while r > a and s[out[r - 1]] < v:
-                    out[r] = out[r - 1]
-                    r -= 1
-                out[r] = x
-        else:  # a crowded bucket (heavy tails): stable merge sort of the segment
-            seg = out[a:b].copy()
-            keys = np.empty(b - a)
-            for p in range(b - a):
-                keys[p] = -s[seg[p]]
-            out[a:b] = seg[np.argsort(keys, kind="mergesort")]
+        p = start[q]
+        out[p] = i
+        keys[p] = s[i]
+        start[q] = p + 1
+    a = 0
+    for q in range(m):  # bucket q is [a, start[q])
+        b = start[q]
+        if b - a > 16:  # a crowded bucket (heavy tails): its own buckets, once
+            _rebucket(out, keys, a, b)
+        a = b
+    for p in range(1, m):
+        v = keys[p]
+        if keys[p - 1] < v:
+            x = out[p]
+            r = p
+            while r > 0 and keys[r - 1] < v:
+                keys[r] = keys[r - 1]
+                out[r] = out[r - 1]
+                r -= 1
+            keys[r] = v
+            out[r] = x
+
+
+@njit(cache=_CACHE)
+def _merge_segment(out, keys, a, b):
+    """Stable merge sort of ``out[a:b]`` by descending ``keys[a:b]`` (moved along)."""
+    perm = np.argsort(-keys[a:b], kind="mergesort")
+    out[a:b] = out[a:b][perm]
+    keys[a:b] = keys[a:b][perm]
+
+
+@njit(cache=_CACHE)
+def _rebucket(out, keys, a, b):
+    """A crowded bucket ``[a, b)`` of :func:`_sort_scratch` (its scores in ``keys``, equal
+    ones in the stable order) spread over b - a buckets of its own range, in its order, so
+    the insertion pass can finish it; a bucket still crowded is merge-sorted, and scores
+    too close to split are merge-sorted at once. Real features' outliers stretch the
+    first range and crowd the rest of the scores into one bucket: this spreads them."""
+    n = b - a
+    hi = -np.inf
+    lo = np.inf
+    for p in range(a, b):
+        x = keys[p]
+        if x > hi:
+            hi = x
+        if x < lo:
+            lo = x
+    span = hi - lo
+    if span == 0.0:  # all equal: already in the stable order
+        return
+    scale = (n - 1) / span
+    if not (np.isfinite(span) and np.isfinite(scale)):
+        _merge_segment(out, keys, a, b)
+        return
+    bucket = np.empty(n, dtype=np.int64)
+    start = np.zeros(n + 1, dtype=np.int64)
+    for p in range(n):
+        q = max(0, min(int((hi - keys[a + p]) * scale), n - 1))
+        bucket[p] = q
+        start[q + 1] += 1
+    for q in range(n):
+        start[q + 1] += start[q]
+    idx = out[a:b].copy()
+    val = keys[a:b].copy()
+    for p in range(n):
+        q = bucket[p]
+        r = a + start[q]
+        out[r] = idx[p]
+        keys[r] = val[p]
+        start[q] += 1
+    c = a
+    for q in range(n):
+        d = a + start[q]
+        if d - c > 16:
+            _merge_segment(out, keys, c, d)
+        c = d
 
 
 @njit(cache=_CACHE)
@@ -267,6 +373,13 @@ def score_rank(X, w, reverse, s, ranking):
     to Python costs as much as the sort."""
     row_scores_into(X, w, s)
     _sort_into(s[:X.shape[0]], reverse, ranking)
+
+
+@njit(cache=_CACHE)
+def score_rank_scratch(X, w, reverse, s, ranking, scratch, keys):
+    """:func:`score_rank` with the sort's scratch from the caller (see :func:`_sort_scratch`)."""
+    row_scores_into(X, w, s)
+    _sort_scratch(s[:X.shape[0]], reverse, ranking, scratch, keys)
 
 
 @njit(cache=_CACHE)

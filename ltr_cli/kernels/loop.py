@@ -7,7 +7,7 @@ the same round kernels one by one).
 kernel module: ``perceptron_block = block_kernel(perceptron_step, "perceptron_block")``).
 Each round of the block reads query ``order[r]``, rows ``X[starts[q]:ends[q]]``, once for
 the whole group; then, learner by learner (``i`` in ``0 .. L-1``), its rows are scored with
-that learner's weights ``W[i]`` and ranked (:func:`~ltr_cli.kernels.core.score_rank`; the
+that learner's weights ``W[i]`` and ranked (:func:`~ltr_cli.kernels.core.score_rank_scratch`; the
 exploit ranking), the shown ranking is that one or the learner's drawn permutation where
 ``explore[i, r]``, every measure is computed on the shown ranking and the full labels
 (:func:`~ltr_cli.kernels.measures.round_measures`), the learner takes its step through the
@@ -58,7 +58,7 @@ from typing import Any
 from ltr_cli.kernels._numba import _CACHE, _NAN, njit
 from ltr_cli.core.codes import (BLOCK_DONE, BLOCK_NOT_FINITE_STEP, BLOCK_NOT_FINITE_WEIGHTS, NOT_FINITE,
                                    UNCHANGED, UPDATED)
-from ltr_cli.kernels.core import all_finite, score_rank
+from ltr_cli.kernels.core import all_finite, score_rank_scratch
 from ltr_cli.kernels.measures import round_measures
 
 
@@ -113,6 +113,14 @@ def _driver(X, y, starts, ends, order, W, P, t0, active, reverse, spec, disc, ch
     ``_SCORES``: whether the learners score their rows (the random baseline does not).
     Both are bound per family by :func:`block_kernel`."""
     _start(active, ran, stop, nonfinite, order.shape[0])
+    longest = 0
+    for r in range(order.shape[0]):
+        longest = max(longest, ends[order[r]] - starts[order[r]])
+    # the rankings and the sort's scratch, once for the block (a learner's round never
+    # keeps its ranking)
+    rankings = np.empty(longest, dtype=np.int64)
+    scratch = np.empty(2 * longest + 1, dtype=np.int64)
+    keys = np.empty(longest)
     for r in range(order.shape[0]):
         a, b = starts[order[r]], ends[order[r]]
         Xq, yq = X[a:b], y[a:b]
@@ -121,9 +129,9 @@ def _driver(X, y, starts, ends, order, W, P, t0, active, reverse, spec, disc, ch
             if not active[i]:
                 continue
             w = W[i]
-            ranking = np.empty(m, dtype=np.int64)
+            ranking = rankings[:m]
             if _SCORES:
-                score_rank(Xq, w, reverse, s, ranking)
+                score_rank_scratch(Xq, w, reverse, s, ranking, scratch, keys)
             shown = perms[perm_starts[i, r]:perm_starts[i, r + 1]] if explore[i, r] else ranking
             meas = round_measures(shown, yq, spec, disc)
             status, is_mistake, loss = _ROUND_KERNEL(Xq, yq, ranking, shown, s, w, P[i], t0[i] + r + 1, gammas[i, r],

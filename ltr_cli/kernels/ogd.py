@@ -5,6 +5,8 @@ Conventions: see :mod:`ltr_cli.kernels`; slots: :mod:`ltr_cli.kernels.ogd_slots`
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
@@ -18,6 +20,21 @@ from ltr_cli.kernels.steps import finite_nonzero, project, step_size
 
 
 # --- online gradient descent (reference: ltr_cli.learners.online.ogd, ltr_cli.surrogates) ----------
+
+# e^r of the integer labels -64..63, by the C library's exp (math.exp), which is what the
+# kernels' np.exp calls: the same bits as computing them (reference: surrogates.libm)
+_EXP_TABLE = np.array([math.exp(r) for r in range(-64, 64)])
+
+
+@njit(cache=_CACHE)
+def _exp_label(r):
+    """``np.exp(r)`` of a label; integer labels from a table."""
+    if r >= -64.0 and r < 64.0:
+        i = int(r)
+        if i == r:
+            return _EXP_TABLE[i + 64]
+    return np.exp(r)
+
 
 @njit(cache=_CACHE)
 def _log_softmax(v):
@@ -45,7 +62,7 @@ def listnet_authors_step(X, y, s):
     ey = np.empty(m)
     es = np.empty(m)
     for i in range(m):
-        ey[i] = np.exp(y[i])
+        ey[i] = _exp_label(y[i])
         es[i] = np.exp(s[i])
     first = _rmatvec(X, ey)
     second = _rmatvec(X, es)

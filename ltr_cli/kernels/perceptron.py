@@ -41,7 +41,7 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
     # one float and one int scratch array for the whole round, carved into the buffers of
     # the steps below (each would otherwise allocate its own: a tenth of the round's time)
     fs = np.empty(8 * m + w.shape[0] + 1)
-    ks = np.empty(128 + 6 * m + 1, dtype=np.int64)
+    ks = np.empty(128 + 8 * m + 2, dtype=np.int64)
     binarise = (P[PC_MISTAKE_AP] == 1.0) if P[PC_SURROGATE] == 1.0 else (P[PC_WEIGHTS_AP] == 1.0)  # AP: hinge on R > threshold
     if P[PC_MISTAKE_AP] == 1.0:
         loss = 1.0 - average_precision(ranking, y, P[PC_THRESHOLD], 1.0)
@@ -64,15 +64,35 @@ def perceptron_round(X, y, ranking, s, w, P, t, disc, out, ranked):
 
 
 @njit(cache=_CACHE)
-def _authors_feature_step(X, y, c, k, v, acc):
+def _authors_feature_step(X, y, levels, c, k, v, acc, order, offsets):
     """``acc`` (d,) = the sum of ``v_i (X[k_i] - X[i])`` over documents with ``c_i > 0`` and
     ``v_i > 0``, in the authors' loop order (labels descending, equal labels later document
     first) and their arithmetic: the row difference first, then scaled, then added (reference
     :func:`ltr_cli.surrogates.slam.authors_feature_gradient`). Equal rows cancel exactly;
-    ``X.T @ g`` can leave a last-bit residue there."""
+    ``X.T @ g`` can leave a last-bit residue there.
+
+    The loop order is the reversed stable sort of the labels: read off their levels
+    (``levels`` of ``y``: the top level first, each level's documents from the last),
+    with scratch ``order`` (m,) and ``offsets`` (>= L,) int64; labels with a NaN are
+    sorted instead."""
     acc[:] = 0.0
-    order = np.argsort(y, kind="mergesort")
-    for r in range(order.shape[0] - 1, -1, -1):
+    L, values, sizes, lev = levels
+    m = y.shape[0]
+    nan = False
+    for i in range(m):
+        nan |= y[i] != y[i]
+    if nan:
+        order = np.argsort(y, kind="mergesort")[::-1]
+    else:
+        at = 0
+        for q in range(L - 1, -1, -1):
+            offsets[q] = at
+            at += sizes[q]
+        for i in range(m - 1, -1, -1):
+            q = lev[i]
+            order[offsets[q]] = i
+            offsets[q] += 1
+    for r in range(m):
         i = order[r]
         if c[i] > 0.0 and v[i] > 0.0:
             kk = k[i]
@@ -91,7 +111,7 @@ def _round_levels(y, fs, ks):
 def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, ranking, ranked):
     """The subgradient step of a mistake round; ``yy`` the labels the hinge sees and
     ``levels`` theirs. Scratch: ``fs[:m]`` and ``ks[:128 + 2m]`` hold the levels,
-    ``fs[7m:8m]`` may hold ``yy``; the rest is free."""
+    ``fs[7m:8m]`` may hold ``yy``; the rest is free (``ks`` has 128 + 8m + 2 entries)."""
     m = y.shape[0]
     ties = int(P[PC_MAXIMISER_TIES])
     c, kk = _terms_into(s, yy, levels[3], levels[0], int(P[PC_MARGIN]), P[PC_DELTA], ties, fs[m:2 * m],
@@ -123,7 +143,8 @@ def _perceptron_step(X, y, yy, levels, s, w, P, t, disc, loss, out, fs, ks, rank
     step = step_size(int(P[PC_STEP_RULE]), P[PC_ETA], P[PC_LOSS_SCALED] != 0.0, t, loss)
     acc = fs[8 * m:8 * m + w.shape[0]]
     if ties == 1:
-        _authors_feature_step(X, yy, c, kk, v, acc)
+        _authors_feature_step(X, yy, levels, c, kk, v, acc, ks[128 + 6 * m + 1:128 + 7 * m + 1],
+                              ks[128 + 7 * m + 1:128 + 8 * m + 2])
     else:
         _rmatvec_into(X, g, acc)
     for j in range(w.shape[0]):

@@ -149,25 +149,56 @@ class RTopKF(KernelScores):
         """For rounds ``t0 + 1 ..`` of lists of ``sizes`` documents: whether each explores,
         the permutations shown (concatenated; round r's are ``perms[starts[r]:starts[r + 1]]``),
         gamma and eta: the draws :meth:`rank` makes from the learner's generator, in the
-        same order (none for a list skipped as too short)."""
+        same order (none for a list skipped as too short).
+
+        The exploration coins are drawn many at a time (``random(k)`` gives the numbers that
+        k calls of ``random()`` give); at the first coin that explores, the generator goes
+        back to the state after that coin, draws the permutation and goes on, so every
+        number comes from the generator in the per-round order."""
         n = sizes.shape[0]
         explore = np.zeros(n, dtype=np.bool_)
-        gammas, etas = np.zeros(n), np.zeros(n)
-        starts = np.zeros(n + 1, dtype=np.int64)
+        gammas = np.zeros(n)
+        etas, rates = self._block_rates(t0, n)
+        lengths = sizes.tolist()
+        drawn = [r for r, m in enumerate(lengths) if not (self.skip_short and m < 2)]
+        gammas[drawn] = rates[drawn]
+        coins = rates[drawn]  # each drawing round's gamma, in round order
         shown: list[np.ndarray] = []
-        pos = 0
-        for r, m in enumerate(sizes.tolist()):
-            eta, gamma = self.rates(t0 + r + 1)
-            etas[r] = eta
-            if not (self.skip_short and m < 2):
-                gammas[r] = gamma
-                if self.rng.random() < gamma:
-                    explore[r] = True
-                    shown.append(self.rng.permutation(m))
-                    pos += m
-            starts[r + 1] = pos
+        counts = np.zeros(n, dtype=np.int64)
+        bits = self.rng.bit_generator
+        i = 0
+        while i < len(drawn):
+            state = bits.state
+            u = self.rng.random(len(drawn) - i)
+            hits = np.flatnonzero(u < coins[i:])
+            if hits.size == 0:
+                break
+            k = int(hits[0])
+            if k + 1 < u.shape[0]:  # back to just after coin k
+                bits.state = state
+                self.rng.random(k + 1)
+            r = drawn[i + k]
+            explore[r] = True
+            shown.append(self.rng.permutation(lengths[r]))
+            counts[r] = lengths[r]
+            i += k + 1
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
         perms = np.concatenate(shown).astype(np.int64, copy=False) if shown else np.zeros(0, dtype=np.int64)
         return explore, perms, starts, gammas, etas
+
+    def _block_rates(self, t0: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(eta_t, gamma_t) of :meth:`rates` for rounds ``t0 + 1 .. t0 + n``, as arrays (the
+        same expressions, number by number)."""
+        spec = self.spec
+        if spec.schedule == "paper":
+            eta, gamma = self.rates(t0 + 1)
+            return np.full(n, eta), np.full(n, gamma)
+        assert spec.eta_scale is not None and spec.gamma_scale is not None  # resolved when built
+        es, gs = spec.eta_scale, spec.gamma_scale
+        rounds = range(t0 + 1, t0 + n + 1)
+        return (np.array([es * t ** (-2 / 3) for t in rounds], dtype=np.float64),
+                np.array([min(gs * t ** (-1 / 3), 0.5) for t in rounds], dtype=np.float64))
 
     def _update_fast(self, X: np.ndarray, ranking: np.ndarray, top: np.ndarray, eta: float) -> UpdateInfo:
         """The same step in one compiled call (:func:`ltr_cli.kernels.rtopkf.rtopkf_round`);
