@@ -93,7 +93,8 @@ def test_a_new_dataset_kind_gets_its_section_in_the_config_reference(monkeypatch
     from pydantic import Field
 
     from ltr_cli.config import datasets
-    from ltr_cli.core.schema import Strict
+    from ltr_cli.config import experiment  # noqa: F401 - built before the patch, as in a run: importing it
+    from ltr_cli.core.schema import Strict  # after would build ExperimentSpec on the patched union
 
     class LinesData(Strict):
         kind: Literal["lines"]
