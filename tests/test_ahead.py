@@ -258,3 +258,22 @@ def test_blas_is_found_without_importing_scipy_linalg():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "True", "True", "0.5"]
+
+
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"cpu": 5}', "SOURCES_NOT_A_MAP", "A_PATH_OUTSIDE"])
+def test_a_damaged_sidecar_sends_every_kernel_to_numba(tmp_path, monkeypatch, fresh_lookup, text):
+    """Whatever the sidecar holds, a kernel is used only when it names this CPU and the
+    digests of the sources as they are; anything else is 'not built' or stale."""
+    record = {"cpu": ahead.cpu_signature(), "sources": {e.module: {} for e in ahead.EXPORTS}}
+    if text == "SOURCES_NOT_A_MAP":
+        text = json.dumps({**record, "sources": 5})
+    elif text == "A_PATH_OUTSIDE":
+        text = json.dumps({**record, "sources": {e.module: {"../../../etc/passwd": "0" * 64, "x": 3}
+                                                 for e in ahead.EXPORTS}})
+    sidecar = tmp_path / ahead.SIDECAR.name
+    sidecar.write_text(text)
+    monkeypatch.setattr(ahead, "SIDECAR", sidecar)
+    ahead.reset()
+    states = ahead.status()
+    assert all(state.startswith(("not built", "built for another CPU", "stale")) for state in states.values()), states
+    assert ahead.kernel("ltr_cli.kernels.core:all_finite") is None

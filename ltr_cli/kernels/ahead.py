@@ -236,16 +236,22 @@ def cpu_signature() -> str:
     return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:16]}"
 
 
-def _fresh(recorded: dict[str, str]) -> bool:
+def _fresh(recorded: Any) -> bool:
+    """Whether every file ``recorded`` names (path relative to the package's parent ->
+    SHA-256) has that digest now; anything malformed is not fresh."""
     from ltr_cli.kernels.numba_cache import PACKAGE
 
+    if not isinstance(recorded, dict) or not recorded:
+        return False
     for rel, digest in recorded.items():
+        if not isinstance(rel, str) or not isinstance(digest, str):
+            return False
         try:
             if hashlib.sha256((PACKAGE.parent / rel).read_bytes()).hexdigest() != digest:
                 return False
-        except OSError:
+        except (OSError, ValueError):
             return False
-    return bool(recorded)
+    return True
 
 
 _STATE: dict[str, Any] = {}
@@ -262,12 +268,19 @@ def _load() -> dict[str, Any]:
         return _STATE
     try:
         sidecar = json.loads(SIDECAR.read_text())
-        built = importlib.import_module(MODULE)
-    except (OSError, ValueError, ImportError) as exc:
+    except (OSError, ValueError) as exc:
         _STATE["why"] = f"not built ({type(exc).__name__})"
         return _STATE
-    if sidecar.get("cpu") != cpu_signature():
+    if not isinstance(sidecar, dict):
+        _STATE["why"] = f"not built ({SIDECAR.name} is malformed: ltr kernels build --ahead)"
+        return _STATE
+    if sidecar.get("cpu") != cpu_signature():  # checked before the extension is loaded
         _STATE["why"] = "built for another CPU (ltr kernels build --ahead)"
+        return _STATE
+    try:
+        built = importlib.import_module(MODULE)
+    except ImportError as exc:
+        _STATE["why"] = f"not built ({type(exc).__name__})"
         return _STATE
     _STATE["module"] = built
     _STATE["sidecar"] = sidecar
@@ -287,8 +300,8 @@ def _module_fresh(module: str) -> bool:
     state = _load()
     fresh = state["fresh"]
     if module not in fresh:
-        recorded = state.get("sidecar", {}).get("sources", {}).get(module, {})
-        fresh[module] = _fresh(recorded)
+        sources = state.get("sidecar", {}).get("sources") if isinstance(state.get("sidecar"), dict) else None
+        fresh[module] = _fresh(sources.get(module) if isinstance(sources, dict) else None)
     return bool(fresh[module])
 
 
