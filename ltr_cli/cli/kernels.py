@@ -17,7 +17,7 @@ kernels_app = typer.Typer(help="The compiled kernels: build the kernel cache onc
 def build(
     family: Annotated[Optional[list[str]], typer.Option("--family", metavar="NAME", help="build only this block family (repeatable; 'rounds': the per-round kernels; 'evaluation': ltr eval's)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="list what would be built (families and the learner examples that run them); compile nothing")] = False,
-    ahead_only: Annotated[bool, typer.Option("--ahead", help="instead: compile the kernels built ahead of time (the block families, the SVMlight scanner) into the package's extension again, as installing does; for a checkout whose kernel sources changed")] = False,
+    ahead_only: Annotated[bool, typer.Option("--ahead", help="instead: compile the kernels built ahead of time (the online learners', the scanners, the evaluation) into the package's extension again, as installing does; for a checkout whose kernel sources changed")] = False,
 ) -> None:
     """Compile the online learners' kernels into the kernel cache (every declared block family and the
     per-round kernels, float64 and float32 rows) and ltr eval's, so that later runs load them instead of compiling;
