@@ -277,3 +277,17 @@ def test_a_damaged_sidecar_sends_every_kernel_to_numba(tmp_path, monkeypatch, fr
     states = ahead.status()
     assert all(state.startswith(("not built", "built for another CPU", "stale")) for state in states.values()), states
     assert ahead.kernel("ltr_cli.kernels.core:all_finite") is None
+
+
+@pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
+def test_an_extension_that_does_not_match_its_sidecar_is_never_loaded(tmp_path, monkeypatch, fresh_lookup):
+    """A truncated or replaced extension would crash the process as it loads: its digest is
+    checked against the sidecar's first, and a mismatch means not built."""
+    record = json.loads(ahead.SIDECAR.read_text())
+    record["extension"] = "0" * 64
+    sidecar = tmp_path / ahead.SIDECAR.name
+    sidecar.write_text(json.dumps(record))
+    monkeypatch.setattr(ahead, "SIDECAR", sidecar)
+    ahead.reset()
+    assert set(ahead.status().values()) == {
+        "not built (the extension does not match its sidecar: ltr kernels build --ahead)"}

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -276,6 +277,15 @@ def _load() -> dict[str, Any]:
         return _STATE
     if sidecar.get("cpu") != cpu_signature():  # checked before the extension is loaded
         _STATE["why"] = "built for another CPU (ltr kernels build --ahead)"
+        return _STATE
+    spec = importlib.util.find_spec(MODULE)
+    try:  # a damaged or replaced extension would crash the process as it loads: its digest first
+        intact = (spec is not None and spec.origin is not None
+                  and hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest() == sidecar.get("extension"))
+    except OSError:
+        intact = False
+    if not intact:
+        _STATE["why"] = "not built (the extension does not match its sidecar: ltr kernels build --ahead)"
         return _STATE
     try:
         built = importlib.import_module(MODULE)

@@ -17,6 +17,7 @@ that a run can tell a stale build (:func:`ltr_cli.kernels.ahead.kernel`).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -87,6 +88,7 @@ def build(output: Path, say: Callable[[str], None] = print) -> Path:
         os.replace(output.with_suffix(output.suffix + ".tmp"), output)
         sidecar = output.parent / SIDECAR.name
         sidecar.write_text(json.dumps({"numba": _numba_version(), "python": sys.version.split()[0], "cpu": cpu_signature(),
+                                       "extension": hashlib.sha256(output.read_bytes()).hexdigest(),
                                        "sources": sources}, indent=1, sort_keys=True) + "\n")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -145,6 +147,7 @@ def fresh(output: Path) -> bool:
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return (output.is_file() and isinstance(recorded, dict) and sidecar.get("cpu") == cpu_signature()
+            and sidecar.get("extension") == hashlib.sha256(output.read_bytes()).hexdigest()
             and all(recorded.get(e.module) == source_digests(e.module) for e in EXPORTS))
 
 
