@@ -102,6 +102,7 @@ def data_synth(
     docs_per_query: Annotated[Optional[float], typer.Option("--docs-per-query", min=1, help="mean documents per query (shaped data)")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="generator seed")] = 0,
     qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
+    relevance: Annotated[str, typer.Option("--relevance", help="shaped data: linear (grades first, features along one direction) or nonlinear (features first, grades from a hidden nonlinear scorer: a linear ranker is misspecified)")] = "linear",
     folds: Annotated[bool, typer.Option("--folds", help="OUT is a directory: write the --like dataset's fold layout there (e.g. Fold1..Fold5/trainingset.txt ...), its queries split into one subset per fold and rotated over the folds as in LETOR and MSLR")] = False,
 ) -> None:
     """Write generated data as an SVMlight file, or a registry dataset's folds (for tests,
@@ -111,7 +112,7 @@ def data_synth(
     from ltr_cli.data.synthetic import synthesize
 
     style = _value(qid) if qid is not None and _value(qid) != "auto" else None
-    written = synthesize(out, like, separable, queries, docs_per_query, seed, style, folds)
+    written = synthesize(out, like, separable, queries, docs_per_query, seed, style, folds, relevance)
     mark_synth_output(out, like, separable, folds, {**written, "seed": seed})
     typer.echo(json.dumps(written))
 
