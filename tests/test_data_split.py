@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ltr_cli.cli.app import app
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.data.options import ReaderOptions
-from tests.conftest import SHARED
+from tests.conftest import SHARED, absent
 
 runner = CliRunner()
 MSLR = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
@@ -29,7 +29,7 @@ def _lines(path: Path) -> Counter:
 
 def test_split_of_the_mslr_sample_rotates_like_letor_and_partitions_the_queries(tmp_path):
     if not MSLR.is_file():
-        pytest.skip("the shared MSLR sample is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     out = tmp_path / "mslr"
     res = runner.invoke(app, ["data", "split", str(MSLR), "--folds", "5", "--out", str(out), "--dataset", "mslr-web10k"])
     assert res.exit_code == 0, res.stderr

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, absent
 
 runner = CliRunner()
 MSLR = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
@@ -29,7 +29,7 @@ def _dataset(run_dir: Path) -> dict:
 
 def test_a_single_file_keeps_the_configs_dataset(tmp_path):
     if not MSLR.is_file():
-        pytest.skip("the shared MSLR sample is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     code, out, err = _run(tmp_path, "mslr_slam.yaml", "--data", str(MSLR), "-q", "--learner", "slam-ndcg")
     assert code == 0, err
     run = Path(out.split()[0])
@@ -49,7 +49,7 @@ def test_a_group_file_layout_reads_its_qids_from_the_group_file(tmp_path, yahoo_
 
 def test_a_fold_folder_runs_the_folds_it_holds_and_says_so(tmp_path):
     if not MSLR.is_file():
-        pytest.skip("the shared MSLR sample is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     root = tmp_path / "MSLR"
     assert runner.invoke(app, ["data", "split", str(MSLR), "--folds", "5", "--out", str(root),
                                "--dataset", "mslr-web10k"]).exit_code == 0
