@@ -125,6 +125,7 @@ def data_split(
     seed: Annotated[int, typer.Option("--seed", min=0, help="seed of the query shuffle")] = 0,
     dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print what was written as JSON")] = False,
 ) -> None:
     """Split a file into K folds in LETOR's rotation: its queries shuffled (--seed) into K
     subsets; Fold i trains on K-2 of them, validates on the next and tests on the last, so
@@ -139,4 +140,13 @@ def data_split(
 
     result = split_file(file, out, folds, seed, options, layout)
     mark_split_output(file, result)  # folds of generated data stay marked as generated
-    typer.echo(json.dumps(result))
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    from ltr_cli.names import count
+
+    subsets = ", ".join(str(n) for n in result["subsets"])
+    typer.echo(f"wrote {count(folds, 'fold')} of {count(result['queries'], 'query')} "
+               f"({count(result['documents'], 'document')}) to {result['out']}: subsets of {subsets} queries; "
+               f"Fold i trains on {folds - 2} subsets, validates on the next and tests on the one after "
+               f"(files: {', '.join(str(v).replace('{fold}', 'i') for v in result['layout'].values())})")
