@@ -89,3 +89,21 @@ def test_every_shipped_config_says_how_to_run_it_on_a_copy_of_its_data():
     for path in sorted((REPO / "configs").glob("*.yaml")):
         head = path.read_text().split("\nexperiment:")[0]
         assert f"ltr run configs/{path.name} --data" in head or "Generated data" in head, path.name
+
+
+def test_data_says_which_kept_settings_may_not_fit_the_files(tmp_path):
+    from ltr_cli.learners.examples import write_data
+
+    data = write_data(tmp_path / "mine.txt", queries=6)  # 12 features, index base 1
+    code, out, err = _run(tmp_path, "cikm2018_yahoo.yaml", "--data", str(data), "--set", "sweep=null",
+                          "--set", "seeds=[0]", "--set", "heldout=null", "--set", "protocol.max_rounds=5",
+                          "--learner", "pdgd")
+    assert code == 0, err
+    assert "kept the config's width dataset.features: 700; mine.txt's first MB uses features up to 12" in err
+    assert "--set dataset.features=12 reads it at its own width" in err
+    assert "kept the config's dataset.normalize: query-level" in err
+    code, out, err = _run(tmp_path, "cikm2018_yahoo.yaml", "--data", str(data), "--set", "sweep=null",
+                          "--set", "seeds=[0]", "--set", "heldout=null", "--set", "protocol.max_rounds=5",
+                          "--learner", "pdgd", "--set", "dataset.features=12", "--set", "dataset.normalize=none")
+    assert code == 0, err
+    assert "kept the config's" not in err
