@@ -75,6 +75,6 @@ class Balanced:
         return Outcome(credit=credit, prefer=sign_matrix(credit))
 
 
-BALANCED = InterleavingKind("balanced: the two rankings' tops merged, a coin picks the leader; credit: clicks "
+BALANCED = InterleavingKind("the two rankings' tops merged, a coin picks the leader; credit: clicks "
                             "within each ranking's top down to the lowest click (biased under random clicks)",
                             Balanced, interleaves=True, multileaves=False, abbreviation="b")

@@ -97,7 +97,7 @@ class PairwisePreference:
         return Outcome(credit=credit, prefer=sign_matrix(credit))
 
 
-PAIRWISE_PREFERENCE = InterleavingKind("pairwise-preference: each position drawn from the documents every "
+PAIRWISE_PREFERENCE = InterleavingKind("each position drawn from the documents every "
                                        "ranking ranks at least that high; credit: the weighted click pairs each "
                                        "ranking orders right", PairwisePreference, interleaves=False,
                                        multileaves=True, abbreviation="pp")

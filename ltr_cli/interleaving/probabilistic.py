@@ -200,7 +200,7 @@ class Probabilistic:
         return np.flatnonzero(sign_expectation_column(post, over, masses) > 0)
 
 
-PROBABILISTIC = InterleavingKind("probabilistic: each position drawn from a random ranker's softmax 1/rank^tau; "
+PROBABILISTIC = InterleavingKind("each position drawn from a random ranker's softmax 1/rank^tau; "
                                  "credit: the expected clicks over every assignment", Probabilistic,
                                  interleaves=True, multileaves=True, params={"tau": "the softmax exponent (default 3)"},
                                  abbreviation="p")

@@ -102,6 +102,6 @@ class TeamDraft:
         return np.flatnonzero(counts > counts[over])
 
 
-TEAM_DRAFT = InterleavingKind("team-draft: each round the rankers, in a random order, each add their best "
+TEAM_DRAFT = InterleavingKind("each round the rankers, in a random order, each add their best "
                               "document not shown yet, which joins their team; credit: clicks on the team",
                               TeamDraft, interleaves=True, multileaves=True, abbreviation="td")

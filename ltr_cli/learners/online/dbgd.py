@@ -199,7 +199,7 @@ class DBGDSpec(ClickLearnerConfig):
     )
     comparison: str = Field(
         "probabilistic", description="how the current ranker meets its candidates: an interleaving method "
-        "(candidates 1) or a multileaving one (candidates > 1); the methods: ltr list, ltr interleave --method")
+        "(candidates 1) or a multileaving one (candidates > 1), as ltr list says of each")
     candidates: int = Field(1, ge=1, le=1000, description="candidate directions per round: 1 is DBGD, more is "
                             "MGD (the reference code's P-MGD: 49)")
     learning_rate: float = Field(0.01, gt=0, description="step towards the winning candidates' mean direction")
