@@ -105,7 +105,8 @@ class DBGDLearner(ClickLearner):
     :func:`ltr_cli.kernels.interleave.probabilistic_draft`, a team-draft one by
     :func:`ltr_cli.kernels.interleave.team_draft`, each from the same draws as the methods'
     own ``draft`` (their references), and the probabilistic credit's laws by
-    :func:`ltr_cli.kernels.interleave.sign_masses`."""
+    :func:`ltr_cli.kernels.interleave.sign_masses`; any other method (a subclass of
+    those included, which may draft otherwise) makes its own list."""
 
     use_kernels = True
 
@@ -130,14 +131,14 @@ class DBGDLearner(ClickLearner):
         size = min(self.shown, rankings.shape[1])
         inv = None
         compiled = self.use_kernels and kernels.ENABLED
-        if compiled and isinstance(self.method, Probabilistic):
+        if compiled and type(self.method) is Probabilistic:
             picks, coins = self.method.draws(rankings.shape[0], size, self.rng)
             inv = inverse(rankings)
             docs = np.empty(size, dtype=np.int64)
             (kernels.module or kernels.load()).interleave.probabilistic_draft(
                 rankings, inv, self.method.weights(rankings.shape[1]), picks, coins, docs)
             shown = Shown(docs=docs, rankings=rankings)
-        elif compiled and isinstance(self.method, TeamDraft):
+        elif compiled and type(self.method) is TeamDraft:
             kernel = (kernels.module or kernels.load()).interleave
             start = int(kernel.shared_prefix(rankings, size))
             perms = self.method.draws(rankings.shape[0], size - start, self.rng)
