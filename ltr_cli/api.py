@@ -29,6 +29,12 @@ under ``protocol.feedback: clicks`` only; :class:`ClickLearner` holds its state 
 protocol sets its ``shown`` before round 1, and its ``update`` reads ``feedback.clicks``
 (checked by :func:`shown_clicks`; :func:`click_pairs` gives the pairs a click vector implies).
 
+**Compiled block families** (``ltr_cli.families``). A :class:`LinearRanker` whose
+``block_kernel()`` returns its :class:`BlockFamily` (named as its entry point; its round and
+block kernels named ``module:function``, in a kernel module written against
+``ltr_cli.kernels.loop``) and its parameter vector (``kernel_params()``, filled by
+``_make_params`` into the family's slots); :class:`StepSpec` is the step-size block.
+
 **Batch learners** (``ltr_cli.learners``). A config model subclasses
 :class:`BatchLearnerConfig` (a ``grid`` of hyper-parameters and ``fit(train, params) ->
 model`` with ``scores(X)``).
@@ -72,18 +78,20 @@ from ltr_cli.data.query import Query
 from ltr_cli.errors import ConfigError, DataFormatError, LtrError
 from ltr_cli.interleaving.base import (InterleavingKind, Method, Outcome, Shown, check_clicks, check_length,
                                       check_rankings)
-from ltr_cli.learners.online.base import NO_MISTAKE, NO_UPDATE, Feedback, OnlineLearner, UpdateInfo
+from ltr_cli.learners.online.base import NO_MISTAKE, NO_UPDATE, Feedback, LinearRanker, OnlineLearner, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
 from ltr_cli.learners.online.click_pairs import click_pairs, shown_clicks
+from ltr_cli.learners.online.family import BlockFamily
+from ltr_cli.learners.online.schedules import StepSpec
 from ltr_cli.measures.conventions import Convention, Measure
 from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, precision_at_k, rank_from_scores
 from ltr_cli.measures.registry import MetricKind
 
 __all__ = [
-    "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "ClickLearner", "ClickLearnerConfig", "ClickLog",
+    "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "BlockFamily", "ClickLearner", "ClickLearnerConfig", "ClickLog",
     "ClickModel", "ClickModelKind", "ClickSettings", "ConfigError", "Convention", "DataFormat", "DataFormatError",
-    "Estimator", "Feedback", "InterleavingKind", "LtrError", "Measure", "Method", "MetricKind", "OnlineLearner",
-    "OnlineLearnerConfig", "Outcome", "Query", "QueryReader", "ReaderOptions", "Shown", "Strict", "UpdateInfo",
+    "Estimator", "Feedback", "InterleavingKind", "LinearRanker", "LtrError", "Measure", "Method", "MetricKind", "OnlineLearner",
+    "OnlineLearnerConfig", "Outcome", "Query", "QueryReader", "ReaderOptions", "Shown", "StepSpec", "Strict", "UpdateInfo",
     "average_precision", "check_clicks", "check_length", "check_rankings", "click_pairs", "click_table", "dcg_at_k",
     "ndcg_at_k", "precision_at_k", "rank_from_scores", "shown_clicks",
 ]
