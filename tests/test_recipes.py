@@ -1025,7 +1025,8 @@ def test_a_new_kind_adds_its_suite_and_gets_one_pytest_entry(monkeypatch):
 
 def test_the_suites_take_objects_no_entry_point_declares(tmp_path):
     """A plugin's own tests check its objects before they are installed: a click model, a
-    method, an estimator, a format and a metric, none registered."""
+    method, an estimator, a metric, a format and a learner, none registered (the learner's
+    resume check, a child process, is skipped, saying why)."""
     import importlib.util
     import types
 
@@ -1053,3 +1054,9 @@ def test_the_suites_take_objects_no_entry_point_declares(tmp_path):
     assert run_suite("metrics", "dcg_lin", tmp_path, [("dcg_lin", metric.DCG_LINEAR)]) == [
         "check_bounds", "check_no_relevant_value", "check_paths_agree", "check_ties"]
     assert "dcg_lin" not in plugins.names("metrics")
+    fmt = module("given_csv", plugin_code(FORMAT))
+    assert len(run_suite("formats", "csv", tmp_path, [fmt.CSV])) == 5 and "csv" not in plugins.names("formats")
+    learner = module("given_logistic", plugin_code(LEARNER))
+    assert run_suite("learners", "pairwise-logistic", tmp_path, [learner.PairwiseLogisticSpec]) == [
+        "check_alone_as_in_a_group", "check_paths_agree", "check_resume_after_a_kill (skipped)",
+        "check_state_round_trips"]
