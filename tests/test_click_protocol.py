@@ -48,7 +48,7 @@ def _error(protocol: dict, **more) -> str:
     ({"feedback": "clicks"}, {}, "protocol.clicks: missing"),
     ({**CLICKS, "clicks": {"model": "navigatonal"}}, {}, "protocol.clicks.model 'navigatonal': unknown click model"),
     ({**CLICKS, "clicks": {"model": "pbm", "stop": "any-position"}}, {}, "protocol.clicks.stop: applies to the cascade"),
-    ({**CLICKS, "clicks": {"model": "navigational", "eta": 2.0}}, {}, "protocol.clicks.eta: applies to pbm"),
+    ({**CLICKS, "clicks": {"model": "navigational", "eta": 2.0}}, {}, "navigational is a cascade (set protocol.clicks.stop"),
     ({**CLICKS, "clicks": {"model": {"click": [0, 1], "stop": [0, 2]}}}, {}, "protocol.clicks.model.stop: the value at grade 1"),
     ({**CLICKS, "clicks": {"model": "navigational", "grades": 4}}, {}, "protocol.clicks.grades 4"),
     ({**CLICKS, "clicks": {"model": "navigational", "gamma": 0}}, {}, "protocol.clicks.gamma"),

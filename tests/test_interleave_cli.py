@@ -50,7 +50,15 @@ def run_json(*args):
     return json.loads(ltr("interleave", *args, "--json").stdout)
 
 
-@pytest.mark.parametrize("method", ["team-draft", "balanced", "probabilistic"])
+def _two_ranker_methods() -> list[str]:
+    """The built-in methods that compare two rankers, from the registry."""
+    from ltr_cli import plugins
+    from ltr_cli.interleaving.methods import METHODS
+
+    return [n for n in plugins.names("interleaving", built_in=True) if METHODS[n].interleaves]
+
+
+@pytest.mark.parametrize("method", _two_ranker_methods())
 def test_a_model_against_itself_ties_every_impression(setup, method):
     (a, _), _, data = setup
     rec = run_json(a, a, data, "--model", "informational", "--impressions", 50, "--method", method, "--shown", 4)
@@ -58,7 +66,7 @@ def test_a_model_against_itself_ties_every_impression(setup, method):
     assert rec["p_value"] == 1.0 and rec["online_verdict"] == "tie" and rec["agrees"]
 
 
-@pytest.mark.parametrize("method", ["team-draft", "balanced", "probabilistic"])
+@pytest.mark.parametrize("method", _two_ranker_methods())
 def test_a_model_beats_its_reverse_and_the_verdicts_agree(setup, method):
     (a, _), worse, data = setup
     rec = run_json(a, worse, data, "--model", "navigational", "--impressions", 200, "--method", method,

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ltr_cli import plugins
 from ltr_cli.cli.boundary import command
 from ltr_cli.errors import LtrError
 
@@ -16,9 +17,9 @@ clicks_app = typer.Typer(help="Click models: the exact law of the clicks on a sh
                          no_args_is_help=True, rich_markup_mode=None)
 
 ModelOpt = Annotated[str, typer.Option(
-    "--model", metavar="NAME", help="perfect, navigational, informational, almost-random, random (cascades), "
-    "pbm, examine-stop, ultra-pbm, trust-bias; or a custom table in YAML flow style, e.g. '{click: [0.1, 0.9], stop: [0.2, 0.5]}' "
-    "(see docs/clicks.md)")]
+    "--model", metavar="NAME", help=f"a click model: {', '.join(plugins.names('click_models', built_in=True))} "
+    "or a plugin's (ltr list gives each one's definition); or a custom table in YAML flow style, e.g. "
+    "'{click: [0.1, 0.9], stop: [0.2, 0.5]}' (see docs/clicks.md)")]
 LabelsOpt = Annotated[str, typer.Option(
     "--labels", metavar="L1,L2,...", help="the shown documents' labels, position 1 first, e.g. 4,0,2,1 "
     "(at most 20)")]
@@ -29,8 +30,8 @@ StopOpt = Annotated[Optional[str], typer.Option(
     "--stop", metavar="after-click|any-position", help="a cascade's stop rule: only after a click (default), "
     "or at any position, clicked or not, as the reference code draws it")]
 EtaOpt = Annotated[Optional[float], typer.Option(
-    "--eta", metavar="X", help="pbm and examine-stop: examination (1/rank)^X; ultra-pbm and trust-bias: "
-    "ULTRA's examination table^X (default 1)")]
+    "--eta", metavar="X", help="the examination exponent of a model that takes one (pbm: (1/rank)^X; ultra-pbm: "
+    "ULTRA's examination table^X; ltr list says which; default 1)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 

@@ -11,6 +11,19 @@ import typer
 from ltr_cli.cli.clicks import EtaOpt, JsonOpt, ModelOpt, StopOpt
 
 
+def _method_help() -> str:
+    """The built-in methods that compare two rankers, from the registry."""
+    from ltr_cli import plugins
+    from ltr_cli.interleaving.methods import METHODS
+
+    two = [n for n in plugins.names("interleaving", built_in=True) if METHODS[n].interleaves]
+    return (f"the interleaving method: {', '.join(two)} or a plugin's (ltr list gives each one's definition; "
+            "probabilistic: softmax tau 3)")
+
+
+_METHOD_HELP = _method_help()
+
+
 def interleave(
     run_a: Annotated[Path, typer.Argument(metavar="RUN_A", help="a run directory (or its models.json): ranker A")],
     run_b: Annotated[Path, typer.Argument(metavar="RUN_B", help="a run directory (or its models.json): ranker B")],
@@ -18,8 +31,7 @@ def interleave(
     model: ModelOpt,
     impressions: Annotated[int, typer.Option("--impressions", metavar="N",
                                              help="how many impressions (users) to simulate, 1 to 10^7")],
-    method: Annotated[str, typer.Option("--method", metavar="team-draft|balanced|probabilistic",
-                                        help="the interleaving method (probabilistic: softmax tau 3)")] = "team-draft",
+    method: Annotated[str, typer.Option("--method", metavar="NAME", help=_METHOD_HELP)] = "team-draft",
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
                                       help="seed of numpy's default generator (queries, lists, clicks)")] = 0,
     shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per impression")] = 10,
