@@ -189,7 +189,8 @@ def test_report_marks_learners_better_than_a_baseline(batch):
     assert plain.exit_code == 0 and "†" not in plain.stdout and "vs_baseline" not in plain.stdout
     res = runner.invoke(app, ["report", str(batch), "--baseline", "weak"])
     assert res.exit_code == 0, res.stderr
-    table, legend = res.stdout.strip().split("\n\n")
+    table, said, legend = res.stdout.strip().split("\n\n")
+    assert said.startswith("Convention: ")
     rows = {line.split(" | ")[2]: line for line in table.splitlines()[2:]}
     assert "| baseline |" in rows["weak"] and "†" not in rows["weak"]
     for learner in ("strong", "twin"):

@@ -218,3 +218,15 @@ def test_compare_on_click_runs_takes_the_value_asked_for(clicks, on):
     res = runner.invoke(app, ["compare", str(clicks), "--metric", "ndcg@10", "--on", "test"])
     assert res.exit_code == 1 and "online runs have no test queries" in res.stderr
     assert json.loads(_ok("compare", str(clicks), "--metric", "ndcg@10", "--on", on, "--json"))["on"] == on
+
+
+def test_report_baseline_tests_the_heldout_column_on_the_heldout_values(clicks):
+    rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(
+        _ok("report", str(clicks), "--baseline", "random", "--format", "csv")))}
+    ogd = rows["ogd"]
+    held = _seed_values(clicks, "ogd", lambda s: s["heldout"]["last"]["heldout_ndcg@10"])
+    base = _seed_values(clicks, "random", lambda s: s["heldout"]["last"]["heldout_ndcg@10"])
+    p = stats.ttest_rel(held, base).pvalue
+    assert f"heldout: {'better: ' if p < 0.05 and held.mean() > base.mean() else ''}" \
+        f"{held.mean() - base.mean():+.4f}, p={p:.2g}, 3 seeds" in ogd["vs_baseline"]
+    assert rows["random"]["vs_baseline"] == "baseline"

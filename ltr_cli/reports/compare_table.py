@@ -122,6 +122,10 @@ def caption(section: Section) -> str:
     text = (f"{metrics} of {section.experiment} on {section.dataset}: mean over {_units(first, n)}, with its "
             f"{LEVEL:.0%} t interval. A superscript letter marks a learner significantly better than the learner of "
             f"that letter ({test_text(first)}; {adjustment}; alpha = {first.alpha:g}).")
+    pairs = max((r.result.n for c in section.comparisons for r in c.rows), default=0)
+    if first.test == "randomization" and 0 < pairs <= 20 and 2.0 / 2 ** pairs >= first.alpha:
+        text += (f" With {pairs} pairs no sign-flip p-value is below {2.0 / 2 ** pairs:.4g}: no learner can be "
+                 "marked at this alpha.")
     return text + (f" {section.convention}" if section.convention else "")
 
 
@@ -159,7 +163,8 @@ def to_latex(parts: list[Section]) -> str:
     naming the data, test, adjustment, alpha and convention."""
     blocks = []
     for section in parts:
-        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{escape(caption(section))}}}",
+        said = escape(caption(section)).replace(r"2\textasciicircum{}r-1", r"$2^r-1$")
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{said}}}",
                  rf"\label{{tab:compare-{escape(section.experiment)}}}",
                  rf"\begin{{tabular}}{{ll{'r' * len(section.metrics)}}}", r"\toprule",
                  " & learner & " + " & ".join(escape(display_name(m.removeprefix("heldout_")))

@@ -8,7 +8,10 @@ import json
 from typing import Any
 
 from ltr_cli.reports.compare import BATCH, Comparison
-from ltr_cli.reports.significance import ADJUSTMENTS, RESAMPLES, SEED, TESTS
+from ltr_cli.reports.significance import RESAMPLES, SEED, TESTS
+
+
+_METHOD = {"holm": "Holm's method", "bh": "Benjamini and Hochberg's method (false discovery rate)"}
 
 
 def _unit(c: Comparison) -> str:
@@ -71,7 +74,7 @@ def render_text(c: Comparison) -> str:
     tested = sum(1 for r in c.rows if r.result.p is not None)
     col = adjusted_column(c)
     note = (f"{len(c.rows)} pair{'s' * (len(c.rows) != 1)} of learners, {tested} with a p-value: {col} is p "
-            f"adjusted by the {ADJUSTMENTS[c.adjustment]} for these {tested} comparisons; a difference is significant "
+            f"adjusted by {_METHOD[c.adjustment]} for these {tested} comparisons; a difference is significant "
             f"at {c.alpha:g} when {col} < {c.alpha:g} (p alone does not allow for the number of comparisons)."
             if adjusted else
             f"{len(c.rows)} pair{'s' * (len(c.rows) != 1)} of learners, {tested} with a p-value, not adjusted for the "

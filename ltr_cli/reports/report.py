@@ -308,7 +308,7 @@ def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None, note: b
     (a CSV file carries no notes)."""
     cols = list(columns or COLUMNS)
     if any(r.get("convention") for r in rows) and "convention" not in cols:  # a CSV file carries no notes
-        cols.append("convention")
+        cols.insert(cols.index("vs_paper") if "vs_paper" in cols else len(cols), "convention")
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     writer.writeheader()
