@@ -7,9 +7,10 @@ What is paired:
   is the same query of the same fold under two learners;
 * online runs: the seeds; a seed's value is the report's headline, the mean of the
   time-averaged curve over the last ten rounds (``last10``), and a pair is one seed under
-  two learners. For ``heldout_<metric>`` (runs with a ``heldout:`` set, e.g. click runs'
-  offline NDCG), a seed's value is the metric's last held-out evaluation, the report's
-  ``heldout_last``.
+  two learners. With ``on="heldout"`` (or the metric ``heldout_<metric>``; runs with a
+  ``heldout:`` set, e.g. click runs' offline NDCG), a seed's value is the metric's last
+  held-out evaluation, the report's ``heldout_last``; with ``on="cumulative"`` (click runs)
+  the discounted cumulative online value, the report's ``discounted_cumulative``.
 
 A learner is what ``ltr report`` shows as one row: the runs of one learner with the same
 settings (its seeds), named by the learner and, when it was run with several settings, by

@@ -130,7 +130,7 @@ def caption(section: Section) -> str:
 
 
 def _best(section: Section, j: int) -> float | None:
-    means = [row[j].interval.mean for row in section.cells if row[j].interval.mean is not None]
+    means = [m for row in section.cells if (m := row[j].interval.mean) is not None]
     return max(means) if len(means) > 1 else None
 
 
