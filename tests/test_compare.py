@@ -180,7 +180,7 @@ def test_compare_text_lists_pairs_and_the_multiple_comparison_note(batch):
     lines = res.stdout.splitlines()
     assert lines[0].startswith("ap: Wilcoxon signed-rank test (two-sided) over the test queries")
     assert lines[1].split() == ["experiment", "a", "b", "n", "mean_diff", "statistic", "p", "p_holm", "note"]
-    assert len(lines) == 6 and "Holm's method for these 3 comparisons" in lines[-1]
+    assert len(lines) == 7 and "Holm's method for these 3 comparisons" in lines[-2] and lines[-1].startswith("Convention: ")
     assert "all 45 differences are zero" in next(line for line in lines if " twin " in line and "strong" in line)
 
 

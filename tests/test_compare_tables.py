@@ -146,6 +146,9 @@ def test_on_must_fit_the_runs_and_the_alpha_its_range(cv, tmp_path):
     assert res.exit_code == 1 and "ap is given twice" in res.stderr
     out = tmp_path / "t.tex"
     assert _ok("compare", str(cv), "--metric", "ap", "--format", "latex", "--out", str(out)) == out.read_text()
+    text = _ok("compare", str(cv), "--metric", "ap", "--adjust", "bh")
+    assert text.rstrip().endswith(f"Convention: {LETOR3}.") and "  p_bh  " in text.splitlines()[1] + "  "
+    assert json.loads(_ok("compare", str(cv), "--metric", "ap", "--json"))["convention"] == f"Convention: {LETOR3}."
 
 
 def test_the_report_shows_the_spread_of_the_selected_metric_a_sample_and_the_convention(cv, tmp_path):

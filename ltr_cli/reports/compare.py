@@ -38,6 +38,7 @@ import numpy as np
 
 from ltr_cli.errors import LtrError
 from ltr_cli.measures.registry import parse_metric
+from ltr_cli.reports.captions import conventions_line, run_convention
 from ltr_cli.reports.click_runs import HELDOUT, discounted_cumulative, final_heldout
 from ltr_cli.reports.run_labels import differing_settings, with_settings
 from ltr_cli.reports.significance import ADJUSTMENTS, ALPHA, Paired, adjust, paired_test
@@ -104,6 +105,8 @@ class Comparison:
     alpha: float = ALPHA
     #: every learner compared, with its values (the table's means and intervals)
     found: list[Learner] = field(default_factory=list)
+    #: the line naming the runs' conventions with their rules (``Convention: ...``)
+    convention: str | None = None
 
 
 def metric_name(metric: str) -> str:
@@ -373,4 +376,5 @@ def compare(runs: list[Run], metric: str, test: str = "t", on: str | None = None
     for row, p in zip(rows, adjust([r.result.p for r in rows], adjustment)):
         row.p_adjusted = p
     shown = HELDOUT + metric if on == "heldout" else metric
-    return Comparison(shown, test, protocol, rows, on, adjustment, alpha, found)
+    said = conventions_line([{"convention": run_convention(r), "experiment": r.experiment} for r in runs])
+    return Comparison(shown, test, protocol, rows, on, adjustment, alpha, found, said)

@@ -79,7 +79,7 @@ def render_text(c: Comparison) -> str:
             if adjusted else
             f"{len(c.rows)} pair{'s' * (len(c.rows) != 1)} of learners, {tested} with a p-value, not adjusted for the "
             f"number of comparisons (--adjust holm or bh does); significant at {c.alpha:g} when p < {c.alpha:g}.")
-    return "\n".join([_header(c), *lines, note]) + "\n"
+    return "\n".join([_header(c), *lines, note] + ([c.convention] if c.convention else [])) + "\n"
 
 
 def json_object(c: Comparison) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def json_object(c: Comparison) -> dict[str, Any]:
         "metric": c.metric, "on": c.on, "test": c.test, "test_name": TESTS[c.test], "alternative": "two-sided",
         "protocol": c.protocol, "unit": "query" if c.protocol == BATCH else "seed",
         "comparisons": sum(1 for r in c.rows if r.result.p is not None), "adjustment": c.adjustment,
-        "alpha": c.alpha, "mean_difference": f"a - b, {mean_label(c)}",
+        "alpha": c.alpha, "mean_difference": f"a - b, {mean_label(c)}", "convention": c.convention,
         **({"resamples": RESAMPLES, "seed": SEED} if c.test == "randomization" else {}),
         "pairs": [{"experiment": r.experiment, "a": r.a, "b": r.b, "n": r.result.n,
                    "mean_difference": r.result.mean_difference, "statistic": r.result.statistic,
