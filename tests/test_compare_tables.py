@@ -233,3 +233,10 @@ def test_report_baseline_tests_the_heldout_column_on_the_heldout_values(clicks):
     assert f"heldout: {'better: ' if p < 0.05 and held.mean() > base.mean() else ''}" \
         f"{held.mean() - base.mean():+.4f}, p={p:.2g}, 3 seeds" in ogd["vs_baseline"]
     assert rows["random"]["vs_baseline"] == "baseline"
+
+
+def test_the_selection_table_names_its_convention_too(clicks):
+    text = _ok("report", str(clicks), "--select-by", "ndcg@10")
+    assert f"\nConvention: {CONVENTIONS['paper'].title('one')}.\n" in text
+    rows = list(csv.DictReader(io.StringIO(_ok("report", str(clicks), "--select-by", "ndcg@10", "--format", "csv"))))
+    assert {r["convention"] for r in rows} == {CONVENTIONS["paper"].title("one")}

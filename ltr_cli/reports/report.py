@@ -162,6 +162,7 @@ def selection_rows(choices: list[Any], metric: str, window: int) -> list[dict[st
             "score_std": float(np.std(c.scores, ddof=1)) if len(c.scores) > 1 else None,
             "score_min": min(c.scores),
             "score_max": max(c.scores),
+            "convention": run_convention(c.runs[0]),
         })
     return rows
 
