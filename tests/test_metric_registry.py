@@ -261,7 +261,7 @@ def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):
 
 # --- the shared Yahoo sample, end to end -----------------------------------------------------------
 
-YAHOO = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "yahoo-sample-lightgbm"
+from tests.conftest import YAHOO_SAMPLE as YAHOO, absent  # noqa: E402
 
 
 def _independent(labels: list[list[int]], scores: list[list[float]], gmax: int, relevant_from: int) -> tuple:
@@ -280,7 +280,7 @@ def _independent(labels: list[list[int]], scores: list[list[float]], gmax: int, 
     return sum(errs) / len(errs), sum(rrs) / len(rrs), errs, rrs
 
 
-@pytest.mark.skipif(not (YAHOO / "rank.test").is_file(), reason="the shared Yahoo sample is not here")
+@pytest.mark.skipif(not (YAHOO / "rank.test").is_file(), reason=absent("data/yahoo-sample-lightgbm"))
 @pytest.mark.parametrize("convention, relevant_from", [("paper", 1), ("mslr", 2)])
 def test_eval_err_and_rr_on_the_yahoo_sample_agree_with_a_computation_from_scratch(tmp_path, convention,
                                                                                    relevant_from):

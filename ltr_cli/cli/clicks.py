@@ -215,15 +215,18 @@ def propensity(
     read = read_log(log)
     rec = {"log": str(log), "policy": read.meta.get("policy"), "fingerprint": read.meta.get("fingerprint"),
            **estimate(read.query, read.doc, read.position, read.click, method, seed, str(log))}
+    drawn: list[Path] = []
     if plot is not None:
         from ltr_cli.reports.propensity_plot import plot_propensity
 
-        plot_propensity({**rec, "method": method}, read.meta.get("model"), plot, log.stem)
+        drawn = plot_propensity({**rec, "method": method}, read.meta.get("model"), plot, log.stem)
     if as_json:
-        typer.echo(json.dumps(rec, indent=2))
+        typer.echo(json.dumps({**rec, **({"plots": [str(p) for p in drawn]} if plot is not None else {})}, indent=2))
         return
     lines = [f"{log}: relative propensities by {method} ({rec['uncertainty']}), policy {rec['policy']}, "
              f"{rec['rows']} shown documents, {rec['clicks']} clicks", "",
              f"{'position':>8s}  {'p_k/p_1':>9s}  {'stderr':>9s}"]
     lines += [f"{k:8d}  {_cell(p)}  {_cell(s)}" for k, p, s in zip(rec["positions"], rec["propensity"], rec["stderr"])]
+    if drawn:
+        lines += ["", "wrote " + ", ".join(str(p) for p in drawn)]
     typer.echo("\n".join(lines))
