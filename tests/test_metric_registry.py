@@ -242,7 +242,7 @@ def test_select_by_err_is_validated_and_scored_under_the_cv_convention(tmp_path)
     report = CliRunner().invoke(app, ["report", str(tmp_path / "out2"), "--format", "csv"])
     assert report.exit_code == 0, report.stderr
     head = report.stdout.splitlines()[0].split(",")
-    assert head[5:9] == ["err@10", "rr", "ap", "ap_std"]
+    assert head[5:10] == ["err@10", "err@10_std", "rr", "ap", "ap_std"]  # the selected metric's spread too
 
 
 def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):

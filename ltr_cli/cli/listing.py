@@ -8,8 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ltr_cli.core.convention_table import CONVENTION_NAMES
-
 
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
@@ -24,6 +22,7 @@ def list_(
     from ltr_cli.data.registry import DATASETS
     from ltr_cli.learners.online import family  # noqa: F401 - the registry of ltr_cli.families
     from ltr_cli.learners.registry import learner_help
+    from ltr_cli.measures.conventions import CONVENTIONS
     from ltr_cli.measures.registry import metric_help
 
     data = {
@@ -33,7 +32,7 @@ def list_(
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",
                       "shaped": "queries shaped like a registry dataset (like: NAME)"},
         "metrics": metric_help(),
-        "conventions": list(CONVENTION_NAMES),
+        "conventions": {name: f"{conv.summary()}; {conv.source}" for name, conv in CONVENTIONS.items()},
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
         "click_models": CLICK_MODELS.help(),
         "interleaving": {name: f"{text} ({_rankers(METHODS[name])})" for name, text in METHODS.help().items()},
