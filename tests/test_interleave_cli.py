@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
-from ltr_cli.results.interleave import sign_test
+from ltr_cli.protocols.interleave import sign_test
 from tests.conftest import REPO
 
 runner = CliRunner()

@@ -134,14 +134,14 @@ def simulate_log(
     from ltr_cli.clicklog.simulate import simulate
     from ltr_cli.data.formats import open_dataset
     from ltr_cli.data.registry import reader_options
-    from ltr_cli.results.interleave import RankedFile, build_clicks
+    from ltr_cli.protocols.interleave import RankedFile, build_clicks
 
     check_policy(policy)
     _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
                                ("run's model file", run / "models.json" if run is not None else None)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
-        from ltr_cli.results.interleave import rank_file
+        from ltr_cli.protocols.interleave import rank_file
         from ltr_cli.results.scoring import load_model, training_index_base
 
         scorer, n_features = load_model(run, fold)

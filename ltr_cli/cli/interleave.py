@@ -51,7 +51,7 @@ def interleave(
     same file."""
     from ltr_cli.data.registry import reader_options
     from ltr_cli.interleaving.methods import build_method
-    from ltr_cli.results.interleave import build_clicks, check_impressions, interleave_runs, rank_file, render
+    from ltr_cli.protocols.interleave import build_clicks, check_impressions, interleave_runs, rank_file, render
     from ltr_cli.results.scoring import load_model, training_index_base
 
     check_impressions(impressions)
