@@ -185,9 +185,10 @@ def log_folds(
     DIR/manifest.json with each log's fingerprint."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.protocols.click_logs import write_fold_logs
+    from ltr_cli.runs.plan import plan_fold_logs
 
     spec = load_config(config, set_ or [])
-    manifest = write_fold_logs(spec, learner, out, str(config))
+    manifest = write_fold_logs(plan_fold_logs(spec, learner, str(config)), out)
     for rec in manifest["logs"]:
         typer.echo(f"{out / rec['file']}: {rec['sessions']} sessions, {rec['clicks']} clicks, fingerprint "
                    f"{rec['fingerprint'][:16]}")

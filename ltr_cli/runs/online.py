@@ -17,7 +17,7 @@ import numpy as np
 from ltr_cli import console
 from ltr_cli.data.provenance import generated_data
 from ltr_cli.names import count
-from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState
+from ltr_cli.protocols.checkpoint import CheckpointInvalid, Checkpointer, RunState, keep_checkpoint, resume_command
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.data.identity import require_regular, same_content
 from ltr_cli.data.sources import QuerySource, StreamStats, open_source
@@ -34,8 +34,8 @@ from ltr_cli.results.folders import is_complete, read_run
 from ltr_cli.runs.kernel_plan import KernelPlan
 from ltr_cli.runs.online_record import PreparedRun as _Prepared, seeds as _seeds, write_run as _finish  # a test patches _finish
 from ltr_cli.runs.plan import PlannedRun
-from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, refuse_other_data, refuse_other_implementation,
-                                resume_command)
+from ltr_cli.runs.folder import (RunOutcome, clear_leftover_lock, owning, refuse_other_data,
+                                refuse_other_implementation)
 from ltr_cli.learners.online.theory import stream_constants
 
 if TYPE_CHECKING:  # a held-out set, clicks and the regret log are imported by the runs that use them
@@ -43,11 +43,11 @@ if TYPE_CHECKING:  # a held-out set, clicks and the regret log are imported by t
     from ltr_cli.protocols.heldout import Heldout
 
 
-def open_stream(spec: ExperimentSpec, out_root: Path, reads: int) -> tuple[QuerySource, Any]:
-    """The data stream of a single-seed online spec, and for a separable stream the theory's
+def open_stream(run: PlannedRun, out_root: Path, reads: int) -> tuple[QuerySource, Any]:
+    """The data stream of a planned online run, and for a separable stream the theory's
     constants (None otherwise). ``reads``: how often this process will read the stream
     (large generated streams are kept as arrays only when that pays for building them)."""
-    source = open_source(spec.dataset, spec.seed, cache_dir(spec, out_root))
+    source = open_source(run.spec.dataset, run.seed, run.cache_dir(out_root))
     source.reads = reads
     constants = None
     if source.ranker is not None:  # separable stream: the theory's constants

@@ -141,7 +141,7 @@ def write_run(prep: PreparedRun, result: OnlineResult, source: QuerySource, cons
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.log),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
-    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, rounds, summary, {
+    outcome = record_run(prep.job, prep.run_dir, rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "normalize": source.normalize,
                     "fingerprint": source.identity()},
