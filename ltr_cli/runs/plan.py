@@ -63,6 +63,15 @@ class PlannedRun:
         resolved["learners"] = {self.learner: resolved["learners"][self.learner]}
         return resolved
 
+    @property
+    def online(self) -> Any:
+        """An online run's plan (:class:`~ltr_cli.protocols.online_run.OnlinePlan`)."""
+        from ltr_cli.protocols.online_run import OnlinePlan
+
+        spec = self.spec
+        return OnlinePlan(spec.experiment, self.learner, self.run_id, spec.seed, self.learner_spec, spec.metrics,
+                          spec.protocol, spec.heldout, spec.fidelity, self.group)
+
     def cv_plan(self, out_root: Path) -> Any:
         """A batch run's plan (:class:`~ltr_cli.protocols.cv_run.CVPlan`), its folds cached
         under ``out_root`` unless the config says otherwise."""
