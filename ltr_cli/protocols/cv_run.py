@@ -89,12 +89,14 @@ class OpenedCV:
 @dataclass
 class CVResult:
     """A computed batch run: the per-fold table, the summary, the selected models, the
-    per-query test table, and the fold checkpoint (removed once the run is written)."""
+    per-query test table, what its manifest records of its plan (:meth:`CVPlan.manifest`),
+    and the fold checkpoint (removed once the run is written)."""
 
     table: pd.DataFrame
     summary: dict[str, Any]
     models: dict[str, Any]
     queries: pd.DataFrame
+    manifest: dict[str, Any]
     checkpoint: FoldCheckpoint
 
 
@@ -129,4 +131,5 @@ def compute_cv(opened: OpenedCV, run_dir: Path, resume: bool, fresh: bool, quiet
             f"{'fold' if len(saved) == 1 else 'folds'} {', '.join(saved)} saved in {checkpoint.path}; continue with: "
             f"{resume_command(argv)}" if saved else "no fold had finished, nothing saved"))
         raise
-    return CVResult(table, {"dataset": plan.folds.dataset.name, **summary}, models, queries, checkpoint)
+    return CVResult(table, {"dataset": plan.folds.dataset.name, **summary}, models, queries,
+                    plan.manifest(opened.identity), checkpoint)

@@ -90,6 +90,16 @@ class PreparedRun:
         return self.job.group, self.start, id(self.heldout)
 
 
+class SharedStream:
+    """What the online runs of one stream share: the stream, its held-out sets (read once
+    per file and interval) and its largest label (read once, when a click table follows it)."""
+
+    def __init__(self, source: QuerySource):
+        self.source = source
+        self.heldouts: dict[Any, Heldout] = {}
+        self.top_label = functools.cache(lambda: max_label(source))
+
+
 def _heldout(plan: OnlinePlan, source: QuerySource, opened: dict[Any, Heldout]) -> Heldout | None:
     """The experiment's held-out set (``heldout:``), read once per file and interval
     (``opened``): with the stream's reader options (its width, index base and qid source; a
@@ -189,14 +199,14 @@ def _clicks(protocol: Any, lspec: Any, seq: np.random.SeedSequence,
                          lspec.feedback_kind)
 
 
-def prepare(job: OnlinePlan, run_dir: Path, source: QuerySource, quiet: bool, argv: list[str] | None,
-            resume: bool, fresh: bool, heldouts: dict[Any, Heldout] | None = None,
-            top_label: Callable[[], int] | None = None, blocks: bool = BLOCKS) -> PreparedRun:
+def prepare(job: OnlinePlan, run_dir: Path, shared: SharedStream, quiet: bool, argv: list[str] | None,
+            resume: bool, fresh: bool, blocks: bool = BLOCKS) -> PreparedRun:
     """The run of ``job`` made ready under its lock: its checkpoint kept or restored, its
-    learner built, its clicks, held-out set (shared through ``heldouts``) and stream, planned
-    for the compiled block loop when ``blocks`` allows it and the run can take it."""
-    name, lspec, protocol = job.name, job.learner, job.protocol
-    heldout = _heldout(job, source, heldouts if heldouts is not None else {})
+    learner built, its clicks, held-out set and stream (``shared`` with the other runs of the
+    stream), planned for the compiled block loop when ``blocks`` allows it and the run can
+    take it."""
+    name, lspec, protocol, source = job.name, job.learner, job.protocol, shared.source
+    heldout = _heldout(job, source, shared.heldouts)
     measures = job.metrics.measures()
     checkpointer = Checkpointer(run_dir.parent / f".{job.run_id}.checkpoint", job.run_id,
                                 protocol.checkpoint_every)
@@ -205,7 +215,7 @@ def prepare(job: OnlinePlan, run_dir: Path, source: QuerySource, quiet: bool, ar
     planned = _planned_rounds(protocol, lspec, source)
     # independent, reproducible streams: data order/subsampling, ties, learner draws, clicks
     stream_seq, tie_seq, learner_seq, click_seq = seeds(job.seed)
-    clicks = _clicks(protocol, lspec, click_seq, top_label or functools.cache(lambda: max_label(source)))
+    clicks = _clicks(protocol, lspec, click_seq, shared.top_label)
     learner = lspec.build(source.n_features, job.metrics.ties, np.random.default_rng(learner_seq),
                           planned, job.fidelity)
     loss = None
@@ -213,8 +223,8 @@ def prepare(job: OnlinePlan, run_dir: Path, source: QuerySource, quiet: bool, ar
         from ltr_cli.protocols.regret import regret_loss
 
         loss = regret_loss(learner, protocol.log_regret)
-    state = (_restore(checkpointer, log_columns(measures, loss is not None, heldout), source, learner,
-                      protocol.max_rounds) if resume else None)
+    columns = log_columns(measures, loss is not None, heldout)
+    state = _restore(checkpointer, columns, source, learner, protocol.max_rounds) if resume else None
     stream_stats = StreamStats()
     stream_rng = np.random.default_rng(stream_seq)
     plan = None

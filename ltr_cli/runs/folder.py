@@ -116,27 +116,29 @@ def _clear_leftover_checkpoints(run_dir: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
-def refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:
-    """One-line error if a finished run recorded other data than ``identity`` (it is
-    neither counted as done nor silently recomputed over)."""
-    dataset = read_run(run_dir).manifest.get("dataset")
+def finished_run(run: PlannedRun, run_dir: Path, identity: dict[str, Any], what: str) -> RunOutcome:
+    """A complete run that ``--resume`` skips, as its outcome; the lock file a killed process
+    left beside it is cleared (:func:`clear_leftover_lock`). One-line error if it recorded
+    other data than ``identity`` (``what`` names it), or was computed by an earlier
+    implementation of its learner (``LearnerConfig.implementation``; a manifest without the
+    field is version 1): it is neither counted as done nor silently recomputed over (its
+    numbers are another data's, or another algorithm's)."""
+    done = read_run(run_dir)
+    manifest, lspec = done.manifest, run.learner_spec
+    dataset = manifest.get("dataset")
     recorded = dataset.get("fingerprint") if isinstance(dataset, dict) else None
     if not same_content(recorded, identity):
         raise LtrError(f"{run_dir}: this finished run was computed on other data than is now on "
                        f"disk ({what}); remove the run directory to recompute it, or use another "
                        "--out to keep both")
-
-
-def refuse_other_implementation(run_dir: Path, lspec: Any) -> None:
-    """One-line error if a finished run was computed by an earlier implementation of its
-    learner (``LearnerConfig.implementation``; a manifest without the field is version 1):
-    its numbers are another algorithm's, so it is neither counted as done nor overwritten."""
-    conventions = read_run(run_dir).manifest.get("learner_conventions")
-    recorded = conventions.get("implementation", 1) if isinstance(conventions, dict) else 1
-    if recorded != lspec.implementation:
-        raise LtrError(f"{run_dir}: this finished run was computed by version {recorded} of "
+    conventions = manifest.get("learner_conventions")
+    version = conventions.get("implementation", 1) if isinstance(conventions, dict) else 1
+    if version != lspec.implementation:
+        raise LtrError(f"{run_dir}: this finished run was computed by version {version} of "
                        f"{lspec.type_name()}'s algorithm, and this ltr runs version {lspec.implementation}; "
                        "remove the run directory to recompute it, or use another --out to keep both")
+    clear_leftover_lock(run_dir)
+    return RunOutcome(run.learner, run_dir, done.summary)
 
 
 def remove_stale_temporaries(run_dir: Path) -> None:

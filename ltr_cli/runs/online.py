@@ -18,19 +18,18 @@ from ltr_cli.names import count
 from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import OnlineResult
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner
-from ltr_cli.protocols.online_run import PreparedRun, compute, max_label, plugin_failure, prepare
+from ltr_cli.protocols.online_run import PreparedRun, SharedStream, compute, plugin_failure, prepare
 from ltr_cli.protocols.round_measures import RoundMeasures
 from ltr_cli.protocols.warmup import CompileAhead
-from ltr_cli.results.folders import is_complete, read_run
+from ltr_cli.results.folders import is_complete
 from ltr_cli.runs.kernel_plan import KernelPlan
 from ltr_cli.runs.online_record import write_run as _finish  # a test patches _finish
 from ltr_cli.runs.plan import PlannedRun
-from ltr_cli.runs.folder import (RunOutcome, clear_leftover_lock, owning, refuse_other_data,
-                                refuse_other_implementation)
+from ltr_cli.runs.folder import RunOutcome, finished_run, owning
 from ltr_cli.learners.online.theory import stream_constants
 
 if TYPE_CHECKING:
-    from ltr_cli.protocols.heldout import Heldout
+    pass
 
 
 def open_stream(run: PlannedRun, out_root: Path, reads: int) -> tuple[QuerySource, Any]:
@@ -61,10 +60,10 @@ def run_online_jobs(
     error (in job order; naming its learner when there are several) is raised once every
     other run is written. ``planned_path``: the path the runs take (recorded in their
     manifests as ``kernels``)."""
+    batch = _Jobs(source, constants, out_root, quiet, argv, resume, fresh, on_done, planned_path, len(jobs))
     note = RoundMeasures(jobs[0].spec.metrics.measures()).note if jobs else None
     if note and not quiet:
         console.note(f"ltr: note: {note}")
-    batch = _Jobs(source, constants, out_root, quiet, argv, resume, fresh, on_done, planned_path, len(jobs))
     with ExitStack() as locks:
         for i, job in enumerate(jobs):  # skipped if complete, else made ready under its lock
             batch.open(i, job, locks)
@@ -95,8 +94,7 @@ class _Jobs:
         self.held: dict[int, ExitStack] = {}  # each run's lock, released once the run is written
         self.prepared: dict[int, PreparedRun] = {}
         self.jobs: dict[int, PlannedRun] = {}
-        self.heldouts: dict[Any, Heldout] = {}
-        self.top_label = functools.cache(lambda: max_label(source))  # read once, for click tables that follow it
+        self.shared = SharedStream(source)  # held-out sets and the largest label, read once
 
     def settle(self, i: int, outcome: RunOutcome | LtrError) -> None:
         self.outcomes[i] = outcome
@@ -111,17 +109,15 @@ class _Jobs:
         run_dir = run_path(self.out_root, job.experiment, job.run_id)
         try:
             if self.resume and is_complete(run_dir):
-                refuse_other_data(run_dir, source.identity(), source.description)
-                refuse_other_implementation(run_dir, job.learner_spec)
-                clear_leftover_lock(run_dir)
+                outcome = finished_run(job, run_dir, source.identity(), source.description)
                 if not quiet:
                     console.note(f"[{job.experiment}] {job.name} (seed {job.seed}): complete, skipped")
-                self.settle(i, RunOutcome(job.name, run_dir, read_run(run_dir).summary))
+                self.settle(i, outcome)
                 return
             self.held[i] = locks.enter_context(ExitStack())
             self.held[i].enter_context(owning(run_dir))
-            self.prepared[i] = prepare(job.online, run_dir, source, quiet, self.argv, self.resume, self.fresh,
-                                       self.heldouts, self.top_label, BLOCKS)
+            self.prepared[i] = prepare(job.online, run_dir, self.shared, quiet, self.argv, self.resume, self.fresh,
+                                       BLOCKS)
         except LtrError as exc:
             self.settle(i, exc)
         except Exception as exc:

@@ -136,8 +136,9 @@ def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
     try:  # the learner as its run builds it (on one feature: only its family matters here)
         lspec: Any = spec.learners[learner]
         built = lspec.build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
-        if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
-                              feedback_size(built, spec.protocol.feedback), spec.protocol.feedback == "clicks"):
+        feedback_k = feedback_size(built, spec.protocol.feedback)
+        if not block_eligible(built, RoundMeasures(spec.metrics.measures()), feedback_k,
+                              spec.protocol.feedback == "clicks"):
             return None
         if spec.protocol.log_regret:
             from ltr_cli.protocols.regret import regret_loss

@@ -13,9 +13,8 @@ from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.kernel_plan import plan_kernels
 from ltr_cli.runs.plan import PlannedRun, plan_experiment, run_id as run_name
 from ltr_cli.outputs import run_path
-from ltr_cli.results.folders import TEST_QUERIES, is_complete, read_run
-from ltr_cli.runs.folder import (RunOutcome, clear_leftover_lock, owning, record_run, refuse_other_data,
-                                refuse_other_implementation)
+from ltr_cli.results.folders import TEST_QUERIES, is_complete
+from ltr_cli.runs.folder import RunOutcome, finished_run, owning, record_run
 
 __all__ = ["RunOutcome", "run_experiment", "run_name", "run_planned"]
 
@@ -78,18 +77,27 @@ def run_planned(
     planned first (:func:`~ltr_cli.runs.kernel_plan.plan_kernels`); without, they take the
     compiled path where they can (``LTR_KERNELS`` aside)."""
     done = on_done or (lambda outcome: None)
-    if runs and runs[0].spec.cv is not None:
-        outcomes: list[RunOutcome | LtrError] = []
-        for run in runs:
-            try:
-                outcomes.append(_run_batch_learner(run, out_root, quiet, argv, resume, fresh))
-            except LtrError as exc:
-                if not keep_going:
-                    raise
-                outcomes.append(exc)
-                continue
-            done(outcomes[-1])  # type: ignore[arg-type]
-        return outcomes
+    if not runs or runs[0].spec.cv is None:
+        return _run_online_stream(runs, out_root, quiet, argv, resume, fresh, done, keep_going, kernels_mode)
+    outcomes: list[RunOutcome | LtrError] = []
+    for run in runs:
+        try:
+            outcomes.append(_run_batch_learner(run, out_root, quiet, argv, resume, fresh))
+        except LtrError as exc:
+            if not keep_going:
+                raise
+            outcomes.append(exc)
+            continue
+        done(outcomes[-1])  # type: ignore[arg-type]
+    return outcomes
+
+
+def _run_online_stream(
+    runs: list[PlannedRun], out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool,
+    done: Callable[[RunOutcome], None], keep_going: bool, kernels_mode: str | None,
+) -> list[RunOutcome | LtrError]:
+    """The online runs of one stream: the stream opened once, the compiled or reference path
+    planned (with ``kernels_mode``), the runs computed and written."""
     first = runs[0].spec
     reads = first.protocol.passes * len(runs)
     source, constants = open_stream(runs[0], out_root, reads)
@@ -123,20 +131,18 @@ def _run_batch_learner(
     from ltr_cli.protocols.cv_run import compute_cv, open_cv
 
     check_installed(run)
+    plan = run.cv_plan(out_root)
+    opened = open_cv(plan)
     run_dir = run_path(out_root, run.experiment, run.run_id)
-    opened = open_cv(run.cv_plan(out_root))
     if resume and is_complete(run_dir):
-        refuse_other_data(run_dir, opened.identity, f"the {opened.plan.folds.dataset.name} files")
-        refuse_other_implementation(run_dir, run.learner_spec)
-        clear_leftover_lock(run_dir)
-        return RunOutcome(run.learner, run_dir, read_run(run_dir).summary)
+        return finished_run(run, run_dir, opened.identity, f"the {opened.plan.folds.dataset.name} files")
 
     def log(line: str) -> None:
         console.note(f"[{run.experiment}] {run.learner} {line}")
 
     with owning(run_dir):
         done = compute_cv(opened, run_dir, resume, fresh, quiet, argv, log)
-        outcome = record_run(run, run_dir, done.table, done.summary, opened.plan.manifest(opened.identity),
+        outcome = record_run(run, run_dir, done.table, done.summary, done.manifest,
                              {"wall_seconds": done.summary["wall_seconds"]}, done.models, argv,
                              {TEST_QUERIES: done.queries})
         done.checkpoint.remove()
