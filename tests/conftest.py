@@ -116,11 +116,12 @@ def load_queries(spec, split: str, fold: int | None) -> list:
     of a batch config, uncached."""
     from ltr_cli.config.experiment import RegistryData
     from ltr_cli.protocols.cv_folds import open_folds, split_queries
+    from ltr_cli.runs.plan import folds_plan
 
     ds = spec.dataset
     assert isinstance(ds, RegistryData)
     one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
-    (chosen,) = open_folds(one)
+    (chosen,) = open_folds(folds_plan(one, None))
     return split_queries(getattr(chosen, split))
 
 

@@ -261,7 +261,7 @@ def test_the_click_stream_does_not_touch_the_tie_stream():
 
 
 def test_seed_streams_without_clicks_are_unchanged():
-    from ltr_cli.runs.online import _seeds
+    from ltr_cli.protocols.online_run import seeds as _seeds
 
     for seed in (0, 3, 2**40):
         old = np.random.SeedSequence(seed).spawn(3)

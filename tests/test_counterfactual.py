@@ -196,12 +196,14 @@ def test_a_label_runs_checkpoint_digest_does_not_name_clicks():
     an interrupted run resumes."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.protocols.cv_checkpoint import learner_digest
-    from ltr_cli.runs.runner import fold_checkpoint
+    from ltr_cli.runs.plan import plan_experiment
 
     spec = load_config(REPO / "configs" / "mslr_batch.yaml")
+    runs = {run.learner: run for run in plan_experiment(spec)[0]}
     for name in ("ranksvm", "lambdamart"):
         lspec = spec.learners[name]
         dumped = {k: v for k, v in lspec.model_dump(mode="json").items() if k != "clicks"}
         want = learner_digest(dumped, select_by=spec.cv.select_by, convention=spec.cv.convention,
                               normalize=spec.dataset.normalize, tests=None)
-        assert fold_checkpoint(spec, lspec, Path("/nonexistent/run"), {"files": []}, [1]).learner == want
+        plan = runs[name].cv_plan(Path("/nonexistent"))
+        assert plan.checkpoint(Path("/nonexistent/run"), {"files": []}, [1]).learner == want

@@ -134,14 +134,14 @@ def simulate_log(
     from ltr_cli.clicklog.simulate import simulate
     from ltr_cli.data.formats import open_dataset
     from ltr_cli.data.registry import reader_options
-    from ltr_cli.results.interleave import RankedFile, build_clicks
+    from ltr_cli.protocols.interleave import RankedFile, build_clicks
 
     check_policy(policy)
     _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
                                ("run's model file", run / "models.json" if run is not None else None)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
-        from ltr_cli.results.interleave import rank_file
+        from ltr_cli.protocols.interleave import rank_file
         from ltr_cli.results.scoring import load_model, training_index_base
 
         scorer, n_features = load_model(run, fold)
@@ -185,9 +185,10 @@ def log_folds(
     DIR/manifest.json with each log's fingerprint."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.protocols.click_logs import write_fold_logs
+    from ltr_cli.runs.plan import plan_fold_logs
 
     spec = load_config(config, set_ or [])
-    manifest = write_fold_logs(spec, learner, out, str(config))
+    manifest = write_fold_logs(plan_fold_logs(spec, learner, str(config)), out)
     for rec in manifest["logs"]:
         typer.echo(f"{out / rec['file']}: {rec['sessions']} sessions, {rec['clicks']} clicks, fingerprint "
                    f"{rec['fingerprint'][:16]}")

@@ -39,7 +39,7 @@ def eval_(
     """Evaluate scores per query and averaged under a metric convention: by default NDCG@k,
     MAP and P@k (the LETOR scripts' tables), or the metrics given with --metric."""
     from ltr_cli.measures.conventions import CONVENTIONS
-    from ltr_cli.measures.file_eval import evaluate_file, format_tables, nan_to_none
+    from ltr_cli.results.file_eval import evaluate_file, format_tables, nan_to_none
 
     opts = reader_options(dataset, None, index_base, _value(qid), group, None)
     given = frozenset(key for key, value in (("ties", ties), ("no_relevant", no_relevant),

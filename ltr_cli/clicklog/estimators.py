@@ -21,7 +21,6 @@ import numpy as np
 from ltr_cli import plugins
 
 if TYPE_CHECKING:
-    from ltr_cli.clicklog.signal import ClickSignal
     from ltr_cli.clicklog.simulate import Sessions
 
 
@@ -38,7 +37,7 @@ class ClickLog:
     sessions: Sessions
     meta: dict[str, Any]
     shown: int
-    signal: ClickSignal
+    signal: Any  # a clicklog.signal.ClickSignal, which imports this module (its estimator names)
     train: list[tuple[np.ndarray, np.ndarray]]
     fold: int | None
 
