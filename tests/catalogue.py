@@ -422,6 +422,11 @@ STATE_CASES = [
     StateCase("planted-numba-index", "numba's cache folder (or HOME) writable by others, with pickled index files planted in it",
               "not used: kernels compile into a private temporary folder, one note; no planted code runs",
               "tests/test_private_state.py::test_a_numba_cache_others_can_write_is_never_loaded"),
+    StateCase("link-race-numba-cache", "`~/.cache` a link of the user's to `/tmp/x`, another user's link aimed at a "
+              "directory of the user's, repointed at a folder of planted index pickles between the check and the load",
+              "`/tmp/x` refused (another user's link, wherever it is met); numba is handed the resolved path, with "
+              "no link in it",
+              "tests/test_private_state.py::test_another_users_link_behind_a_link_of_ones_own_is_refused_and_cannot_be_swapped"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",
