@@ -427,6 +427,10 @@ STATE_CASES = [
               "`/tmp/x` refused (another user's link, wherever it is met); numba is handed the resolved path, with "
               "no link in it",
               "tests/test_private_state.py::test_another_users_link_behind_a_link_of_ones_own_is_refused_and_cannot_be_swapped"),
+    StateCase("relative-cache-variables", "`NUMBA_CACHE_DIR=rel` or `XDG_CACHE_HOME=.cache` (relative) in a folder "
+              "holding planted index pickles there", "a relative `NUMBA_CACHE_DIR` is ignored with one note, a relative "
+              "`XDG_CACHE_HOME` or `HOME` is ignored; nothing of the working folder is loaded",
+              "tests/test_private_state.py::test_relative_cache_variables_never_name_a_folder_of_the_working_directory"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

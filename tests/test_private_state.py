@@ -149,6 +149,30 @@ def test_the_cache_place_handed_to_numba_is_resolved_through_ones_own_links(tmp_
         real / "ltr-cli" / "numba"
 
 
+def test_relative_cache_variables_never_name_a_folder_of_the_working_directory(tmp_path, monkeypatch, capsys):
+    """A received folder (the user's own, so private) with planted caches in rel/ and .cache/:
+    a relative NUMBA_CACHE_DIR is ignored with a note, a relative XDG_CACHE_HOME or HOME is
+    ignored (the XDG specification), so neither is chosen."""
+    from ltr_cli.kernels import numba_cache
+
+    received = tmp_path / "received"
+    for planted in ("rel/by-module", ".cache/ltr-cli/numba/by-module", "home/.cache/ltr-cli/numba/by-module"):
+        (received / planted).mkdir(parents=True, mode=0o700)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    monkeypatch.chdir(received)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir(mode=0o700)
+    for env in ({"NUMBA_CACHE_DIR": "rel", "HOME": str(home)}, {"XDG_CACHE_HOME": ".cache", "HOME": str(home)},
+                {"NUMBA_CACHE_DIR": "rel", "XDG_CACHE_HOME": ".cache", "HOME": "home"}):
+        word = numba_cache.configure(tmp_path / "ro" / "ltr_cli", env)
+        chosen = env["NUMBA_CACHE_DIR"]
+        assert os.path.isabs(chosen) and not chosen.startswith(str(received)), (env, word)
+    assert capsys.readouterr().err.count("NUMBA_CACHE_DIR=rel is a relative path") == 2
+
+
 # --- item 6: nothing left behind ------------------------------------------------------------
 
 _DIE_WHILE_CACHING = """

@@ -11,10 +11,13 @@ is handed the resolved path, which holds no link, so a link repointed after the 
 changes nothing. :func:`configure` runs before numba is imported and picks the first
 private one of:
 
-1. ``NUMBA_CACHE_DIR`` if the user set it;
+1. ``NUMBA_CACHE_DIR`` if the user set it to an absolute path (a relative one, which would
+   follow the working folder, is ignored with a note);
 2. the package's own ``__pycache__`` (numba's default), if writable;
-3. ``$XDG_CACHE_HOME/ltr-cli/numba`` or ``~/.cache/ltr-cli/numba``;
-4. a ``ltr-cli-numba-<uid>`` directory in the system temp directory;
+3. ``$XDG_CACHE_HOME/ltr-cli/numba`` or ``~/.cache/ltr-cli/numba`` (a relative
+   ``XDG_CACHE_HOME`` or ``HOME`` is ignored, as the XDG base directory specification says);
+4. a ``ltr-cli-numba-<uid>`` directory in the system temp directory (not one a relative
+   ``TMPDIR`` names);
 5. otherwise a fresh private temporary directory for this process (removed at exit), with
    one note on stderr: kernels are compiled, never loaded from a place others could write.
 
@@ -171,16 +174,21 @@ def configure(package: Path | None = None, environ: dict[str, str] | None = None
     _configured = _configured or environ is None  # another environment (a test) is not this process's
     layout = LAYOUT
     candidates: list[tuple[str, Path]] = []
-    if env.get("NUMBA_CACHE_DIR"):
+    if env.get("NUMBA_CACHE_DIR") and not os.path.isabs(env["NUMBA_CACHE_DIR"]):
+        print(f"ltr: note: NUMBA_CACHE_DIR={env['NUMBA_CACHE_DIR']} is a relative path (it would name a folder of "
+              "whichever directory ltr is started in); ignored: give an absolute path", file=sys.stderr)
+    elif env.get("NUMBA_CACHE_DIR"):
         chosen = Path(env["NUMBA_CACHE_DIR"])  # a child process inherits the parent's choice as is
         candidates.append(("user", chosen if chosen.name == layout else chosen / layout))
     if all(os.access(package / sub, os.W_OK | os.X_OK) for sub in ("kernels", "data")):
         candidates.append(("package", package / "__pycache__" / "numba" / layout))
-    if env.get("XDG_CACHE_HOME"):
+    # relative XDG_CACHE_HOME and HOME are ignored (the XDG base directory specification says so)
+    if env.get("XDG_CACHE_HOME") and os.path.isabs(env["XDG_CACHE_HOME"]):
         candidates.append(("user-cache", Path(env["XDG_CACHE_HOME"]) / "ltr-cli" / "numba" / layout))
-    if env.get("HOME"):
+    if env.get("HOME") and os.path.isabs(env["HOME"]):
         candidates.append(("user-cache", Path(env["HOME"]) / ".cache" / "ltr-cli" / "numba" / layout))
-    candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / layout))
+    if not any(os.environ.get(name) and not os.path.isabs(os.environ[name]) for name in ("TMPDIR", "TEMP", "TMP")):
+        candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / layout))
     for word, place in candidates:
         resolved = resolve_private(place) if os.path.lexists(place) else _private_dir(place)
         if resolved is not None:
