@@ -431,6 +431,10 @@ STATE_CASES = [
               "holding planted index pickles there", "a relative `NUMBA_CACHE_DIR` is ignored with one note, a relative "
               "`XDG_CACHE_HOME` or `HOME` is ignored; nothing of the working folder is loaded",
               "tests/test_private_state.py::test_relative_cache_variables_never_name_a_folder_of_the_working_directory"),
+    StateCase("planted-module-in-cwd", "a `numpy.py` (or an `ltr_cli/` package) in the folder `ltr` is started from",
+              "never imported: every Python child the tool starts (`kernels build --ahead`, `bench`, the background "
+              "build, the install's build) runs as `python -P`, without the working folder on its path",
+              "tests/test_children.py::test_a_module_planted_in_the_working_folder_never_runs_in_a_child"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",
