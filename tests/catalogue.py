@@ -435,6 +435,9 @@ STATE_CASES = [
               "never imported: every Python child the tool starts (`kernels build --ahead`, `bench`, the background "
               "build, the install's build) runs as `python -P`, without the working folder on its path",
               "tests/test_children.py::test_a_module_planted_in_the_working_folder_never_runs_in_a_child"),
+    StateCase("damaged-kernel-sidecar", "the kernels-built-ahead sidecar `_ahead.json` nested 200,000 deep, over 1 MiB, "
+              "or a FIFO", "not built: every command runs on numba's kernels; never a traceback, never a wait",
+              "tests/test_ahead.py::test_a_damaged_sidecar_sends_every_kernel_to_numba"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",
