@@ -117,12 +117,30 @@ def test_the_estimators_recover_ultras_relative_propensities(tmp_path, policy, m
     table / 0.68 (eta 1), and the standard errors are small but not zero."""
     _write(tmp_path / "log.parquet", policy=policy, sessions=60_000)
     log = read_log(tmp_path / "log.parquet")
-    rec = estimate(log.query, log.doc, log.position, log.click, method)
+    rec = estimate(log.session, log.query, log.doc, log.position, log.click, method)
     got, se = np.asarray(rec["propensity"]), np.asarray(rec["stderr"])
     want = table_examination(10, 1.0) / 0.68
     assert np.allclose(want, ULTRA_RELATIVE, atol=5e-4) and got[0] == 1
     assert np.all(np.abs(got - want)[1:] <= 4 * se[1:]), (got, se)
     assert np.all((se[1:] > 1e-4) & (se[1:] < 0.03)) and rec["converged"]
+
+
+@pytest.mark.parametrize("method", ["randomisation", "em"])
+@pytest.mark.parametrize("sessions", [6, 10, 40])
+def test_a_standard_error_is_never_zero_on_a_small_log(tmp_path, method, sessions):
+    """On a log of a few sessions the bootstrap over sessions either gives an error above 0
+    or none, with a note naming the position; never 0 (once 1.000 +- 0 at position 2, the
+    truth 0.897). The same seed gives the same errors."""
+    labels, rankings = _queries(3, 5)
+    s = simulate(labels, rankings, build_model("ultra-pbm"), "shuffle", 3, sessions, 0)
+    rec = estimate(s.session, s.query, s.doc, s.position, s.click, method, seed=3)
+    assert rec["stderr"][0] == 0.0 and rec["propensity"][0] == 1.0
+    for k, (p, se) in enumerate(zip(rec["propensity"][1:], rec["stderr"][1:]), start=2):
+        assert se is None or se > 0, (k, p, se)
+        if p is not None and se is None:
+            assert any(f" {k}" in note and "too few" in note for note in rec["notes"]), rec["notes"]
+    assert estimate(s.session, s.query, s.doc, s.position, s.click, method, seed=3) == rec
+    assert "bootstrap over sessions" in rec["uncertainty"] and rec["sessions"] == sessions
 
 
 def test_em_runs_to_a_fixed_point():
@@ -141,7 +159,7 @@ def test_em_runs_to_a_fixed_point():
 def test_other_etas_give_the_table_to_the_power_eta(tmp_path):
     _write(tmp_path / "log.parquet", sessions=60_000, eta=2.0)
     log = read_log(tmp_path / "log.parquet")
-    rec = estimate(log.query, log.doc, log.position, log.click, "randomisation")
+    rec = estimate(log.session, log.query, log.doc, log.position, log.click, "randomisation")
     want = (np.asarray(ULTRA_RELATIVE) * 0.68) ** 2 / 0.68 ** 2
     assert np.all(np.abs(np.asarray(rec["propensity"]) - want)[1:] <= 4 * np.asarray(rec["stderr"])[1:])
 
