@@ -438,6 +438,11 @@ STATE_CASES = [
     StateCase("damaged-kernel-sidecar", "the kernels-built-ahead sidecar `_ahead.json` nested 200,000 deep, over 1 MiB, "
               "or a FIFO", "not built: every command runs on numba's kernels; never a traceback, never a wait",
               "tests/test_ahead.py::test_a_damaged_sidecar_sends_every_kernel_to_numba"),
+    StateCase("click-log-fields", "a click log whose metadata `shown` is a string, float, list or 10^9, another field "
+              "of the wrong type, deeply nested metadata, a session spanning two queries, a document shown twice in a "
+              "session, sessions out of order (the fingerprint recomputed)",
+              "one line naming the log and the field, or the row and its column, before any learner or estimator "
+              "reads it", "tests/test_clicklog.py::test_every_logged_field_is_checked_on_read"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

@@ -101,6 +101,86 @@ def test_a_bad_log_is_refused_in_one_line(tmp_path, change, message):
     assert str(tmp_path / "bad.parquet") in str(err.value) and "\n" not in str(err.value)
 
 
+def _rewritten(tmp_path, meta_change=None, rows_change=None):
+    """The 50-session log with its metadata and rows changed as a sender could, the
+    fingerprint recomputed (its algorithm is public)."""
+    import json
+
+    from ltr_cli.clicklog.logfile import KEY, fingerprint
+
+    _write(tmp_path / "log.parquet", sessions=50)
+    log = read_log(tmp_path / "log.parquet")
+    arrays = {"session": log.session.copy(), "query": log.query.copy(), "doc": log.doc.copy(),
+              "position": log.position.copy(), "click": log.click.copy()}
+    if rows_change is not None:
+        rows_change(arrays)
+    meta = dict(log.meta)
+    if meta_change is not None:
+        meta_change(meta)
+    meta["fingerprint"] = fingerprint(arrays["session"], arrays["query"], log.qids, arrays["doc"],
+                                      arrays["position"], arrays["click"], str(log.meta["policy"]))
+    n = len(arrays["session"])
+    table = pa.table({
+        "session": pa.array(arrays["session"], pa.int64()),
+        "qid": pa.DictionaryArray.from_arrays(pa.array(arrays["query"], pa.int32()), pa.array(log.qids)),
+        "doc": pa.array(arrays["doc"], pa.int32()), "position": pa.array(arrays["position"], pa.int16()),
+        "click": pa.array(arrays["click"], pa.bool_()),
+        "policy": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([log.meta["policy"]]))})
+    raw = json.dumps(meta).encode() if not isinstance(meta.get("RAW"), str) else meta["RAW"].encode()
+    pq.write_table(table.replace_schema_metadata({KEY: raw}), tmp_path / "bad.parquet")
+    return tmp_path / "bad.parquet"
+
+
+def _set(key, value):
+    return lambda meta: meta.update({key: value})
+
+
+def _span(a):  # session 0's last row shows another query's first document
+    last = int(np.flatnonzero(a["session"] == 0)[-1])
+    a["query"][last], a["doc"][last] = (a["query"][last] + 1) % 30, 0
+
+
+def _repeat(a):  # session 0 shows its first document twice
+    a["doc"][1] = a["doc"][0]
+
+
+def _swap_sessions(a):
+    a["session"][:10], a["session"][10:20] = 1, 0
+
+
+def _gap(a):
+    a["position"][3] = 7
+
+
+@pytest.mark.parametrize("meta_change, rows_change, message", [
+    (_set("shown", "10"), None, "metadata field 'shown' is '10'"),
+    (_set("shown", 10.0), None, "metadata field 'shown' is 10.0"),
+    (_set("shown", [10]), None, "metadata field 'shown' is [10]"),
+    (_set("shown", 10 ** 9), None, "metadata field 'shown' is 1000000000"),
+    (_set("shown", 5), None, "the log's metadata shows 5 documents"),
+    (_set("seed", -1), None, "metadata field 'seed'"),
+    (_set("sessions", True), None, "metadata field 'sessions'"),
+    (_set("per_query", "no"), None, "metadata field 'per_query'"),
+    (_set("policy", "other"), None, "metadata field 'policy'"),
+    (_set("model", "pbm"), None, "metadata field 'model'"),
+    (_set("model", {"model": "pbm", "kind": "pbm", "click": [[0.5]]}), None, "metadata field 'model.click'"),
+    (_set("model", {"model": "pbm", "kind": "pbm", "eta": float("nan")}), None, "metadata field 'model.eta'"),
+    (_set("RAW", '{"format": 1, "a": ' + "[" * 100_000 + "]" * 100_000 + "}"), None, "no click-log metadata"),
+    (None, _span, "row 10: column 'qid' differs from the row before in session 0"),
+    (None, _repeat, "row 2: column 'doc' holds document"),
+    (None, _swap_sessions, "row 11: column 'session' holds 0 after 1"),
+    (None, _gap, "row 4: column 'position' holds 7"),
+])
+def test_every_logged_field_is_checked_on_read(tmp_path, meta_change, rows_change, message):
+    """A string, float, list or huge ``shown``, other fields of the wrong type, a session
+    spanning two queries, a repeated document: each one line naming the file and the field
+    or row (once tracebacks, or accepted, in the batch learners)."""
+    bad = _rewritten(tmp_path, meta_change, rows_change)
+    with pytest.raises(LtrError) as err:
+        read_log(bad)
+    assert message in str(err.value) and str(bad) in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
 def test_files_that_are_no_click_log_are_refused(tmp_path):
     (tmp_path / "text.parquet").write_text("qid,doc\n")
     pq.write_table(pa.table({"qid": ["a"]}), tmp_path / "plain.parquet")

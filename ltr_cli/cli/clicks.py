@@ -111,7 +111,8 @@ def simulate_log(
                                         help="the logging policy: the file order's top documents, shuffled anew "
                                         "each session, with the top one swapped with a random position, or a "
                                         "Plackett-Luce draw (weight 1/rank)")] = "shuffle",
-    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per session")] = 10,
+    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, max=1000,
+                                       help="documents shown per session (at most 1000)")] = 10,
     per_query: Annotated[bool, typer.Option("--per-query", help="N sessions for every query instead of N in total")] = False,
     grades: GradesOpt = None, stop: StopOpt = None, eta: EtaOpt = None,
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
