@@ -5,6 +5,7 @@ built for (other argument types, changed sources) goes to numba's kernels instea
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -260,10 +261,14 @@ def test_blas_is_found_without_importing_scipy_linalg():
     assert res.stdout.split() == ["False", "True", "True", "0.5"]
 
 
-@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"cpu": 5}', "SOURCES_NOT_A_MAP", "A_PATH_OUTSIDE"])
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"cpu": 5}', "SOURCES_NOT_A_MAP", "A_PATH_OUTSIDE",
+                                  "[" * 200_000 + "]" * 200_000, '{"a": ' * 5000 + "1" + "}" * 5000,
+                                  '{"cpu": "' + "x" * (2 << 20) + '"}', "FIFO"])
 def test_a_damaged_sidecar_sends_every_kernel_to_numba(tmp_path, monkeypatch, fresh_lookup, text):
     """Whatever the sidecar holds, a kernel is used only when it names this CPU and the
-    digests of the sources as they are; anything else is 'not built' or stale."""
+    digests of the sources as they are; anything else is 'not built' or stale: deeply
+    nested JSON (once a RecursionError in every command), a sidecar over 1 MiB, a FIFO
+    (never waited on)."""
     record = {"cpu": ahead.cpu_signature(), "sources": {e.module: {} for e in ahead.EXPORTS}}
     if text == "SOURCES_NOT_A_MAP":
         text = json.dumps({**record, "sources": 5})
@@ -271,12 +276,18 @@ def test_a_damaged_sidecar_sends_every_kernel_to_numba(tmp_path, monkeypatch, fr
         text = json.dumps({**record, "sources": {e.module: {"../../../etc/passwd": "0" * 64, "x": 3}
                                                  for e in ahead.EXPORTS}})
     sidecar = tmp_path / ahead.SIDECAR.name
-    sidecar.write_text(text)
+    if text == "FIFO":
+        os.mkfifo(sidecar)
+    else:
+        sidecar.write_text(text)
     monkeypatch.setattr(ahead, "SIDECAR", sidecar)
     ahead.reset()
     states = ahead.status()
     assert all(state.startswith(("not built", "built for another CPU", "stale")) for state in states.values()), states
     assert ahead.kernel("ltr_cli.kernels.core:all_finite") is None
+    from ltr_cli.kernels.ahead_build import fresh
+
+    assert fresh(tmp_path / "_ahead.so") is False  # the install's check reads it the same way
 
 
 @pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")

@@ -112,7 +112,8 @@ def simulate_log(
                                         help="the logging policy: the file order's top documents, shuffled anew "
                                         "each session, with the top one swapped with a random position, or a "
                                         "Plackett-Luce draw (weight 1/rank)")] = "shuffle",
-    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per session")] = 10,
+    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, max=1000,
+                                       help="documents shown per session (at most 1000)")] = 10,
     per_query: Annotated[bool, typer.Option("--per-query", help="N sessions for every query instead of N in total")] = False,
     grades: GradesOpt = None, stop: StopOpt = None, eta: EtaOpt = None,
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
@@ -200,15 +201,17 @@ def propensity(
     method: Annotated[str, typer.Option("--method", metavar="randomisation|em",
                                         help="result randomisation (click-rate ratios of the same documents) or "
                                         "regression EM under a position-based model")] = "randomisation",
-    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of em's bootstrap")] = 0,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of the bootstrap over sessions "
+                                      "(the standard errors)")] = 0,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="DIR", help="also draw the estimate with 95% "
                                                  "intervals (and the truth, for a position-based log) into DIR: "
                                                  "<log>_propensity.png/.pdf/.caption.txt")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Examination propensities per position, relative to position 1, estimated from a
-    click log with their standard errors (randomisation: delta method; em: bootstrap over
-    queries). Needs a log whose documents move between positions (policy shuffle or swap)."""
+    click log with their standard errors (the bootstrap's over sessions, seeded; a position
+    whose error the log is too small to estimate has none, and a note says so). Needs a log
+    whose documents move between positions (policy shuffle or swap)."""
     from ltr_cli.clicklog.logfile import read_log
     from ltr_cli.clicklog.propensity import METHODS, estimate
 
@@ -216,7 +219,7 @@ def propensity(
         raise LtrError(f"--method {method!r}: the estimators are {', '.join(METHODS)}")
     read = read_log(log)
     rec = {"log": str(log), "policy": read.meta.get("policy"), "fingerprint": read.meta.get("fingerprint"),
-           **estimate(read.query, read.doc, read.position, read.click, method, seed, str(log))}
+           **estimate(read.session, read.query, read.doc, read.position, read.click, method, seed, str(log))}
     drawn: list[Path] = []
     if plot is not None:
         from ltr_cli.reports.propensity_plot import plot_propensity
@@ -229,6 +232,7 @@ def propensity(
              f"{rec['rows']} shown documents, {rec['clicks']} clicks", "",
              f"{'position':>8s}  {'p_k/p_1':>9s}  {'stderr':>9s}"]
     lines += [f"{k:8d}  {_cell(p)}  {_cell(s)}" for k, p, s in zip(rec["positions"], rec["propensity"], rec["stderr"])]
+    lines += [f"note: {note}" for note in rec["notes"]]
     if drawn:
         lines += ["", "wrote " + ", ".join(str(p) for p in drawn)]
     typer.echo("\n".join(lines))

@@ -35,7 +35,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ltr_cli.kernels.ahead import EXPORTS, SIDECAR, cpu_signature, source_digests
+from ltr_cli.kernels.ahead import EXPORTS, SIDECAR, cpu_signature, read_sidecar, source_digests
 
 NAME = "_ahead"
 
@@ -199,12 +199,9 @@ def main(argv: list[str] | None = None) -> int:
 def fresh(output: Path) -> bool:
     """Whether ``output`` exists, was built for this CPU and its sidecar's digests match the
     kernel sources now."""
-    try:
-        sidecar = json.loads((output.parent / SIDECAR.name).read_text())
-        recorded = sidecar["sources"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return (output.is_file() and isinstance(recorded, dict) and sidecar.get("cpu") == cpu_signature()
+    sidecar = read_sidecar(output.parent / SIDECAR.name)
+    recorded = sidecar.get("sources") if isinstance(sidecar, dict) else None
+    return (isinstance(sidecar, dict) and output.is_file() and isinstance(recorded, dict) and sidecar.get("cpu") == cpu_signature()
             and sidecar.get("extension") == hashlib.sha256(output.read_bytes()).hexdigest()
             and all(recorded.get(e.module) == source_digests(e.module) for e in EXPORTS))
 

@@ -1,7 +1,6 @@
 """What ``ltr clicks propensity LOG --plot DIR`` draws: the estimated examination propensities
 per position, relative to position 1, with 95% intervals (estimate +- 1.96 standard errors,
-the estimator's own uncertainty: the delta method for randomisation, a bootstrap over queries
-for EM), and, dashed, the true relative propensities when the log's click model examines by
+the bootstrap's over sessions; a position without one has no interval), and, dashed, the true relative propensities when the log's click model examines by
 position alone (PBM, ULTRA's table, trust bias), so an estimator can be seen to recover them.
 
 Writes ``<log stem>_propensity.png`` / ``.pdf`` and ``.caption.txt`` inside the folder given.
@@ -65,7 +64,8 @@ def plot_propensity(rec: dict[str, Any], model: dict[str, Any] | None, out_dir: 
         make_folder(out_dir)
         written = save(fig, out_dir, f"{stem}_propensity")
         plt.close(fig)
-    curves = [Curve(f"estimate ({rec.get('method', '')})", [str(rec.get("uncertainty", "")), "bars: 95% intervals"])]
+    curves = [Curve(f"estimate ({rec.get('method', '')})", [str(rec.get("uncertainty", "")), "bars: 95% intervals",
+                                                             *map(str, rec.get("notes") or [])])]
     if truth is not None and model is not None:
         curves.append(Curve("truth", [f"the log's click model {model.get('model')}, eta {model.get('eta')}",
                                       ", ".join(f"{v:.3f}" for v in truth)]))

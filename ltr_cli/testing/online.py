@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,8 @@ import numpy as np
 from ltr_cli.learners.examples import FEATURES, examples, write_data
 from ltr_cli.learners.registry import REGISTRY, SOURCES
 from ltr_cli.testing import suite
+from ltr_cli.core.children import PYTHON
+
 
 def source(name: str) -> str:
     """Where an example's learner comes from (``built-in`` or ``plugin <distribution>``)."""
@@ -99,7 +100,7 @@ cli.main()
 
 def run_killed(cfg: Path, out: Path) -> subprocess.CompletedProcess[str]:
     """``ltr run`` killed right after its second checkpoint (exit status 9)."""
-    return subprocess.run([sys.executable, "-c", _KILL_AT_SECOND_SAVE, str(cfg), str(out)],
+    return subprocess.run([*PYTHON, "-c", _KILL_AT_SECOND_SAVE, str(cfg), str(out)],
                           capture_output=True, text=True, env=os.environ.copy())
 
 

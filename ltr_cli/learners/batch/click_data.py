@@ -150,7 +150,8 @@ def _estimated(train: Queries, gen: GenerateSpec, fold: int | None) -> tuple[np.
     from ltr_cli.clicklog.propensity import estimate
 
     randomised, _ = fold_log(train, gen, fold, "shuffle", gen.estimate_sessions or gen.sessions)
-    rec = estimate(randomised.query, randomised.doc, randomised.position, randomised.click, "randomisation",
+    rec = estimate(randomised.session, randomised.query, randomised.doc, randomised.position, randomised.click,
+                   "randomisation",
                    where=f"fold {fold}'s shuffled log")
     p = np.array([np.nan if v is None else v for v in rec["propensity"]], dtype=float)
     if not np.all(np.isfinite(p) & (p > 0)):
@@ -216,8 +217,8 @@ def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
         if signal.generate is None:
             from ltr_cli.clicklog.propensity import estimate
 
-            rec = estimate(sessions.query, sessions.doc, sessions.position, sessions.click, "randomisation",
-                           where=str(meta.get("path")))
+            rec = estimate(sessions.session, sessions.query, sessions.doc, sessions.position, sessions.click,
+                           "randomisation", where=str(meta.get("path")))
             p = np.array([np.nan if v is None else v for v in rec["propensity"]] +
                          [np.nan] * max(0, shown - len(rec["propensity"])), dtype=float)[:shown]
             if not np.all(np.isfinite(p) & (p > 0)):
