@@ -33,7 +33,7 @@ from typing import Any, Callable
 from ltr_cli import console
 from ltr_cli.errors import LtrError
 
-GROUPS = ("learners", "metrics", "formats", "families")
+GROUPS = ("learners", "metrics", "formats", "families", "scorers")
 DISTRIBUTION = "ltr-cli"  # the distribution whose entry points are the built-ins
 BUILT_IN = "built-in"
 
