@@ -150,17 +150,22 @@ def _run_batch_learner(
         if resume:
             checkpoint.load()
         elif checkpoint.exists():
-            keep_checkpoint(checkpoint.path, f"{name} (its finished folds)", argv, fresh)
+            if not fresh:
+                keep_checkpoint(checkpoint.existing(), f"{name} (its finished folds and fits)", argv, fresh)
+            checkpoint.remove()
         hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet, learner=name)
         try:
             table, summary, models, queries = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
-                                                     dataset.normalize, measure)
+                                                     dataset.normalize, measure, spec.seed)
         except KeyboardInterrupt:
             hooks.close()
             saved = sorted(checkpoint.folds)
+            fits = f"; the fits in progress in {checkpoint.fits}" if checkpoint.fits.is_dir() else ""
             console.error_line(f"interrupted: {name}: " + (
-                f"{'fold' if len(saved) == 1 else 'folds'} {', '.join(saved)} saved in {checkpoint.path}; continue with: "
-                f"{resume_command(argv)}" if saved else "no fold had finished, nothing saved"))
+                f"{'fold' if len(saved) == 1 else 'folds'} {', '.join(saved)} saved in {checkpoint.path}{fits}; continue "
+                f"with: {resume_command(argv)}" if saved else (
+                    f"no fold had finished{fits}; continue with: {resume_command(argv)}" if fits
+                    else "no fold had finished, nothing saved")))
             raise
         outcome = record_run(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
             "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity,
@@ -169,9 +174,17 @@ def _run_batch_learner(
                             "selection": f"vali {cv.select_by}",
                             "ties": "stable: descending score, then document order"},
             "learner_conventions": {**lspec.describe(), **lspec.model_dump(mode="json")},
-        }, {"wall_seconds": summary["wall_seconds"]}, models, argv, {TEST_QUERIES: queries})
+        }, {"wall_seconds": summary["wall_seconds"]}, models, argv, {TEST_QUERIES: queries, **epoch_curves(models)})
         checkpoint.remove()
         return outcome
+
+
+def epoch_curves(models: dict[str, Any]) -> dict[str, Any]:
+    """``{epochs.parquet: table}`` when the run's fits recorded per-epoch curves (neural), else {}."""
+    from ltr_cli.results.neural_files import EPOCHS, curves_table
+
+    table = curves_table(models)
+    return {} if table is None else {EPOCHS: table}
 
 
 def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: dict[str, Any],
