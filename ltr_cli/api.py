@@ -31,6 +31,10 @@ metric's kind. Plugin metrics are computed by their reference function (no kerne
 
 **Data formats.** A :class:`DataFormat` names the suffixes it claims and a reader class
 following :class:`QueryReader`; raise :class:`DataFormatError` naming the file and row.
+
+**Ranking losses.** :func:`ranking_loss` computes a neural ranking loss (allRank's names,
+parameters and values) on numpy ``[Q, L]`` scores and labels; a plugin declares its own
+:class:`LossKind` in the ``ltr_cli.losses`` group (docs/neural.md).
 """
 
 from __future__ import annotations
@@ -44,9 +48,12 @@ from ltr_cli.learners.online.base import NO_MISTAKE, NO_UPDATE, Feedback, Online
 from ltr_cli.measures.conventions import Convention, Measure
 from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, precision_at_k, rank_from_scores
 from ltr_cli.measures.registry import MetricKind
+from ltr_cli.neural.losses.bridge import ranking_loss
+from ltr_cli.neural.losses.kind import LossKind
 
 __all__ = [
     "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "ConfigError", "DataFormat", "DataFormatError",
-    "Convention", "Feedback", "LtrError", "Measure", "MetricKind", "OnlineLearner", "OnlineLearnerConfig", "Query", "QueryReader", "ReaderOptions",
+    "Convention", "Feedback", "LossKind", "LtrError", "Measure", "MetricKind", "OnlineLearner", "OnlineLearnerConfig", "Query", "QueryReader", "ReaderOptions",
     "Strict", "UpdateInfo", "average_precision", "dcg_at_k", "ndcg_at_k", "precision_at_k", "rank_from_scores",
+    "ranking_loss",
 ]

@@ -11,7 +11,9 @@ metric's kind, a format's name); its value names an object of the public API
   whose ``type`` is the entry point's name;
 * ``ltr_cli.metrics``: a :class:`~ltr_cli.api.MetricKind` (a plugin's without a kernel);
   the entry point's name is the metric's kind (``mymetric@10`` in a config);
-* ``ltr_cli.formats``: a :class:`~ltr_cli.api.DataFormat` whose name is the entry point's.
+* ``ltr_cli.formats``: a :class:`~ltr_cli.api.DataFormat` whose name is the entry point's;
+* ``ltr_cli.losses``: a :class:`~ltr_cli.neural.losses.kind.LossKind` (a neural ranking
+  loss), under its name and under each of its aliases.
 
 The names come from the installed distributions' metadata, read once per process without
 importing anything (:func:`declared`); an entry point's module is imported only when a
@@ -33,7 +35,7 @@ from typing import Any, Callable
 from ltr_cli import console
 from ltr_cli.errors import LtrError
 
-GROUPS = ("learners", "metrics", "formats", "families", "scorers")
+GROUPS = ("learners", "metrics", "formats", "families", "losses", "scorers")
 DISTRIBUTION = "ltr-cli"  # the distribution whose entry points are the built-ins
 BUILT_IN = "built-in"
 

@@ -98,17 +98,18 @@ TOP = ("ltr_cli.testing", "ltr_cli.cli", "ltr_cli.bench", "ltr_cli.reports", "lt
        "ltr_cli.protocols", "ltr_cli.config", "ltr_cli.learners")
 FORBIDDEN = {
     # the lowest layer: its modules are the leaves (below), checked to import only leaves
-    "ltr_cli.core": TOP + ("ltr_cli.kernels", "ltr_cli.measures", "ltr_cli.surrogates", "ltr_cli.data",
+    "ltr_cli.core": TOP + ("ltr_cli.kernels", "ltr_cli.measures", "ltr_cli.surrogates", "ltr_cli.neural", "ltr_cli.data",
                            "ltr_cli.clicks", "ltr_cli.clicklog", "ltr_cli.interleaving", "ltr_cli.results"),
-    "ltr_cli.kernels": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
-    "ltr_cli.measures.metrics": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
-    "ltr_cli.measures.conventions": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
-    "ltr_cli.measures.stacked": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.kernels": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
+    "ltr_cli.measures.metrics": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
+    "ltr_cli.measures.conventions": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
+    "ltr_cli.measures.stacked": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
     "ltr_cli.surrogates": TOP + ("ltr_cli.data", "ltr_cli.results"),
-    "ltr_cli.data": TOP + ("ltr_cli.results", "ltr_cli.surrogates"),
-    "ltr_cli.clicks": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
-    "ltr_cli.clicklog": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
-    "ltr_cli.interleaving": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates"),
+    "ltr_cli.neural": TOP + ("ltr_cli.data", "ltr_cli.results"),
+    "ltr_cli.data": TOP + ("ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
+    "ltr_cli.clicks": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
+    "ltr_cli.clicklog": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
+    "ltr_cli.interleaving": TOP + ("ltr_cli.data", "ltr_cli.results", "ltr_cli.surrogates", "ltr_cli.neural"),
     "ltr_cli.measures": TOP,
     "ltr_cli.results": TOP,
     "ltr_cli.learners": TOP[:8],
@@ -139,7 +140,7 @@ def test_the_layer_check_matches_whole_package_names():
 
 
 def test_lower_layers_do_not_import_upper_ones():
-    """Data flows one way (docs/architecture.md): kernels and metrics < surrogates < data <
+    """Data flows one way (docs/architecture.md): kernels and metrics < surrogates, neural < data <
     results (the run-folder format) < learners < config < protocols < runs < sweep < reports
     < bench < cli < testing (the shipped conformance suites). The leaves import nothing of the package but other leaves."""
     graph = _imports()
@@ -182,7 +183,7 @@ def test_reading_a_config_loads_no_heavy_numerics():
     import subprocess
     import sys
 
-    code = ("import sys, ltr_cli.config.experiment, ltr_cli.cli.app; "
-            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib', 'lightgbm') if m in sys.modules))")
+    code = ("import sys, ltr_cli.config.experiment, ltr_cli.cli.app, ltr_cli.api, ltr_cli.neural.losses; "
+            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib', 'lightgbm', 'jax') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

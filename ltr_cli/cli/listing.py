@@ -1,4 +1,4 @@
-"""``ltr list``: learners, datasets, metrics, formats and plugins, with where each comes from."""
+"""``ltr list``: learners, datasets, metrics, neural losses, formats and plugins, with where each comes from."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from ltr_cli.core.convention_table import CONVENTION_NAMES
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
-    """List learners, datasets, metrics, data formats and plugins (with where each comes from)."""
+    """List learners, datasets, metrics, neural losses, data formats and plugins (with where each comes from)."""
     from ltr_cli import plugins
     from ltr_cli.data.formats import formats
     from ltr_cli.data.registry import DATASETS
     from ltr_cli.learners.online import family  # noqa: F401 - the registry of ltr_cli.families
     from ltr_cli.learners.registry import learner_help
     from ltr_cli.measures.registry import metric_help
+    from ltr_cli.neural.losses import kinds as loss_kinds  # also the registry of ltr_cli.losses
 
     data = {
         "learners": learner_help(),
@@ -28,6 +29,8 @@ def list_(
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",
                       "shaped": "queries shaped like a registry dataset (like: NAME)"},
         "metrics": metric_help(),
+        "losses": {k.name: k.summary + (f" (also {', '.join(k.aliases)})" if k.aliases else "")
+                   for k in loss_kinds().values()},
         "conventions": list(CONVENTION_NAMES),
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
         "plugins": {f"{p.group}:{p.name}": f"{p.value} (from {p.distribution})"
