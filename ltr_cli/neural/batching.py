@@ -9,8 +9,10 @@ buckets, and the memory bound.
   batch is padded to the smallest bucket holding its longest slate, capped at ``slate``.
   Every draw comes from one numpy generator seeded by the run's seed, the fold and the
   epoch, so an epoch's batches are the same in a rerun and after a resume.
-* Buckets (:func:`bucket`): 8, 12, 16, 24, 32, ... (2^k and 3 * 2^(k-1)): jit compiles one
-  program per bucket and batch size, never one per query length.
+* Buckets (:func:`bucket`): 8, 16, 32, 64, ... (capped at ``slate`` in training), and every
+  batch holds ``batch_queries`` slates (the last one of an epoch filled up with empty
+  slates, which a loss leaves out): jit compiles one program per bucket, never one per
+  query length or batch size.
 * Scoring never truncates: a query is scored whole, padded to its bucket; a scorer that
   scores each document from its own features scores a long query in pieces of
   :data:`DOC_CHUNK` documents. Before a batch or a query runs, its memory is estimated from
@@ -41,11 +43,11 @@ MAX_DRAWS = 1000  # allRank's redraws of a sample without a relevant document
 
 
 def bucket(n: int, cap: int | None = None) -> int:
-    """The padded length of ``n`` documents: the smallest of 8, 12, 16, 24, 32, 48, ... that
-    holds them, or ``cap`` when that is smaller."""
+    """The padded length of ``n`` documents: the smallest of 8, 16, 32, 64, ... that holds
+    them, or ``cap`` when that is smaller."""
     b = MIN_BUCKET
     while b < n:
-        b = b * 3 // 2 if b & (b - 1) == 0 else (b // 3) * 4
+        b *= 2
     return min(b, cap) if cap is not None else b
 
 
@@ -108,7 +110,7 @@ class Batch:
     labels: np.ndarray
     mask: np.ndarray
     positions: np.ndarray
-    queries: int  # real slates (all of them: a batch holds no empty slate)
+    queries: int  # real slates (the last batch of an epoch is filled up with empty ones)
     documents: int
 
 
@@ -126,7 +128,7 @@ def epoch_batches(data: Packed, batch_queries: int, slate: int, rng: np.random.G
             idx = np.arange(n) if n <= slate else sample(data.labels[lo:lo + n], slate, rng)
             picks.append((lo, idx))
         L = bucket(max(len(idx) for _, idx in picks), slate)
-        Q = len(picks)
+        Q = min(batch_queries, len(order))
         X = np.zeros((Q, L, d), dtype=np.float32)
         y = np.zeros((Q, L), dtype=np.float32)
         mask = np.zeros((Q, L), dtype=bool)
@@ -137,7 +139,7 @@ def epoch_batches(data: Packed, batch_queries: int, slate: int, rng: np.random.G
             y[i, :m] = data.labels[lo + idx]
             mask[i, :m] = True
             pos[i, :m] = idx
-        yield Batch(X, y, mask, pos, Q, int(mask.sum()))
+        yield Batch(X, y, mask, pos, len(picks), int(mask.sum()))
 
 
 def one_query(X: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,8 @@ this tool sets, the device a run trains on, and what a manifest records about th
   finds one, else the CPU); ``cpu`` and ``gpu`` insist on that platform, and ``gpu`` without
   one is a one-line error saying how to install JAX's CUDA plugin.
 * Dtype: float32, the only dtype the neural learners compute in.
+* Compilation cache: JAX's persistent cache in a private folder (:func:`_compilation_cache`),
+  so a program compiled once on a machine is loaded, not compiled, by later runs.
 
 Nothing here imports JAX at import time.
 """
@@ -69,7 +71,37 @@ def jax() -> Any:
     _set_flags()
     import jax as module
 
+    if not _CACHE:
+        _CACHE.append(_compilation_cache(module))
     return module
+
+
+def _compilation_cache(module: Any) -> str | None:
+    """Turn on JAX's persistent compilation cache in a private folder (``LTR_JAX_CACHE``,
+    else ``$XDG_CACHE_HOME/ltr-cli/jax`` or ``~/.cache/ltr-cli/jax``; ``LTR_JAX_CACHE=off``:
+    none), so a program compiled once on this machine loads in the next process. A folder
+    others could write into is never used (a cached program is code)."""
+    from pathlib import Path
+
+    from ltr_cli.kernels.numba_cache import _private_dir, private
+
+    env = os.environ
+    if env.get("LTR_JAX_CACHE", "").lower() in ("0", "off", "no", "false"):
+        return None
+    places = [Path(env["LTR_JAX_CACHE"])] if env.get("LTR_JAX_CACHE") else []
+    if env.get("XDG_CACHE_HOME"):
+        places.append(Path(env["XDG_CACHE_HOME"]) / "ltr-cli" / "jax")
+    if env.get("HOME"):
+        places.append(Path(env["HOME"]) / ".cache" / "ltr-cli" / "jax")
+    for place in places:
+        if private(place) or (not place.exists() and _private_dir(place)):
+            module.config.update("jax_compilation_cache_dir", str(place))
+            module.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+            return str(place)
+    return None
+
+
+_CACHE: list[str | None] = []
 
 
 def device(name: str) -> Any:
@@ -118,7 +150,9 @@ def describe(dev: Any) -> dict[str, Any]:
             return None
 
     flags = _FLAGS_AT_START[0] if _FLAGS_AT_START else os.environ.get("XLA_FLAGS")
+    cache = _CACHE[0] if _CACHE else None
     return {"jax_version": version("jax"), "jaxlib_version": version("jaxlib"), "optax_version": version("optax"),
             "device": f"{dev.platform}:{dev.id}", "device_kind": str(dev.device_kind), "dtype": DTYPE,
             "xla_flags": flags or "",
-            "deterministic_ops": bool(flags and "xla_gpu_deterministic_ops=true" in flags)}
+            "deterministic_ops": bool(flags and "xla_gpu_deterministic_ops=true" in flags),
+            "compilation_cache": "persistent" if cache else "off"}

@@ -135,7 +135,9 @@ def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: Trai
     root = j.random.PRNGKey(int(np.random.SeedSequence(list(seed)).generate_state(1, np.uint32)[0]))
     opt = optimizer(s)
 
-    def step(params: Any, state: Any, X: Any, y: Any, mask: Any, pos: Any, key: Any) -> Any:
+    def step(params: Any, state: Any, X: Any, y: Any, mask: Any, pos: Any, ekey: Any, b: Any) -> Any:
+        key = j.random.fold_in(ekey, b)
+
         def value(p: Any) -> Any:
             return loss(scorer.apply(p, X, mask, train=True, key=key, positions=pos), y, mask)
 
@@ -144,9 +146,10 @@ def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: Trai
         return optax.apply_updates(params, updates), state, v
 
     jstep = j.jit(step, donate_argnums=(0, 1))
+    fold = j.jit(lambda key, e: j.random.fold_in(j.random.fold_in(key, 1), e))
     with j.default_device(device) if device is not None else _nothing():
-        params = scorer.init(j.random.fold_in(root, 0), d)
-        state = opt.init(params)
+        params = j.jit(lambda key: scorer.init(j.random.fold_in(key, 0), d))(root)
+        state = j.jit(opt.init)(params)
     curves: dict[str, list[float]] = {"train_loss": [], "vali": [], "lr": []}
     best, best_epoch, best_vali, start, stopped = j.device_get(params), -1, -math.inf, 0, False
     resumed = None
@@ -165,14 +168,14 @@ def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: Trai
         t0 = time.perf_counter()
         state.hyperparams["learning_rate"] = jnp.asarray(learning_rate(s, epoch), dtype=jnp.float32)
         rng = np.random.default_rng(np.random.SeedSequence([*seed, epoch]))
-        ekey = j.random.fold_in(j.random.fold_in(root, 1), epoch)
+        ekey = fold(root, epoch)
         losses, weights, documents = [], [], 0
         for b, batch in enumerate(epoch_batches(data, s.batch_queries, s.slate, rng)):
             args = [j.device_put(a, device) for a in (batch.X, batch.labels, batch.mask, batch.positions)] \
                 if device is not None else [batch.X, batch.labels, batch.mask, batch.positions]
             shape = batch.X.shape
             c0 = time.perf_counter()
-            params, state, value = jstep(params, state, *args, j.random.fold_in(ekey, b))
+            params, state, value = jstep(params, state, *args, ekey, np.int32(b))
             if shape not in seen:
                 seen.add(shape)
                 value.block_until_ready()

@@ -98,13 +98,14 @@ class NeuralSpec(BatchLearnerConfig):
     summary: ClassVar[str] = ("batch (cv:): a neural scorer (linear, mlp, attention, dasalc) trained on a ranking "
                               "loss with JAX (not in the papers; needs pip install -e '.[neural]')")
     hyper_parameters: ClassVar[tuple[str, ...]] = ("scorer.KEY", "loss.KEY", "train.KEY", "transform")
-    scorer: dict[str, Any] = Field(default_factory=lambda: {"kind": "mlp"},
+    scorer: dict[str, Any] = Field(default_factory=lambda: {"kind": "mlp"}, validate_default=True,
                                    description="{kind: linear | mlp | attention | dasalc (or a plugin's), its keys}")
     loss: dict[str, Any] = Field(default_factory=lambda: {"name": "lambdaloss",
                                                           "weighing_scheme": "ndcgLoss2PP_scheme"},
+                                 validate_default=True,
                                  description="{name: a loss (allRank's names: listnet, lambdaloss, ...), its "
                                  "parameters under allRank's names}")
-    transform: Any = Field("zscore", description="feature transform fitted on each fold's train split: zscore, "
+    transform: Any = Field("zscore", validate_default=True, description="feature transform fitted on each fold's train split: zscore, "
                            "allrank, log1p, query_zscore, query_minmax, none, or a list of them")
     train: TrainSettings = Field(default_factory=TrainSettings, description="the training loop")
     grid: dict[str, list[GridValue]] = Field(default_factory=dict, description="dotted key (train.lr, "
