@@ -63,7 +63,7 @@ def encode(arrays: dict[str, np.ndarray], record: dict[str, Any]) -> bytes:
     """The safetensors bytes of ``arrays`` with ``record`` (JSON) in the metadata."""
     from safetensors.numpy import save
 
-    return save({k: np.ascontiguousarray(v) for k, v in arrays.items()},
+    return save({k: np.asarray(v, order="C") for k, v in arrays.items()},
                 metadata={"ltr": json.dumps(record, sort_keys=True, separators=(",", ":"))})
 
 

@@ -12,7 +12,7 @@ gradient clip ``clip_norm`` (allRank's ``gradient_clipping_norm``), ``epochs``,
 
 An epoch's training loss is the mean of its batches' losses weighted by their queries
 (allRank's). The vali value is ``validate(params)`` (higher is better; NaN counts as worst),
-the first best epoch is kept. Randomness: one JAX key from the seed (initialisation, then
+the first best epoch is kept. Randomness: one JAX key (:data:`PRNG`) from the seed (initialisation, then
 per epoch and batch a key folded from it for dropout and noise) and, per epoch, a numpy
 generator seeded by ``(seed..., epoch)`` for the batches, so an epoch computes the same
 bytes whether it runs straight on or after a resume.
@@ -41,6 +41,10 @@ from ltr_cli.neural.batching import Packed, epoch_batches
 from ltr_cli.neural.jaxenv import jax
 
 CHECKPOINT = "ltr-neural-fit/1"
+# JAX's key implementation: "rbg" draws dropout and noise with XLA's RngBitGenerator, which
+# compiles in a fraction of threefry's time on the CPU (its stream is fixed for a JAX
+# version and platform, which is what a rerun needs)
+PRNG = "rbg"
 MAX_CHECKPOINT_BYTES = 16 << 30
 
 
@@ -123,33 +127,50 @@ def _worse(v: float, best: float) -> bool:
     return not (v == v) or v <= best
 
 
-def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: TrainSettings, seed: tuple[int, ...],
-        validate: Callable[[Any], float], fingerprint: str, store: Any = None, device: Any = None,
-        progress: Callable[[int, float, float], None] | None = None) -> TrainResult:
-    """Train ``scorer`` on ``data`` under ``loss(outputs, labels, mask) -> scalar``."""
+_PROGRAMS: dict[str, tuple[Any, ...]] = {}
+
+
+def _programs(scorer: Any, loss: Callable[[Any, Any, Any], Any], s: TrainSettings, d: int, key: str | None) -> Any:
+    """The jitted step, key folding, initialisation and optimiser start of one architecture,
+    loss and optimiser (``key`` names them: the folds and grid points of a run that share
+    them share the compiled programs)."""
+    if key is not None and key in _PROGRAMS:
+        return _PROGRAMS[key]
     j = jax()
     import optax
 
-    jnp = j.numpy
-    d = data.X.shape[1]
-    root = j.random.PRNGKey(int(np.random.SeedSequence(list(seed)).generate_state(1, np.uint32)[0]))
     opt = optimizer(s)
 
     def step(params: Any, state: Any, X: Any, y: Any, mask: Any, pos: Any, ekey: Any, b: Any) -> Any:
-        key = j.random.fold_in(ekey, b)
+        k = j.random.fold_in(ekey, b)
 
         def value(p: Any) -> Any:
-            return loss(scorer.apply(p, X, mask, train=True, key=key, positions=pos), y, mask)
+            return loss(scorer.apply(p, X, mask, train=True, key=k, positions=pos), y, mask)
 
         v, grads = j.value_and_grad(value)(params)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, v
 
-    jstep = j.jit(step, donate_argnums=(0, 1))
-    fold = j.jit(lambda key, e: j.random.fold_in(j.random.fold_in(key, 1), e))
+    programs = (j.jit(step, donate_argnums=(0, 1)), j.jit(lambda k, e: j.random.fold_in(j.random.fold_in(k, 1), e)),
+                j.jit(lambda k: scorer.init(j.random.fold_in(k, 0), d)), j.jit(opt.init))
+    if key is not None:
+        _PROGRAMS[key] = programs
+    return programs
+
+
+def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: TrainSettings, seed: tuple[int, ...],
+        validate: Callable[[Any], float], fingerprint: str, store: Any = None, device: Any = None,
+        progress: Callable[[int, float, float], None] | None = None, programs: str | None = None) -> TrainResult:
+    """Train ``scorer`` on ``data`` under ``loss(outputs, labels, mask) -> scalar``
+    (``programs``: the key under which its compiled programs are shared, None: its own)."""
+    j = jax()
+    jnp = j.numpy
+    d = data.X.shape[1]
+    root = j.random.key(int(np.random.SeedSequence(list(seed)).generate_state(1, np.uint32)[0]), impl=PRNG)
+    jstep, fold, init, opt_init = _programs(scorer, loss, s, d, None if programs is None else f"{programs}/{d}")
     with j.default_device(device) if device is not None else _nothing():
-        params = j.jit(lambda key: scorer.init(j.random.fold_in(key, 0), d))(root)
-        state = j.jit(opt.init)(params)
+        params = init(root)
+        state = opt_init(params)
     curves: dict[str, list[float]] = {"train_loss": [], "vali": [], "lr": []}
     best, best_epoch, best_vali, start, stopped = j.device_get(params), -1, -math.inf, 0, False
     resumed = None

@@ -50,6 +50,7 @@ from ltr_cli.neural.train import TrainSettings
 GridValue = Union[int, float, str, bool, list[int]]
 SECTIONS = ("scorer", "loss", "train")
 MAX_GRID_POINTS = 10_000
+OPTIMISER_KEYS = {"optimizer", "lr", "momentum", "weight_decay", "clip_norm"}  # what the compiled step reads
 
 
 def _loss_kind(name: Any) -> Any:
@@ -258,7 +259,10 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
     fingerprint = _digest(spec.model_dump(mode="json"), d, context.seed, context.fold, data.X, data.labels,
                           data.offsets)
     result = loop.fit(scorer, lambda out, y, mask: kind.fn(out, y, mask, **bound), data, s,
-                      (int(context.seed), int(context.fold or 0)), validate, fingerprint, context.store, dev)
+                      (int(context.seed), int(context.fold or 0)), validate, fingerprint, context.store, dev,
+                      programs=json.dumps([spec.scorer, spec.loss, s.model_dump(mode="json",
+                                                                               include=OPTIMISER_KEYS)],
+                                          sort_keys=True))
     model = model_of(result.best)
     seconds = sum(result.seconds)
     steady = result.seconds[1:] or result.seconds
