@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ltr_cli.core.schema import Strict
 from ltr_cli.errors import LtrError
@@ -54,6 +54,15 @@ class EarlyStopping(Strict):
     metric: str | None = Field(None, description="vali metric that picks the best epoch (default: cv.select_by)")
     patience: int | None = Field(None, ge=0, description="stop after this many epochs without a better vali "
                                  "value (none: run every epoch; the best epoch is kept either way)")
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, name: str | None) -> str | None:
+        if name is None:
+            return None
+        from ltr_cli.measures.registry import parse_metric
+
+        return parse_metric(name).name
 
 
 class TrainSettings(Strict):

@@ -240,10 +240,10 @@ class Transform:
                     raise ValueError(f"transform step {i}: {name} is not {d} values of {np.dtype(want).name}")
                 if want is np.float64 and not np.isfinite(arr).all():
                     raise ValueError(f"transform step {i}: {name} is not finite")
-            if "std" in mine and not (mine["std"] > 0).all() and step["kind"] == "zscore":
-                raise ValueError(f"transform step {i}: a standard deviation is not > 0")
-            if "std" in mine and step["kind"] == "allrank" and not (mine["std"] >= 0).all():
-                raise ValueError(f"transform step {i}: a standard deviation is below 0")
+            std = mine.get("std")
+            if std is not None and not bool(np.all(std > 0 if step["kind"] == "zscore" else std >= 0)):
+                raise ValueError(f"transform step {i}: a standard deviation is not "
+                                 f"{'> 0' if step['kind'] == 'zscore' else '>= 0'}")
             steps.append(Step(dict(raw), {n: np.array(a) for n, a in mine.items() if a is not None}))
         expected = {f"transform/{i}/{n}" for i, s in enumerate(steps) for n in _ARRAYS.get(s.kind, ())}
         extra = sorted(k for k in arrays if k.startswith("transform/") and k not in expected)

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ltr_cli.measures.stacked import linear_scores
-
-if TYPE_CHECKING:  # LightGBM models are read by the runs that have them
-    from ltr_cli.results import gbdt
 
 OWN_KINDS = ("linear", "stumps")  # the kinds read here; the others: results.gbdt, results.neural_files
 

@@ -109,8 +109,9 @@ class NeuralSpec(BatchLearnerConfig):
     transform: Any = Field("zscore", validate_default=True, description="feature transform fitted on each fold's train split: zscore, "
                            "allrank, log1p, query_zscore, query_minmax, none, or a list of them")
     train: TrainSettings = Field(default_factory=TrainSettings, description="the training loop")
-    grid: dict[str, list[GridValue]] = Field(default_factory=dict, description="dotted key (train.lr, "
-                                             "scorer.hidden, ...) -> values to try; the best on vali is kept")
+    grid: dict[str, list[GridValue]] = Field(  # type: ignore[assignment]  # any key's values, not numbers only
+        default_factory=dict, description="dotted key (train.lr, scorer.hidden, ...) -> values to try; the best "
+        "on vali is kept")
 
     @field_validator("scorer")
     @classmethod
