@@ -27,7 +27,7 @@ from typing import Any
 from ltr_cli.errors import LtrError
 
 INSTALL = "pip install -e '.[neural]'"
-CUDA = "pip install -U \"jax[cuda12]\""
+CUDA = "pip install -U \"jax[cuda13]\" or \"jax[cuda12]\""
 DETERMINISTIC_GPU = "--xla_gpu_deterministic_ops=true"
 DEVICES = ("auto", "cpu", "gpu")
 DTYPE = "float32"
