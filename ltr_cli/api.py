@@ -64,6 +64,10 @@ Shown``, ``credit(shown, clicks) -> Outcome``; :func:`check_rankings`,
 **Estimators** (``ltr_cli.estimators``). An :class:`Estimator`: a summary, a label, and
 ``weights(log: ClickLog) -> (weights (shown,), record)``, the weight of a click at each
 position of a fold's click log.
+
+**Ranking losses** (``ltr_cli.losses``). :func:`ranking_loss` computes a neural ranking loss
+(allRank's names, parameters and values) on numpy ``[Q, L]`` scores and labels; a plugin
+declares its own :class:`LossKind` (docs/neural.md).
 """
 
 from __future__ import annotations
@@ -86,6 +90,8 @@ from ltr_cli.learners.online.schedules import StepSpec
 from ltr_cli.measures.conventions import Convention, Measure
 from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, precision_at_k, rank_from_scores
 from ltr_cli.measures.registry import MetricKind
+from ltr_cli.neural.losses.bridge import ranking_loss
+from ltr_cli.neural.losses.kind import LossKind
 
 __all__ = [
     "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "BlockFamily", "ClickLearner", "ClickLearnerConfig", "ClickLog",
@@ -93,5 +99,5 @@ __all__ = [
     "Estimator", "Feedback", "InterleavingKind", "LinearRanker", "LtrError", "Measure", "Method", "MetricKind", "OnlineLearner",
     "OnlineLearnerConfig", "Outcome", "Query", "QueryReader", "ReaderOptions", "Shown", "StepSpec", "Strict", "UpdateInfo",
     "average_precision", "check_clicks", "check_length", "check_rankings", "click_pairs", "click_table", "dcg_at_k",
-    "ndcg_at_k", "precision_at_k", "rank_from_scores", "shown_clicks",
+    "ndcg_at_k", "precision_at_k", "rank_from_scores", "shown_clicks", "LossKind", "ranking_loss",
 ]

@@ -42,6 +42,8 @@ GROUPS: dict[str, str] = {
     "click_models": "a ClickModelKind: a named click model",
     "interleaving": "an InterleavingKind: an interleaving or multileaving method",
     "estimators": "an Estimator: a counterfactual correction of a click log",
+    "losses": "a LossKind: a neural ranking loss, under its name and under each of its aliases",
+    "scorers": "a ScorerKind: a neural scorer (a config's scorer: {kind: NAME})",
 }
 DISTRIBUTION = "ltr-cli"  # the distribution whose entry points are the built-ins
 BUILT_IN = "built-in"

@@ -98,7 +98,7 @@ LEAVES = ("ltr_cli", "ltr_cli.errors", "ltr_cli.names", "ltr_cli.pathnames", "lt
 LAYERS = (
     LEAVES + ("ltr_cli.core",),
     ("ltr_cli.kernels", "ltr_cli.measures", "ltr_cli.clicks", "ltr_cli.clicklog", "ltr_cli.interleaving"),
-    ("ltr_cli.surrogates",),
+    ("ltr_cli.surrogates", "ltr_cli.neural"),
     ("ltr_cli.data",),
     ("ltr_cli.results",),
     ("ltr_cli.learners",),
@@ -195,7 +195,7 @@ def test_reading_a_config_loads_no_heavy_numerics():
     import subprocess
     import sys
 
-    code = ("import sys, ltr_cli.config.experiment, ltr_cli.cli.app; "
-            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib', 'lightgbm') if m in sys.modules))")
+    code = ("import sys, ltr_cli.config.experiment, ltr_cli.cli.app, ltr_cli.api, ltr_cli.neural.losses; "
+            "print(sorted(m for m in ('scipy', 'numba', 'matplotlib', 'lightgbm', 'jax') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,5 +1,5 @@
-"""``ltr list``: learners, datasets, metrics, formats, click models, interleaving methods,
-estimators and plugins, with where each comes from."""
+"""``ltr list``: learners, datasets, metrics, neural losses, formats, click models,
+interleaving methods, estimators and plugins, with where each comes from."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import typer
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
-    """List learners, datasets, metrics, data formats, click models, interleaving methods,
-    estimators and plugins, each with its definition (and where it comes from)."""
+    """List learners, datasets, metrics, neural losses, data formats, click models,
+    interleaving methods, estimators and plugins, each with its definition (and where it
+    comes from)."""
     from ltr_cli import plugins
     from ltr_cli.clicklog.estimators import ESTIMATORS
     from ltr_cli.clicks.base import CLICK_MODELS
@@ -24,6 +25,8 @@ def list_(
     from ltr_cli.learners.registry import learner_help
     from ltr_cli.measures.conventions import CONVENTIONS
     from ltr_cli.measures.registry import metric_help
+    from ltr_cli.neural import scorers
+    from ltr_cli.neural.losses import kinds as loss_kinds  # also the registry of ltr_cli.losses
 
     data = {
         "learners": learner_help(),
@@ -33,6 +36,9 @@ def list_(
                       "shaped": "queries shaped like a registry dataset (like: NAME)"},
         "metrics": metric_help(),
         "conventions": {name: f"{conv.summary()}; {conv.source}" for name, conv in CONVENTIONS.items()},
+        "losses": {k.name: k.summary + (f" (also {', '.join(k.aliases)})" if k.aliases else "")
+                   for k in loss_kinds().values()},
+        "scorers": {name: scorers.resolve(name).summary for name in scorers.names()},
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
         "click_models": CLICK_MODELS.help(),
         "interleaving": {name: f"{text} ({_rankers(METHODS[name])})" for name, text in METHODS.help().items()},

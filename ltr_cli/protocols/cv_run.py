@@ -123,7 +123,7 @@ def compute_cv(opened: OpenedCV, run_dir: Path, resume: bool, fresh: bool, quiet
                     learner=plan.name)
     try:
         table, summary, models, queries = run_cv(folds, plan.learner, plan.select_by, conv, hooks, tests, checkpoint,
-                                                 plan.normalize, select)
+                                                 plan.normalize, select, plan.folds.seed)
     except KeyboardInterrupt:
         hooks.close()
         saved = sorted(checkpoint.folds)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ltr_cli.data.options import ReaderOptions
 from ltr_cli.data.formats import open_dataset
-from ltr_cli.errors import LtrError
+from ltr_cli.errors import LtrError, QueryTooLong
 from ltr_cli.data.normalize import NormalizedModel, Normalizer
 from ltr_cli.results.models import model_from_dict
 from ltr_cli.results.folders import read_run_text
@@ -69,8 +69,11 @@ def score_lines(scorer: Any, data_file: Path, options: ReaderOptions) -> list[st
     and ``ltr eval`` ranks exactly as the model does."""
     lines: list[str] = []
     for q in open_dataset(data_file, options):
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = scorer.scores(q.X)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                scores = scorer.scores(q.X)
+        except QueryTooLong as exc:
+            raise LtrError(f"{data_file}:{q.line}: query {q.qid}: {exc}") from None
         if not np.isfinite(scores).all():
             raise LtrError(f"{data_file}:{q.line}: the model's scores for query {q.qid} overflow "
                            "(NaN or infinite); the weights are too large for these features")

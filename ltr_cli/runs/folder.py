@@ -169,11 +169,13 @@ def record_run(
                 "learner_label": summary["label"], "seed": run.seed, "versions": _versions(),
                 "command": argv or sys.argv, **manifest, "timings": timings,
                 "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-    model_files: dict[str, str] = {}
-    if any(isinstance(m, dict) and m.get("kind") not in OWN_KINDS for m in models.values()):  # LightGBM's
-        from ltr_cli.results.gbdt import save_model_files
+    model_files: dict[str, str | bytes] = {}
+    if any(isinstance(m, dict) and m.get("kind") not in OWN_KINDS for m in models.values()):  # LightGBM's, neural
+        from ltr_cli.results import gbdt, neural_files
 
-        models, model_files = save_model_files(models)
+        models, texts = gbdt.save_model_files(models)
+        models, arrays = neural_files.save_model_files(models)
+        model_files = {**texts, **arrays}
     path = write_run(run_dir, run.resolved(), table, summary, manifest,
                      extra={"models.json": json.dumps(models, indent=1), **model_files}, tables=tables)
     return RunOutcome(name, path, summary)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec
@@ -115,6 +116,14 @@ def _run_online_stream(
                            planned_path)
 
 
+def epoch_curves(models: dict[str, Any]) -> dict[str, Any]:
+    """``{epochs.parquet: table}`` when the run's fits recorded per-epoch curves (neural), else {}."""
+    from ltr_cli.results.neural_files import EPOCHS, curves_table
+
+    table = curves_table(models)
+    return {} if table is None else {EPOCHS: table}
+
+
 def check_installed(run: PlannedRun) -> None:
     """One-line error when the run's learner needs a package that is not installed."""
     need = run.learner_spec.missing()
@@ -144,6 +153,6 @@ def _run_batch_learner(
         done = compute_cv(opened, run_dir, resume, fresh, quiet, argv, log)
         outcome = record_run(run, run_dir, done.table, done.summary, done.manifest,
                              {"wall_seconds": done.summary["wall_seconds"]}, done.models, argv,
-                             {TEST_QUERIES: done.queries})
+                             {TEST_QUERIES: done.queries, **epoch_curves(done.models)})
         done.checkpoint.remove()
         return outcome
