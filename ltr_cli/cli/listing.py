@@ -1,4 +1,5 @@
-"""``ltr list``: learners, datasets, metrics, neural losses, formats and plugins, with where each comes from."""
+"""``ltr list``: learners, datasets, metrics, neural losses and scorers, formats and plugins, with where each
+comes from."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from ltr_cli.core.convention_table import CONVENTION_NAMES
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
-    """List learners, datasets, metrics, neural losses, data formats and plugins (with where each comes from)."""
+    """List learners, datasets, metrics, neural losses and scorers, data formats and plugins (with where each comes
+    from)."""
     from ltr_cli import plugins
     from ltr_cli.data.formats import formats
     from ltr_cli.data.registry import DATASETS
@@ -21,6 +23,7 @@ def list_(
     from ltr_cli.learners.registry import learner_help
     from ltr_cli.measures.registry import metric_help
     from ltr_cli.neural.losses import kinds as loss_kinds  # also the registry of ltr_cli.losses
+    from ltr_cli.neural.scorers import resolve as scorer_kind  # also the registry of ltr_cli.scorers
 
     data = {
         "learners": learner_help(),
@@ -31,6 +34,7 @@ def list_(
         "metrics": metric_help(),
         "losses": {k.name: k.summary + (f" (also {', '.join(k.aliases)})" if k.aliases else "")
                    for k in loss_kinds().values()},
+        "scorers": {name: scorer_kind(name).summary for name in plugins.load_group("scorers")},
         "conventions": list(CONVENTION_NAMES),
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
         "plugins": {f"{p.group}:{p.name}": f"{p.value} (from {p.distribution})"
