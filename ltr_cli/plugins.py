@@ -204,11 +204,11 @@ def load(group: str, name: str) -> Any:
     d = declared(group).get(name)
     if d is None or _is_broken(d):
         return None
-    register = _REGISTRARS.get(group)
     try:
         # a plugin's prints at import go to stderr: stdout carries results (``--json``)
         with contextlib.redirect_stdout(sys.stderr):
             obj = d.entry.load()
+        register = _REGISTRARS.get(group)  # after the import: a kind's package may hold its registry
         if register is None:
             raise TypeError(f"no registry reads the group ltr_cli.{group}")
         register(obj, name, d.source)

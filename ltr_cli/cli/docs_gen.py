@@ -348,6 +348,26 @@ def format_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def loss_table() -> str:
+    """The table of the built-in neural ranking losses, by name, from their
+    :class:`~ltr_cli.neural.losses.kind.LossKind` (a plugin's are not documented here:
+    ``ltr list`` shows them)."""
+    from ltr_cli import plugins
+    from ltr_cli.neural.losses import kinds
+
+    rows = ["| loss | aliases | allRank's | parameters (defaults) | what it is |", "|---|---|---|---|---|"]
+    for name, kind in kinds().items():
+        if plugins.source("losses", name) != plugins.BUILT_IN:
+            continue
+        params = [f"`{p}` (required)" for p in kind.required]
+        params += [f"`{p}={v!r}`" for p, v in kind.defaults.items()]
+        allrank = f"`{kind.allrank}`" if kind.allrank else "beyond allRank"
+        aliases = ", ".join(f"`{a}`" for a in kind.aliases) or "-"
+        rows.append(f"| `{name}` | {aliases} | {allrank} | {_cell(', '.join(params) or 'none')} "
+                    f"| {_cell(kind.summary)} |")
+    return "\n".join(rows) + "\n"
+
+
 # --- generated sections of hand-written pages ----------------------------------------------
 
 END = "<!-- end generated -->"
@@ -376,7 +396,8 @@ def fill_sections(text: str, sections: dict[str, str], page: str) -> str:
 
 PAGES = {"config-reference.md": config_reference, "cli-reference.md": cli_reference}
 # hand-written pages with generated sections: page -> section name -> its generator
-SECTIONS = {"metrics.md": {"metrics": metric_table}, "data.md": {"formats": format_table}}
+SECTIONS = {"metrics.md": {"metrics": metric_table}, "data.md": {"formats": format_table},
+            "neural.md": {"losses": loss_table}}
 
 
 def pages() -> dict[str, str]:

@@ -30,7 +30,8 @@ class LossKind:
     ``aliases``: other names it is found by. ``allrank``: allRank's function it equals (None:
     beyond allRank). ``smooth``: differentiable almost everywhere with an informative gradient
     (False: hinges and maxima, a subgradient). ``choices``: the values a parameter may take.
-    ``outputs``: the parameter giving the number of outputs per document (None: one score).
+    ``outputs``: the parameter giving the number of outputs per document (None: one score);
+    ``rank_scores(outputs [Q, L, n]) -> [Q, L]``: how such outputs become ranking scores.
     ``labels``: ``graded`` (>= 0) or ``unit`` (in [0, 1]). ``check(params)``: raises
     ``ValueError`` with the reason for a value ``choices`` cannot express.
     """
@@ -43,6 +44,7 @@ class LossKind:
     smooth: bool = True
     choices: Mapping[str, tuple[Any, ...]] = field(default_factory=lambda: _EMPTY)
     outputs: str | None = None
+    rank_scores: Callable[[Any], Any] | None = None
     labels: str = "graded"
     check: Callable[[dict[str, Any]], None] | None = None
 
