@@ -138,6 +138,20 @@ def _number(v: float | None) -> str:
     return "--" if v is None else f"{v:.4f}"
 
 
+def _cell_text(section: Section, j: int, cell: Any, bold: str, marks: str, spread: str) -> str:
+    """One table cell: the mean (``bold`` when it is the column's best), the letters of the
+    learners it beats (``marks``) and its interval (``spread``), each a ``str.format`` pattern."""
+    iv = cell.interval
+    text = _number(iv.mean)
+    if iv.mean is not None and iv.mean == _best(section, j):
+        text = bold.format(text)
+    if cell.better_than:
+        text += marks.format("".join(cell.better_than))
+    if iv.low is not None:
+        text += spread.format(_number(iv.low), _number(iv.high))
+    return text
+
+
 def to_markdown(parts: list[Section]) -> str:
     blocks = []
     for section in parts:
@@ -145,14 +159,7 @@ def to_markdown(parts: list[Section]) -> str:
         rule = "|---|---|" + "---|" * len(section.metrics)
         body = []
         for (letter, name), row in zip(section.learners, section.cells):
-            cells = []
-            for j, cell in enumerate(row):
-                iv = cell.interval
-                mean = _number(iv.mean)
-                mean = f"**{mean}**" if iv.mean is not None and iv.mean == _best(section, j) else mean
-                marks = f"<sup>{''.join(cell.better_than)}</sup>" if cell.better_than else ""
-                spread = f" [{_number(iv.low)}, {_number(iv.high)}]" if iv.low is not None else ""
-                cells.append(mean + marks + spread)
+            cells = [_cell_text(section, j, cell, "**{}**", "<sup>{}</sup>", " [{}, {}]") for j, cell in enumerate(row)]
             body.append(f"| {letter} | {name.replace('|', chr(92) + '|')} | " + " | ".join(cells) + " |")
         blocks.append("\n".join([head, rule, *body]) + "\n\n" + caption(section) + "\n")
     return "\n".join(blocks)
@@ -170,14 +177,8 @@ def to_latex(parts: list[Section]) -> str:
                  " & learner & " + " & ".join(escape(display_name(m.removeprefix("heldout_")))
                                              for m in section.metrics) + r" \\", r"\midrule"]
         for (letter, name), row in zip(section.learners, section.cells):
-            cells = []
-            for j, cell in enumerate(row):
-                iv = cell.interval
-                mean = _number(iv.mean)
-                mean = rf"\textbf{{{mean}}}" if iv.mean is not None and iv.mean == _best(section, j) else mean
-                marks = rf"$^{{\mathrm{{{''.join(cell.better_than)}}}}}$" if cell.better_than else ""
-                spread = rf" {{\scriptsize [{_number(iv.low)}, {_number(iv.high)}]}}" if iv.low is not None else ""
-                cells.append(mean + marks + spread)
+            cells = [_cell_text(section, j, cell, r"\textbf{{{}}}", r"$^{{\mathrm{{{}}}}}$", r" {{\scriptsize [{}, {}]}}")
+                     for j, cell in enumerate(row)]
             lines.append(f"{letter} & {escape(name)} & " + " & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
         blocks.append("\n".join(lines) + "\n")
