@@ -70,11 +70,11 @@ def test_a_failing_or_silent_reference_is_one_line(code, said):
 
 def test_the_reference_command_runs_the_adapter_module(tmp_path):
     argv = reference_argv(tmp_path / "ref", tmp_path / "train.txt", tmp_path / "test.txt", "P-MGD", "perfect", 500, 3)
-    assert argv[:3] == [sys.executable, "-m", "ltr_cli.bench.clicks_reference"]
+    assert argv[:4] == [sys.executable, "-P", "-m", "ltr_cli.bench.clicks_reference"]
     from ltr_cli.bench.clicks_reference import REFERENCE_LEARNERS
 
     assert {ref for _, ref in CLICK_LEARNERS.values()} <= set(REFERENCE_LEARNERS)
-    pairs = dict(zip(argv[3::2], argv[4::2]))
+    pairs = dict(zip(argv[4::2], argv[5::2]))
     assert pairs["--learner"] == "P-MGD" and pairs["--impressions"] == "500" and pairs["--seed"] == "3"
 
 

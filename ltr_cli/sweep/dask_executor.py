@@ -36,22 +36,35 @@ def check_scheduler_address(address: str) -> str:
     return address.strip()
 
 
+_SILENT = 51  # above logging.CRITICAL: nothing is printed
+
+
 @contextmanager
 def _quiet_dask_logs() -> Iterator[None]:
-    """Silence distributed's own log lines (a dead worker is reported by the sweep itself)."""
+    """Silence distributed's own log lines (a dead worker is reported by the sweep itself),
+    here and in the worker processes a local cluster starts (they read the level from the
+    environment when they import distributed)."""
     import logging
+    import os
 
+    key = "DASK_LOGGING__DISTRIBUTED"
+    saved = os.environ.get(key)
+    os.environ[key] = str(_SILENT)
     loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
                if name == "distributed" or name.startswith("distributed.")]
     loggers.append(logging.getLogger("distributed"))
     old = [lg.level for lg in loggers]
     for lg in loggers:
-        lg.setLevel(logging.CRITICAL + 1)
+        lg.setLevel(_SILENT)
     try:
         yield
     finally:
         for lg, level in zip(loggers, old):
             lg.setLevel(level)
+        if saved is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = saved
 
 
 def _dask_failure(exc: BaseException) -> str:
@@ -127,7 +140,7 @@ def run_dask(units: list[list[Task]], out: str, jobs: int, scheduler: str | None
             # takes only the run it was computing with it
             with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
                 cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=None, silence_logs=_SILENT)
         except Exception as exc:
             raise LtrError(f"cannot start a local Dask cluster of {jobs} workers ({one_line(str(exc), 200)}); "
                            "try --executor local") from None
