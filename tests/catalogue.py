@@ -443,6 +443,16 @@ STATE_CASES = [
               "session, sessions out of order (the fingerprint recomputed)",
               "one line naming the log and the field, or the row and its column, before any learner or estimator "
               "reads it", "tests/test_clicklog.py::test_every_logged_field_is_checked_on_read"),
+    StateCase("click-log-bomb", "a 2 MB click log of 100 million equal rows (dictionary- and run-length-encoded) "
+              "that decodes to gigabytes", "refused from its metadata's row counts before any page is read; "
+              "`clicks propensity` peaks under 400 MB",
+              "tests/test_clicklog.py::test_a_click_log_that_decodes_to_gigabytes_is_refused_from_its_metadata"),
+    StateCase("propensity-file-not-regular", "`clicks.propensity:` a FIFO, `/dev/zero`, a 2 MB or deeply nested file",
+              "one line naming the file, at once (never a wait, never a read until memory is gone)",
+              "tests/test_click_ranksvm.py::test_a_propensity_file_is_read_only_when_regular_and_small"),
+    StateCase("wide-click-log", "a click log showing 1000 documents of 1000-document queries",
+              "`randomisation` works on the log's groups, in a few MB (never a pairs x positions table)",
+              "tests/test_clicklog.py::test_randomisation_needs_memory_of_the_log_not_of_pairs_times_positions"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

@@ -10,7 +10,6 @@ written logs and a run generating them train on the same clicks.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from ltr_cli.clicklog.simulate import Sessions, simulate
 from ltr_cli.errors import LtrError
 
 Queries = list[tuple[np.ndarray, np.ndarray]]
+PROPENSITY_LIMIT = 1 << 20  # bytes of a propensity file at most (its JSON is a few hundred)
 
 
 @dataclass
@@ -128,12 +128,15 @@ def true_propensity(model_meta: dict[str, Any], shown: int, where: str) -> np.nd
 def read_propensity(path: Path, shown: int) -> np.ndarray:
     """Relative propensities from a file: ``ltr clicks propensity --json``'s record, or a
     JSON list; one positive value per position 1..shown (at least)."""
+    from ltr_cli.core.bounded import Unreadable, read_json
+
     try:
-        raw = json.loads(path.read_text())
+        raw = read_json(path, PROPENSITY_LIMIT)  # a regular file, at most 1 MiB: never a FIFO's wait or a device
     except FileNotFoundError:
         raise LtrError(f"clicks.propensity: {path}: no such file; give true, estimated or a propensity file") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise LtrError(f"clicks.propensity: {path}: not a JSON propensity file ({exc})") from None
+    except (OSError, Unreadable) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise LtrError(f"clicks.propensity: {path}: not a JSON propensity file ({reason})") from None
     values = raw.get("propensity") if isinstance(raw, dict) else raw
     if not isinstance(values, list) or len(values) < shown or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
