@@ -453,6 +453,9 @@ STATE_CASES = [
     StateCase("wide-click-log", "a click log showing 1000 documents of 1000-document queries",
               "`randomisation` works on the log's groups, in a few MB (never a pairs x positions table)",
               "tests/test_clicklog.py::test_randomisation_needs_memory_of_the_log_not_of_pairs_times_positions"),
+    StateCase("click-log-without-clicks", "a fold's click log (read or generated) with no click",
+              "one line naming the log, exit 1, nothing written (once an all-zero model and its test NDCG, exit 0)",
+              "tests/test_counterfactual.py::test_a_log_without_a_click_is_refused_not_fitted"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

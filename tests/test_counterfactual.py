@@ -139,6 +139,37 @@ def test_a_log_whose_metadata_is_damaged_is_one_line_in_a_batch_learner(folds, f
     assert res.stderr.count("\n") == 1 and "metadata field 'shown'" in res.stderr and "fold1.parquet" in res.stderr
 
 
+@pytest.mark.parametrize("learner", ["ranksvm-naive", "dla"])
+def test_a_log_without_a_click_is_refused_not_fitted(folds, fold1_logs, tmp_path, learner):
+    """A log of 3000 sessions and no click once trained an all-zero model and reported its
+    test NDCG with exit 0: one line naming the log, exit 1, nothing written."""
+    from ltr_cli.clicklog.logfile import read_log, write_log
+    from ltr_cli.clicklog.simulate import Sessions
+
+    log = read_log(fold1_logs / "fold1.parquet")
+    (tmp_path / "logs").mkdir()
+    silent = Sessions(log.session, log.query, log.doc, log.position, np.zeros_like(log.click))
+    write_log(tmp_path / "logs" / "fold1.parquet", silent, log.qids,
+              {k: v for k, v in log.meta.items() if k not in ("format", "fingerprint")})
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.{learner}.clicks.log={tmp_path / 'logs'}", "--set",
+                              f"learners.{learner}.clicks.generate=null", "--learner", learner,
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1, res.stderr
+    assert res.stderr.count("\n") == 1 and "fold1.parquet: the log's 3000 sessions hold no click" in res.stderr
+    assert not list((tmp_path / "out").rglob("models.json"))
+
+
+def test_a_generated_log_without_a_click_is_refused(folds, tmp_path):
+    never = "{click: [0, 0, 0, 0, 0], stop: [0, 0, 0, 0, 0]}"
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.ranksvm-naive.clicks.generate.model={never}", "--set",
+                              "learners.ranksvm-naive.clicks.generate.eta=null", "--learner", "ranksvm-naive",
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1 and "clicks.generate: the training log of fold 1: the log's 3000 sessions hold no " \
+        "click" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
 def test_plackett_luce_draws_first_documents_by_their_weights():
     rng = np.random.default_rng(0)
     ranking = np.array([3, 0, 2, 1])

@@ -193,6 +193,7 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
         if np.any(sessions.doc >= sizes[sessions.query]):
             raise LtrError(f"clicks: fold {fold}: the log shows a document index beyond its query's documents; "
                            "the log was written for other data")
+    refuse_without_clicks(sessions, _log_name(meta, fold, "training"))
     shown = int(meta.get("shown") or int(sessions.position.max(initial=1)))
     weights = np.ones(shown)
     if signal.correction == "ips":
@@ -222,12 +223,29 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
     return ClickData(sessions, weights, signal.correction, meta)
 
 
+def _log_name(meta: dict[str, Any], fold: int | None, split: str) -> str:
+    """How an error names a fold's log: its file, or the log ``clicks.generate`` simulates."""
+    if meta.get("path"):
+        return str(meta["path"])
+    return f"clicks.generate: the {split} log" + (f" of fold {fold}" if fold is not None else "")
+
+
+def refuse_without_clicks(sessions: Sessions, where: str) -> None:
+    """A one-line error when a log holds no click: a learner would fit a model to nothing
+    (all-zero weights) and report its numbers as a result."""
+    if not sessions.click.any():
+        raise LtrError(f"{where}: the log's {int(sessions.session.max(initial=-1)) + 1} sessions hold no click, so "
+                       "there is nothing to learn from; log more sessions, or use a click model that clicks on "
+                       "these labels")
+
+
 def vali_clicks(signal: ClickSignal, train: Queries, vali: Queries, fold: int | None,
                 weights: np.ndarray) -> ClickData:
     """``select: clicks``: a log of the vali queries, simulated like the training log
     (its ranker, policy, model and number of sessions), clicks weighted by ``weights``."""
     assert signal.generate is not None
     sessions, meta = fold_log(train, signal.generate, fold, shown_on=vali)
+    refuse_without_clicks(sessions, _log_name(meta, fold, "vali"))
     return ClickData(sessions, weights, signal.correction, meta)
 
 
