@@ -456,6 +456,9 @@ STATE_CASES = [
     StateCase("click-log-without-clicks", "a fold's click log (read or generated) with no click",
               "one line naming the log, exit 1, nothing written (once an all-zero model and its test NDCG, exit 0)",
               "tests/test_counterfactual.py::test_a_log_without_a_click_is_refused_not_fitted"),
+    StateCase("propensity-overflow", "a propensity file whose first value is 1e-320 (the ratios overflow), or a "
+              "propensity of 1e-310 unclipped", "one line naming the file; `models.json` never holds Infinity or NaN",
+              "tests/test_counterfactual.py::test_a_propensity_file_whose_weights_overflow_is_refused"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

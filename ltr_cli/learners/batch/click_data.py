@@ -144,7 +144,8 @@ def read_propensity(path: Path, shown: int) -> np.ndarray:
         raise LtrError(f"clicks.propensity: {path}: give a list of at least {shown} positive propensities "
                        "(or the JSON of ltr clicks propensity --json)")
     p = np.asarray(values[:shown], dtype=float)
-    return p / p[0]
+    with np.errstate(over="ignore"):  # an overflow is refused by click_weights, naming the file
+        return p / p[0]
 
 
 def _estimated(train: Queries, gen: GenerateSpec, fold: int | None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -216,11 +217,46 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
                 p, extra = _estimated(train, signal.generate, fold)
         else:
             p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
-        weights = 1.0 / p
-        if signal.clip is not None:
-            weights = np.minimum(weights, signal.clip)
+        weights = click_weights(p, signal.clip, _propensity_source(signal, meta))
         meta = {**meta, "propensity": [float(f"{v:.12g}") for v in p], **extra}
     return ClickData(sessions, weights, signal.correction, meta)
+
+
+#: the largest click weight 1/p_k (relative propensities) a run accepts unclipped
+MAX_WEIGHT = 1e6
+
+
+def click_weights(p: np.ndarray, clip: float | None, where: str) -> np.ndarray:
+    """The IPS weights min(1/p_k, clip) of relative propensities ``p``, checked: every
+    propensity finite and above 0, and every weight finite and at most :data:`MAX_WEIGHT`
+    (a tiny propensity, unclipped, would swamp every other click, or overflow); a one-line
+    error naming ``where`` (the propensities' source) otherwise."""
+    p = np.asarray(p, dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(p) & (p > 0)))
+    if bad.size:
+        k = int(bad[0])
+        raise LtrError(f"{where}: the propensity of position {k + 1} relative to position 1 is {p[k]:g}; each must be "
+                       "a finite number above 0 (a position 1 propensity too small for its ratios to be numbers?)")
+    with np.errstate(over="ignore", divide="ignore"):
+        weights = 1.0 / p
+    if clip is not None:
+        weights = np.minimum(weights, clip)
+    large = np.flatnonzero(~np.isfinite(weights) | (weights > MAX_WEIGHT))
+    if large.size:
+        k = int(large[0])
+        raise LtrError(f"{where}: position {k + 1}'s propensity {p[k]:g} (relative to position 1) gives a click "
+                       f"weight of {weights[k]:g}, above {MAX_WEIGHT:g}; set clicks.clip (say 10) or give "
+                       "larger propensities")
+    return weights
+
+
+def _propensity_source(signal: ClickSignal, meta: dict[str, Any]) -> str:
+    source = signal.propensity_file()
+    if source is not None:
+        return f"clicks.propensity: {source}"
+    if signal.propensity == "estimated":
+        return f"clicks.propensity: estimated from {meta.get('path') or 'the shuffled log'}"
+    return f"clicks.propensity: true (the click model of {meta.get('path') or 'clicks.generate'})"
 
 
 def _log_name(meta: dict[str, Any], fold: int | None, split: str) -> str:
