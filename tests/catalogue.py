@@ -459,6 +459,9 @@ STATE_CASES = [
     StateCase("propensity-overflow", "a propensity file whose first value is 1e-320 (the ratios overflow), or a "
               "propensity of 1e-310 unclipped", "one line naming the file; `models.json` never holds Infinity or NaN",
               "tests/test_counterfactual.py::test_a_propensity_file_whose_weights_overflow_is_refused"),
+    StateCase("failure-at-seed-0", "a learner whose weights diverge at every seed, beside a sound one, seeds 0, 1, 2",
+              "every seed of the sound learner is written; one line names the failed runs; exit 1 at the end",
+              "tests/test_learners.py::test_a_learner_failing_at_seed_0_stops_no_other_seed"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",
