@@ -462,6 +462,11 @@ STATE_CASES = [
     StateCase("failure-at-seed-0", "a learner whose weights diverge at every seed, beside a sound one, seeds 0, 1, 2",
               "every seed of the sound learner is written; one line names the failed runs; exit 1 at the end",
               "tests/test_learners.py::test_a_learner_failing_at_seed_0_stops_no_other_seed"),
+    StateCase("click-runs-other-protocol", "`compare` of click runs of one experiment under other click models or "
+              "round counts; `report` of click runs under other gammas",
+              "not paired, the note naming the setting that differs (another gamma: a note); the report gives each "
+              "gamma its own `discounted_cumulative@<gamma>` column",
+              "tests/test_click_reports.py::test_compare_refuses_click_runs_of_other_horizons_and_notes_another_gamma"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",
