@@ -40,3 +40,14 @@ class DatasetNotFoundError(LtrError):
 
 class ResultsError(LtrError):
     """A results directory is missing, incomplete or unreadable."""
+
+
+class QueryTooLong(LtrError):
+    """A query whose scoring would take more memory than its budget: ``size`` documents.
+    The caller that knows the query's id names it."""
+
+    def __init__(self, size: int, needed: int, budget: int, scorer: str):
+        self.size = size
+        super().__init__(f"a query of {size:,} documents is too long to score on this device: the {scorer} scorer "
+                         f"needs about {needed / 2**30:.1f} GiB for it, over the budget of {budget / 2**30:.1f} GiB "
+                         "(train.memory_gb; or score on a device with more memory)")

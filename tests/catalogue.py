@@ -179,7 +179,7 @@ CONFIG_CASES = [
     ConfigCase("bad-feedback", "feedback mode `top`", GOOD + "protocol: {feedback: top}\n", "protocol.feedback", "top-K"),
     ConfigCase("unknown-dataset-kind", "unknown dataset kind", GOOD.replace("kind: separable", "kind: magic"), "dataset.kind", "separable"),
     ConfigCase("clicks-two-sources", "a learner's click log both read and generated", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {log: logs, generate: {sessions: 100}}}"), "learners.slam.clicks", "give exactly one of log"),
-    ConfigCase("clicks-position-bias-ranksvm", "LightGBM's position-bias correction asked of RankSVM", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {generate: {}, correction: position-bias}}"), "learners.slam", "position-bias is LightGBM's"),
+    ConfigCase("clicks-position-bias-ranksvm", "LightGBM's position-bias correction asked of RankSVM", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {generate: {}, correction: position-bias}}"), "learners.slam", "models the displayed positions"),
     ConfigCase("clicks-select-on-read-log", "selection on clicks with a log read from files (no vali log)", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {log: logs, select: clicks}}"), "learners.slam.clicks", "select: clicks simulates a log of the vali queries"),
     ConfigCase("clicks-bad-policy", "an unknown logging policy", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {generate: {policy: random}}}"), "learners.slam.clicks.generate.policy", "Input should be"),
     ConfigCase("unknown-registry-name", "misspelt registry dataset", GOOD.replace("{kind: separable, queries: 20}", "{kind: registry, name: msrl-web10k, root: x}"), "dataset.name", "unknown dataset"),
@@ -225,7 +225,7 @@ CONFIG_CASES = [
     # click feedback and uniform sampling: keys that go together
     ConfigCase("clicks-without-feedback", "a `clicks:` block under `feedback: auto`", GOOD + "protocol: {clicks: {model: navigational}}\n", "protocol.clicks", "is set but protocol.feedback is auto"),
     ConfigCase("feedback-clicks-without-model", "`feedback: clicks` without a `clicks:` block", GOOD + "protocol: {feedback: clicks}\n", "protocol.clicks", "missing; protocol.feedback: clicks needs the click model"),
-    ConfigCase("clicks-eta-on-cascade", "`eta` for a cascade click model", GOOD + "protocol: {feedback: clicks, clicks: {model: navigational, eta: 2}}\n", "protocol.clicks.eta", "applies to pbm"),
+    ConfigCase("clicks-eta-on-cascade", "`eta` for a cascade click model", GOOD + "protocol: {feedback: clicks, clicks: {model: navigational, eta: 2}}\n", "protocol.clicks.eta", "navigational is a cascade"),
     ConfigCase("clicks-whole-list-metric", "`ap` under click feedback (it reads the whole ranking)", GOOD + "protocol: {feedback: clicks, clicks: {model: perfect}}\nmetrics: {names: [ndcg@10, ap]}\n", "metrics.names", "ap reads the whole ranking"),
     ConfigCase("uniform-without-max-rounds", "`sampling: uniform` without `max_rounds`", GOOD + "protocol: {sampling: uniform}\n", "protocol.max_rounds", "missing; sampling: uniform"),
     ConfigCase("uniform-with-shuffle", "`shuffle` under `sampling: uniform`", GOOD + "protocol: {sampling: uniform, max_rounds: 9, shuffle: true}\n", "protocol.shuffle", "applies to sampling: passes"),

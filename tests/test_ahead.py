@@ -302,3 +302,39 @@ def test_an_extension_that_does_not_match_its_sidecar_is_never_loaded(tmp_path, 
     ahead.reset()
     assert set(ahead.status().values()) == {
         "not built (the extension does not match its sidecar: ltr kernels build --ahead)"}
+
+
+def test_the_ahead_compile_says_what_it_does_and_how_long_it_has_taken(monkeypatch):
+    """pip hides a build step's output: the compile's progress goes to the terminal the
+    install runs in, else stderr, at once and every few seconds."""
+    import threading
+
+    from ltr_cli.kernels import ahead_build
+
+    monkeypatch.setattr(ahead_build, "TICK", 0.01)
+    lines: list[tuple[str, bool]] = []
+    step = threading.Event()
+    with ahead_build.Ticker("compiling 3 kernels", lambda text, final: (lines.append((text, final)), step.set())):
+        step.clear()
+        assert step.wait(5)  # a tick came while the step ran
+    assert lines[0] == ("compiling 3 kernels ...", False)
+    assert any(text.startswith("compiling 3 kernels: ") and text.endswith(" s so far") for text, _ in lines[1:])
+    count = len(lines)
+    import time
+
+    time.sleep(0.05)
+    assert len(lines) == count  # no tick after the step
+
+
+def test_without_a_terminal_the_compile_progress_goes_to_stderr(monkeypatch, capsys):
+    import os
+
+    from ltr_cli.kernels import ahead_build
+
+    def no_tty(path, *args):
+        raise OSError("no controlling terminal")
+
+    monkeypatch.setattr(os, "open", no_tty)
+    write = ahead_build.progress_writer()
+    write("compiling 34 kernels ...", False)
+    assert capsys.readouterr().err == "ltr-cli: compiling 34 kernels ...\n"

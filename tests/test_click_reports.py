@@ -214,6 +214,11 @@ def test_compare_refuses_click_runs_of_other_horizons_and_notes_another_gamma(pr
     (pair,) = json.loads(res.stdout)["pairs"]
     assert pair["p"] is not None and pair["n"] == 2
     assert pair["note"].startswith("gamma differs (0.9995 against 0.9): only the discounted cumulative value")
+    res = runner.invoke(app, ["compare", str(protocols / "gammas" / "proto"), "--metric", "ndcg@10", "--on",
+                              "cumulative", "--json"])  # the discounted sums themselves: not paired
+    (pair,) = json.loads(res.stdout)["pairs"]
+    assert pair["p"] is None and pair["note"] == ("not paired: fast and slow discount their cumulative values by "
+                                                  "other gammas (discount: 0.9995 against 0.9); no test")
 
 
 def test_the_report_gives_each_gamma_its_own_discounted_column(protocols):

@@ -193,7 +193,8 @@ def test_a_model_with_a_number_that_is_not_finite_is_never_written(folds, tmp_pa
     checks switched off here) is refused in one line, and no run folder is written."""
     from ltr_cli.learners.batch import click_data
 
-    monkeypatch.setattr(click_data, "click_weights", lambda p, clip, where: np.minimum(1.0 / p, clip))
+    # weights let through, and the propensities' record keeps their overflowed ratio (inf)
+    monkeypatch.setattr(click_data, "click_weights", lambda p, clip, where: np.ones(len(p)))
     file = tmp_path / "p.json"
     file.write_text(json.dumps([1e-320] + [1] * 9))
     res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
@@ -303,12 +304,14 @@ def test_a_label_runs_checkpoint_digest_does_not_name_clicks():
     an interrupted run resumes."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.protocols.cv_checkpoint import learner_digest
-    from ltr_cli.runs.runner import fold_checkpoint
+    from ltr_cli.runs.plan import plan_experiment
 
     spec = load_config(REPO / "configs" / "mslr_batch.yaml")
+    runs = {run.learner: run for run in plan_experiment(spec)[0]}
     for name in ("ranksvm", "lambdamart"):
         lspec = spec.learners[name]
         dumped = {k: v for k, v in lspec.model_dump(mode="json").items() if k != "clicks"}
         want = learner_digest(dumped, select_by=spec.cv.select_by, convention=spec.cv.convention,
                               normalize=spec.dataset.normalize, tests=None)
-        assert fold_checkpoint(spec, lspec, Path("/nonexistent/run"), {"files": []}, [1]).learner == want
+        plan = runs[name].cv_plan(Path("/nonexistent"))
+        assert plan.checkpoint(Path("/nonexistent/run"), {"files": []}, [1]).learner == want

@@ -18,7 +18,7 @@ from ltr_cli.core.schema import BatchLearnerConfig, OnlineLearnerConfig
 PACKAGE = Path(__file__).resolve().parents[1] / "ltr_cli"
 # the least a config of each type must say besides its type
 REQUIRED = {"ogd": {"surrogate": "squared"}, "rtopkf": {"surrogate": "squared", "horizon": 10},
-            "bmrm": {"loss": "ordinal"}, "dla": {"clicks": {"generate": {"sessions": 50}, "correction": "naive"}}}
+            "bmrm": {"loss": "ordinal"}, "neural": {"loss": {"name": "listnet"}, "train": {"epochs": 2}}, "dla": {"clicks": {"generate": {"sessions": 50}, "correction": "naive"}}}
 
 
 def _spec(kind: str):

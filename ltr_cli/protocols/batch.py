@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltr_cli.errors import LtrError, QueryTooLong
 from ltr_cli.learners.batch.convergence import Convergence, FitContext
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.measures.conventions import Convention, Measure, bind
 from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
-from ltr_cli.protocols.cv_folds import Fold, named_split, split_queries
+from ltr_cli.protocols.cv_folds import Fold, named_split
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
 from ltr_cli.core.schema import BatchLearnerConfig
@@ -72,16 +73,21 @@ def row_columns(select_by: str, tests: list[str] | None = None) -> tuple[str, ..
 
 
 def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig, select: Measure, label: str,
-              conv: Convention, hooks: CVHooks, clicks: Any = None, vali_clicks: Any = None) -> list[dict[str, Any]]:
+              conv: Convention, hooks: CVHooks, clicks: Any = None, vali_clicks: Any = None,
+              vali_ids: list[str] | None = None, seed: int = 0,
+              checkpoint: FoldCheckpoint | None = None) -> list[dict[str, Any]]:
     """Every grid point fitted on ``train`` (each warm-started from the previous point's
     model; on the fold's click log ``clicks`` when given) and scored on ``vali`` (its
     labels; with ``vali_clicks``, a log of the vali queries, chosen by the click estimate
-    of DCG@10 from it, kept as ``vali_clicks``)."""
+    of DCG@10 from it, kept as ``vali_clicks``). A fit that checkpoints itself between
+    iterations does so in ``checkpoint``'s store for the fold and grid point."""
     tried: list[dict[str, Any]] = []
     warm = None
     for params in estimator.grid_points():
         hooks.start_fit(fold.number, params)
-        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains, clicks))
+        store = checkpoint.fit_store(str(fold.number), params) if checkpoint is not None else None
+        model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains, clicks, vali, vali_ids,
+                                                        select, conv, seed, fold.number, store))
         warm = model
         score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")
@@ -97,11 +103,12 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
 
 
 def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label: str, conv: Convention,
-              tests: list[Measure], hooks: CVHooks, normalize: str) -> dict[str, Any]:
+              tests: list[Measure], hooks: CVHooks, normalize: str, seed: int = 0,
+              checkpoint: FoldCheckpoint | None = None) -> dict[str, Any]:
     """One fold: normalise, fit the grid, keep the first best on vali, evaluate it on test.
     Returns the fold's record (table row, each test query's values, grid tried, selected
     model, counts), as the fold checkpoint keeps it."""
-    (train, train_ids), vali = named_split(fold.train), split_queries(fold.vali)
+    (train, train_ids), (vali, vali_ids) = named_split(fold.train), named_split(fold.vali)
     test, test_ids = named_split(fold.test)
     normalizer = Normalizer.fit(normalize, train)
     if normalizer.kind == "zscore":
@@ -113,12 +120,17 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
         clicks = fold_clicks(signal, train, train_ids, fold.number)
         if signal.select == "clicks":
             on_clicks = vali_clicks(signal, train, vali, fold.number, clicks.weights)
-    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks, on_clicks)
+    tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks, on_clicks, vali_ids, seed,
+                      checkpoint)
     if on_clicks is None:
         best = max(tried, key=lambda r: (r["vali"], -tried.index(r)))  # first best on ties
     else:
         best = max(tried, key=lambda r: (np.nan_to_num(r["vali_clicks"], nan=-np.inf), -tried.index(r)))
-    each = evaluate_each(best["model"], test, conv, tests)
+    try:
+        each = evaluate_each(best["model"], test, conv, tests)
+    except QueryTooLong as exc:  # a query the device cannot score whole
+        qid = next((q for q, (X, _) in zip(test_ids, test) if X.shape[0] == exc.size), "?")
+        raise LtrError(f"fold {fold.number}: test query {qid}: {exc}") from None
     metrics = each.average(conv)  # the fold's test row: the means of the per-query values below
     values = each.contributions(conv)
     odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
@@ -152,6 +164,7 @@ def run_cv(
     folds: list[Fold], estimator: BatchLearnerConfig, select_by: str, conv: Convention,
     hooks: CVHooks | None = None, tests: list[Measure] | None = None,
     checkpoint: FoldCheckpoint | None = None, normalize: str = "none", select: Measure | None = None,
+    seed: int = 0,
 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any], pd.DataFrame]:
     """One estimator through every fold: each grid point is fitted on train and scored
     by the metric ``select_by`` on vali under ``conv`` (``select``: that metric bound with
@@ -163,7 +176,8 @@ def run_cv(
     iteration cap; ``checkpoint``
     holds folds finished earlier (they are not fitted again) and receives each new one.
     ``normalize``: ``zscore`` is fitted on each fold's train split and applied to all three
-    (``query-level`` rows arrive normalised); each fold's model records it for ``ltr score``."""
+    (``query-level`` rows arrive normalised); each fold's model records it for ``ltr score``.
+    ``seed``: the experiment's, handed to every fit (the neural learners' seed)."""
     hooks = hooks or CVHooks()
     select = select or Measure(select_by, conv=conv)
     tests = tests or bind(list(TEST_METRICS), conv)
@@ -176,7 +190,7 @@ def run_cv(
     for fold in folds:
         fold_key = str(fold.number)
         if fold_key not in done:
-            record = _fit_fold(fold, estimator, select, select_by, conv, tests, hooks, normalize)
+            record = _fit_fold(fold, estimator, select, select_by, conv, tests, hooks, normalize, seed, checkpoint)
             if checkpoint is not None:
                 checkpoint.save(fold_key, record)
         else:

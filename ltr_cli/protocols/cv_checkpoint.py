@@ -6,7 +6,9 @@ the digest of the learner's resolved config (with the selection measure, convent
 normalisation the folds were computed under), the data identity and, per finished fold,
 its table row, each test query's values, the grid it tried (with each fit's convergence
 record) and its selected model. It is written atomically after every fold and removed once
-the run directory is written. Reading it runs no code; a damaged file, one of another run
+the run directory is written. A fit that checkpoints itself between its iterations (a
+neural learner's epochs) keeps one file per fold and grid point in ``.<run>.fits/``
+(:class:`FitStore`: bytes the fit writes and checks itself), removed with the fold file. Reading it runs no code; a damaged file, one of another run
 or learner config (renamed, or the config edited), one taken on other data, or a fold
 record missing any field a resume reads, is a one-line error that says to delete it.
 """
@@ -34,6 +36,7 @@ def learner_digest(learner: dict[str, Any], **context: Any) -> str:
 
 
 MAX_BYTES = 256 << 20  # a fold checkpoint holds models and grids, never this much
+MAX_FIT_BYTES = 16 << 30  # a fit's checkpoint: its parameters, optimiser state and best parameters
 
 
 def _number_or_none(v: Any) -> bool:
@@ -106,8 +109,24 @@ class FoldCheckpoint:
         self.fold_keys = fold_keys
         self.folds: dict[str, dict[str, Any]] = {}
 
+    @property
+    def fits(self) -> Path:
+        """The folder of the fits' own checkpoints (:meth:`fit_store`)."""
+        return self.path.parent / f".{self.run}.fits"
+
     def exists(self) -> bool:
-        return self.path.is_file()
+        return self.path.is_file() or self.fits.is_dir()
+
+    def existing(self) -> Path:
+        """The checkpoint file, or the fits' folder when only it is there (for messages)."""
+        return self.path if self.path.is_file() or not self.fits.is_dir() else self.fits
+
+    def fit_store(self, fold_key: str, params: dict[str, Any]) -> FitStore:
+        """Where the fit of one fold and grid point keeps its checkpoint: a file named by the
+        digest of the learner config, the fold and the grid point."""
+        tag = hashlib.sha256(json.dumps({"learner": self.learner, "fold": fold_key, "params": params},
+                                        sort_keys=True, default=str).encode()).hexdigest()[:20]
+        return FitStore(self.fits, f"fold{fold_key if fold_key.isalnum() else 'x'}-{tag}.fit")
 
     def load(self) -> dict[str, dict[str, Any]]:
         """The finished folds, by fold key (``str(number)``); {} when there is no file."""
@@ -159,6 +178,44 @@ class FoldCheckpoint:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+        if self.fits.is_dir() and not self.fits.is_symlink():
+            import shutil
+
+            shutil.rmtree(self.fits, ignore_errors=True)
+        elif self.fits.is_symlink():
+            self.fits.unlink()
+
+
+class FitStore:
+    """One fit's checkpoint between its iterations: ``folder/name``, bytes the fit writes
+    (atomically) and reads back itself, checking them as untrusted input."""
+
+    def __init__(self, folder: Path, name: str):
+        self.folder = folder
+        self.name = name
+        self.path = folder / name
+
+    def load(self) -> bytes | None:
+        """The saved bytes, or None when there are none."""
+        from ltr_cli.data.identity import NotSmallFile
+
+        if not (self.path.exists() or self.path.is_symlink()):
+            return None
+        try:
+            return read_small_file(self.path, MAX_FIT_BYTES)
+        except (OSError, NotSmallFile) as exc:
+            raise LtrError(f"{self.path}: unreadable fit checkpoint ({exc}); delete it to train this fit from "
+                           "the start") from None
+
+    def save(self, data: bytes) -> None:
+        if self.folder.is_symlink():
+            raise LtrError(f"{self.folder}: a symbolic link where the fits' checkpoints go; remove it")
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+        def write(tmp: Path) -> None:
+            tmp.write_bytes(data)
+
+        write_file(self.folder, self.name, write, own_name=False)
 
 
 def _show(value: Any) -> str:

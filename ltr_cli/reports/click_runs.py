@@ -69,15 +69,17 @@ def gamma(run: Run) -> float | None:
 CLICK_MODEL_KEYS = ("model", "stop", "shown", "grades", "eta")
 
 
-def online_protocol(run: Run) -> dict[str, Any]:
+def online_protocol(run: Run, discounted: bool = False) -> dict[str, Any]:
     """What an online run's values depend on besides its learner and data: its horizon
     (``rounds``, as its summary records it) and, for a click run, the click model
-    (:data:`CLICK_MODEL_KEYS`) and ``gamma``."""
+    (:data:`CLICK_MODEL_KEYS`) and its discount: ``discount`` when the values compared are
+    the discounted cumulative ones (``discounted``), else ``gamma`` (a value that does not
+    depend on it)."""
     out: dict[str, Any] = {"rounds": run.summary.get("rounds")}
     clicks = clicks_spec(run)
     if clicks is not None:
         out["click model"] = {key: clicks.get(key) for key in CLICK_MODEL_KEYS}
-        out["gamma"] = clicks.get("gamma")
+        out["discount" if discounted else "gamma"] = clicks.get("gamma")
     return out
 
 
@@ -97,13 +99,15 @@ def protocol_difference(a: str, a_protocol: dict[str, Any] | None, b: str,
                         b_protocol: dict[str, Any] | None) -> tuple[str, str]:
     """(why learners ``a`` and ``b`` must not be paired, a note when they may be) from their
     :func:`online_protocol` (None: the learner's own runs differ in it). Another click model,
-    or another horizon, is a refusal: the values answer another question. Another ``gamma``
-    is a note: only the discounted sum depends on it."""
+    another horizon, or another ``discount`` (discounted sums compared) is a refusal: the
+    values answer another question. Another ``gamma`` is a note: only the discounted sum
+    depends on it."""
     if a_protocol is None or b_protocol is None:
         who = a if a_protocol is None else b
         return (f"not paired: the runs of {who} differ among themselves in their click model or their number "
                 "of rounds; no test"), ""
-    for key, why in (("click model", "learned from other users' clicks"), ("rounds", "ran for other horizons")):
+    for key, why in (("click model", "learned from other users' clicks"), ("rounds", "ran for other horizons"),
+                     ("discount", "discount their cumulative values by other gammas")):
         if a_protocol.get(key) != b_protocol.get(key):
             return (f"not paired: {a} and {b} {why} ({key}: {_difference(a_protocol.get(key), b_protocol.get(key))})"
                     "; no test"), ""

@@ -13,22 +13,23 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.pbm import examination
-from ltr_cli.clicks.trust import table_examination
+from ltr_cli.clicks.base import CLICK_MODELS
 from ltr_cli.reports.captions import Curve, write_caption
 from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, pyplot, save, set_title
 from ltr_cli.reports.plot_style import FigureOptions
 
-#: the click-model kinds whose examination depends on the position only -> their curve
-EXAMINATION = {"pbm": examination, "ultra-pbm": table_examination, "trust-bias": table_examination}
-
 
 def true_relative(model: dict[str, Any] | None, n: int) -> np.ndarray | None:
     """The true p_k / p_1 for positions 1..n of a log simulated by ``model`` (its
-    ``describe()`` record), or None when its examination is not a function of the position."""
-    if not isinstance(model, dict) or model.get("kind") not in EXAMINATION:
+    ``describe()`` record, whose ``kind`` names a click model of the registry), or None when
+    that model's examination is not a function of the position (its ``examination``)."""
+    kind = model.get("kind") if isinstance(model, dict) else None
+    if not isinstance(kind, str) or kind not in CLICK_MODELS.names() or kind not in CLICK_MODELS:
         return None
-    curve = EXAMINATION[model["kind"]](n, float(model.get("eta", 1.0)))
+    examination = CLICK_MODELS[kind].examination
+    if examination is None:
+        return None
+    curve = examination(n, float(model.get("eta", 1.0)))  # type: ignore[union-attr]
     return curve / curve[0]
 
 

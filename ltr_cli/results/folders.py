@@ -64,7 +64,7 @@ def write_run(
     rounds: Any,
     summary: dict[str, Any],
     manifest: dict[str, Any],
-    extra: dict[str, str] | None = None,
+    extra: dict[str, str | bytes] | None = None,
     tables: dict[str, Any] | None = None,
 ) -> Path:
     """Atomically create (or replace) ``run_dir`` with the four run files (and any
@@ -81,7 +81,7 @@ def write_run(
         (tmp / "config.yaml").write_text(dump_yaml(config))
         _write_parquet(rounds, tmp / "rounds.parquet")
         for name, text in (extra or {}).items():
-            (tmp / name).write_text(text)
+            (tmp / name).write_bytes(text) if isinstance(text, bytes) else (tmp / name).write_text(text)
         for name, table in (tables or {}).items():
             _write_parquet(table, tmp / name)
         _dump_json(summary, tmp / "summary.json")

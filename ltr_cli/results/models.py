@@ -2,8 +2,9 @@
 
 A batch run saves the model it selected for each fold, an online run its final weights
 (key ``final``); ``ltr score`` reads either. Kinds: ``linear`` (weights), ``stumps``
-(RankBoost) and ``lightgbm`` (LambdaMART: LightGBM's model text in a file of its own beside
-``models.json``, :mod:`ltr_cli.results.gbdt`). Weights are written as the shortest decimals
+(RankBoost), ``lightgbm`` (LambdaMART: LightGBM's model text in a file of its own beside
+``models.json``, :mod:`ltr_cli.results.gbdt`) and ``neural`` (named arrays in a file of their
+own, :mod:`ltr_cli.results.neural_files`). Weights are written as the shortest decimals
 that read back to the same doubles, NaN as null and infinities as "inf" / "-inf", so the
 file is standard JSON and round-trips exactly.
 """
@@ -12,16 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ltr_cli.measures.stacked import linear_scores
 
-if TYPE_CHECKING:  # LightGBM models are read by the runs that have them
-    from ltr_cli.results import gbdt
-
-OWN_KINDS = ("linear", "stumps")  # the kinds read here; any other is LightGBM's (results.gbdt)
+OWN_KINDS = ("linear", "stumps")  # the kinds read here; the others: results.gbdt, results.neural_files
 
 
 @dataclass
@@ -93,7 +91,7 @@ class StumpModel:
 MAX_FEATURES = 10_000_000  # wider than any LTR benchmark (Istella: 220, Yahoo: 700)
 
 
-def model_from_dict(data: dict[str, Any], folder: Path | None = None) -> LinearModel | StumpModel | gbdt.LightGBMModel:
+def model_from_dict(data: dict[str, Any], folder: Path | None = None) -> Any:
     """Rebuild a saved model (one entry of a run's ``models.json``; ``folder``: the run
     folder, where a LambdaMART model's file is). Raises ValueError, KeyError or TypeError
     on anything that is not a model this tool wrote: a weight count other than
@@ -104,10 +102,12 @@ def model_from_dict(data: dict[str, Any], folder: Path | None = None) -> LinearM
     if isinstance(features, bool) or not isinstance(features, int) or not 1 <= features <= MAX_FEATURES:
         raise ValueError(f"features must be an integer from 1 to {MAX_FEATURES}, not {features!r}")
     if data.get("kind") not in OWN_KINDS:
-        from ltr_cli.results import gbdt
+        from ltr_cli.results import gbdt, neural_files
 
         if data.get("kind") == gbdt.KIND:
             return gbdt.load_model(data, folder)
+        if data.get("kind") == neural_files.KIND:
+            return neural_files.load_model(data, folder)
     if data.get("kind") == "linear":
         w = np.asarray([_from_json_float(x) for x in data["w"]], dtype=np.float64)
         if w.shape != (features,):

@@ -75,12 +75,24 @@ class FitContext:
     ``progress(iteration, relative gap)``, and ``gains``, the gain of each label under the
     run's metric convention (``cv.convention``; None: the paper's ``2^r - 1``), and
     ``clicks``, the fold's click log (:class:`ltr_cli.learners.batch.click_data.ClickData`) when the
-    learner trains on clicks instead of the labels."""
+    learner trains on clicks instead of the labels. For a learner that checks itself on vali
+    while it trains (the neural learners): ``vali``, the fold's vali queries ``[(X, y), ...]``
+    (normalised as ``train``) and ``vali_ids`` their query ids, ``select`` the selection
+    :class:`~ltr_cli.measures.conventions.Measure` and ``conv`` the run's convention, ``seed``
+    the experiment's seed, ``fold`` the fold number, and ``store`` where the fit keeps its
+    checkpoint between iterations (``load() -> bytes | None``, ``save(bytes)``; None: none)."""
 
     warm: Any = None
     progress: Callable[[int, float], None] | None = None
     gains: Callable[[Any], Any] | None = None
     clicks: Any = None
+    vali: Any = None
+    vali_ids: list[str] | None = None
+    select: Any = None
+    conv: Any = None
+    seed: int = 0
+    fold: int | None = None
+    store: Any = None
 
 
 def warm_weights(context: FitContext | None) -> Any:
