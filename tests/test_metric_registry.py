@@ -231,7 +231,7 @@ def test_select_by_err_is_validated_and_scored_under_the_cv_convention(tmp_path)
     config = _cv_config(tmp_path, "{select_by: err@10, metrics: [err@10, rr, ap]}")
     res = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "out2")])
     assert res.exit_code == 0, res.stderr
-    assert "test MAP=" in res.stdout
+    assert "test ERR@10=" in res.stdout and " MAP=" in res.stdout  # the selection metric leads
     (run_dir,) = [p.parent for p in (tmp_path / "out2").rglob("summary.json")]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["selected_by"] == "vali err@10" and list(summary["metrics"]) == ["err@10", "rr", "ap"]

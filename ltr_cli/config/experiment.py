@@ -345,6 +345,8 @@ class ExperimentSpec(Strict):
         for later in ("name", "qid", "index_base"):  # optional keys added later: unset, ids stay
             if later in data.get("dataset", {}) and data["dataset"][later] is None:
                 data["dataset"].pop(later)
+        if data.get("dataset", {}).get("relevance") == "linear":  # added later: the default, ids stay
+            data["dataset"].pop("relevance")
         if data.get("heldout", 0) is None:
             data.pop("heldout")  # added later: unset, ids stay
         if isinstance(data.get("cv"), dict) and data["cv"].get("metrics") is None:
