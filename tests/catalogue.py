@@ -443,6 +443,30 @@ STATE_CASES = [
               "session, sessions out of order (the fingerprint recomputed)",
               "one line naming the log and the field, or the row and its column, before any learner or estimator "
               "reads it", "tests/test_clicklog.py::test_every_logged_field_is_checked_on_read"),
+    StateCase("click-log-bomb", "a 2 MB click log of 100 million equal rows (dictionary- and run-length-encoded) "
+              "that decodes to gigabytes", "refused from its metadata's row counts before any page is read; "
+              "`clicks propensity` peaks under 400 MB",
+              "tests/test_clicklog.py::test_a_click_log_that_decodes_to_gigabytes_is_refused_from_its_metadata"),
+    StateCase("propensity-file-not-regular", "`clicks.propensity:` a FIFO, `/dev/zero`, a 2 MB or deeply nested file",
+              "one line naming the file, at once (never a wait, never a read until memory is gone)",
+              "tests/test_click_ranksvm.py::test_a_propensity_file_is_read_only_when_regular_and_small"),
+    StateCase("wide-click-log", "a click log showing 1000 documents of 1000-document queries",
+              "`randomisation` works on the log's groups, in a few MB (never a pairs x positions table)",
+              "tests/test_clicklog.py::test_randomisation_needs_memory_of_the_log_not_of_pairs_times_positions"),
+    StateCase("click-log-without-clicks", "a fold's click log (read or generated) with no click",
+              "one line naming the log, exit 1, nothing written (once an all-zero model and its test NDCG, exit 0)",
+              "tests/test_counterfactual.py::test_a_log_without_a_click_is_refused_not_fitted"),
+    StateCase("propensity-overflow", "a propensity file whose first value is 1e-320 (the ratios overflow), or a "
+              "propensity of 1e-310 unclipped", "one line naming the file; `models.json` never holds Infinity or NaN",
+              "tests/test_counterfactual.py::test_a_propensity_file_whose_weights_overflow_is_refused"),
+    StateCase("failure-at-seed-0", "a learner whose weights diverge at every seed, beside a sound one, seeds 0, 1, 2",
+              "every seed of the sound learner is written; one line names the failed runs; exit 1 at the end",
+              "tests/test_learners.py::test_a_learner_failing_at_seed_0_stops_no_other_seed"),
+    StateCase("click-runs-other-protocol", "`compare` of click runs of one experiment under other click models or "
+              "round counts; `report` of click runs under other gammas",
+              "not paired, the note naming the setting that differs (another gamma: a note); the report gives each "
+              "gamma its own `discounted_cumulative@<gamma>` column",
+              "tests/test_click_reports.py::test_compare_refuses_click_runs_of_other_horizons_and_notes_another_gamma"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

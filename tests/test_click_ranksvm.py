@@ -3,6 +3,8 @@ solution against an explicit weighted pair list, and naive clicks as click label
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -172,3 +174,38 @@ def test_propensities_from_a_file_and_from_a_randomised_log(tmp_path):
     truth = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06]) / 0.68
     assert np.allclose(data.meta["propensity"], truth, atol=0.05)
     assert data.meta["estimated_from"]["policy"] == "shuffle"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "huge", "deep"])
+def test_a_propensity_file_is_read_only_when_regular_and_small(tmp_path, kind):
+    """clicks.propensity: FILE names a FIFO (once a wait for ever), /dev/zero (once read
+    until memory ran out), a 2 MB file or deeply nested JSON: one line naming it, at once."""
+    import os
+    import threading
+
+    from ltr_cli.errors import LtrError
+    from ltr_cli.learners.batch.click_data import read_propensity
+
+    path = tmp_path / "p.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "huge":
+        path.write_text("[" + ", ".join(["1"] * 1_000_000) + "]")
+    else:
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    caught: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_propensity(path, 10)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects what was raised
+            caught.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    assert not reader.is_alive(), "still reading"
+    assert len(caught) == 1 and isinstance(caught[0], LtrError), caught
+    assert f"clicks.propensity: {path}: not a JSON propensity file" in str(caught[0]) and "\n" not in str(caught[0])

@@ -136,7 +136,8 @@ def test_compare_pairs_the_final_heldout_value_over_seeds_with_holm(clicks):
     assert res.exit_code == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["metric"] == "heldout_ndcg@10" and out["unit"] == "seed" and out["adjustment"] == "holm"
-    assert len(out["pairs"]) == 6 and out["comparisons"] == 6  # four learners (two per click model)
+    # four learners (two per click model): the pairs across click models are not tested
+    assert len(out["pairs"]) == 6 and out["comparisons"] == 2
     summaries = _summaries(clicks)
     by_seed: dict[str, dict[int, float]] = {}
     for run, s in summaries.items():
@@ -144,19 +145,25 @@ def test_compare_pairs_the_final_heldout_value_over_seeds_with_holm(clicks):
         by_seed.setdefault(name, {})[s["seed"]] = s["heldout"]["last"]["heldout_ndcg@10"]
     from scipy import stats
 
-    ps = []
-    for pair in out["pairs"]:
+    ps, tested = [], []
+    for i, pair in enumerate(out["pairs"]):
+        if pair["a"].split(": ")[1] != pair["b"].split(": ")[1]:  # another click model
+            assert pair["p"] is None and pair["n"] == 0
+            models = (pair["a"].split(": ")[1].rstrip(")"), pair["b"].split(": ")[1].rstrip(")"))
+            assert pair["note"] == (f"not paired: {pair['a']} and {pair['b']} learned from other users' clicks "
+                                    f"(click model: model {models[0]} against {models[1]}); no test")
+            continue
         a, b = by_seed[pair["a"]], by_seed[pair["b"]]
         diffs = [a[k] - b[k] for k in (1, 2)]
         assert pair["n"] == 2 and pair["mean_difference"] == pytest.approx(np.mean(diffs), rel=1e-12)
-        # the random learner ignores its feedback: equal under both click models, p = 1
-        expected = 1.0 if diffs == [0, 0] else stats.ttest_rel([a[1], a[2]], [b[1], b[2]]).pvalue
-        assert 0 <= pair["p"] <= 1 and pair["p"] == pytest.approx(expected, rel=1e-9)
+        assert 0 <= pair["p"] <= 1 and pair["p"] == pytest.approx(stats.ttest_rel([a[1], a[2]], [b[1], b[2]]).pvalue,
+                                                                  rel=1e-9)
         ps.append(pair["p"])
-    assert sum(p < 1 for p in ps) >= 4  # OGD against Random
+        tested.append(i)
+    assert len(ps) == 2 and all(p < 1 for p in ps)  # OGD against Random, under each click model
     order = np.argsort(ps)
     holm = np.minimum(1, np.maximum.accumulate([ps[i] * (len(ps) - k) for k, i in enumerate(order)]))
-    assert [out["pairs"][i]["p_holm"] for i in order] == pytest.approx(holm.tolist(), rel=1e-12)
+    assert [out["pairs"][tested[i]]["p_holm"] for i in order] == pytest.approx(holm.tolist(), rel=1e-12)
     text = runner.invoke(app, ["compare", str(clicks), "--metric", "heldout_ndcg@10"]).stdout
     assert "a seed's value: the last held-out evaluation" in text
 
@@ -167,3 +174,68 @@ def test_compare_on_a_heldout_metric_the_runs_did_not_evaluate_is_one_line(click
     assert "no held-out metric 'heldout_ndcg@5' (it has heldout_ndcg@10)" in res.stderr
     errors = [line for line in res.stderr.splitlines() if not line.startswith("ltr: note:")]
     assert len(errors) == 1 and "Traceback" not in res.stderr
+
+
+@pytest.fixture(scope="module")
+def protocols(tmp_path_factory) -> Path:
+    """Two click learners of one experiment, each run alone: under another horizon
+    (``rounds``), or another gamma (``gammas``); two seeds each."""
+    root = tmp_path_factory.mktemp("clickprotocols")
+    train = write_data(root / "train.txt", queries=30)
+    cfg = root / "c.yaml"
+    cfg.write_text(f"""experiment: proto
+seeds: [1, 2]
+dataset: {{kind: files, features: 12, files: [{train}]}}
+protocol:
+  feedback: clicks
+  sampling: uniform
+  max_rounds: 120
+  clicks: {{model: navigational, shown: 10, gamma: 0.9995}}
+metrics: {{names: [ndcg@10], no_relevant: skip}}
+learners:
+  fast: {{type: pdgd, learning_rate: 0.1}}
+  slow: {{type: pdgd, learning_rate: 0.01}}
+""")
+    for folder, setting in (("rounds", "protocol.max_rounds=60"), ("gammas", "protocol.clicks.gamma=0.9")):
+        for learner, extra in (("fast", []), ("slow", ["--set", setting])):
+            res = runner.invoke(app, ["run", str(cfg), "--learner", learner, "--out", str(root / folder), "-q", *extra])
+            assert res.exit_code == 0, res.stderr
+    return root
+
+
+def test_compare_refuses_click_runs_of_other_horizons_and_notes_another_gamma(protocols):
+    """Once paired with a p-value and no word: runs of 120 and 60 rounds (not paired), and
+    runs discounted by other gammas (paired: the compared values do not depend on it, a note)."""
+    res = runner.invoke(app, ["compare", str(protocols / "rounds" / "proto"), "--metric", "ndcg@10", "--json"])
+    (pair,) = json.loads(res.stdout)["pairs"]
+    assert pair["p"] is None and pair["note"] == ("not paired: fast and slow ran for other horizons (rounds: 120 "
+                                                  "against 60); no test")
+    res = runner.invoke(app, ["compare", str(protocols / "gammas" / "proto"), "--metric", "ndcg@10", "--json"])
+    (pair,) = json.loads(res.stdout)["pairs"]
+    assert pair["p"] is not None and pair["n"] == 2
+    assert pair["note"].startswith("gamma differs (0.9995 against 0.9): only the discounted cumulative value")
+    res = runner.invoke(app, ["compare", str(protocols / "gammas" / "proto"), "--metric", "ndcg@10", "--on",
+                              "cumulative", "--json"])  # the discounted sums themselves: not paired
+    (pair,) = json.loads(res.stdout)["pairs"]
+    assert pair["p"] is None and pair["note"] == ("not paired: fast and slow discount their cumulative values by "
+                                                  "other gammas (discount: 0.9995 against 0.9); no test")
+
+
+def test_the_report_gives_each_gamma_its_own_discounted_column(protocols):
+    """Sums discounted by different gammas once shared one column: a column per gamma, each
+    row's value in its own, in CSV, markdown (whose note says so) and LaTeX."""
+    folder = str(protocols / "gammas" / "proto")
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, ["report", folder, "--format", "csv"]).stdout)))
+    assert "discounted_cumulative" not in rows[0]
+    by = {r["learner"]: r for r in rows}
+    assert by["fast"]["discounted_cumulative@0.9995"] and not by["fast"]["discounted_cumulative@0.9"]
+    assert by["slow"]["discounted_cumulative@0.9"] and not by["slow"]["discounted_cumulative@0.9995"]
+    summaries = _summaries(protocols / "gammas" / "proto")
+    slow = [s["metrics"]["ndcg@10"]["discounted_cumulative"] for s in summaries.values() if s["learner"] == "slow"]
+    assert float(by["slow"]["discounted_cumulative@0.9"]) == pytest.approx(np.mean(slow), rel=1e-12)
+    markdown = runner.invoke(app, ["report", folder]).stdout
+    assert "one column per gamma (`discounted_cumulative@<gamma>`)" in markdown
+    latex = runner.invoke(app, ["report", folder, "--format", "latex"]).stdout
+    assert r"cumulative online ($\gamma$ 0.9995) & sd & cumulative online ($\gamma$ 0.9) & sd" in latex
+    one = runner.invoke(app, ["report", str(protocols / "rounds" / "proto")]).stdout
+    assert "| discounted_cumulative |" in one and "(gamma 0.9995)" in one

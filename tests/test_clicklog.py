@@ -14,7 +14,7 @@ import pytest
 from ltr_cli.clicklog.ips import query_mean, session_estimates
 from ltr_cli.clicklog.logfile import read_log, write_log
 from ltr_cli.clicklog.policies import shown_lists
-from ltr_cli.clicklog.propensity import counts, em_fit, estimate
+from ltr_cli.clicklog.propensity import counts, em_fit, estimate, randomisation
 from ltr_cli.clicklog.simulate import simulate
 from ltr_cli.clicks.spec import build_model
 from ltr_cli.clicks.trust import table_examination
@@ -221,6 +221,59 @@ def test_a_standard_error_is_never_zero_on_a_small_log(tmp_path, method, session
             assert any(f" {k}" in note and "too few" in note for note in rec["notes"]), rec["notes"]
     assert estimate(s.session, s.query, s.doc, s.position, s.click, method, seed=3) == rec
     assert "bootstrap over sessions" in rec["uncertainty"] and rec["sessions"] == sessions
+
+
+def test_randomisation_needs_memory_of_the_log_not_of_pairs_times_positions():
+    """1000 documents shown of 1000-document queries: 20,000 pairs x 1000 positions would be
+    160 MB a table; the estimate is computed on the groups, in a few MB."""
+    import tracemalloc
+
+    labels, rankings = _queries(20, 1000)
+    s = simulate(labels, rankings, build_model("pbm"), "shuffle", 1000, 200, 0)
+    cnt = counts(s.query, s.doc, s.position, s.click)
+    tracemalloc.start()
+    try:
+        ratio = randomisation(cnt)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 30 * 2 ** 20, peak
+    assert ratio.shape == (1000,) and ratio[0] == 1.0 and np.isfinite(ratio).sum() > 5
+
+
+def test_a_click_log_that_decodes_to_gigabytes_is_refused_from_its_metadata(tmp_path):
+    """20 million equal rows, dictionary- and run-length-encoded in a few hundred KB: refused
+    in one line from the row counts of the metadata, before a page is decoded (once read
+    whole), its peak memory measured in a process of its own."""
+    import json
+    import subprocess
+    import sys
+
+    from ltr_cli.clicklog.logfile import KEY
+
+    chunk = 5_000_000
+    part = pa.table({"session": pa.array(np.zeros(chunk, np.int64)),
+                     "qid": pa.DictionaryArray.from_arrays(pa.array(np.zeros(chunk, np.int32)), pa.array(["q"])),
+                     "doc": pa.array(np.zeros(chunk, np.int32)), "position": pa.array(np.ones(chunk, np.int16)),
+                     "click": pa.array(np.zeros(chunk, bool)),
+                     "policy": pa.DictionaryArray.from_arrays(pa.array(np.zeros(chunk, np.int32)), pa.array(["shuffle"]))})
+    meta = {"format": 1, "policy": "shuffle", "fingerprint": "0" * 64}
+    part = part.replace_schema_metadata({KEY: json.dumps(meta).encode()})
+    bomb = tmp_path / "bomb.parquet"
+    with pq.ParquetWriter(bomb, part.schema) as writer:
+        for _ in range(4):
+            writer.write_table(part)
+    del part
+    assert bomb.stat().st_size < 2 ** 20
+    probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+             "print(r.returncode); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+             "sys.stdout.write(r.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "ltr_cli", "clicks", "propensity",
+                          str(bomb)], capture_output=True, text=True, check=True).stdout.splitlines()
+    status, peak_kb, errors = int(out[0]), int(out[1]), out[2:]
+    assert status == 1 and len(errors) == 1, out
+    assert errors[0].startswith(f"ltr: error: {bomb}: the click log decodes to ") and "bomb" in errors[0]
+    assert peak_kb < 400 * 1024, peak_kb
 
 
 def test_em_runs_to_a_fixed_point():

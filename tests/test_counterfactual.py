@@ -139,6 +139,82 @@ def test_a_log_whose_metadata_is_damaged_is_one_line_in_a_batch_learner(folds, f
     assert res.stderr.count("\n") == 1 and "metadata field 'shown'" in res.stderr and "fold1.parquet" in res.stderr
 
 
+@pytest.mark.parametrize("learner", ["ranksvm-naive", "dla"])
+def test_a_log_without_a_click_is_refused_not_fitted(folds, fold1_logs, tmp_path, learner):
+    """A log of 3000 sessions and no click once trained an all-zero model and reported its
+    test NDCG with exit 0: one line naming the log, exit 1, nothing written."""
+    from ltr_cli.clicklog.logfile import read_log, write_log
+    from ltr_cli.clicklog.simulate import Sessions
+
+    log = read_log(fold1_logs / "fold1.parquet")
+    (tmp_path / "logs").mkdir()
+    silent = Sessions(log.session, log.query, log.doc, log.position, np.zeros_like(log.click))
+    write_log(tmp_path / "logs" / "fold1.parquet", silent, log.qids,
+              {k: v for k, v in log.meta.items() if k not in ("format", "fingerprint")})
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.{learner}.clicks.log={tmp_path / 'logs'}", "--set",
+                              f"learners.{learner}.clicks.generate=null", "--learner", learner,
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1, res.stderr
+    assert res.stderr.count("\n") == 1 and "fold1.parquet: the log's 3000 sessions hold no click" in res.stderr
+    assert not list((tmp_path / "out").rglob("models.json"))
+
+
+def test_a_generated_log_without_a_click_is_refused(folds, tmp_path):
+    never = "{click: [0, 0, 0, 0, 0], stop: [0, 0, 0, 0, 0]}"
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.ranksvm-naive.clicks.generate.model={never}", "--set",
+                              "learners.ranksvm-naive.clicks.generate.eta=null", "--learner", "ranksvm-naive",
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1 and "clicks.generate: the training log of fold 1: the log's 3000 sessions hold no " \
+        "click" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+@pytest.mark.parametrize("values, clip, message", [
+    ([1e-320] + [1] * 9, "10", "the propensity of position 2 relative to position 1 is inf"),
+    ([1, 1e-310] + [0.5] * 8, "null", "position 2's propensity 1e-310 (relative to position 1) gives a click weight"),
+])
+def test_a_propensity_file_whose_weights_overflow_is_refused(folds, tmp_path, values, clip, message):
+    """A tiny first propensity once overflowed the ratios, leaving Infinity in models.json
+    (exit 0): one line naming the file; no models.json."""
+    file = tmp_path / "p.json"
+    file.write_text(json.dumps(values))
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.ranksvm-ips.clicks.propensity={file}", "--set",
+                              f"learners.ranksvm-ips.clicks.clip={clip}", "--learner", "ranksvm-ips",
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1, res.stderr
+    assert res.stderr.count("\n") == 1 and f"clicks.propensity: {file}: " in res.stderr and message in res.stderr
+    assert not list((tmp_path / "out").rglob("models.json"))
+
+
+def test_a_model_with_a_number_that_is_not_finite_is_never_written(folds, tmp_path, monkeypatch):
+    """Behind the propensities' own checks: a run whose models.json would hold Infinity (the
+    checks switched off here) is refused in one line, and no run folder is written."""
+    from ltr_cli.learners.batch import click_data
+
+    # weights let through, and the propensities' record keeps their overflowed ratio (inf)
+    monkeypatch.setattr(click_data, "click_weights", lambda p, clip, where: np.ones(len(p)))
+    file = tmp_path / "p.json"
+    file.write_text(json.dumps([1e-320] + [1] * 9))
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.ranksvm-ips.clicks.propensity={file}", "--learner", "ranksvm-ips",
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1 and "the fitted model holds a number that is not finite" in res.stderr, res.stderr
+    assert not list((tmp_path / "out").rglob("models.json"))
+
+
+def test_click_weights_are_finite_and_bounded():
+    from ltr_cli.errors import LtrError
+    from ltr_cli.learners.batch.click_data import MAX_WEIGHT, click_weights
+
+    assert click_weights(np.array([1.0, 0.5, 1e-9]), 10.0, "here").tolist() == [1.0, 2.0, 10.0]
+    for p, clip in (([1.0, np.nan], 10.0), ([1.0, 0.0], 10.0), ([1.0, -1.0], None), ([1.0, np.inf], None),
+                    ([1.0, 0.5 / MAX_WEIGHT], None)):
+        with pytest.raises(LtrError, match="^here: "):
+            click_weights(np.array(p), clip, "here")
+
+
 def test_plackett_luce_draws_first_documents_by_their_weights():
     rng = np.random.default_rng(0)
     ranking = np.array([3, 0, 2, 1])

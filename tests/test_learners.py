@@ -101,6 +101,34 @@ def test_measure_names():
             parse_measure(bad)
 
 
+def test_a_learner_failing_at_seed_0_stops_no_other_seed(tmp_path):
+    """Seeds 0, 1, 2 of a diverging learner beside a sound one: every seed of the sound one
+    is written (once only seed 0's), one line names the failed runs, exit 1 at the end."""
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+    from ltr_cli.results.folders import find_runs
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("""
+experiment: seeds
+seeds: [0, 1, 2]
+dataset: {kind: separable, queries: 30}
+protocol: {max_rounds: 60}
+metrics: {names: [ndcg@10]}
+learners:
+  diverging: {type: listnet, step: {rule: constant, eta: 1.0e+308}}
+  slam: {type: slam-perceptron}
+""")
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1
+    errors = [line for line in res.stderr.splitlines() if line.startswith("ltr: error:")]
+    assert len(errors) == 1 and errors[0].startswith("ltr: error: diverging (seed 0): round 1")
+    assert "(2 more runs failed: diverging (seed 1), diverging (seed 2))" in errors[0]
+    written = sorted(path.name.rsplit("-", 1)[0] for path in find_runs([tmp_path / "out"]))
+    assert written == ["slam-seed0", "slam-seed1", "slam-seed2"]
+
+
 def test_divergence_is_reported_at_its_round_not_plotted(tmp_path):
     from typer.testing import CliRunner
 

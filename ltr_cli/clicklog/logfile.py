@@ -23,12 +23,16 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.clicklog.logcheck import check_meta, check_rows
+from ltr_cli.core.bounded import decoded_bytes
 from ltr_cli.clicklog.simulate import Sessions
 from ltr_cli.errors import LtrError
 
 KEY = b"ltr.clicklog"
 FORMAT = 1
 MAX_META = 1 << 20  # bytes of metadata JSON at most (a log's is a few hundred)
+#: what a log may decode to, at most, as a multiple of its size (as dataset.max_decompression_ratio's
+#: default for data); a log ltr writes decodes to about 40 times its size
+MAX_DECODED_RATIO = 200.0
 #: the columns and their Arrow types, in file order
 COLUMNS: tuple[tuple[str, str], ...] = (("session", "int64"), ("qid", "string"), ("doc", "int32"),
                                         ("position", "int16"), ("click", "bool"), ("policy", "string"))
@@ -120,7 +124,12 @@ def read_log(path: Path) -> ClickLog:
     if path.is_dir() or (path.exists() and not path.is_file()):
         raise LtrError(f"{path}: not a regular file (a directory, device or FIFO); give a Parquet click log file")
     try:
-        table = pq.read_table(path)
+        file = pq.ParquetFile(path)
+        expands, size = decoded_bytes(file.metadata), path.stat().st_size
+        if expands > MAX_DECODED_RATIO * size + (1 << 20):  # from the metadata, before a page is decoded
+            raise LtrError(f"{path}: the click log decodes to {expands:,} bytes, more than {MAX_DECODED_RATIO:g} "
+                           "times its size (a decompression bomb?); a log ltr writes stays far below that")
+        table = file.read()
     except FileNotFoundError:
         raise LtrError(f"{path}: no such click log") from None
     except (OSError, pa.ArrowException) as exc:

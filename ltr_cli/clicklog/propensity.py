@@ -100,24 +100,25 @@ def resample(cnt: Counts, rng: np.random.Generator) -> Counts:
 
 def randomisation(cnt: Counts) -> np.ndarray:
     """p_k / p_1 for k = 1..K, float (K,); NaN where no document was shown both at k and at
-    1, or where no click was seen at 1."""
+    1, or where no click was seen at 1. Computed on the groups as they are (arrays of the
+    groups' length, and of the pairs' and positions'), never a pairs x positions table."""
     k_max = int(cnt.position.max())
     pairs = int(cnt.pair.max()) + 1
-    n = np.zeros((pairs, k_max))
-    c = np.zeros((pairs, k_max))
-    n[cnt.pair, cnt.position - 1] = cnt.n
-    c[cnt.pair, cnt.position - 1] = cnt.c
+    shown = cnt.n > 0  # a resample may leave a group out
+    first = shown & (cnt.position == 1)
+    n1, c1 = np.zeros(pairs), np.zeros(pairs)
+    n1[cnt.pair[first]] = cnt.n[first]  # one group per (pair, position)
+    c1[cnt.pair[first]] = cnt.c[first]
+    both = shown & (n1[cnt.pair] > 0)
+    pair, k = cnt.pair[both], cnt.position[both] - 1
+    nk, ck, n_1 = cnt.n[both], cnt.c[both], n1[cnt.pair[both]]
+    w = nk * n_1 / (nk + n_1)
+    a = np.bincount(k, weights=w * ck / nk, minlength=k_max)
+    b = np.bincount(k, weights=w * c1[pair] / n_1, minlength=k_max)
+    have = np.bincount(k, minlength=k_max) > 0
     ratio = np.full(k_max, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(n > 0, c / n, 0.0)
-    for k in range(k_max):
-        both = (n[:, k] > 0) & (n[:, 0] > 0)
-        if not both.any():
-            continue
-        w = n[both, k] * n[both, 0] / (n[both, k] + n[both, 0])
-        a, b = float(w @ r[both, k]), float(w @ r[both, 0])
-        if b > 0:
-            ratio[k] = a / b
+    ok = have & (b > 0)
+    ratio[ok] = a[ok] / b[ok]
     return ratio
 
 

@@ -35,10 +35,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import json
 import os
-import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -50,37 +47,18 @@ SIDECAR = Path(__file__).with_name("_ahead.json")
 SWITCH = "LTR_AHEAD"  # 0: never use the extension (the just-in-time path only)
 SIDECAR_LIMIT = 1 << 20  # bytes of the sidecar read at most (the real one is a few KB)
 SIDECAR_NESTING = 16  # the deepest nesting of its arrays and objects (the real one: 3)
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_BRACKET = re.compile(rb"[\[\]{}]")
 
 
 def read_sidecar(path: Path) -> Any:
     """The JSON value of the sidecar ``path``, or None when it is missing, not a regular file
     (a FIFO is never waited on), over :data:`SIDECAR_LIMIT` bytes, nested deeper than
-    :data:`SIDECAR_NESTING` (counted before it is parsed, so no parser recursion is ever
-    deep) or not JSON."""
+    :data:`SIDECAR_NESTING` (counted before it is parsed) or not JSON
+    (:func:`ltr_cli.core.bounded.read_json`)."""
+    from ltr_cli.core.bounded import Unreadable, read_json
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            raw = f.read(SIDECAR_LIMIT + 1)
-    except OSError:
-        return None
-    if len(raw) > SIDECAR_LIMIT:
-        return None
-    depth = deepest = 0
-    for bracket in _BRACKET.finditer(_STRING.sub(b'""', raw)):
-        depth += 1 if bracket.group() in (b"[", b"{") else -1
-        deepest = max(deepest, depth)
-        if deepest > SIDECAR_NESTING:
-            return None
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return read_json(path, SIDECAR_LIMIT, SIDECAR_NESTING)
+    except (OSError, Unreadable):
         return None
 
 

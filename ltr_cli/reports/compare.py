@@ -18,6 +18,12 @@ the settings that differ. Learners are compared within one experiment, every pai
 batch learner run with several seeds has each query's value averaged over its seeds. Only
 values that are numbers on both sides form pairs.
 
+Online runs are paired only under one protocol: two learners whose runs learned from
+another click model (its name, stop rule, shown documents, grades, eta) or ran for another
+number of rounds are not paired (the note says which setting differs), nor, for
+``on="cumulative"``, runs discounted by another ``gamma``; for the other values another
+``gamma`` only gets a note (they do not depend on it).
+
 Pairs are formed only on the same data, as the runs' manifests record it
 (:func:`data_parts`): a batch run's files of each fold (their content digests, by role), an
 online run's data files (or generator) for each seed. Two learners whose runs read other
@@ -39,7 +45,7 @@ import numpy as np
 from ltr_cli.errors import LtrError
 from ltr_cli.measures.registry import parse_metric
 from ltr_cli.reports.captions import conventions_line, run_convention
-from ltr_cli.reports.click_runs import HELDOUT, discounted_cumulative, final_heldout
+from ltr_cli.reports.click_runs import HELDOUT, discounted_cumulative, final_heldout, online_protocol, protocol_difference
 from ltr_cli.reports.run_labels import differing_settings, with_settings
 from ltr_cli.reports.significance import ADJUSTMENTS, ALPHA, Paired, adjust, paired_test
 from ltr_cli.results.folders import Run, group_seeds
@@ -61,6 +67,9 @@ class Learner:
     #: the data each part (a batch run's fold, an online run's seed) was computed on: a
     #: digest of its identity (:func:`data_parts`); None: its runs disagree on that part
     data: dict[Hashable, str | None] = field(default_factory=dict)
+    #: an online learner's horizon and click model (:func:`~ltr_cli.reports.click_runs.online_protocol`);
+    #: None: its runs disagree; empty: a batch learner
+    protocol: dict[str, Any] | None = field(default_factory=dict)
 
     @property
     def experiment(self) -> str:
@@ -167,7 +176,8 @@ def learners(runs: list[Run], metric: str, strict: bool = True,
         for run in members:
             for part, digest in data_parts(run).items():
                 data[part] = digest if data.get(part, digest) == digest else None
-        out.append(Learner(key, name, values, data))
+        settings = [online_protocol(run, discounted=on == "cumulative") for run in members] if not batch else [{}]
+        out.append(Learner(key, name, values, data, settings[0] if all(s == settings[0] for s in settings) else None))
     return out
 
 
@@ -300,7 +310,8 @@ def _query_values(members: list[Run], metric: str, strict: bool,
 @dataclass
 class Pairing:
     """Two learners' values on the units both have on the same data (``a``, ``b``), or
-    ``refused``: why they are not paired; ``left_out``: the parts only one has."""
+    ``refused``: why they are not paired; ``left_out``: the note on the pairs (the parts only one
+    has, a setting that differs without changing the values)."""
 
     a: np.ndarray
     b: np.ndarray
@@ -333,6 +344,9 @@ def pair(a: Learner, b: Learner, kind: str = "fold") -> Pairing:
         where = f" in {_parts_text(kind, differ)}" if differ else ""
         return Pairing(empty, empty, f"not paired: {a.name} and {b.name} ran on different data{where} (their "
                        "manifests record other data files or generators); no test")
+    refused, note = protocol_difference(a.name, a.protocol, b.name, b.protocol) if kind == "seed" else ("", "")
+    if refused:
+        return Pairing(empty, empty, refused)
     only = {p: a.name for p in set(a.data) - common} | {p: b.name for p in set(b.data) - common}
     keys = sorted((k for k in set(a.values) & set(b.values) if not a.data or _part(k) in common), key=repr)
     left = ""
@@ -341,7 +355,7 @@ def pair(a: Learner, b: Learner, kind: str = "fold") -> Pairing:
                          f"{'them' if sum(w == who for w in only.values()) > 1 else 'it'})"
                          for who in dict.fromkeys(only.values()))
     return Pairing(np.array([a.values[k] for k in keys], dtype=np.float64),
-                   np.array([b.values[k] for k in keys], dtype=np.float64), left_out=left)
+                   np.array([b.values[k] for k in keys], dtype=np.float64), left_out="; ".join(n for n in (left, note) if n))
 
 
 def test_pair(a: Learner, b: Learner, test: str, kind: str) -> Paired:

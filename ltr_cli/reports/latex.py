@@ -45,6 +45,15 @@ def escape(text: str) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in text)
 
 
+def _per_gamma(column: str) -> tuple[str, str] | None:
+    """(the column it splits, the gamma) of a per-gamma column of the online table
+    (``discounted_cumulative@0.9``, ``..._std``), else None."""
+    base, at, rest = column.partition("@")
+    if not at or base != "discounted_cumulative":
+        return None
+    return (f"{base}_std", rest[:-4]) if rest.endswith("_std") else (base, rest)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -102,6 +111,9 @@ def header(column: str) -> str:
         return escape(display_name(column[:-4]) + " sd")
     if column.startswith("paper_") and is_metric_name(column[6:]):
         return escape("paper " + display_name(column[6:]))
+    split = _per_gamma(column)
+    if split is not None:  # one column per gamma: the sums of different discounts apart
+        return escape(_PAPER_COLUMNS[split[0]]) + ("" if split[0].endswith("_std") else rf" ($\gamma$ {escape(split[1])})")
     return escape(_PAPER_COLUMNS.get(column, column))
 
 
@@ -109,7 +121,7 @@ def _paper_columns(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
     """The columns a paper prints: metric columns and :data:`_PAPER_COLUMNS`, each only when
     some row has a value in it."""
     keep = [c for c in columns if c != "experiment" and c in _PAPER_COLUMNS or is_metric_name(c) or c.startswith("paper_")
-            or (c.endswith("_std") and is_metric_name(c[:-4]))]
+            or (c.endswith("_std") and is_metric_name(c[:-4])) or _per_gamma(c) is not None]
     if len({r.get("experiment") for r in rows}) > 1:  # rows of several experiments: say whose
         keep.insert(0, "experiment")
     return [c for c in keep if any(r.get(c) not in (None, "") for r in rows)] or keep

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.reports.captions import conventions_line, run_convention
-from ltr_cli.reports.click_runs import click_model, discounted_cumulative, final_heldout
+from ltr_cli.reports.click_runs import click_model, discounted_cumulative, final_heldout, gamma
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
 from ltr_cli.reports.paper_numbers import config_paper, other_protocol, paper_value, printed_elsewhere, run_protocol
 from ltr_cli.measures.registry import canonical_name
@@ -64,6 +64,7 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "last10_max": max(last10) if len(last10) > 1 else None,
                 "final": float(np.mean(final)) if final else None,
                 "click_model": click_model(seeds[0]),
+                "gamma": gamma(seeds[0]),
                 **_spread("heldout_last", [final_heldout(r, metric) for r in seeds]),
                 **_spread("discounted_cumulative", [discounted_cumulative(r, metric) for r in seeds]),
                 "paper": paper,
@@ -77,7 +78,29 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "runs": " ".join(sorted(r.path.name for r in seeds)),
                 "convention": run_convention(seeds[0]),
             })
+    return by_gamma(rows)
+
+
+def by_gamma(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows whose click runs discount their ``discounted_cumulative`` by different gammas get
+    a pair of columns per gamma, ``discounted_cumulative@<gamma>`` (and its ``_std``), each
+    row's values in its own gamma's: sums under different discounts never share a column.
+    Under one gamma the rows are as they are (one column, the gamma in the table's note)."""
+    gammas = list(dict.fromkeys(r["gamma"] for r in rows if r.get("discounted_cumulative") is not None))
+    if len(gammas) < 2:
+        return rows
+    for r in rows:
+        value, std = r.pop("discounted_cumulative", None), r.pop("discounted_cumulative_std", None)
+        for g in gammas:
+            name = f"discounted_cumulative@{g:g}"
+            r[name], r[f"{name}_std"] = (value, std) if r["gamma"] == g else (None, None)
     return rows
+
+
+def discounted_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """The ``discounted_cumulative`` columns the rows have (one, or one per gamma)."""
+    keys = dict.fromkeys(k for r in rows for k in r if k.startswith("discounted_cumulative") and not k.endswith("_std"))
+    return [k for k in keys if any(r.get(k) is not None for r in rows)]
 
 
 def _spread(name: str, values: list[float | None]) -> dict[str, float | None]:
@@ -96,7 +119,7 @@ def report_columns(rows: list[dict[str, Any]]) -> list[str]:
     extra = []
     if len({r["click_model"] for r in rows if r.get("click_model") is not None}) > 1:
         extra.append("click_model")
-    for name in ("heldout_last", "discounted_cumulative"):
+    for name in ("heldout_last", *discounted_columns(rows)):
         if any(r.get(name) is not None for r in rows):
             extra += [name, f"{name}_std"]
     at = COLUMNS.index("final") + 1
@@ -298,9 +321,13 @@ def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None, no
     if "heldout_last" in cols:
         text += ("`heldout_last`: the metric of the last held-out evaluation (the final offline value), "
                  "mean over seeds, with its sample standard deviation (`heldout_last_std`).\n")
-    if "discounted_cumulative" in cols:
-        text += ("`discounted_cumulative`: the sum over rounds t of gamma^(t-1) x the round's online "
-                 "metric (click runs), mean over seeds, with its sample standard deviation.\n")
+    discounted = [c for c in cols if c.startswith("discounted_cumulative") and not c.endswith("_std")]
+    if discounted:
+        gammas = sorted({r["gamma"] for r in rows if r.get("gamma") is not None})
+        under = (f" (gamma {gammas[0]:g})" if len(gammas) == 1 else
+                 ", one column per gamma (`discounted_cumulative@<gamma>`)" if len(discounted) > 1 else "")
+        text += (f"`discounted_cumulative`: the sum over rounds t of gamma^(t-1) x the round's online "
+                 f"metric (click runs){under}, mean over seeds, with its sample standard deviation.\n")
     return "\n".join([head, rule, *body]) + "\n" + text
 
 

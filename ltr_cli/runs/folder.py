@@ -176,6 +176,11 @@ def record_run(
         models, texts = gbdt.save_model_files(models)
         models, arrays = neural_files.save_model_files(models)
         model_files = {**texts, **arrays}
+    try:  # a saved model is numbers a later run reads back: never NaN or Infinity
+        saved = json.dumps(models, indent=1, allow_nan=False)
+    except ValueError:
+        raise LtrError(f"{name}: the fitted model holds a number that is not finite (NaN or infinity); nothing "
+                       "was written") from None
     path = write_run(run_dir, run.resolved(), table, summary, manifest,
-                     extra={"models.json": json.dumps(models, indent=1), **model_files}, tables=tables)
+                     extra={"models.json": saved, **model_files}, tables=tables)
     return RunOutcome(name, path, summary)

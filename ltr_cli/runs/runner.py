@@ -10,6 +10,7 @@ from typing import Any
 from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.errors import LtrError
+from ltr_cli.names import count
 from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.kernel_plan import plan_kernels
 from ltr_cli.runs.plan import PlannedRun, plan_experiment, run_id as run_name
@@ -54,15 +55,32 @@ def run_experiment(
             console.note(f"ltr: note: replacing {len(replaced)} finished run{'s' * (len(replaced) != 1)} in "
                          f"{out_root / spec.experiment}: {', '.join(replaced)} (--resume keeps finished runs)")
     enabled = kernels.ENABLED
+    failed: list[tuple[PlannedRun, LtrError]] = []
     try:
-        for runs in plans:
-            for outcome in run_planned(runs, out_root, quiet, argv, resume, fresh, on_done,
-                                       kernels_mode=kernels_mode):
-                assert isinstance(outcome, RunOutcome)  # a failing run's error was raised (keep_going is off)
-                outcomes.append(outcome)
+        for runs in plans:  # a failing run stops no other run, of its stream or of another seed's
+            results = run_planned(runs, out_root, quiet, argv, resume, fresh, on_done, keep_going=True,
+                                  kernels_mode=kernels_mode)
+            for run, outcome in zip(runs, results):
+                if isinstance(outcome, LtrError):
+                    failed.append((run, outcome))
+                else:
+                    outcomes.append(outcome)
     finally:
         kernels.set_enabled(enabled)  # as the process had it (the plans switch it per stream)
+    if failed:
+        raise _failures(failed, sum(len(runs) for runs in plans))
     return outcomes
+
+
+def _failures(failed: list[tuple[PlannedRun, LtrError]], planned: int) -> LtrError:
+    """The first failed run's error, naming its learner and seed (when there were several
+    runs) and the other runs that failed; raised once every other run is written."""
+    run, error = failed[0]
+    if planned == 1:
+        return error
+    others = ", ".join(f"{r.name} (seed {r.spec.seed})" for r, _ in failed[1:])
+    more = f" ({count(len(failed) - 1, 'more run')} failed: {others})" if len(failed) > 1 else ""
+    return LtrError(f"{run.name} (seed {run.spec.seed}): {error}{more}")
 
 
 def run_planned(

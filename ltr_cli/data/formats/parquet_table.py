@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.core.bounded import decoded_bytes
 from ltr_cli.data.formats.base import DataFormat
 from ltr_cli.data.grammar import canonical_qid
 from ltr_cli.data.options import MAX_LABEL, ReaderOptions
@@ -81,24 +82,6 @@ def write_table(queries: Iterator[Query], tmp: Path, n_features: int, index_base
         if batch:
             flush()
     return {"queries": n_queries, "documents": n_docs, "features": n_features}
-
-
-def decoded_bytes(meta: Any) -> int:
-    """A bound on the bytes a table's columns decode to, from its metadata alone: every row
-    of every column chunk as a float64 (the reader's arrays; a qid as a reference to its
-    string), and a string column's encoded bytes besides (its distinct strings). The row
-    counts are what the decoder produces whatever the encoding, so a dictionary- or
-    run-length-encoded column of millions of equal values counts its millions of rows,
-    not its few encoded bytes."""
-    total = 0
-    for i in range(meta.num_row_groups):
-        group = meta.row_group(i)
-        for j in range(group.num_columns):
-            chunk = group.column(j)
-            values = max(group.num_rows, chunk.num_values, 0) * 8
-            encoded = max(chunk.total_uncompressed_size, 0)
-            total += values + encoded if chunk.physical_type == "BYTE_ARRAY" else max(values, encoded)
-    return total
 
 
 class ParquetReader:

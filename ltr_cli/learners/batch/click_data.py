@@ -10,7 +10,6 @@ written logs and a run generating them train on the same clicks.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from ltr_cli.clicklog.simulate import Sessions, simulate
 from ltr_cli.errors import LtrError
 
 Queries = list[tuple[np.ndarray, np.ndarray]]
+PROPENSITY_LIMIT = 1 << 20  # bytes of a propensity file at most (its JSON is a few hundred)
 
 
 @dataclass
@@ -130,12 +130,15 @@ def true_propensity(model_meta: dict[str, Any], shown: int, where: str) -> np.nd
 def read_propensity(path: Path, shown: int) -> np.ndarray:
     """Relative propensities from a file: ``ltr clicks propensity --json``'s record, or a
     JSON list; one positive value per position 1..shown (at least)."""
+    from ltr_cli.core.bounded import Unreadable, read_json
+
     try:
-        raw = json.loads(path.read_text())
+        raw = read_json(path, PROPENSITY_LIMIT)  # a regular file, at most 1 MiB: never a FIFO's wait or a device
     except FileNotFoundError:
         raise LtrError(f"clicks.propensity: {path}: no such file; give true, estimated or a propensity file") from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise LtrError(f"clicks.propensity: {path}: not a JSON propensity file ({exc})") from None
+    except (OSError, Unreadable) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise LtrError(f"clicks.propensity: {path}: not a JSON propensity file ({reason})") from None
     values = raw.get("propensity") if isinstance(raw, dict) else raw
     if not isinstance(values, list) or len(values) < shown or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
@@ -143,7 +146,8 @@ def read_propensity(path: Path, shown: int) -> np.ndarray:
         raise LtrError(f"clicks.propensity: {path}: give a list of at least {shown} positive propensities "
                        "(or the JSON of ltr clicks propensity --json)")
     p = np.asarray(values[:shown], dtype=float)
-    return p / p[0]
+    with np.errstate(over="ignore"):  # an overflow is refused by click_weights, naming the file
+        return p / p[0]
 
 
 def _estimated(train: Queries, gen: GenerateSpec, fold: int | None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -192,6 +196,7 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
         if np.any(sessions.doc >= sizes[sessions.query]):
             raise LtrError(f"clicks: fold {fold}: the log shows a document index beyond its query's documents; "
                            "the log was written for other data")
+    refuse_without_clicks(sessions, _log_name(meta, fold, "training"))
     shown = int(meta.get("shown") or int(sessions.position.max(initial=1)))
     chosen = estimator(signal.correction)
     weights, record = chosen.weights(ClickLog(sessions, meta, shown, signal, train, fold))
@@ -227,9 +232,7 @@ def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
             p, extra = _estimated(log.train, signal.generate, log.fold)
     else:
         p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
-    weights = 1.0 / p
-    if signal.clip is not None:
-        weights = np.minimum(weights, signal.clip)
+    weights = click_weights(p, signal.clip, _propensity_source(signal, meta))
     return weights, {"propensity": [float(f"{v:.12g}") for v in p], **extra}
 
 
@@ -242,12 +245,66 @@ POSITION_BIAS = Estimator("LightGBM's position-bias model: clicks weigh 1, the d
                           positions=True)
 
 
+#: the largest click weight 1/p_k (relative propensities) a run accepts unclipped
+MAX_WEIGHT = 1e6
+
+
+def click_weights(p: np.ndarray, clip: float | None, where: str) -> np.ndarray:
+    """The IPS weights min(1/p_k, clip) of relative propensities ``p``, checked: every
+    propensity finite and above 0, and every weight finite and at most :data:`MAX_WEIGHT`
+    (a tiny propensity, unclipped, would swamp every other click, or overflow); a one-line
+    error naming ``where`` (the propensities' source) otherwise."""
+    p = np.asarray(p, dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(p) & (p > 0)))
+    if bad.size:
+        k = int(bad[0])
+        raise LtrError(f"{where}: the propensity of position {k + 1} relative to position 1 is {p[k]:g}; each must be "
+                       "a finite number above 0 (a position 1 propensity too small for its ratios to be numbers?)")
+    with np.errstate(over="ignore", divide="ignore"):
+        weights = 1.0 / p
+    if clip is not None:
+        weights = np.minimum(weights, clip)
+    large = np.flatnonzero(~np.isfinite(weights) | (weights > MAX_WEIGHT))
+    if large.size:
+        k = int(large[0])
+        raise LtrError(f"{where}: position {k + 1}'s propensity {p[k]:g} (relative to position 1) gives a click "
+                       f"weight of {weights[k]:g}, above {MAX_WEIGHT:g}; set clicks.clip (say 10) or give "
+                       "larger propensities")
+    return weights
+
+
+def _propensity_source(signal: ClickSignal, meta: dict[str, Any]) -> str:
+    source = signal.propensity_file()
+    if source is not None:
+        return f"clicks.propensity: {source}"
+    if signal.propensity == "estimated":
+        return f"clicks.propensity: estimated from {meta.get('path') or 'the shuffled log'}"
+    return f"clicks.propensity: true (the click model of {meta.get('path') or 'clicks.generate'})"
+
+
+def _log_name(meta: dict[str, Any], fold: int | None, split: str) -> str:
+    """How an error names a fold's log: its file, or the log ``clicks.generate`` simulates."""
+    if meta.get("path"):
+        return str(meta["path"])
+    return f"clicks.generate: the {split} log" + (f" of fold {fold}" if fold is not None else "")
+
+
+def refuse_without_clicks(sessions: Sessions, where: str) -> None:
+    """A one-line error when a log holds no click: a learner would fit a model to nothing
+    (all-zero weights) and report its numbers as a result."""
+    if not sessions.click.any():
+        raise LtrError(f"{where}: the log's {int(sessions.session.max(initial=-1)) + 1} sessions hold no click, so "
+                       "there is nothing to learn from; log more sessions, or use a click model that clicks on "
+                       "these labels")
+
+
 def vali_clicks(signal: ClickSignal, train: Queries, vali: Queries, fold: int | None,
                 weights: np.ndarray) -> ClickData:
     """``select: clicks``: a log of the vali queries, simulated like the training log
     (its ranker, policy, model and number of sessions), clicks weighted by ``weights``."""
     assert signal.generate is not None
     sessions, meta = fold_log(train, signal.generate, fold, shown_on=vali)
+    refuse_without_clicks(sessions, _log_name(meta, fold, "vali"))
     return ClickData(sessions, weights, signal.correction, meta)
 
 
