@@ -174,7 +174,7 @@ def test_an_interrupted_run_keeps_its_checkpoint_until_told_what_to_do(tmp_path,
             return real_run_online(*args, **kwargs)
         return _interrupt_after_checkpoint(real_run_online, args, kwargs)
 
-    monkeypatch.setattr("ltr_cli.runs.online.run_online", interrupted_second_learner)
+    monkeypatch.setattr("ltr_cli.protocols.online_run.run_online", interrupted_second_learner)
     argv = ["ltr", "run", str(cfg), "--out", str(out)]
     monkeypatch.setattr("sys.argv", argv)
     res = runner.invoke(app, argv[1:])
@@ -184,7 +184,7 @@ def test_an_interrupted_run_keeps_its_checkpoint_until_told_what_to_do(tmp_path,
     assert f"continue with: ltr run {cfg} --out {out} --resume" in res.stderr
     (checkpoint,) = (out / "resume").glob(".topk-*.checkpoint")
 
-    monkeypatch.setattr("ltr_cli.runs.online.run_online", real_run_online)
+    monkeypatch.setattr("ltr_cli.protocols.online_run.run_online", real_run_online)
     again = runner.invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
     assert again.exit_code == 1 and checkpoint.exists()
     line = again.stderr.strip()

@@ -103,7 +103,7 @@ def test_cv_on_a_dataset_without_folds_then_score_fold_1(tmp_path):
 
 def test_failed_batch_run_leaves_no_empty_folder(tmp_path, monkeypatch):
     from ltr_cli.errors import LtrError
-    from ltr_cli.protocols import batch
+    from ltr_cli.protocols import cv_run
 
     _yahoo(tmp_path / "y")
     cfg = tmp_path / "y.yaml"
@@ -113,7 +113,7 @@ def test_failed_batch_run_leaves_no_empty_folder(tmp_path, monkeypatch):
     def fail(*args, **kwargs):
         raise LtrError("the fit failed")
 
-    monkeypatch.setattr(batch, "run_cv", fail)
+    monkeypatch.setattr(cv_run, "run_cv", fail)
     res = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "res"), "-q"])
     assert res.exit_code == 1 and "the fit failed" in res.stderr
     assert not (tmp_path / "res" / "fy").exists()
