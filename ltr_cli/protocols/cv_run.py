@@ -21,6 +21,8 @@ from ltr_cli.protocols.checkpoint import keep_checkpoint, resume_command
 from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint, learner_digest
 from ltr_cli.protocols.cv_folds import Fold, FoldsPlan, folds_identity, open_folds
 from ltr_cli.protocols.cv_progress import CVHooks
+from ltr_cli.results.folders import TEST_QUERIES
+from ltr_cli.results.neural_files import EPOCHS, curves_table
 
 
 @dataclass(frozen=True)
@@ -88,14 +90,16 @@ class OpenedCV:
 
 @dataclass
 class CVResult:
-    """A computed batch run: the per-fold table, the summary, the selected models, the
-    per-query test table, what its manifest records of its plan (:meth:`CVPlan.manifest`),
-    and the fold checkpoint (removed once the run is written)."""
+    """A computed batch run: the per-fold table, the summary, the selected models, the other
+    tables its folder keeps (``test_queries.parquet``: each test query's values; and
+    ``epochs.parquet`` when its fits recorded per-epoch curves, neural), what its manifest
+    records of its plan (:meth:`CVPlan.manifest`), and the fold checkpoint (removed once the
+    run is written)."""
 
     table: pd.DataFrame
     summary: dict[str, Any]
     models: dict[str, Any]
-    queries: pd.DataFrame
+    tables: dict[str, Any]
     manifest: dict[str, Any]
     checkpoint: FoldCheckpoint
 
@@ -131,5 +135,7 @@ def compute_cv(opened: OpenedCV, run_dir: Path, resume: bool, fresh: bool, quiet
             f"{'fold' if len(saved) == 1 else 'folds'} {', '.join(saved)} saved in {checkpoint.path}; continue with: "
             f"{resume_command(argv)}" if saved else "no fold had finished, nothing saved"))
         raise
-    return CVResult(table, {"dataset": plan.folds.dataset.name, **summary}, models, queries,
+    curves = curves_table(models)
+    tables = {TEST_QUERIES: queries, **({EPOCHS: curves} if curves is not None else {})}
+    return CVResult(table, {"dataset": plan.folds.dataset.name, **summary}, models, tables,
                     plan.manifest(opened.identity), checkpoint)

@@ -103,7 +103,7 @@ def training_reading(run: Path, n_features: int, index_base: int | None = None) 
 
     from ltr_cli.config.datasets import DatasetSpec
     from ltr_cli.data.sources.files import spec_reader_options
-    from ltr_cli.results.folders import read_config
+    from ltr_cli.results.run_files import read_config
 
     path = (run if run.is_dir() else run.parent) / "config.yaml"
     options, storage = ReaderOptions(), "float64"

@@ -20,7 +20,8 @@ import pandas as pd
 
 from ltr_cli.errors import ResultsError
 from ltr_cli.measures.registry import canonical_column, is_metric_name
-from ltr_cli.results.folders import TEST_QUERIES, Run, _damaged, _dtype_ok, _short
+from ltr_cli.results.folders import TEST_QUERIES, Run
+from ltr_cli.results.run_files import damaged, dtype_ok, short_error
 
 TOLERANCE = 1e-9  # the fold means are the same numbers summed in the same order: only an edit moves them
 
@@ -38,13 +39,13 @@ def read_test_queries(run: Run) -> pd.DataFrame | None:
         return None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            raise _damaged(path, "is not a plain file")
+            raise damaged(path, "is not a plain file")
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     try:
         table = pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - arbitrary bytes can fail anywhere in the decoder
-        raise _damaged(path, f"is not a readable Parquet file ({_short(exc, path)})") from None
+        raise damaged(path, f"is not a readable Parquet file ({short_error(exc, path)})") from None
     _check_columns(table, path)
     table = table.rename(columns=canonical_column)  # as the run's rounds are read (``map`` is ``ap``)
     _check_means(table, run.rounds, path)
@@ -54,35 +55,35 @@ def read_test_queries(run: Run) -> pd.DataFrame | None:
 def _check_columns(table: pd.DataFrame, path: Path) -> None:
     columns = list(table.columns)
     if columns[:2] != ["fold", "qid"]:
-        raise _damaged(path, "does not start with the columns 'fold' and 'qid'")
+        raise damaged(path, "does not start with the columns 'fold' and 'qid'")
     metrics = columns[2:]
     bad = [c for c in metrics if not isinstance(c, str) or not is_metric_name(c)]
     if bad:
         shown = repr(bad[0]) if len(repr(bad[0])) <= 40 else repr(bad[0])[:37] + "..."
-        raise _damaged(path, f"column {shown} is not a metric name")
+        raise damaged(path, f"column {shown} is not a metric name")
     if len(set(metrics)) != len(metrics):
-        raise _damaged(path, "has a repeated column")
-    if not (_dtype_ok(table["fold"], "integer") or table["fold"].isna().all()):
-        raise _damaged(path, f"column 'fold' must hold integers, not {table['fold'].dtype} values")
+        raise damaged(path, "has a repeated column")
+    if not (dtype_ok(table["fold"], "integer") or table["fold"].isna().all()):
+        raise damaged(path, f"column 'fold' must hold integers, not {table['fold'].dtype} values")
     if not table["qid"].map(lambda q: isinstance(q, str)).all():
-        raise _damaged(path, "column 'qid' must hold strings")
+        raise damaged(path, "column 'qid' must hold strings")
     for column in metrics:
-        if not _dtype_ok(table[column], "number"):
-            raise _damaged(path, f"column {column!r} must hold numbers, not {table[column].dtype} values")
+        if not dtype_ok(table[column], "number"):
+            raise damaged(path, f"column {column!r} must hold numbers, not {table[column].dtype} values")
 
 
 def _check_means(table: pd.DataFrame, rounds: pd.DataFrame, path: Path) -> None:
     """Each fold's mean of each column is that fold's value in ``rounds.parquet``."""
     if "fold" not in rounds.columns:
-        raise _damaged(path, "belongs to a batch run, but rounds.parquet has no 'fold' column")
+        raise damaged(path, "belongs to a batch run, but rounds.parquet has no 'fold' column")
     folds = [fold_key(f) for f in rounds["fold"]]
     stored = [fold_key(f) for f in table["fold"]]
     if set(stored) - set(folds):
-        raise _damaged(path, f"has fold {sorted(set(stored) - set(folds), key=str)[0]}, which rounds.parquet lacks")
+        raise damaged(path, f"has fold {sorted(set(stored) - set(folds), key=str)[0]}, which rounds.parquet lacks")
     masks = {fold: np.array([f == fold for f in stored], dtype=bool) for fold in set(folds)}
     for column in table.columns[2:]:
         if column not in rounds.columns:
-            raise _damaged(path, f"column {column!r} is not a test metric of rounds.parquet")
+            raise damaged(path, f"column {column!r} is not a test metric of rounds.parquet")
         values = table[column].to_numpy(dtype=np.float64)
         for fold, expected in zip(folds, rounds[column]):
             mine = values[masks[fold]]
@@ -92,4 +93,4 @@ def _check_means(table: pd.DataFrame, rounds: pd.DataFrame, path: Path) -> None:
             else:
                 same = kept.size > 0 and abs(float(kept.mean()) - float(expected)) <= TOLERANCE
             if not same:
-                raise _damaged(path, f"its {column} values of fold {fold} do not average to rounds.parquet's")
+                raise damaged(path, f"its {column} values of fold {fold} do not average to rounds.parquet's")

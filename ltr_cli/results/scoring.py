@@ -14,7 +14,7 @@ from ltr_cli.data.formats import open_dataset
 from ltr_cli.errors import LtrError, QueryTooLong
 from ltr_cli.data.normalize import NormalizedModel, Normalizer
 from ltr_cli.results.models import model_from_dict
-from ltr_cli.results.folders import read_run_text
+from ltr_cli.results.run_files import read_run_text
 
 
 def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
@@ -88,7 +88,7 @@ def training_index_base(model: Path) -> int:
     j belongs to feature j + base of those files, so scoring another layout with another
     base silently shifts every feature."""
     from ltr_cli.data.registry import DATASETS
-    from ltr_cli.results.folders import read_config
+    from ltr_cli.results.run_files import read_config
 
     run_dir = model if model.is_dir() else model.parent
     config = read_config(run_dir / "config.yaml") if (run_dir / "config.yaml").is_file() else {}

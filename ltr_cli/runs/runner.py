@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ltr_cli import console
 from ltr_cli.config.experiment import ExperimentSpec
@@ -15,7 +14,7 @@ from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.kernel_plan import plan_kernels
 from ltr_cli.runs.plan import PlannedRun, plan_experiment, run_id as run_name
 from ltr_cli.outputs import run_path
-from ltr_cli.results.folders import TEST_QUERIES, is_complete
+from ltr_cli.results.folders import is_complete
 from ltr_cli.runs.folder import RunOutcome, finished_run, owning, record_run
 
 __all__ = ["RunOutcome", "run_experiment", "run_name", "run_planned"]
@@ -134,14 +133,6 @@ def _run_online_stream(
                            planned_path)
 
 
-def epoch_curves(models: dict[str, Any]) -> dict[str, Any]:
-    """``{epochs.parquet: table}`` when the run's fits recorded per-epoch curves (neural), else {}."""
-    from ltr_cli.results.neural_files import EPOCHS, curves_table
-
-    table = curves_table(models)
-    return {} if table is None else {EPOCHS: table}
-
-
 def check_installed(run: PlannedRun) -> None:
     """One-line error when the run's learner needs a package that is not installed."""
     need = run.learner_spec.missing()
@@ -170,7 +161,6 @@ def _run_batch_learner(
     with owning(run_dir):
         done = compute_cv(opened, run_dir, resume, fresh, quiet, argv, log)
         outcome = record_run(run, run_dir, done.table, done.summary, done.manifest,
-                             {"wall_seconds": done.summary["wall_seconds"]}, done.models, argv,
-                             {TEST_QUERIES: done.queries, **epoch_curves(done.models)})
+                             {"wall_seconds": done.summary["wall_seconds"]}, done.models, argv, done.tables)
         done.checkpoint.remove()
         return outcome
