@@ -35,6 +35,11 @@ following :class:`QueryReader`; raise :class:`DataFormatError` naming the file a
 **Ranking losses.** :func:`ranking_loss` computes a neural ranking loss (allRank's names,
 parameters and values) on numpy ``[Q, L]`` scores and labels; a plugin declares its own
 :class:`LossKind` in the ``ltr_cli.losses`` group (docs/neural.md).
+
+**Neural scorers.** A :class:`ScorerKind` in the ``ltr_cli.scorers`` group: its name, a
+summary, its settings (a :class:`ScorerSettings` model of the ``scorer:`` block's keys) and
+``build(settings, outputs) -> Scorer``, the pure ``init(key, d)`` and ``forward`` of a
+padded batch (docs/neural.md).
 """
 
 from __future__ import annotations
@@ -50,10 +55,11 @@ from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, pre
 from ltr_cli.measures.registry import MetricKind
 from ltr_cli.neural.losses.bridge import ranking_loss
 from ltr_cli.neural.losses.kind import LossKind
+from ltr_cli.neural.scorers import Scorer, ScorerKind, ScorerSettings
 
 __all__ = [
     "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "ConfigError", "DataFormat", "DataFormatError",
     "Convention", "Feedback", "LossKind", "LtrError", "Measure", "MetricKind", "OnlineLearner", "OnlineLearnerConfig", "Query", "QueryReader", "ReaderOptions",
-    "Strict", "UpdateInfo", "average_precision", "dcg_at_k", "ndcg_at_k", "precision_at_k", "rank_from_scores",
+    "Scorer", "ScorerKind", "ScorerSettings", "Strict", "UpdateInfo", "average_precision", "dcg_at_k", "ndcg_at_k", "precision_at_k", "rank_from_scores",
     "ranking_loss",
 ]
