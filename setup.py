@@ -33,7 +33,8 @@ class BuildKernelsAhead(build_ext):
         in_place = ROOT / "ltr_cli" / "kernels" / target.name  # an earlier build in this checkout
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         try:
-            subprocess.run([sys.executable, "-m", "ltr_cli.kernels.ahead_build", str(target), "--reuse",
+            # -P: the checkout comes from PYTHONPATH, never from whatever folder pip runs in
+            subprocess.run([sys.executable, "-P", "-m", "ltr_cli.kernels.ahead_build", str(target), "--reuse",
                             str(in_place)], cwd=ROOT, env=env, check=True)
         except (OSError, subprocess.CalledProcessError) as exc:  # optional: the install goes on without it
             raise CompileError(f"ltr-cli: the kernels were not compiled ahead ({exc}); they compile on first "

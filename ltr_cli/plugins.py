@@ -1,26 +1,22 @@
-"""Entry points: the one way learners, metrics and data formats are declared, built-in or
-plugged in, in the groups ``ltr_cli.learners``, ``ltr_cli.metrics`` and ``ltr_cli.formats``.
+"""Entry points: the one way every extension kind is declared, built-in or plugged in, one
+group ``ltr_cli.<group>`` per kind (:data:`GROUPS`).
 
 This package declares its own in its ``pyproject.toml``, in the same groups other packages
 use. An entry point's name is what a config or a command names (a learner's type, a
-metric's kind, a format's name); its value names an object of the public API
-(:mod:`ltr_cli.api`):
-
-* ``ltr_cli.learners``: a learner config model (a subclass of
-  :class:`~ltr_cli.api.OnlineLearnerConfig` or :class:`~ltr_cli.api.BatchLearnerConfig`)
-  whose ``type`` is the entry point's name;
-* ``ltr_cli.metrics``: a :class:`~ltr_cli.api.MetricKind` (a plugin's without a kernel);
-  the entry point's name is the metric's kind (``mymetric@10`` in a config);
-* ``ltr_cli.formats``: a :class:`~ltr_cli.api.DataFormat` whose name is the entry point's;
-* ``ltr_cli.losses``: a :class:`~ltr_cli.neural.losses.kind.LossKind` (a neural ranking
-  loss), under its name and under each of its aliases.
+metric's kind, a format's name, a click model's name, ...); its value names an object of
+the public API (:mod:`ltr_cli.api`), the kind's contract, which :data:`GROUPS` states.
 
 The names come from the installed distributions' metadata, read once per process without
 importing anything (:func:`declared`); an entry point's module is imported only when a
 config or a command names it (:func:`load`), or when a listing needs every one
-(:func:`load_group`). A plugin that fails to import, names the wrong kind of object or takes
-a name already declared is skipped with one line on stderr naming it and its distribution;
-the rest of the tool keeps working.
+(:func:`load_group`). Each kind's registry checks what it is given (:func:`registrar`) and
+may refuse a name before anything is imported (:func:`name_check`); :class:`Registry` is a
+kind's names and objects as a mapping, with the one-line refusal of an unknown name. A
+plugin that fails to import, names the wrong kind of object or takes a name already
+declared (a built-in's included) is skipped with one line on stderr naming it and its
+distribution; the entry point that holds the name, and the rest of the tool, keep working.
+
+A new kind is one line in :data:`GROUPS`, its registrar, and its built-ins' entry points.
 """
 
 from __future__ import annotations
@@ -30,12 +26,25 @@ import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 from ltr_cli import console
 from ltr_cli.errors import LtrError
 
-GROUPS = ("learners", "metrics", "formats", "families", "losses", "scorers")
+#: every extension kind: its group (entry points ``ltr_cli.<group>``) -> what an entry point
+#: of the group names (the kind's contract in :mod:`ltr_cli.api`); a new kind adds its line
+GROUPS: dict[str, str] = {
+    "learners": "a learner config model (OnlineLearnerConfig or BatchLearnerConfig) whose type is the name",
+    "metrics": "a MetricKind: the metric's kind (a config names KIND@K)",
+    "formats": "a DataFormat of that name",
+    "families": "a compiled block family (BlockFamily) of that name",
+    "click_models": "a ClickModelKind: a named click model",
+    "interleaving": "an InterleavingKind: an interleaving or multileaving method",
+    "estimators": "an Estimator: a counterfactual correction of a click log",
+    "losses": "a LossKind: a neural ranking loss, under its name and under each of its aliases",
+    "scorers": "a ScorerKind: a neural scorer (a config's scorer: {kind: NAME})",
+}
 DISTRIBUTION = "ltr-cli"  # the distribution whose entry points are the built-ins
 BUILT_IN = "built-in"
 
@@ -92,7 +101,9 @@ _NAME_CHECKS: dict[str, Callable[[str], str | None]] = {}
 _DECLARED: dict[str, dict[str, Declared]] | None = None
 _CHECKED: dict[str, dict[str, Declared]] = {}
 _OBJECTS: dict[tuple[str, str], Any] = {}
-_BROKEN: dict[str, dict[str, BrokenPlugin]] = {g: {} for g in GROUPS}
+# group -> (name, value, distribution) of each entry point skipped -> why: keyed by the entry
+# point, not by its name, so that a plugin refused for a name it takes leaves the holder alone
+_BROKEN: dict[str, dict[tuple[str, str, str], BrokenPlugin]] = {g: {} for g in GROUPS}
 
 
 def registrar(group: str) -> Callable[[Callable[[Any, str, str], None]], Callable[[Any, str, str], None]]:
@@ -120,13 +131,20 @@ def _normal(name: str) -> str:
 
 
 def _skip(group: str, name: str, value: str, dist: str, reason: str) -> None:
-    if name in _BROKEN[group] or _normal(dist) == DISTRIBUTION:
-        if _normal(dist) == DISTRIBUTION:
-            raise LtrError(f"the built-in entry point {name} = {value} in ltr_cli.{group} is broken: {reason} "
-                           "(reinstall: pip install -e .)")
+    """Refuse one entry point (a built-in's is an error: the installation is broken)."""
+    if _normal(dist) == DISTRIBUTION:
+        raise LtrError(f"the built-in entry point {name} = {value} in ltr_cli.{group} is broken: {reason} "
+                       "(reinstall: pip install -e .)")
+    key = (name, value, dist)
+    broken = _BROKEN.setdefault(group, {})
+    if key in broken:
         return
-    _BROKEN[group][name] = BrokenPlugin(group, name, value, dist, reason)
+    broken[key] = BrokenPlugin(group, name, value, dist, reason)
     console.warn(f"plugin {name!r} ({value}, from {dist}) in ltr_cli.{group} was skipped: {reason}")
+
+
+def _is_broken(d: Declared) -> bool:
+    return (d.name, d.value, d.distribution) in _BROKEN.get(d.group, {})
 
 
 def _scan() -> dict[str, dict[str, Declared]]:
@@ -171,6 +189,12 @@ def declared(group: str) -> dict[str, Declared]:
     return _CHECKED[group]
 
 
+def names(group: str, built_in: bool = False) -> tuple[str, ...]:
+    """The declared names of ``group`` (``built_in``: the built-ins' only, as the generated
+    references list them), nothing imported."""
+    return tuple(n for n, d in declared(group).items() if d.built_in or not built_in)
+
+
 def load(group: str, name: str) -> Any:
     """The object of ``group``'s entry point ``name``, imported and registered on first use;
     None when no entry point has that name or it is broken (skipped with one line)."""
@@ -178,7 +202,7 @@ def load(group: str, name: str) -> Any:
     if key in _OBJECTS:
         return _OBJECTS[key]
     d = declared(group).get(name)
-    if d is None or name in _BROKEN[group]:
+    if d is None or _is_broken(d):
         return None
     try:
         # a plugin's prints at import go to stderr: stdout carries results (``--json``)
@@ -224,4 +248,88 @@ def loaded(group: str) -> list[Plugin]:
 def broken(group: str) -> list[BrokenPlugin]:
     """The plugins of ``group`` that were skipped (loading the group first)."""
     load_group(group)
-    return list(_BROKEN[group].values())
+    return list(_BROKEN.get(group, {}).values())
+
+
+@contextlib.contextmanager
+def registered(group: str, name: str, obj: Any, distribution: str = "explicit") -> Iterator[Any]:
+    """``obj`` registered as ``group``'s entry point ``name`` while the block runs (a
+    conformance suite's explicit subject, which no installed distribution declares), checked
+    as a plugin's would be: ValueError when the name is taken or refused, TypeError or
+    ValueError from the kind's registrar. Only this process sees it."""
+    table = _scan()[group]
+    if name in table:
+        raise ValueError(f"{name!r} is already declared in ltr_cli.{group} ({table[name].source})")
+    check = _NAME_CHECKS.get(group)
+    reason = check(name) if check is not None else None
+    if reason is not None:
+        raise ValueError(reason)
+    entry = Declared(group, name, f"<{type(obj).__name__}>", distribution, None)
+    table[name] = entry
+    _CHECKED.pop(group, None)
+    try:
+        register = _REGISTRARS.get(group)
+        if register is not None:
+            register(obj, name, entry.source)
+        _OBJECTS[(group, name)] = obj
+        yield obj
+    finally:
+        table.pop(name, None)
+        _CHECKED.pop(group, None)
+        _OBJECTS.pop((group, name), None)
+
+
+class Registry(Mapping[str, Any]):
+    """One kind's extensions as a mapping: name -> object, built-ins first, then plugins,
+    each imported and registered when looked up (iterating imports every one: for
+    listings). ``what`` names one of them in messages (``click model``).
+
+    :meth:`names` reads the names without importing anything; :meth:`choose` is the object
+    a user named, or the one-line refusal listing the names; :meth:`help` the one-line
+    definitions ``ltr list`` shows (``summary``, with a plugin's source)."""
+
+    def __init__(self, group: str, what: str):
+        self.group = group
+        self.what = what
+
+    def __getitem__(self, name: str) -> Any:
+        obj = load(self.group, name) if isinstance(name, str) else None
+        if obj is None:
+            raise KeyError(name)
+        return obj
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and load(self.group, name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(load_group(self.group))
+
+    def __len__(self) -> int:
+        return len(load_group(self.group))
+
+    def names(self, built_in: bool = False) -> tuple[str, ...]:
+        """The declared names (``built_in``: the built-ins' only), nothing imported."""
+        return names(self.group, built_in)
+
+    def source(self, name: str) -> str:
+        """``built-in`` or ``plugin <distribution>``."""
+        return source(self.group, name)
+
+    def unknown(self, name: Any, where: str) -> LtrError:
+        """The refusal of a name that is no usable entry point: one line, the names listed."""
+        usable = ", ".join(load_group(self.group))
+        return LtrError(f"{where} {name!r}: unknown {self.what}; the {self.what}s are {usable}")
+
+    def choose(self, name: Any, where: str) -> Any:
+        """The object of ``name``, or :meth:`unknown`'s error naming ``where``."""
+        if isinstance(name, str) and name in declared(self.group):
+            obj = load(self.group, name)
+            if obj is not None:
+                return obj
+        raise self.unknown(name, where)
+
+    def help(self) -> dict[str, str]:
+        """Name -> its one-line definition (``summary``), a plugin's with its source."""
+        return {name: getattr(obj, "summary", "") + ("" if self.source(name) == BUILT_IN else
+                                                     f" [{self.source(name)}]")
+                for name, obj in load_group(self.group).items()}

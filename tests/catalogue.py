@@ -179,7 +179,7 @@ CONFIG_CASES = [
     ConfigCase("bad-feedback", "feedback mode `top`", GOOD + "protocol: {feedback: top}\n", "protocol.feedback", "top-K"),
     ConfigCase("unknown-dataset-kind", "unknown dataset kind", GOOD.replace("kind: separable", "kind: magic"), "dataset.kind", "separable"),
     ConfigCase("clicks-two-sources", "a learner's click log both read and generated", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {log: logs, generate: {sessions: 100}}}"), "learners.slam.clicks", "give exactly one of log"),
-    ConfigCase("clicks-position-bias-ranksvm", "LightGBM's position-bias correction asked of RankSVM", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {generate: {}, correction: position-bias}}"), "learners.slam", "position-bias is LightGBM's"),
+    ConfigCase("clicks-position-bias-ranksvm", "LightGBM's position-bias correction asked of RankSVM", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {generate: {}, correction: position-bias}}"), "learners.slam", "models the displayed positions"),
     ConfigCase("clicks-select-on-read-log", "selection on clicks with a log read from files (no vali log)", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {log: logs, select: clicks}}"), "learners.slam.clicks", "select: clicks simulates a log of the vali queries"),
     ConfigCase("clicks-bad-policy", "an unknown logging policy", GOOD.replace("{type: slam-perceptron}", "{type: ranksvm, clicks: {generate: {policy: random}}}"), "learners.slam.clicks.generate.policy", "Input should be"),
     ConfigCase("unknown-registry-name", "misspelt registry dataset", GOOD.replace("{kind: separable, queries: 20}", "{kind: registry, name: msrl-web10k, root: x}"), "dataset.name", "unknown dataset"),
@@ -225,7 +225,7 @@ CONFIG_CASES = [
     # click feedback and uniform sampling: keys that go together
     ConfigCase("clicks-without-feedback", "a `clicks:` block under `feedback: auto`", GOOD + "protocol: {clicks: {model: navigational}}\n", "protocol.clicks", "is set but protocol.feedback is auto"),
     ConfigCase("feedback-clicks-without-model", "`feedback: clicks` without a `clicks:` block", GOOD + "protocol: {feedback: clicks}\n", "protocol.clicks", "missing; protocol.feedback: clicks needs the click model"),
-    ConfigCase("clicks-eta-on-cascade", "`eta` for a cascade click model", GOOD + "protocol: {feedback: clicks, clicks: {model: navigational, eta: 2}}\n", "protocol.clicks.eta", "applies to pbm"),
+    ConfigCase("clicks-eta-on-cascade", "`eta` for a cascade click model", GOOD + "protocol: {feedback: clicks, clicks: {model: navigational, eta: 2}}\n", "protocol.clicks.eta", "navigational is a cascade"),
     ConfigCase("clicks-whole-list-metric", "`ap` under click feedback (it reads the whole ranking)", GOOD + "protocol: {feedback: clicks, clicks: {model: perfect}}\nmetrics: {names: [ndcg@10, ap]}\n", "metrics.names", "ap reads the whole ranking"),
     ConfigCase("uniform-without-max-rounds", "`sampling: uniform` without `max_rounds`", GOOD + "protocol: {sampling: uniform}\n", "protocol.max_rounds", "missing; sampling: uniform"),
     ConfigCase("uniform-with-shuffle", "`shuffle` under `sampling: uniform`", GOOD + "protocol: {sampling: uniform, max_rounds: 9, shuffle: true}\n", "protocol.shuffle", "applies to sampling: passes"),
@@ -422,6 +422,27 @@ STATE_CASES = [
     StateCase("planted-numba-index", "numba's cache folder (or HOME) writable by others, with pickled index files planted in it",
               "not used: kernels compile into a private temporary folder, one note; no planted code runs",
               "tests/test_private_state.py::test_a_numba_cache_others_can_write_is_never_loaded"),
+    StateCase("link-race-numba-cache", "`~/.cache` a link of the user's to `/tmp/x`, another user's link aimed at a "
+              "directory of the user's, repointed at a folder of planted index pickles between the check and the load",
+              "`/tmp/x` refused (another user's link, wherever it is met); numba is handed the resolved path, with "
+              "no link in it",
+              "tests/test_private_state.py::test_another_users_link_behind_a_link_of_ones_own_is_refused_and_cannot_be_swapped"),
+    StateCase("relative-cache-variables", "`NUMBA_CACHE_DIR=rel` or `XDG_CACHE_HOME=.cache` (relative) in a folder "
+              "holding planted index pickles there", "a relative `NUMBA_CACHE_DIR` is ignored with one note, a relative "
+              "`XDG_CACHE_HOME` or `HOME` is ignored; nothing of the working folder is loaded",
+              "tests/test_private_state.py::test_relative_cache_variables_never_name_a_folder_of_the_working_directory"),
+    StateCase("planted-module-in-cwd", "a `numpy.py` (or an `ltr_cli/` package) in the folder `ltr` is started from",
+              "never imported: every Python child the tool starts (`kernels build --ahead`, `bench`, the background "
+              "build, the install's build) runs as `python -P`, without the working folder on its path",
+              "tests/test_children.py::test_a_module_planted_in_the_working_folder_never_runs_in_a_child"),
+    StateCase("damaged-kernel-sidecar", "the kernels-built-ahead sidecar `_ahead.json` nested 200,000 deep, over 1 MiB, "
+              "or a FIFO", "not built: every command runs on numba's kernels; never a traceback, never a wait",
+              "tests/test_ahead.py::test_a_damaged_sidecar_sends_every_kernel_to_numba"),
+    StateCase("click-log-fields", "a click log whose metadata `shown` is a string, float, list or 10^9, another field "
+              "of the wrong type, deeply nested metadata, a session spanning two queries, a document shown twice in a "
+              "session, sessions out of order (the fingerprint recomputed)",
+              "one line naming the log and the field, or the row and its column, before any learner or estimator "
+              "reads it", "tests/test_clicklog.py::test_every_logged_field_is_checked_on_read"),
     StateCase("bench-authors-code", "`bench --startup --authors-code` naming a missing folder or one without "
               "`Perceptron/SLAMOAListNetMSLTR10K.m`, a missing `--authors-data` file, or only one of the two",
               "one line naming the option and the path, exit 1, before anything runs; the checkout is never written",

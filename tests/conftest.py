@@ -17,15 +17,43 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# The real-data tests read the shared samples (data/yahoo-sample-lightgbm,
+# data/mslr-web10k-fold1-5k, reference/authors-code-mslr5k.json) from ../shared beside the
+# checkout, or from the folder LTR_SHARED_DATA names; each skips, saying so, when its file
+# is absent.
+SHARED_ENV = "LTR_SHARED_DATA"
+SHARED = Path(os.environ[SHARED_ENV]).expanduser() if os.environ.get(SHARED_ENV) else REPO.parent / "shared"
 YAHOO_SAMPLE = SHARED / "data" / "yahoo-sample-lightgbm"
+MSLR_SAMPLE = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
+REAL_DATA_SKIP = "real data absent"
+
+
+def absent(what: str) -> str:
+    """The reason a real-data test skips: what is missing and how to point the tests at it."""
+    return (f"{REAL_DATA_SKIP}: {what} is not under {SHARED} "
+            f"(set {SHARED_ENV}=DIR, a folder holding data/ and reference/)")
 
 
 @pytest.fixture
 def yahoo_sample() -> Path:
     if not (YAHOO_SAMPLE / "rank.train").is_file():
-        pytest.skip("../shared/data/yahoo-sample-lightgbm is absent")
+        pytest.skip(absent("data/yahoo-sample-lightgbm"))
     return YAHOO_SAMPLE
+
+
+def pytest_report_header(config):
+    found = [p for p in (YAHOO_SAMPLE / "rank.train", MSLR_SAMPLE) if p.is_file()]
+    if len(found) == 2:
+        return f"real-data tests: reading the shared samples under {SHARED}"
+    return (f"real-data tests: the shared samples are not under {SHARED}, so those tests skip "
+            f"(set {SHARED_ENV}=DIR to run them)")
+
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if REAL_DATA_SKIP in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} real-data tests skipped: the shared samples are not under "
+                                    f"{SHARED} (set {SHARED_ENV}=DIR, a folder holding data/ and reference/)")
 
 
 @pytest.fixture
@@ -88,11 +116,12 @@ def load_queries(spec, split: str, fold: int | None) -> list:
     of a batch config, uncached."""
     from ltr_cli.config.experiment import RegistryData
     from ltr_cli.protocols.cv_folds import open_folds, split_queries
+    from ltr_cli.runs.plan import folds_plan
 
     ds = spec.dataset
     assert isinstance(ds, RegistryData)
     one = spec.model_copy(update={"dataset": ds.model_copy(update={"folds": None if fold is None else [fold]})})
-    (chosen,) = open_folds(one)
+    (chosen,) = open_folds(folds_plan(one, None))
     return split_queries(getattr(chosen, split))
 
 

@@ -5,6 +5,7 @@ built for (other argument types, changed sources) goes to numba's kernels instea
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -260,10 +261,14 @@ def test_blas_is_found_without_importing_scipy_linalg():
     assert res.stdout.split() == ["False", "True", "True", "0.5"]
 
 
-@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"cpu": 5}', "SOURCES_NOT_A_MAP", "A_PATH_OUTSIDE"])
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"cpu": 5}', "SOURCES_NOT_A_MAP", "A_PATH_OUTSIDE",
+                                  "[" * 200_000 + "]" * 200_000, '{"a": ' * 5000 + "1" + "}" * 5000,
+                                  '{"cpu": "' + "x" * (2 << 20) + '"}', "FIFO"])
 def test_a_damaged_sidecar_sends_every_kernel_to_numba(tmp_path, monkeypatch, fresh_lookup, text):
     """Whatever the sidecar holds, a kernel is used only when it names this CPU and the
-    digests of the sources as they are; anything else is 'not built' or stale."""
+    digests of the sources as they are; anything else is 'not built' or stale: deeply
+    nested JSON (once a RecursionError in every command), a sidecar over 1 MiB, a FIFO
+    (never waited on)."""
     record = {"cpu": ahead.cpu_signature(), "sources": {e.module: {} for e in ahead.EXPORTS}}
     if text == "SOURCES_NOT_A_MAP":
         text = json.dumps({**record, "sources": 5})
@@ -271,12 +276,18 @@ def test_a_damaged_sidecar_sends_every_kernel_to_numba(tmp_path, monkeypatch, fr
         text = json.dumps({**record, "sources": {e.module: {"../../../etc/passwd": "0" * 64, "x": 3}
                                                  for e in ahead.EXPORTS}})
     sidecar = tmp_path / ahead.SIDECAR.name
-    sidecar.write_text(text)
+    if text == "FIFO":
+        os.mkfifo(sidecar)
+    else:
+        sidecar.write_text(text)
     monkeypatch.setattr(ahead, "SIDECAR", sidecar)
     ahead.reset()
     states = ahead.status()
     assert all(state.startswith(("not built", "built for another CPU", "stale")) for state in states.values()), states
     assert ahead.kernel("ltr_cli.kernels.core:all_finite") is None
+    from ltr_cli.kernels.ahead_build import fresh
+
+    assert fresh(tmp_path / "_ahead.so") is False  # the install's check reads it the same way
 
 
 @pytest.mark.skipif(not BUILT, reason="the kernels are not built ahead here")
@@ -291,3 +302,39 @@ def test_an_extension_that_does_not_match_its_sidecar_is_never_loaded(tmp_path, 
     ahead.reset()
     assert set(ahead.status().values()) == {
         "not built (the extension does not match its sidecar: ltr kernels build --ahead)"}
+
+
+def test_the_ahead_compile_says_what_it_does_and_how_long_it_has_taken(monkeypatch):
+    """pip hides a build step's output: the compile's progress goes to the terminal the
+    install runs in, else stderr, at once and every few seconds."""
+    import threading
+
+    from ltr_cli.kernels import ahead_build
+
+    monkeypatch.setattr(ahead_build, "TICK", 0.01)
+    lines: list[tuple[str, bool]] = []
+    step = threading.Event()
+    with ahead_build.Ticker("compiling 3 kernels", lambda text, final: (lines.append((text, final)), step.set())):
+        step.clear()
+        assert step.wait(5)  # a tick came while the step ran
+    assert lines[0] == ("compiling 3 kernels ...", False)
+    assert any(text.startswith("compiling 3 kernels: ") and text.endswith(" s so far") for text, _ in lines[1:])
+    count = len(lines)
+    import time
+
+    time.sleep(0.05)
+    assert len(lines) == count  # no tick after the step
+
+
+def test_without_a_terminal_the_compile_progress_goes_to_stderr(monkeypatch, capsys):
+    import os
+
+    from ltr_cli.kernels import ahead_build
+
+    def no_tty(path, *args):
+        raise OSError("no controlling terminal")
+
+    monkeypatch.setattr(os, "open", no_tty)
+    write = ahead_build.progress_writer()
+    write("compiling 34 kernels ...", False)
+    assert capsys.readouterr().err == "ltr-cli: compiling 34 kernels ...\n"

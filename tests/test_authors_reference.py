@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, absent
 
 SAMPLE = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
 REFERENCE = SHARED / "reference" / "authors-code-mslr5k.json"
@@ -33,7 +33,7 @@ def _nan(values: list) -> np.ndarray:
 @pytest.fixture(scope="module")
 def authors_run(tmp_path_factory) -> tuple[dict, dict[str, Path]]:
     if not (SAMPLE.is_file() and REFERENCE.is_file()):
-        pytest.skip("../shared/data/mslr-web10k-fold1-5k or its reference is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k or reference/authors-code-mslr5k.json"))
     root = tmp_path_factory.mktemp("mslr")
     (root / "Fold1").mkdir()
     (root / "Fold1" / "train.txt").symlink_to(SAMPLE)

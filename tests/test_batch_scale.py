@@ -279,16 +279,17 @@ learners: {{s: {{type: slam-perceptron}}}}
                                     lambda r: r["model"].update(w="evil"),
                                     lambda r: r["row"].update(fold=7)])
 def test_a_crafted_fold_checkpoint_on_the_right_data_is_refused(tmp_path, tamper):
-    from ltr_cli.protocols.cv_folds import folds_identity, open_folds
+    from ltr_cli.protocols.cv_run import open_cv
     from ltr_cli.protocols.batch import row_columns
-    from ltr_cli.runs.runner import fold_checkpoint, run_name
+    from ltr_cli.runs.plan import plan_experiment
 
     make_letor(tmp_path / "OHSUMED", queries=4, docs=8)
     cfg = _config(tmp_path, "r: {type: ranksvm, grid: {C: [1]}}")
     spec = load_config(cfg)
     folder = tmp_path / "out" / "scale"
-    checkpoint = fold_checkpoint(spec, spec.learners["r"], folder / run_name(spec, "r"),
-                                 folds_identity(open_folds(spec)), [1, 2, 3])
+    (run,) = plan_experiment(spec)[0]
+    plan = run.cv_plan(tmp_path / "out")
+    checkpoint = plan.checkpoint(folder / run.run_id, open_cv(plan).identity, [1, 2, 3])
     record = {"row": {"fold": 1, "chosen": "{}", **dict.fromkeys(row_columns("map"), 0.5)},
               "queries": {"qid": [], **{m: [] for m in row_columns("map")[1:]}},
               "grid": {"fold": 1, "tried": [{"params": {"C": 1}, "vali": 0.5, "convergence": None}]},

@@ -47,7 +47,7 @@ def test_compiled_line_search_equals_the_numpy_sort_bit_for_bit(measure, seed):
 
 
 def test_sparse_pairwise_sum_is_numpys_sum_of_the_row():
-    from ltr_cli.kernels.listsearch import sparse_pairwise_sum
+    from ltr_cli.kernels.pairwise import sparse_pairwise_sum
 
     rng = np.random.default_rng(0)
     for n in (1, 7, 8, 9, 16, 127, 128, 129, 256, 300, 1000, 1024, 2500):

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.bench import authors
 from ltr_cli.cli.app import app
-from tests.conftest import SHARED
+from tests.conftest import SHARED, absent
 
 runner = CliRunner()
 SAMPLE = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
@@ -99,7 +99,7 @@ def test_the_same_job_check_accepts_the_authors_printed_results_and_names_a_diff
     import subprocess
 
     if not (SAMPLE.is_file() and REFERENCE.is_file()):
-        pytest.skip("../shared/data/mslr-web10k-fold1-5k or its reference is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k or reference/authors-code-mslr5k.json"))
     ref = json.loads(REFERENCE.read_text())
     results = tmp_path / "ltr"
     done = subprocess.run(authors.ltr_argv(SAMPLE, results), capture_output=True, text=True)
@@ -144,7 +144,7 @@ def test_a_quick_run_against_octave_prints_the_ratio_and_writes_nothing_in_the_c
     """Needs octave, the shared sample and LTR_AUTHORS_CODE (a checkout of the authors' code)."""
     code = os.environ.get("LTR_AUTHORS_CODE")
     if not (code and authors.octave() and SAMPLE.is_file()):
-        pytest.skip("needs octave, ../shared/data/mslr-web10k-fold1-5k and LTR_AUTHORS_CODE")
+        pytest.skip("needs octave, LTR_AUTHORS_CODE and " + absent("data/mslr-web10k-fold1-5k"))
     before = sorted(p for p in Path(code).rglob("*"))
     res = _bench("--quick", "--authors-code", code, "--authors-data", str(SAMPLE))
     assert res.exit_code == 0, res.output

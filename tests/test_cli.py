@@ -147,7 +147,7 @@ def test_plot_errors(tmp_path):
 def test_list_json():
     out = json.loads(run_ok("list", "--json").stdout)
     assert "slam-perceptron" in out["learners"] and "mslr-web10k" in out["datasets"]
-    assert set(out["conventions"]) == {"paper", "letor3", "letor4", "mslr"}
+    assert set(out["conventions"]) == {"paper", "letor3", "letor4", "mslr", "lightgbm", "trec_eval", "ranx", "allrank"}
 
 
 def test_data_inspect_and_convert(yahoo_sample, tmp_path):

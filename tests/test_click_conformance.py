@@ -1,7 +1,7 @@
-"""The click-model and interleaving conformance suites shipped in the package
-(:mod:`ltr_cli.testing.clicks`, :mod:`ltr_cli.testing.interleaving`) on every named click
-model and every interleaving and multileaving method; and that they catch what they
-promise to catch."""
+"""The click-model, interleaving and estimator conformance suites shipped in the package
+(:mod:`ltr_cli.testing.clicks`, :mod:`ltr_cli.testing.interleaving`,
+:mod:`ltr_cli.testing.estimators`) on every named click model, every interleaving and
+multileaving method and every estimator; and that they catch what they promise to catch."""
 
 from __future__ import annotations
 
@@ -26,10 +26,28 @@ def test_interleaving_conformance(subject, check, tmp_path):
     check(subject, tmp_path)
 
 
+@parametrize_with_checks("estimators")
+def test_estimator_conformance(subject, check, tmp_path):
+    check(subject, tmp_path)
+
+
 def test_every_named_model_stop_rule_and_grade_is_a_subject():
+    """One subject per registered model, stop rule it takes and grade table."""
+    from ltr_cli.clicks.base import CLICK_MODELS
+
     ids = [name for name, _ in click_suite.subjects()]
-    assert len(ids) == len(set(ids)) == 5 * 2 * 2 + 4 * 2
+    assert len(ids) == len(set(ids)) == sum(len(k.stop_rules or (None,)) for k in CLICK_MODELS.values()) * 2
     assert {"navigational-any-position-3g", "navigational-after-click-5g", "trust-bias-5g"} <= set(ids)
+
+
+def test_naive_clicks_declared_unbiased_fail_the_estimator_suite(tmp_path):
+    from dataclasses import replace
+
+    from ltr_cli.learners.batch.click_data import NAIVE
+    from ltr_cli.testing import estimators as estimator_suite
+
+    with pytest.raises(AssertionError, match="depend on the position"):
+        estimator_suite.check_weighted_clicks_do_not_depend_on_the_position(replace(NAIVE, unbiased=True), tmp_path)
 
 
 class _LawOffByOne(CascadeModel):

@@ -48,7 +48,7 @@ def _error(protocol: dict, **more) -> str:
     ({"feedback": "clicks"}, {}, "protocol.clicks: missing"),
     ({**CLICKS, "clicks": {"model": "navigatonal"}}, {}, "protocol.clicks.model 'navigatonal': unknown click model"),
     ({**CLICKS, "clicks": {"model": "pbm", "stop": "any-position"}}, {}, "protocol.clicks.stop: applies to the cascade"),
-    ({**CLICKS, "clicks": {"model": "navigational", "eta": 2.0}}, {}, "protocol.clicks.eta: applies to pbm"),
+    ({**CLICKS, "clicks": {"model": "navigational", "eta": 2.0}}, {}, "navigational is a cascade (set protocol.clicks.stop"),
     ({**CLICKS, "clicks": {"model": {"click": [0, 1], "stop": [0, 2]}}}, {}, "protocol.clicks.model.stop: the value at grade 1"),
     ({**CLICKS, "clicks": {"model": "navigational", "grades": 4}}, {}, "protocol.clicks.grades 4"),
     ({**CLICKS, "clicks": {"model": "navigational", "gamma": 0}}, {}, "protocol.clicks.gamma"),
@@ -261,7 +261,7 @@ def test_the_click_stream_does_not_touch_the_tie_stream():
 
 
 def test_seed_streams_without_clicks_are_unchanged():
-    from ltr_cli.runs.online import _seeds
+    from ltr_cli.protocols.online_run import seeds as _seeds
 
     for seed in (0, 3, 2**40):
         old = np.random.SeedSequence(seed).spawn(3)

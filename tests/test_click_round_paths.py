@@ -10,19 +10,25 @@ import numpy as np
 import pytest
 
 from ltr_cli.clicks.spec import build_model
-from ltr_cli.interleaving.balanced import Balanced
 from ltr_cli.interleaving.base import inverse
-from ltr_cli.interleaving.pairwise_preference import PairwisePreference
 from ltr_cli.interleaving.probabilistic import Probabilistic, sign_expectation, sign_expectation_column, sign_masses
 from ltr_cli.interleaving.team_draft import TeamDraft, shared_prefix
 from ltr_cli.learners.online.base import Feedback
 from ltr_cli.learners.online.dbgd import DBGDSpec, shown_first
 from ltr_cli.learners.online.pairwise_clicks import epsilon_greedy
 
-MODELS = [("navigational", "any-position", None), ("navigational", "after-click", None),
-          ("informational", "any-position", None), ("perfect", "after-click", None), ("pbm", None, 1.0),
-          ("examine-stop", None, 0.5), ("ultra-pbm", None, 2.0), ("trust-bias", None, 1.0),
-          ("{click: [0.1, 0.6, 0.9], stop: [0.3, 0.2, 0.1]}", "any-position", None)]
+def _models() -> list[tuple[str, str | None, float | None]]:
+    """Every built-in named model under each stop rule it takes (eta 0.5 where it takes
+    one), from the registry, and a custom cascade."""
+    from ltr_cli import plugins
+    from ltr_cli.clicks.base import CLICK_MODELS
+
+    named = [(name, stop, 0.5 if CLICK_MODELS[name].eta else None) for name in plugins.names("click_models", True)
+             for stop in CLICK_MODELS[name].stop_rules or (None,)]
+    return named + [("{click: [0.1, 0.6, 0.9], stop: [0.3, 0.2, 0.1]}", "any-position", None)]
+
+
+MODELS = _models()
 
 
 @pytest.mark.parametrize("name,stop,eta", MODELS, ids=[m[0][:12] + str(m[1] or m[2]) for m in MODELS])
@@ -50,8 +56,16 @@ def _rankings(rng, k, n):
     return ranks
 
 
-@pytest.mark.parametrize("method", [TeamDraft(), Balanced(), Probabilistic(), Probabilistic(0.5), PairwisePreference()],
-                         ids=["team-draft", "balanced", "probabilistic", "probabilistic-0.5", "pairwise-preference"])
+def _methods() -> list[tuple[str, object]]:
+    """Every built-in method with its defaults, from the registry, and probabilistic at tau 0.5."""
+    from ltr_cli import plugins
+    from ltr_cli.interleaving.methods import METHODS
+
+    return [(n, METHODS[n].build()) for n in plugins.names("interleaving", True)] + [("probabilistic-0.5",
+                                                                                      Probabilistic(0.5))]
+
+
+@pytest.mark.parametrize("method", [m for _, m in _methods()], ids=[n for n, _ in _methods()])
 def test_make_checked_makes_the_list_make_makes(method):
     rng = np.random.default_rng(2)
     for _ in range(300):

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.clicks.records import exact_record, sample_counts
-from ltr_cli.clicks.spec import EXAMINING, build_model
+from ltr_cli.clicks.spec import build_model
 from ltr_cli.clicks.tables import TABLE_NAMES, grades_for_max_label, table
 from ltr_cli.errors import LtrError
 
@@ -35,6 +35,9 @@ REFERENCE = {
                5: ([.5, .5, .5, .5, .5], [.0, .0, .0, .0, .0])},
 }
 LISTS = {2: [1, 0, 1, 1, 0], 3: [2, 0, 1, 2, 1], 5: [4, 0, 2, 1, 3]}
+#: the built-in models that examine by rank, each enumerated below from its own definition
+#: (on the perfect table)
+BY_RANK = ("pbm", "examine-stop", "ultra-pbm", "trust-bias")
 
 
 def test_every_named_table_is_the_reference_codes():
@@ -65,7 +68,7 @@ def _coins(click: list[float], stop: list[float], stop_needs_click: bool) -> dic
 
 
 def _independent(model: str, labels: list[int], grades: int, rule: str | None, eta: float | None) -> dict[str, float]:
-    click_table, stop_table = REFERENCE["perfect" if model in EXAMINING else model][grades]
+    click_table, stop_table = REFERENCE["perfect" if model in BY_RANK else model][grades]
     click = [click_table[r] for r in labels]
     n = len(labels)
     if model == "pbm":  # independent positions: examined w.p. (1/i)^eta, then clicked
@@ -95,7 +98,7 @@ def _independent(model: str, labels: list[int], grades: int, rule: str | None, e
 
 
 CASES = ([(m, g, rule, None) for m in REFERENCE for g in (2, 3, 5) for rule in ("after-click", "any-position")]
-         + [(m, g, None, eta) for m in EXAMINING for g in (3, 5) for eta in (1.0, 0.5, 2.0)])
+         + [(m, g, None, eta) for m in BY_RANK for g in (3, 5) for eta in (1.0, 0.5, 2.0)])
 
 
 @pytest.mark.parametrize("model, grades, rule, eta", CASES)
@@ -197,8 +200,8 @@ def test_custom_tables_and_their_grades():
     (["--model", "perfect", "--labels", ""], "--labels"),
     (["--model", "perfect", "--labels", ",".join(["1"] * 21)], "21 shown labels"),
     (["--model", "perfect", "--labels", "1", "--grades", "4"], "--grades 4"),
-    (["--model", "perfect", "--labels", "1", "--eta", "2"], "--eta applies to pbm, examine-stop, ultra-pbm, trust-bias only"),
-    (["--model", "pbm", "--labels", "1", "--stop", "any-position"], "--stop applies to the cascade models only"),
+    (["--model", "perfect", "--labels", "1", "--eta", "2"], "perfect is a cascade (use --stop)"),
+    (["--model", "pbm", "--labels", "1", "--stop", "any-position"], "--stop applies to the models with a stop rule only"),
     (["--model", "pbm", "--labels", "1", "--eta", "-1"], "--eta -1.0"),
     (["--model", "perfect", "--labels", "1", "--stop", "sometimes"], "--stop 'sometimes'"),
     (["--model", "{click: [0.1, 1.5], stop: [0, 0]}", "--labels", "1"], "--model.click: the value at grade 1 (1.5)"),

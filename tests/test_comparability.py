@@ -131,11 +131,12 @@ def _verdict_on(root: Path, strip_roles: bool = False):
     and the dataset's own query and document counts."""
     from ltr_cli.config.experiment import parse_config
     from ltr_cli.protocols.cv_folds import folds_identity, open_folds
+    from ltr_cli.runs.plan import folds_plan
     from ltr_cli.reports.comparability import direct_optimisation_verdict
 
     spec = parse_config({"experiment": "x", "cv": {}, "learners": {"s": {"type": "svmmap"}},
                          "dataset": {"kind": "registry", "name": "letor2-ohsumed", "root": str(root)}})
-    identity = folds_identity(open_folds(spec))
+    identity = folds_identity(open_folds(folds_plan(spec, None)))
     if strip_roles:
         identity = {"files": [{k: v for k, v in f.items() if k != "used_as"} for f in identity["files"]]}
     run = _batch(files=identity["files"])

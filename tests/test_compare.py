@@ -180,7 +180,7 @@ def test_compare_text_lists_pairs_and_the_multiple_comparison_note(batch):
     lines = res.stdout.splitlines()
     assert lines[0].startswith("ap: Wilcoxon signed-rank test (two-sided) over the test queries")
     assert lines[1].split() == ["experiment", "a", "b", "n", "mean_diff", "statistic", "p", "p_holm", "note"]
-    assert len(lines) == 6 and "Holm's method for these 3 comparisons" in lines[-1]
+    assert len(lines) == 7 and "Holm's method for these 3 comparisons" in lines[-2] and lines[-1].startswith("Convention: ")
     assert "all 45 differences are zero" in next(line for line in lines if " twin " in line and "strong" in line)
 
 
@@ -189,7 +189,8 @@ def test_report_marks_learners_better_than_a_baseline(batch):
     assert plain.exit_code == 0 and "†" not in plain.stdout and "vs_baseline" not in plain.stdout
     res = runner.invoke(app, ["report", str(batch), "--baseline", "weak"])
     assert res.exit_code == 0, res.stderr
-    table, legend = res.stdout.strip().split("\n\n")
+    table, said, legend = res.stdout.strip().split("\n\n")
+    assert said.startswith("Convention: ")
     rows = {line.split(" | ")[2]: line for line in table.splitlines()[2:]}
     assert "| baseline |" in rows["weak"] and "†" not in rows["weak"]
     for learner in ("strong", "twin"):

@@ -107,6 +107,38 @@ def test_a_log_of_other_queries_is_refused(folds, tmp_path):
     assert res.exit_code == 1 and "is not a training query of fold 1" in res.stderr, res.stderr
 
 
+def _relogged(logs: Path, out: Path, meta_change) -> Path:
+    """fold1.parquet of ``logs`` with its metadata changed (rows and fingerprint kept)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(logs / "fold1.parquet")
+    meta = json.loads(table.schema.metadata[b"ltr.clicklog"])
+    meta_change(meta)
+    out.mkdir()
+    pq.write_table(table.replace_schema_metadata({b"ltr.clicklog": json.dumps(meta).encode()}), out / "fold1.parquet")
+    return out
+
+
+@pytest.fixture(scope="module")
+def fold1_logs(folds, tmp_path_factory) -> Path:
+    logs = tmp_path_factory.mktemp("fold1") / "logs"
+    _ok("clicks", "log", CONFIG, "--out", str(logs), "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]",
+        *SMALL, "--learner", "ranksvm-ips")
+    return logs
+
+
+@pytest.mark.parametrize("shown", ["10", 10.5, [10]])
+def test_a_log_whose_metadata_is_damaged_is_one_line_in_a_batch_learner(folds, fold1_logs, tmp_path, shown):
+    logs = _relogged(fold1_logs, tmp_path / "logs", lambda meta: meta.update(shown=shown))
+    res = runner.invoke(app, ["run", CONFIG, "--set", f"dataset.root={folds}", "--set", "dataset.folds=[1]", *SMALL,
+                              "--set", f"learners.ranksvm-ips.clicks.log={logs}", "--set",
+                              "learners.ranksvm-ips.clicks.generate=null", "--learner", "ranksvm-ips",
+                              "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 1, res.stderr
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert res.stderr.count("\n") == 1 and "metadata field 'shown'" in res.stderr and "fold1.parquet" in res.stderr
+
+
 def test_plackett_luce_draws_first_documents_by_their_weights():
     rng = np.random.default_rng(0)
     ranking = np.array([3, 0, 2, 1])
@@ -196,12 +228,14 @@ def test_a_label_runs_checkpoint_digest_does_not_name_clicks():
     an interrupted run resumes."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.protocols.cv_checkpoint import learner_digest
-    from ltr_cli.runs.runner import fold_checkpoint
+    from ltr_cli.runs.plan import plan_experiment
 
     spec = load_config(REPO / "configs" / "mslr_batch.yaml")
+    runs = {run.learner: run for run in plan_experiment(spec)[0]}
     for name in ("ranksvm", "lambdamart"):
         lspec = spec.learners[name]
         dumped = {k: v for k, v in lspec.model_dump(mode="json").items() if k != "clicks"}
         want = learner_digest(dumped, select_by=spec.cv.select_by, convention=spec.cv.convention,
                               normalize=spec.dataset.normalize, tests=None)
-        assert fold_checkpoint(spec, lspec, Path("/nonexistent/run"), {"files": []}, [1]).learner == want
+        plan = runs[name].cv_plan(Path("/nonexistent"))
+        assert plan.checkpoint(Path("/nonexistent/run"), {"files": []}, [1]).learner == want

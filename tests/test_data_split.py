@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ltr_cli.cli.app import app
 from ltr_cli.data.formats import open_dataset
 from ltr_cli.data.options import ReaderOptions
-from tests.conftest import SHARED
+from tests.conftest import SHARED, absent
 
 runner = CliRunner()
 MSLR = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
@@ -29,9 +29,10 @@ def _lines(path: Path) -> Counter:
 
 def test_split_of_the_mslr_sample_rotates_like_letor_and_partitions_the_queries(tmp_path):
     if not MSLR.is_file():
-        pytest.skip("the shared MSLR sample is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     out = tmp_path / "mslr"
-    res = runner.invoke(app, ["data", "split", str(MSLR), "--folds", "5", "--out", str(out), "--dataset", "mslr-web10k"])
+    res = runner.invoke(app, ["data", "split", str(MSLR), "--folds", "5", "--out", str(out), "--dataset", "mslr-web10k",
+                              "--json"])
     assert res.exit_code == 0, res.stderr
     info = json.loads(res.stdout)
     assert info["queries"] == 43 and info["documents"] == 5000 and sum(info["subsets"]) == 43
@@ -89,3 +90,15 @@ def test_split_refusals_are_one_line(tmp_path, argv, expected):
     (tmp_path / "taken" / "x").write_text("x")
     res = runner.invoke(app, ["data", "split", str(data), "--out", str(tmp_path / "taken"), "--features", "1"])
     assert res.exit_code == 1 and "not an empty folder" in res.stderr
+
+
+def test_split_says_what_it_wrote_in_words_unless_asked_for_json(tmp_path):
+    data = tmp_path / "d.txt"
+    data.write_text("".join(f"{q % 3} qid:{q} 1:{q}\n" for q in range(1, 7)))
+    res = runner.invoke(app, ["data", "split", str(data), "--folds", "3", "--out", str(tmp_path / "o"),
+                              "--features", "1"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("wrote 3 folds of 6 queries (6 documents) to ") and "{" not in res.stdout
+    again = runner.invoke(app, ["data", "split", str(data), "--folds", "3", "--out", str(tmp_path / "j"),
+                                "--features", "1", "--json"])
+    assert json.loads(again.stdout)["queries"] == 6

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import SHARED
+from tests.conftest import SHARED, absent
 from ltr_cli.cli.app import app
 from ltr_cli.data.formats import format_for, formats, open_dataset
 from ltr_cli.data.options import ReaderOptions
@@ -105,7 +105,7 @@ def test_the_real_mslr_sample_as_parquet_gives_the_same_rounds(tmp_path):
     import pandas as pd
 
     if not MSLR_SAMPLE.is_file():
-        pytest.skip("../shared/data/mslr-web10k-fold1-5k is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     table = _convert(MSLR_SAMPLE, tmp_path / "mslr.parquet", 136)
     ndcg = {}
     for name, path in (("text", MSLR_SAMPLE), ("table", table)):

@@ -35,8 +35,9 @@ def test_a_not_comparable_row_is_marked_and_footnoted_in_the_table(tmp_path):
     cells = row.removesuffix(r" \\").split(" & ")
     assert cells[-2].endswith(r"$^{\mathrm{a}}$") and cells[-1].endswith(r"$^{\mathrm{a}}$")  # paper MAP, NDCG@3
     end = body.index(r"\end{tabular}")
-    foot = body[end - 1]
-    assert body.index(r"\bottomrule") == end - 2
+    foot, said = body[end - 2], body[end - 1]  # the verdict's footnote, then the convention's
+    assert body.index(r"\bottomrule") == end - 3
+    assert said.startswith(r"\multicolumn{") and r"{\footnotesize Convention: letor3 (gain 0,1,3" in said
     assert foot.startswith(r"\multicolumn{") and r"{\footnotesize $^{\mathrm{a}}$ Not comparable with the paper's number: " \
         "generated data, shaped like LETOR 2.0 OHSUMED" in foot and foot.endswith(r"} \\")
     columns = body[2].count(" & ") + 1

@@ -242,7 +242,7 @@ def test_select_by_err_is_validated_and_scored_under_the_cv_convention(tmp_path)
     report = CliRunner().invoke(app, ["report", str(tmp_path / "out2"), "--format", "csv"])
     assert report.exit_code == 0, report.stderr
     head = report.stdout.splitlines()[0].split(",")
-    assert head[5:9] == ["err@10", "rr", "ap", "ap_std"]
+    assert head[5:10] == ["err@10", "err@10_std", "rr", "ap", "ap_std"]  # the selected metric's spread too
 
 
 def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):
@@ -261,7 +261,7 @@ def test_unknown_eval_metric_is_one_line_naming_the_option(tmp_path):
 
 # --- the shared Yahoo sample, end to end -----------------------------------------------------------
 
-YAHOO = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "yahoo-sample-lightgbm"
+from tests.conftest import YAHOO_SAMPLE as YAHOO, absent  # noqa: E402
 
 
 def _independent(labels: list[list[int]], scores: list[list[float]], gmax: int, relevant_from: int) -> tuple:
@@ -280,7 +280,7 @@ def _independent(labels: list[list[int]], scores: list[list[float]], gmax: int, 
     return sum(errs) / len(errs), sum(rrs) / len(rrs), errs, rrs
 
 
-@pytest.mark.skipif(not (YAHOO / "rank.test").is_file(), reason="the shared Yahoo sample is not here")
+@pytest.mark.skipif(not (YAHOO / "rank.test").is_file(), reason=absent("data/yahoo-sample-lightgbm"))
 @pytest.mark.parametrize("convention, relevant_from", [("paper", 1), ("mslr", 2)])
 def test_eval_err_and_rr_on_the_yahoo_sample_agree_with_a_computation_from_scratch(tmp_path, convention,
                                                                                    relevant_from):

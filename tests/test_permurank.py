@@ -5,7 +5,6 @@ rule, and what a fit records."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -250,10 +249,10 @@ def test_the_default_settles_on_ohsumed_shaped_folds(tmp_path, fold):
         assert conv["details"]["tolerance"] == spec.tolerance == 1e-2
 
 
-MSLR_SAMPLE = Path("/work/shared/data/mslr-web10k-fold1-5k/train.txt")
+from tests.conftest import MSLR_SAMPLE, absent  # noqa: E402
 
 
-@pytest.mark.skipif(not MSLR_SAMPLE.is_file(), reason="the shared MSLR sample is not on this machine")
+@pytest.mark.skipif(not MSLR_SAMPLE.is_file(), reason=absent("data/mslr-web10k-fold1-5k"))
 def test_the_default_fits_raw_mslr_features_and_settles():
     """Raw MSLR-WEB10K rows (features up to 1e8): each round's QP runs on max-abs scaled
     columns (feature_scale: auto), so a fit ends in seconds, and its sets settle."""
@@ -316,7 +315,7 @@ def test_a_perfect_permutations_violation_is_its_share_of_equation_11():
     assert checked > 5
 
 
-@pytest.mark.skipif(not MSLR_SAMPLE.is_file(), reason="the shared MSLR sample is not on this machine")
+@pytest.mark.skipif(not MSLR_SAMPLE.is_file(), reason=absent("data/mslr-web10k-fold1-5k"))
 def test_the_default_settles_on_raw_mslr_features_at_C_3():
     """With the perfect side in the tolerance's unit, MSLR's perfect sets stop growing at
     C = 3 too (measured against the sum over C, they grew by one per query and round)."""

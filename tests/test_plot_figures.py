@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.reports.plot_style import PANEL_HEIGHT, PANEL_WIDTH
-from tests.conftest import REPO
+from tests.conftest import REPO, absent
 from tests.test_plot_style import legend_labels, saved_figures
 
 runner = CliRunner()
@@ -60,7 +60,7 @@ def yahoo_sample_module() -> Path:
     from tests.conftest import YAHOO_SAMPLE
 
     if not (YAHOO_SAMPLE / "rank.train").is_file():
-        pytest.skip("../shared/data/yahoo-sample-lightgbm is absent")
+        pytest.skip(absent("data/yahoo-sample-lightgbm"))
     return YAHOO_SAMPLE
 
 

@@ -45,14 +45,25 @@ def ltr(env: dict[str, str], *args, cwd: Path | None = None) -> subprocess.Compl
                           env=env, cwd=cwd)
 
 
+def _from(listed: dict[str, str], *distributions: str) -> dict[str, str]:
+    """The entries of a ``plugins`` or ``broken_plugins`` listing that come from these
+    distributions (other plugins installed in the environment are not this test's)."""
+    return {k: v for k, v in listed.items() if any(f"(from {d})" in v for d in distributions)}
+
+
+def _lines_of(stderr: str, *distributions: str) -> list[str]:
+    """The warning lines that name one of these distributions."""
+    return [line for line in stderr.splitlines() if any(d in line for d in distributions)]
+
+
 def test_the_plugin_is_listed_with_its_source(site):
     res = ltr(_env(site), "list", "--json")
     assert res.returncode == 0, res.stderr
     listed = json.loads(res.stdout)
     assert "plugin ltr-averaged-perceptron" in listed["learners"]["averaged-perceptron"]
-    assert listed["plugins"] == {"learners:averaged-perceptron":
-                                 "ltr_averaged_perceptron:AveragedPerceptronSpec (from ltr-averaged-perceptron)"}
-    assert listed["broken_plugins"] == {}
+    assert _from(listed["plugins"], "ltr-averaged-perceptron") == {
+        "learners:averaged-perceptron": "ltr_averaged_perceptron:AveragedPerceptronSpec (from ltr-averaged-perceptron)"}
+    assert _from(listed["broken_plugins"], "ltr-averaged-perceptron") == {}
     plain = ltr(_env(), "list", "--json")
     assert "averaged-perceptron" not in json.loads(plain.stdout)["learners"]
 
@@ -158,9 +169,9 @@ def test_a_broken_plugin_is_one_line_and_the_rest_works(tmp_path, group, entry, 
     env = _env(site)
     listed = ltr(env, "list", "--json")
     assert listed.returncode == 0, listed.stderr
-    warnings = [line for line in listed.stderr.splitlines() if line]
-    assert len(warnings) == 1 and "broken-plugin" in warnings[0] and reason in warnings[0], listed.stderr
-    assert len(json.loads(listed.stdout)["broken_plugins"]) == 1
+    warnings = _lines_of(listed.stderr, "broken-plugin")
+    assert len(warnings) == 1 and reason in warnings[0], listed.stderr
+    assert len(_from(json.loads(listed.stdout)["broken_plugins"], "broken-plugin")) == 1
     if group != "learners" or module != "broken_mod":
         return  # one case runs a config too
     data = write_data(tmp_path / "a.txt", queries=20)
@@ -172,6 +183,41 @@ learners: {{slam: {{type: slam-perceptron}}}}
     run = ltr(env, "run", cfg, "--out", tmp_path / "out", "-q")
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_plugin_taking_built_in_names_is_refused_and_the_built_ins_keep_working(tmp_path):
+    """A plugin whose entry points are named ``ranksvm``, ``ndcg`` and ``svmlight`` is
+    refused, one line per entry point naming its distribution; the built-ins of those names
+    still load: a config of type ranksvm validates, ``ltr eval`` reads an SVMlight file and
+    computes NDCG@2."""
+    site = tmp_path / "site"
+    info = site / "name_taker-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: name-taker\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[ltr_cli.learners]\nranksvm = taker:Spec\n\n[ltr_cli.metrics]\n"
+                                           "ndcg = taker:KIND\n\n[ltr_cli.formats]\nsvmlight = taker:FMT\n")
+    (site / "taker.py").write_text("raise ImportError('never imported')\n")
+    env = _env(site)
+    listed = ltr(env, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    warnings = _lines_of(listed.stderr, "name-taker")
+    assert len(warnings) == 3 and all("already declared (built-in)" in w for w in warnings), listed.stderr
+    got = json.loads(listed.stdout)
+    assert sorted(_from(got["broken_plugins"], "name-taker")) == ["formats:svmlight", "learners:ranksvm",
+                                                                  "metrics:ndcg"]
+    assert "ranksvm" in got["learners"] and "ndcg[@K]" in got["metrics"] and "svmlight" in got["formats"]
+    data = tmp_path / "d.txt"
+    data.write_text("2 qid:1 1:1\n0 qid:1 1:0\n")
+    scores = tmp_path / "s.txt"
+    scores.write_text("0.1\n0.9\n")  # the label-0 document on top
+    res = ltr(env, "eval", data, scores, "--metric", "ndcg@2", "--json")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    plain = ltr(_env(), "eval", data, scores, "--metric", "ndcg@2", "--json")
+    assert json.loads(res.stdout)["average"] == json.loads(plain.stdout)["average"]
+    assert 0 < json.loads(res.stdout)["average"]["ndcg@2"] < 1
+    check = subprocess.run([sys.executable, "-c", "from ltr_cli.learners.registry import config_for; "
+                            "print(config_for('ranksvm').__name__)"], capture_output=True, text=True, env=env)
+    assert check.returncode == 0 and check.stdout.strip() == "RankSVMSpec", check.stderr[-2000:]
 
 
 def test_a_plugin_printing_at_import_does_not_spoil_json(tmp_path):

@@ -82,6 +82,97 @@ def test_a_numba_cache_others_can_write_is_never_loaded(tmp_path, monkeypatch):
     assert owned.exists()
 
 
+def _owned_by_another_user(path: Path, monkeypatch) -> None:
+    """Make ``path`` (a link) another user's: truly when running as root, else as ``lstat``
+    reports it (what the privacy check reads)."""
+    if os.getuid() == 0:
+        os.lchown(path, 4242, 4242)
+        return
+    real = os.lstat
+
+    def lstat(p, *args, **kwargs):
+        st = real(p, *args, **kwargs)
+        if os.fspath(p) == str(path):
+            fields = list(st)
+            fields[4] = os.getuid() + 4242  # st_uid
+            return os.stat_result(fields)
+        return st
+
+    monkeypatch.setattr(os, "lstat", lstat)
+
+
+def test_another_users_link_behind_a_link_of_ones_own_is_refused_and_cannot_be_swapped(tmp_path, monkeypatch):
+    """~/.cache -> /tmp/x, x another user's link aimed at a directory of ours: x is refused
+    wherever it is met, and the place handed to numba holds no link, so repointing x at a
+    folder of planted pickles after the check changes nothing."""
+    import tempfile
+
+    from ltr_cli.kernels import numba_cache
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # like /tmp
+    home, good, evil = tmp_path / "home", tmp_path / "good", shared / "evil"
+    home.mkdir(mode=0o700)
+    good.mkdir(mode=0o700)
+    evil.mkdir()
+    x = shared / "x"
+    x.symlink_to(good)
+    (home / ".cache").symlink_to(x)
+    _owned_by_another_user(x, monkeypatch)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir(mode=0o700)
+    env = {"HOME": str(home)}
+    word = numba_cache.configure(tmp_path / "ro" / "ltr_cli", env)
+    chosen = env["NUMBA_CACHE_DIR"]
+    x.unlink()
+    x.symlink_to(evil)  # the swap (the other user owns x)
+    assert not os.path.realpath(chosen).startswith(str(evil))
+    assert word == "temp" and chosen == str(tmp_path / "tmp" / f"ltr-cli-numba-{os.getuid()}" / "by-module")
+    assert not numba_cache.private(home / ".cache" / "ltr-cli")
+
+
+def test_the_cache_place_handed_to_numba_is_resolved_through_ones_own_links(tmp_path):
+    from ltr_cli.kernels import numba_cache
+
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "hop").symlink_to(real)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / ".cache").symlink_to(tmp_path / "hop")  # two links of ours
+    env = {"HOME": str(home)}
+    assert numba_cache.configure(tmp_path / "ro" / "ltr_cli", env) == "user-cache"
+    assert env["NUMBA_CACHE_DIR"] == str(real / "ltr-cli" / "numba" / "by-module")
+    assert os.path.realpath(env["NUMBA_CACHE_DIR"]) == env["NUMBA_CACHE_DIR"]
+    assert numba_cache.resolve_private(home / ".cache" / "ltr-cli" / ".." / "ltr-cli" / "numba") == \
+        real / "ltr-cli" / "numba"
+
+
+def test_relative_cache_variables_never_name_a_folder_of_the_working_directory(tmp_path, monkeypatch, capsys):
+    """A received folder (the user's own, so private) with planted caches in rel/ and .cache/:
+    a relative NUMBA_CACHE_DIR is ignored with a note, a relative XDG_CACHE_HOME or HOME is
+    ignored (the XDG specification), so neither is chosen."""
+    from ltr_cli.kernels import numba_cache
+
+    received = tmp_path / "received"
+    for planted in ("rel/by-module", ".cache/ltr-cli/numba/by-module", "home/.cache/ltr-cli/numba/by-module"):
+        (received / planted).mkdir(parents=True, mode=0o700)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    monkeypatch.chdir(received)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir(mode=0o700)
+    for env in ({"NUMBA_CACHE_DIR": "rel", "HOME": str(home)}, {"XDG_CACHE_HOME": ".cache", "HOME": str(home)},
+                {"NUMBA_CACHE_DIR": "rel", "XDG_CACHE_HOME": ".cache", "HOME": "home"}):
+        word = numba_cache.configure(tmp_path / "ro" / "ltr_cli", env)
+        chosen = env["NUMBA_CACHE_DIR"]
+        assert os.path.isabs(chosen) and not chosen.startswith(str(received)), (env, word)
+    assert capsys.readouterr().err.count("NUMBA_CACHE_DIR=rel is a relative path") == 2
+
+
 # --- item 6: nothing left behind ------------------------------------------------------------
 
 _DIE_WHILE_CACHING = """

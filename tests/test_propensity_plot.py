@@ -38,6 +38,8 @@ def test_the_plot_writes_the_figure_and_a_caption_with_the_truth(tmp_path):
     assert res.exit_code == 0, res.output
     names = sorted(os.listdir(tmp_path / "figs"))
     assert names == ["log_propensity.caption.txt", "log_propensity.pdf", "log_propensity.png"]
+    wrote = res.stdout.strip().splitlines()[-1]
+    assert wrote.startswith("wrote ") and all(str(tmp_path / "figs" / n) in wrote for n in names)
     caption = (tmp_path / "figs" / "log_propensity.caption.txt").read_text()
     assert "estimate (randomisation)" in caption and "1.000, 0.897, 0.706, 0.500" in caption
 

@@ -37,8 +37,10 @@ def test_latex_and_pivot_tables(tmp_path):
     text = res.stdout
     assert text.startswith("\\begin{tabular}") and "\\toprule" in text and text.rstrip().endswith("\\end{tabular}")
     assert "SLAM\\_1" in text and "slam_1" not in text.replace("slam\\_1", "")  # underscores escaped
-    body = [line for line in text.splitlines() if line.endswith("\\\\")]
+    body = [line for line in text.splitlines() if line.endswith("\\\\") and not line.startswith("\\multicolumn")]
     assert len({line.count(" & ") for line in body}) == 1  # every row has the header's columns
+    # the conventions are a footnote row spanning the columns, with their rules
+    assert "{\\footnotesize Convention: paper (gain 2\\textasciicircum{}r-1, discount 1/log2(i+1)" in text
 
     pivot = runner.invoke(app, ["report", str(out), "--pivot", "--format", "csv"])
     assert pivot.exit_code == 0, pivot.stderr

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, absent
 
 runner = CliRunner()
 MSLR = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
@@ -29,7 +29,7 @@ def _dataset(run_dir: Path) -> dict:
 
 def test_a_single_file_keeps_the_configs_dataset(tmp_path):
     if not MSLR.is_file():
-        pytest.skip("the shared MSLR sample is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     code, out, err = _run(tmp_path, "mslr_slam.yaml", "--data", str(MSLR), "-q", "--learner", "slam-ndcg")
     assert code == 0, err
     run = Path(out.split()[0])
@@ -49,7 +49,7 @@ def test_a_group_file_layout_reads_its_qids_from_the_group_file(tmp_path, yahoo_
 
 def test_a_fold_folder_runs_the_folds_it_holds_and_says_so(tmp_path):
     if not MSLR.is_file():
-        pytest.skip("the shared MSLR sample is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
     root = tmp_path / "MSLR"
     assert runner.invoke(app, ["data", "split", str(MSLR), "--folds", "5", "--out", str(root),
                                "--dataset", "mslr-web10k"]).exit_code == 0
@@ -89,3 +89,21 @@ def test_every_shipped_config_says_how_to_run_it_on_a_copy_of_its_data():
     for path in sorted((REPO / "configs").glob("*.yaml")):
         head = path.read_text().split("\nexperiment:")[0]
         assert f"ltr run configs/{path.name} --data" in head or "Generated data" in head, path.name
+
+
+def test_data_says_which_kept_settings_may_not_fit_the_files(tmp_path):
+    from ltr_cli.learners.examples import write_data
+
+    data = write_data(tmp_path / "mine.txt", queries=6)  # 12 features, index base 1
+    code, out, err = _run(tmp_path, "cikm2018_yahoo.yaml", "--data", str(data), "--set", "sweep=null",
+                          "--set", "seeds=[0]", "--set", "heldout=null", "--set", "protocol.max_rounds=5",
+                          "--learner", "pdgd")
+    assert code == 0, err
+    assert "kept the config's width dataset.features: 700; mine.txt's first MB uses features up to 12" in err
+    assert "--set dataset.features=12 reads it at its own width" in err
+    assert "kept the config's dataset.normalize: query-level" in err
+    code, out, err = _run(tmp_path, "cikm2018_yahoo.yaml", "--data", str(data), "--set", "sweep=null",
+                          "--set", "seeds=[0]", "--set", "heldout=null", "--set", "protocol.max_rounds=5",
+                          "--learner", "pdgd", "--set", "dataset.features=12", "--set", "dataset.normalize=none")
+    assert code == 0, err
+    assert "kept the config's" not in err

@@ -74,7 +74,7 @@ SCORE_FILES = [
 @pytest.mark.parametrize("text", SCORE_FILES)
 def test_score_reader_equals_the_reference_or_names_the_same_line(tmp_path, text):
     from ltr_cli.errors import DataFormatError
-    from ltr_cli.measures.file_eval import read_scores, read_scores_reference
+    from ltr_cli.results.file_eval import read_scores, read_scores_reference
 
     path = tmp_path / "scores.txt"
     path.write_text(text, encoding="utf-8")

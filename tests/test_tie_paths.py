@@ -95,19 +95,19 @@ def test_ltr_score_writes_scores_that_read_back_exactly(tmp_path):
     assert json.loads(ev.stdout)["average"]["ndcg@1"] == 1.0
 
 
-def test_ltr_eval_defaults_to_the_datasets_convention_and_says_which(tmp_path):
+def test_ltr_eval_keeps_its_convention_under_dataset_and_says_which(tmp_path):
     data = tmp_path / "data.txt"
     data.write_text("2 qid:1 1:1\n0 qid:1 1:0.5\n1 qid:1 1:0.2\n")
     scores = tmp_path / "s.txt"
     scores.write_text("0.1\n0.3\n0.2\n")
     ev = runner.invoke(app, ["eval", str(data), str(scores), "--dataset", "mslr-web10k", "--json"])
     assert ev.exit_code == 0, ev.stderr
-    assert json.loads(ev.stdout)["convention"] == "mslr"
-    assert "ltr: convention mslr (mslr-web10k's own" in ev.stderr
+    assert json.loads(ev.stdout)["convention"] == "paper"
+    assert "ltr: convention paper (gain 2^r-1, " in ev.stderr and "--convention mslr for mslr-web10k's own" in ev.stderr
     plain = runner.invoke(app, ["eval", str(data), str(scores)])
-    assert plain.stdout.startswith("# convention=paper ") and "ltr: convention paper (the default" in plain.stderr
+    assert plain.stdout.startswith("# convention=paper ") and "): the default; --convention" in plain.stderr
     chosen = runner.invoke(app, ["eval", str(data), str(scores), "--dataset", "mslr-web10k", "--convention", "letor4"])
-    assert chosen.stdout.startswith("# convention=letor4 ") and "ltr: convention letor4 (--convention)" in chosen.stderr
+    assert chosen.stdout.startswith("# convention=letor4 ") and "): --convention" in chosen.stderr
 
 
 def make_repeated_folds(root: Path, folds=(1, 2), queries: int = 6, seed: int = 0) -> None:
@@ -148,7 +148,7 @@ def test_cv_test_metrics_are_those_of_ltr_score_and_ltr_eval_on_repeated_rows(tm
         # the run's convention (letor3, the dataset's own) without naming it
         ev = runner.invoke(app, ["eval", str(test), str(scores), "--run", str(run), "--json", "--per-query"])
         assert ev.exit_code == 0, ev.stderr
-        assert f"ltr: convention letor3 (cv.convention of run {run}" in ev.stderr
+        assert f"{CONVENTIONS['letor3'].title()}: cv.convention of run {run}" in ev.stderr
         out = json.loads(ev.stdout)
         for metric in TEST_METRICS:
             assert out["average"][metric] == folds.loc[fold, metric], (fold, metric)
@@ -226,7 +226,7 @@ def test_eval_of_an_online_run_measures_as_that_run_did(tmp_path):
     assert runner.invoke(app, ["score", str(run), str(data), "--out", str(scores)]).exit_code == 0
     taken = runner.invoke(app, ["eval", str(data), str(scores), "--run", str(run), "--json", "--per-query"])
     assert taken.exit_code == 0, taken.stderr
-    assert "convention paper (metrics.convention of online run" in taken.stderr
+    assert "): metrics.convention of online run" in taken.stderr and "no relevant: 1)" in taken.stderr
     assert "ties reverse-input, no_relevant one" in taken.stderr
     named = runner.invoke(app, ["eval", str(data), str(scores), "--ties", "reverse-input",
                                 "--no-relevant", "one", "--json", "--per-query"])

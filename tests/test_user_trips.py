@@ -124,7 +124,7 @@ def test_the_readmes_mslr_figure_has_a_command_that_draws_it(tmp_path):
     import subprocess
     import sys
 
-    from tests.conftest import SHARED
+    from tests.conftest import SHARED, absent
 
     script = REPO / "scripts" / "mslr_sample_figure.sh"
     readme = (REPO / "README.md").read_text()
@@ -133,7 +133,7 @@ def test_the_readmes_mslr_figure_has_a_command_that_draws_it(tmp_path):
     sample = SHARED / "data" / "mslr-web10k-fold1-5k" / "train.txt"
     ltr = shutil.which("ltr", path=str(Path(sys.executable).parent))
     if not sample.is_file() or ltr is None:
-        pytest.skip("the shared MSLR sample (or the ltr script) is absent")
+        pytest.skip(absent("data/mslr-web10k-fold1-5k (or the ltr script)"))
     done = subprocess.run([str(script), str(sample), str(tmp_path / "out")], capture_output=True, text=True,
                           env={**os.environ, "LTR": ltr, "LTR_KERNELS": "0"}, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from ltr_cli.bench.processes import best as _best
 from ltr_cli.bench.processes import load_average as _load
 from ltr_cli.bench.processes import measured_process
 from ltr_cli.errors import LtrError
+from ltr_cli.core.children import PYTHON
 
 TARGET = 10.0
 SCRIPT = Path("Perceptron") / "SLAMOAListNetMSLTR10K.m"
@@ -113,7 +113,7 @@ def octave_folder(root: Path, data: Path) -> Path:
 
 def ltr_argv(data: Path, out: Path, cache: Path | None = None) -> list[str]:
     """ltr's same job: the config's three learners of their code, NDCG@10 only."""
-    argv = [sys.executable, "-m", "ltr_cli", "run", str(CONFIG), "-q", "--data", str(data), "--out", str(out),
+    argv = [*PYTHON, "-m", "ltr_cli", "run", str(CONFIG), "-q", "--data", str(data), "--out", str(out),
             "--exclude", "slam-ap", "--set", "metrics.names=[ndcg@10]"]
     return argv + (["--set", f"cache.dir={cache}"] if cache is not None else [])
 

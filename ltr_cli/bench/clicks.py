@@ -24,7 +24,6 @@ import json
 import os
 import resource
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +33,7 @@ from ltr_cli.core.yamlio import dump_yaml
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.synthetic import ShapeSpec, write_fold_layout
 from ltr_cli.errors import LtrError
+from ltr_cli.core.children import PYTHON
 
 #: ltr's name -> (its learner config in the agreed click syntax, the reference's learner)
 CLICK_LEARNERS: dict[str, tuple[dict[str, Any], str]] = {  # the reference's own settings (probabilistic: sampled)
@@ -108,7 +108,7 @@ def child_cpu(argv: list[str], what: str, env: dict[str, str] | None = None) -> 
 def reference_argv(ref: Path, train: Path, test: Path, learner: str, model: str, impressions: int,
                    seed: int = 0) -> list[str]:
     """The command that runs and times one reference run (:mod:`ltr_cli.bench.clicks_reference`)."""
-    return [sys.executable, "-m", "ltr_cli.bench.clicks_reference", "--ref", str(ref), "--train", str(train),
+    return [*PYTHON, "-m", "ltr_cli.bench.clicks_reference", "--ref", str(ref), "--train", str(train),
             "--test", str(test), "--learner", learner, "--click-model", model, "--impressions", str(impressions),
             "--seed", str(seed), "--features", str(FEATURES)]
 
@@ -145,7 +145,7 @@ def ltr_per_impression(cpu_of: Callable[[int], float], long_rounds: int, short_r
 
 
 def _ltr(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ltr_cli", *args]
+    return [*PYTHON, "-m", "ltr_cli", *args]
 
 
 def bench_clicks(tmp: Path, reference: Path | None, impressions: int = 1000, model: str = "navigational",

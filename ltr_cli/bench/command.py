@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from functools import partial
@@ -33,6 +32,7 @@ from ltr_cli.learners.registry import bench_learners
 from ltr_cli.data.svmlight import ReaderOptions, SVMLightReader
 from ltr_cli.data.synthetic import ShapeSpec, reference_svmlight_lines, shaped_queries, write_svmlight
 from ltr_cli.protocols.online import feedback_size, reveal
+from ltr_cli.core.children import PYTHON
 
 LEARNERS: dict[str, dict[str, Any]] = bench_learners()
 
@@ -229,7 +229,7 @@ RSS_TARGET_MB = 600
 
 def run_peak_rss(argv: list[str]) -> float:
     """Peak RSS (MiB) of the whole ``ltr`` process ``argv`` (``ltr``'s arguments)."""
-    done = subprocess.run([sys.executable, "-c", _RUN_RSS, *argv], capture_output=True, text=True)
+    done = subprocess.run([*PYTHON, "-c", _RUN_RSS, *argv], capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"bench: ltr {' '.join(argv[:2])} failed: {done.stderr.strip().splitlines()[-1:]}")
     kb = next(int(line.split()[1]) for line in reversed(done.stderr.splitlines())
@@ -281,7 +281,7 @@ def bench_memory(tmp: Path, queries: int) -> dict[str, Any]:
             cache_dir = tmp / "rss-cache"
             if mode == "cached":
                 open_cached(path, ReaderOptions(n_features=136), cache_dir, "float32")
-            kb = int(subprocess.run([sys.executable, "-c", _RSS, str(path), mode, str(cache_dir)],
+            kb = int(subprocess.run([*PYTHON, "-c", _RSS, str(path), mode, str(cache_dir)],
                                     capture_output=True, text=True, check=True).stdout.strip())
             sizes[factor] = {"megabytes": round(path.stat().st_size / 1e6, 1), "peak_rss_mb": round(kb / 1024, 1)}
         growth = sizes[4]["peak_rss_mb"] / sizes[1]["peak_rss_mb"] - 1
@@ -346,7 +346,7 @@ def bench_end_to_end(tmp: Path, queries_per_part: int) -> dict[str, Any]:
     config.write_text(_E2E_CONFIG.format(root=root, cache=tmp / "e2e-cache"))
     out: dict[str, Any] = dict(facts)
     for label in ("cold", "cached"):
-        wall, _ = _timed(subprocess.run, [sys.executable, "-m", "ltr_cli", "run", str(config), "--quiet",
+        wall, _ = _timed(subprocess.run, [*PYTHON, "-m", "ltr_cli", "run", str(config), "--quiet",
                                           "--out", str(tmp / f"e2e-{label}")], check=True, capture_output=True)
         out[f"{label}_s"] = round(wall, 2)
     out["integrity"] = _integrity_cost(config, tmp / "e2e-cache", out)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ltr_cli.core.children import PYTHON
 
 PYTREC_SCRIPT = r"""
 import sys
@@ -64,7 +65,7 @@ def _process_seconds(argv: list[str]) -> float:
 def bench_eval(queries: int = 5000) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ltr-bench-eval-") as tmp:
         data, scores, documents = write_run_files(Path(tmp), queries)
-        ltr = [sys.executable, "-m", "ltr_cli", "eval", str(data), str(scores), "--convention", "mslr"]
+        ltr = [*PYTHON, "-m", "ltr_cli", "eval", str(data), str(scores), "--convention", "mslr"]
         _process_seconds(ltr)  # compile and cache the kernels first
         row: dict[str, Any] = {"queries": queries, "documents": documents, "ours_s": _process_seconds(ltr)}
         if importlib.util.find_spec("pytrec_eval") is None:  # it runs in its own process below
@@ -72,6 +73,6 @@ def bench_eval(queries: int = 5000) -> dict[str, Any]:
             return row
         script = Path(tmp) / "pytrec.py"
         script.write_text(PYTREC_SCRIPT)
-        row["pytrec_eval_s"] = _process_seconds([sys.executable, str(script), str(data), str(scores)])
+        row["pytrec_eval_s"] = _process_seconds([*PYTHON, str(script), str(data), str(scores)])
         row["speedup_vs_pytrec_eval"] = row["pytrec_eval_s"] / row["ours_s"]
         return row

@@ -59,8 +59,9 @@ def _load() -> float | None:
 def _warm_cache(spec: Any, cache: Path) -> None:
     """Read every split of every fold once, so the binary cache exists before the timing."""
     from ltr_cli.protocols.cv_folds import named_split, open_folds
+    from ltr_cli.runs.plan import folds_plan
 
-    for fold in open_folds(spec, cache):
+    for fold in open_folds(folds_plan(spec, cache)):
         for source in (fold.train, fold.vali, fold.test):
             named_split(source)
 

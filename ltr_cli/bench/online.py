@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ from ltr_cli.data.synthetic import ShapeSpec, shaped_queries, write_svmlight
 from ltr_cli.bench.processes import measured_process, timed_process
 from ltr_cli.learners.registry import bench_learners
 from ltr_cli.core.yamlio import dump_yaml
+from ltr_cli.core.children import PYTHON
 
 MSLR_SLAM_LEARNERS = {
     "slam-ndcg": {"type": "slam-perceptron", "measure": "ndcg", "mistake": "ndcg@10", "weights": "level-averaged",
@@ -64,7 +64,7 @@ def _config(path: Path, data: Path, cache: Path, learners: dict[str, Any], passe
 
 def _process(args: list[str], env: dict[str, str] | None = None) -> float:
     """Wall seconds of one whole ``ltr`` process (:func:`~ltr_cli.bench.processes.timed_process`)."""
-    return timed_process([sys.executable, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
+    return timed_process([*PYTHON, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
                          f"bench --online: 'ltr {' '.join(args[:2])}'")
 
 
@@ -72,7 +72,7 @@ def _cpu_process(args: list[str], env: dict[str, str] | None = None) -> float:
     """CPU seconds (user + system) of one whole ``ltr`` process
     (:func:`~ltr_cli.bench.processes.measured_process`): on a shared machine other
     processes' load stretches wall time, much less the process's own CPU time."""
-    return measured_process([sys.executable, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
+    return measured_process([*PYTHON, "-m", "ltr_cli", *args], {**os.environ, **(env or {})},
                             f"bench --online: 'ltr {' '.join(args[:2])}'")[1]
 
 

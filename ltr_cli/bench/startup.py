@@ -31,7 +31,6 @@ shared machine disturbs less than wall time:
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -43,6 +42,7 @@ from ltr_cli.bench.processes import best as _best
 from ltr_cli.bench.processes import load_average as _load
 from ltr_cli.bench.processes import measured_process
 from ltr_cli.errors import LtrError
+from ltr_cli.core.children import PYTHON
 
 DEMO = Path(__file__).resolve().parents[2] / "configs" / "simulated_separable.yaml"
 FIXED_TARGET = 2.0
@@ -59,7 +59,7 @@ def _process(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def _ltr(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ltr_cli", *args]
+    return [*PYTHON, "-m", "ltr_cli", *args]
 
 
 def _fresh_env(root: Path) -> dict[str, str]:
@@ -93,7 +93,7 @@ def run_startup_bench(quick: bool = False, config: Path | None = None,
         one = ["--set", "dataset.queries=1", "--set", "protocol.max_rounds=1"]
         imports, fixed, compiled, colds, warms, plots = [], [], [], [], [], []
         for i in range(pairs):  # in alternation: both sides of a ratio see the same load
-            imports.append(_process([sys.executable, "-c", IMPORTS], warm_env))
+            imports.append(_process([*PYTHON, "-c", IMPORTS], warm_env))
             fixed.append(_process(_ltr("run", str(config), "-q", "--out", str(root / f"one{i}"), *one), warm_env))
             compiled.append(_process(_ltr("run", str(config), "-q", "--out", str(root / f"onec{i}"), *one,
                                           "--kernels", "compiled"), warm_env))

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ltr_cli import plugins
 from ltr_cli.cli.boundary import command
 from ltr_cli.errors import LtrError
 
@@ -16,9 +17,9 @@ clicks_app = typer.Typer(help="Click models: the exact law of the clicks on a sh
                          no_args_is_help=True, rich_markup_mode=None)
 
 ModelOpt = Annotated[str, typer.Option(
-    "--model", metavar="NAME", help="perfect, navigational, informational, almost-random, random (cascades), "
-    "pbm, examine-stop, ultra-pbm, trust-bias; or a custom table in YAML flow style, e.g. '{click: [0.1, 0.9], stop: [0.2, 0.5]}' "
-    "(see docs/clicks.md)")]
+    "--model", metavar="NAME", help=f"a click model: {', '.join(plugins.names('click_models', built_in=True))} "
+    "or a plugin's (ltr list gives each one's definition); or a custom table in YAML flow style, e.g. "
+    "'{click: [0.1, 0.9], stop: [0.2, 0.5]}' (see docs/clicks.md)")]
 LabelsOpt = Annotated[str, typer.Option(
     "--labels", metavar="L1,L2,...", help="the shown documents' labels, position 1 first, e.g. 4,0,2,1 "
     "(at most 20)")]
@@ -29,8 +30,8 @@ StopOpt = Annotated[Optional[str], typer.Option(
     "--stop", metavar="after-click|any-position", help="a cascade's stop rule: only after a click (default), "
     "or at any position, clicked or not, as the reference code draws it")]
 EtaOpt = Annotated[Optional[float], typer.Option(
-    "--eta", metavar="X", help="pbm and examine-stop: examination (1/rank)^X; ultra-pbm and trust-bias: "
-    "ULTRA's examination table^X (default 1)")]
+    "--eta", metavar="X", help="the examination exponent of a model that takes one (pbm: (1/rank)^X; ultra-pbm: "
+    "ULTRA's examination table^X; ltr list says which; default 1)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 
 
@@ -111,7 +112,8 @@ def simulate_log(
                                         help="the logging policy: the file order's top documents, shuffled anew "
                                         "each session, with the top one swapped with a random position, or a "
                                         "Plackett-Luce draw (weight 1/rank)")] = "shuffle",
-    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per session")] = 10,
+    shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, max=1000,
+                                       help="documents shown per session (at most 1000)")] = 10,
     per_query: Annotated[bool, typer.Option("--per-query", help="N sessions for every query instead of N in total")] = False,
     grades: GradesOpt = None, stop: StopOpt = None, eta: EtaOpt = None,
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
@@ -133,14 +135,14 @@ def simulate_log(
     from ltr_cli.clicklog.simulate import simulate
     from ltr_cli.data.formats import open_dataset
     from ltr_cli.data.registry import reader_options
-    from ltr_cli.results.interleave import RankedFile, build_clicks
+    from ltr_cli.protocols.interleave import RankedFile, build_clicks
 
     check_policy(policy)
     _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
                                ("run's model file", run / "models.json" if run is not None else None)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
-        from ltr_cli.results.interleave import rank_file
+        from ltr_cli.protocols.interleave import rank_file
         from ltr_cli.results.scoring import load_model, training_index_base
 
         scorer, n_features = load_model(run, fold)
@@ -184,9 +186,10 @@ def log_folds(
     DIR/manifest.json with each log's fingerprint."""
     from ltr_cli.config.experiment import load_config
     from ltr_cli.protocols.click_logs import write_fold_logs
+    from ltr_cli.runs.plan import plan_fold_logs
 
     spec = load_config(config, set_ or [])
-    manifest = write_fold_logs(spec, learner, out, str(config))
+    manifest = write_fold_logs(plan_fold_logs(spec, learner, str(config)), out)
     for rec in manifest["logs"]:
         typer.echo(f"{out / rec['file']}: {rec['sessions']} sessions, {rec['clicks']} clicks, fingerprint "
                    f"{rec['fingerprint'][:16]}")
@@ -198,15 +201,17 @@ def propensity(
     method: Annotated[str, typer.Option("--method", metavar="randomisation|em",
                                         help="result randomisation (click-rate ratios of the same documents) or "
                                         "regression EM under a position-based model")] = "randomisation",
-    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of em's bootstrap")] = 0,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of the bootstrap over sessions "
+                                      "(the standard errors)")] = 0,
     plot: Annotated[Optional[Path], typer.Option("--plot", metavar="DIR", help="also draw the estimate with 95% "
                                                  "intervals (and the truth, for a position-based log) into DIR: "
                                                  "<log>_propensity.png/.pdf/.caption.txt")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Examination propensities per position, relative to position 1, estimated from a
-    click log with their standard errors (randomisation: delta method; em: bootstrap over
-    queries). Needs a log whose documents move between positions (policy shuffle or swap)."""
+    click log with their standard errors (the bootstrap's over sessions, seeded; a position
+    whose error the log is too small to estimate has none, and a note says so). Needs a log
+    whose documents move between positions (policy shuffle or swap)."""
     from ltr_cli.clicklog.logfile import read_log
     from ltr_cli.clicklog.propensity import METHODS, estimate
 
@@ -214,16 +219,20 @@ def propensity(
         raise LtrError(f"--method {method!r}: the estimators are {', '.join(METHODS)}")
     read = read_log(log)
     rec = {"log": str(log), "policy": read.meta.get("policy"), "fingerprint": read.meta.get("fingerprint"),
-           **estimate(read.query, read.doc, read.position, read.click, method, seed, str(log))}
+           **estimate(read.session, read.query, read.doc, read.position, read.click, method, seed, str(log))}
+    drawn: list[Path] = []
     if plot is not None:
         from ltr_cli.reports.propensity_plot import plot_propensity
 
-        plot_propensity({**rec, "method": method}, read.meta.get("model"), plot, log.stem)
+        drawn = plot_propensity({**rec, "method": method}, read.meta.get("model"), plot, log.stem)
     if as_json:
-        typer.echo(json.dumps(rec, indent=2))
+        typer.echo(json.dumps({**rec, **({"plots": [str(p) for p in drawn]} if plot is not None else {})}, indent=2))
         return
     lines = [f"{log}: relative propensities by {method} ({rec['uncertainty']}), policy {rec['policy']}, "
              f"{rec['rows']} shown documents, {rec['clicks']} clicks", "",
              f"{'position':>8s}  {'p_k/p_1':>9s}  {'stderr':>9s}"]
     lines += [f"{k:8d}  {_cell(p)}  {_cell(s)}" for k, p, s in zip(rec["positions"], rec["propensity"], rec["stderr"])]
+    lines += [f"note: {note}" for note in rec["notes"]]
+    if drawn:
+        lines += ["", "wrote " + ", ".join(str(p) for p in drawn)]
     typer.echo("\n".join(lines))

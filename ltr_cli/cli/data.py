@@ -102,6 +102,7 @@ def data_synth(
     docs_per_query: Annotated[Optional[float], typer.Option("--docs-per-query", min=1, help="mean documents per query (shaped data)")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="generator seed")] = 0,
     qid: Annotated[Optional[QidOpt], typer.Option("--qid", help="token | comment | group (default: the dataset's)")] = None,
+    relevance: Annotated[str, typer.Option("--relevance", help="shaped data: linear (grades first, features along one direction) or nonlinear (features first, grades from a hidden nonlinear scorer: a linear ranker is misspecified)")] = "linear",
     folds: Annotated[bool, typer.Option("--folds", help="OUT is a directory: write the --like dataset's fold layout there (e.g. Fold1..Fold5/trainingset.txt ...), its queries split into one subset per fold and rotated over the folds as in LETOR and MSLR")] = False,
 ) -> None:
     """Write generated data as an SVMlight file, or a registry dataset's folds (for tests,
@@ -111,7 +112,7 @@ def data_synth(
     from ltr_cli.data.synthetic import synthesize
 
     style = _value(qid) if qid is not None and _value(qid) != "auto" else None
-    written = synthesize(out, like, separable, queries, docs_per_query, seed, style, folds)
+    written = synthesize(out, like, separable, queries, docs_per_query, seed, style, folds, relevance)
     mark_synth_output(out, like, separable, folds, {**written, "seed": seed})
     typer.echo(json.dumps(written))
 
@@ -124,6 +125,7 @@ def data_split(
     seed: Annotated[int, typer.Option("--seed", min=0, help="seed of the query shuffle")] = 0,
     dataset: DatasetOpt = None, features: FeaturesOpt = None, index_base: BaseOpt = None,
     qid: QidSourceOpt = None, group: GroupOpt = None, null_value: NullOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print what was written as JSON")] = False,
 ) -> None:
     """Split a file into K folds in LETOR's rotation: its queries shuffled (--seed) into K
     subsets; Fold i trains on K-2 of them, validates on the next and tests on the last, so
@@ -138,4 +140,13 @@ def data_split(
 
     result = split_file(file, out, folds, seed, options, layout)
     mark_split_output(file, result)  # folds of generated data stay marked as generated
-    typer.echo(json.dumps(result))
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    from ltr_cli.names import count
+
+    subsets = ", ".join(str(n) for n in result["subsets"])
+    typer.echo(f"wrote {count(folds, 'fold')} of {count(result['queries'], 'query')} "
+               f"({count(result['documents'], 'document')}) to {result['out']}: subsets of {subsets} queries; "
+               f"Fold i trains on {folds - 2} subsets, validates on the next and tests on the one after "
+               f"(files: {', '.join(str(v).replace('{fold}', 'i') for v in result['layout'].values())})")

@@ -2,7 +2,7 @@
 ``docs/cli-reference.md`` from the Typer app, through pydantic's and click's own
 introspection (nothing is parsed out of ``--help`` text, nothing depends on the terminal),
 and generated sections of hand-written pages: ``docs/metrics.md``'s metric table from the
-metric registry. A generated section sits between ``<!-- generated: NAME -->`` and
+metric registry, ``docs/data.md``'s format table from the format registry. A generated section sits between ``<!-- generated: NAME -->`` and
 ``<!-- end generated -->``; the prose around it is kept as written.
 
 ``python -m ltr_cli.cli.docs_gen`` rewrites them; ``--check`` only says which differ
@@ -101,6 +101,20 @@ def _constraints(field: FieldInfo) -> str:
     return ", ".join(out)
 
 
+def _registry_text(field: FieldInfo) -> str:
+    """A field whose value names an extension of a registry (``json_schema_extra``
+    ``{"registry": GROUP}``): the built-ins' names, each with its definition, and a plugin's."""
+    extra = field.json_schema_extra
+    group = extra.get("registry") if isinstance(extra, dict) else None
+    if not isinstance(group, str):
+        return ""
+    from ltr_cli import plugins
+
+    named = [f"`{name}` ({getattr(plugins.load(group, name), 'summary', '')})"
+             for name in plugins.names(group, built_in=True)]
+    return "one of " + "; ".join(named) + "; or a plugin's"
+
+
 def _default(field: FieldInfo) -> str:
     if field.is_required():
         return "required"
@@ -141,7 +155,7 @@ def _model_table(model: type[BaseModel], prefix: str, nested: list[tuple[str, ty
         inner = [m for m in _members(field.annotation) if _is_model(m)]
         for m in inner:
             nested.append((key, m))
-        kind = _type_text(field.annotation)
+        kind = _registry_text(field) or _type_text(field.annotation)
         bounds = _constraints(field)
         if bounds:
             kind += f" ({bounds})"
@@ -321,6 +335,19 @@ def metric_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def format_table() -> str:
+    """The table of the built-in data formats, from the format registry (a plugin's formats
+    are not documented here: ``ltr list`` shows them)."""
+    from ltr_cli import plugins
+    from ltr_cli.data.formats import formats
+
+    rows = ["| format (`dataset.format`) | suffixes it claims | what it is |", "|---|---|---|"]
+    for name, fmt in formats().items():
+        if plugins.source("formats", name) == plugins.BUILT_IN:
+            rows.append(f"| `{name}` | {', '.join(f'`{s}`' for s in fmt.suffixes)} | {_cell(fmt.description)} |")
+    return "\n".join(rows) + "\n"
+
+
 def loss_table() -> str:
     """The table of the built-in neural ranking losses, by name, from their
     :class:`~ltr_cli.neural.losses.kind.LossKind` (a plugin's are not documented here:
@@ -369,7 +396,8 @@ def fill_sections(text: str, sections: dict[str, str], page: str) -> str:
 
 PAGES = {"config-reference.md": config_reference, "cli-reference.md": cli_reference}
 # hand-written pages with generated sections: page -> section name -> its generator
-SECTIONS = {"metrics.md": {"metrics": metric_table}, "neural.md": {"losses": loss_table}}
+SECTIONS = {"metrics.md": {"metrics": metric_table}, "data.md": {"formats": format_table},
+            "neural.md": {"losses": loss_table}}
 
 
 def pages() -> dict[str, str]:

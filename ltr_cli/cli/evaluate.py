@@ -24,7 +24,7 @@ def _finite(value: float | None) -> float | None:
 def eval_(
     data_file: Annotated[Path, typer.Argument(metavar="DATA_FILE", help="labelled SVMlight/LETOR file")],
     score_file: Annotated[Path, typer.Argument(metavar="SCORE_FILE", help="one score per line, in data-file order")],
-    convention: Annotated[Optional[ConventionOpt], typer.Option("--convention", help="metric preset: gains, discount and relevance rule (ltr list shows them); default: that of --run, else of --dataset, else paper")] = None,
+    convention: Annotated[Optional[ConventionOpt], typer.Option("--convention", help="metric preset: gain, discount, k beyond the list, no-relevant value (ltr list shows them: paper, letor3, letor4, mslr, lightgbm, trec_eval, ranx, allrank); default: that of --run, else paper (--dataset does not change it)")] = None,
     ties: Annotated[Optional[TiesOpt], typer.Option("--ties", help="tie policy (default: the preset's, input-order)")] = None,
     no_relevant: Annotated[Optional[NoRelevantOpt], typer.Option("--no-relevant", help="value of a query without relevant documents (default: the preset's, zero)")] = None,
     threshold: Annotated[Optional[float], typer.Option("--relevance-threshold", callback=_finite, help="paper preset: relevant = label > this (default: --run's, else 0)")] = None,
@@ -38,7 +38,8 @@ def eval_(
 ) -> None:
     """Evaluate scores per query and averaged under a metric convention: by default NDCG@k,
     MAP and P@k (the LETOR scripts' tables), or the metrics given with --metric."""
-    from ltr_cli.measures.file_eval import evaluate_file, format_tables, nan_to_none
+    from ltr_cli.measures.conventions import CONVENTIONS
+    from ltr_cli.results.file_eval import evaluate_file, format_tables, nan_to_none
 
     opts = reader_options(dataset, None, index_base, _value(qid), group, None)
     given = frozenset(key for key, value in (("ties", ties), ("no_relevant", no_relevant),
@@ -52,7 +53,8 @@ def eval_(
         warnings.simplefilter("always")
         result = evaluate_file(data_file, score_file, opts, name, ties_, no_relevant_, threshold_, seed,
                                per_query, metric)
-    typer.echo(f"ltr: convention {name} ({why})", err=True)  # after any error: errors stay one line
+    # after any error: errors stay one line
+    typer.echo(f"ltr: convention {CONVENTIONS[name].title(no_relevant_)}: {why}", err=True)
     if taken:
         typer.echo("ltr: from the run: " + ", ".join(f"{k} {v}" for k, v in taken.items()
                                                      if k != "convention"), err=True)
@@ -68,8 +70,10 @@ def eval_convention(convention: str | None, run: Path | None, dataset: str | Non
                     given: frozenset[str] = frozenset()) -> tuple[str, str]:
     """The convention ``ltr eval`` uses and why: ``--convention``, else the run's (a batch
     run's ``summary.json`` records its ``cv.convention``; an online run measures by the paper
-    preset), else the ``--dataset``'s own scripts' (as ``cv.convention`` defaults), else
-    ``paper``. A run folder is read as untrusted input (one-line error)."""
+    preset), else ``paper``. ``--dataset`` says how to read the file, never how to measure:
+    when its own scripts' convention (what ``cv.convention`` defaults to) is another, the
+    reason names it and how to take it. A run folder is read as untrusted input (one-line
+    error)."""
     from ltr_cli.data.registry import get_dataset
     from ltr_cli.measures.conventions import CONVENTIONS
 
@@ -87,9 +91,11 @@ def eval_convention(convention: str | None, run: Path | None, dataset: str | Non
             raise ResultsError(f"{run / 'summary.json'}: 'convention' must be one of {', '.join(CONVENTIONS)}, "
                                f"not {name!r}; give --convention")
         return name, f"cv.convention of run {run}; --convention to change"
-    if dataset:
-        return get_dataset(dataset).convention, f"{dataset}'s own, as cv.convention defaults; --convention to change"
-    return "paper", "the default; --convention to change, or --dataset / --run to take theirs"
+    own = get_dataset(dataset).convention if dataset else None
+    if own is not None and own != "paper":
+        return "paper", (f"the default, whatever --dataset says; --convention {own} for {dataset}'s own "
+                         f"script ({CONVENTIONS[own].summary()}), --run RUN_DIR for a run's")
+    return "paper", "the default; --convention to change, or --run RUN_DIR to take a run's"
 
 
 def run_measure_settings(run: Path, given: frozenset[str] = frozenset()) -> dict[str, Any]:

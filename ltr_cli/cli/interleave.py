@@ -11,6 +11,19 @@ import typer
 from ltr_cli.cli.clicks import EtaOpt, JsonOpt, ModelOpt, StopOpt
 
 
+def _method_help() -> str:
+    """The built-in methods that compare two rankers, from the registry."""
+    from ltr_cli import plugins
+    from ltr_cli.interleaving.methods import METHODS
+
+    two = [n for n in plugins.names("interleaving", built_in=True) if METHODS[n].interleaves]
+    return (f"the interleaving method: {', '.join(two)} or a plugin's (ltr list gives each one's definition; "
+            "probabilistic: softmax tau 3)")
+
+
+_METHOD_HELP = _method_help()
+
+
 def interleave(
     run_a: Annotated[Path, typer.Argument(metavar="RUN_A", help="a run directory (or its models.json): ranker A")],
     run_b: Annotated[Path, typer.Argument(metavar="RUN_B", help="a run directory (or its models.json): ranker B")],
@@ -18,8 +31,7 @@ def interleave(
     model: ModelOpt,
     impressions: Annotated[int, typer.Option("--impressions", metavar="N",
                                              help="how many impressions (users) to simulate, 1 to 10^7")],
-    method: Annotated[str, typer.Option("--method", metavar="team-draft|balanced|probabilistic",
-                                        help="the interleaving method (probabilistic: softmax tau 3)")] = "team-draft",
+    method: Annotated[str, typer.Option("--method", metavar="NAME", help=_METHOD_HELP)] = "team-draft",
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0,
                                       help="seed of numpy's default generator (queries, lists, clicks)")] = 0,
     shown: Annotated[int, typer.Option("--shown", metavar="K", min=1, help="documents shown per impression")] = 10,
@@ -29,26 +41,23 @@ def interleave(
     fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first)")] = None,
     index_base: Annotated[Optional[int], typer.Option(
         "--index-base", min=0, max=1,
-        help="feature index base of DATA (default: that of the data RUN_A was trained on)")] = None,
+        help="feature index base of DATA for both models (default: each model reads DATA as its run read the "
+        "data it was trained on: index base, qid source and the other reader settings)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare two saved models online: each impression draws a query uniformly (seeded),
     interleaves the two models' rankings, simulates clicks with the click model on the true
     labels and credits them. Prints wins (A preferred), losses, ties, a two-sided sign-test
     p-value, and whether that verdict agrees with the two models' offline NDCG@10 on the
-    same file."""
-    from ltr_cli.data.registry import reader_options
+    same file. Each model reads DATA as its own run read its training data."""
     from ltr_cli.interleaving.methods import build_method
-    from ltr_cli.results.interleave import build_clicks, check_impressions, interleave_runs, rank_file, render
-    from ltr_cli.results.scoring import load_model, training_index_base
+    from ltr_cli.protocols.interleave import (build_clicks, check_impressions, interleave_runs, open_ranker,
+                                              rank_by, render)
 
     check_impressions(impressions)
     chosen = build_method(method, rankers=2)
-    ranked = []
-    for run in (run_a, run_b):
-        scorer, n_features = load_model(run, fold)
-        base = training_index_base(run_a) if index_base is None else index_base
-        ranked.append(rank_file(scorer, data_file, reader_options(None, n_features, base, None, None, None)))
+    ranked = [rank_by(open_ranker(name, run, fold, index_base), data_file)
+              for name, run in (("RUN_A", run_a), ("RUN_B", run_b))]
     clicks = build_clicks(model, ranked[0], data_file, grades, stop, eta)
     rec = interleave_runs(ranked[0], ranked[1], chosen, clicks, impressions, shown, seed, data_file)
     typer.echo(json.dumps(rec, indent=2) if as_json else "\n".join(render(rec)))

@@ -52,8 +52,8 @@ def _build_ahead(dry_run: bool) -> None:
     """``ltr kernels build --ahead``: the extension of :mod:`ltr_cli.kernels.ahead`, in a
     process of its own (numba's build settings stay out of this one)."""
     import subprocess
-    import sys
 
+    from ltr_cli.core.children import PYTHON
     from ltr_cli.errors import LtrError
     from ltr_cli.kernels import ahead
     from ltr_cli.kernels.ahead_build import installed_path
@@ -66,7 +66,7 @@ def _build_ahead(dry_run: bool) -> None:
     if not os.access(target.parent, os.W_OK):
         raise LtrError(f"{target.parent} is not writable: re-install the package (pip install .) to rebuild "
                        "the kernels compiled ahead")
-    done = subprocess.run([sys.executable, "-m", "ltr_cli.kernels.ahead_build", str(target), "--force"])
+    done = subprocess.run([*PYTHON, "-m", "ltr_cli.kernels.ahead_build", str(target), "--force"])
     if done.returncode:
         raise LtrError("the kernels could not be compiled ahead (numba's output is above); runs compile them "
                        "on first use instead")

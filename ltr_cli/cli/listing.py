@@ -1,29 +1,32 @@
-"""``ltr list``: learners, datasets, metrics, neural losses and scorers, formats and plugins, with where each
-comes from."""
+"""``ltr list``: learners, datasets, metrics, neural losses, formats, click models,
+interleaving methods, estimators and plugins, with where each comes from."""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-
-from ltr_cli.core.convention_table import CONVENTION_NAMES
 
 
 def list_(
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
-    """List learners, datasets, metrics, neural losses and scorers, data formats and plugins (with where each comes
-    from)."""
+    """List learners, datasets, metrics, neural losses, data formats, click models,
+    interleaving methods, estimators and plugins, each with its definition (and where it
+    comes from)."""
     from ltr_cli import plugins
+    from ltr_cli.clicklog.estimators import ESTIMATORS
+    from ltr_cli.clicks.base import CLICK_MODELS
     from ltr_cli.data.formats import formats
+    from ltr_cli.interleaving.methods import METHODS
     from ltr_cli.data.registry import DATASETS
     from ltr_cli.learners.online import family  # noqa: F401 - the registry of ltr_cli.families
     from ltr_cli.learners.registry import learner_help
+    from ltr_cli.measures.conventions import CONVENTIONS
     from ltr_cli.measures.registry import metric_help
+    from ltr_cli.neural import scorers
     from ltr_cli.neural.losses import kinds as loss_kinds  # also the registry of ltr_cli.losses
-    from ltr_cli.neural.scorers import resolve as scorer_kind  # also the registry of ltr_cli.scorers
 
     data = {
         "learners": learner_help(),
@@ -32,11 +35,14 @@ def list_(
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",
                       "shaped": "queries shaped like a registry dataset (like: NAME)"},
         "metrics": metric_help(),
+        "conventions": {name: f"{conv.summary()}; {conv.source}" for name, conv in CONVENTIONS.items()},
         "losses": {k.name: k.summary + (f" (also {', '.join(k.aliases)})" if k.aliases else "")
                    for k in loss_kinds().values()},
-        "scorers": {name: scorer_kind(name).summary for name in plugins.load_group("scorers")},
-        "conventions": list(CONVENTION_NAMES),
+        "scorers": {name: scorers.resolve(name).summary for name in scorers.names()},
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
+        "click_models": CLICK_MODELS.help(),
+        "interleaving": {name: f"{text} ({_rankers(METHODS[name])})" for name, text in METHODS.help().items()},
+        "estimators": ESTIMATORS.help(),
         "plugins": {f"{p.group}:{p.name}": f"{p.value} (from {p.distribution})"
                     for group in plugins.GROUPS for p in plugins.loaded(group)},
         "broken_plugins": {f"{p.group}:{p.name}": f"{p.value} (from {p.distribution}): {p.error}"
@@ -54,3 +60,9 @@ def list_(
                 typer.echo(f"  {k:18s} {v}")
         else:
             typer.echo("  " + ", ".join(items))
+
+
+def _rankers(kind: Any) -> str:
+    """What an interleaving method compares: two rankers, k of them, or both."""
+    return " and ".join(w for w, yes in (("2 rankers", kind.interleaves), ("k >= 2 at once", kind.multileaves))
+                        if yes)

@@ -54,7 +54,7 @@ def run(
             typer.echo(str(o.path))
         elif o.summary.get("protocol") == "batch-cv":
             folds = o.summary.get("degenerate_folds") or []
-            result = (f"test {_headline(metrics)} (mean over folds)" if not folds else
+            result = (f"test {_headline(metrics, o.summary.get('selected_by'))} (mean over folds)" if not folds else
                       f"DEGENERATE model (constant scores: file order) in {'fold' if len(folds) == 1 else 'folds'} "
                       f"{', '.join(map(str, folds))}, "
                       "no test numbers for the method")
@@ -62,8 +62,10 @@ def run(
         else:
             parts = [f"{display_name(name)}={vals['final_time_average']:.4f}" for name, vals in metrics.items()
                      if vals["final_time_average"] is not None]
+            heldout = _heldout_headline(o.summary.get("heldout"))
             typer.echo(f"{o.learner}: {count(o.summary['rounds'], 'round')}, {count(o.summary['updates'], 'update')}, "
-                       f"time-averaged {' '.join(parts)} -> {o.path}")
+                       + (f"held-out {heldout} (final weights); online " if heldout else "")
+                       + f"time-averaged {' '.join(parts)} -> {o.path}")
 
     run_experiment(spec, out=out, quiet=quiet, learners=learner, argv=sys.argv, resume=resume, fresh=fresh,
                    on_done=done, kernels_mode=mode)
@@ -87,11 +89,29 @@ def _kernels_mode(option: str | None) -> str:
 
 
 
-def _headline(metrics: dict[str, Any]) -> str:
-    """A batch run's test metrics on its one line: MAP and NDCG@3 when it has them (the
-    batch papers' tables), else its first three."""
-    keys = [k for k in ("ap", "ndcg@3") if k in metrics] or list(metrics)[:3]
+def _headline(metrics: dict[str, Any], selected_by: str | None = None) -> str:
+    """A batch run's test metrics on its one line: the metric the config selects by on vali
+    (``selected_by``: ``vali <metric>``) first, then MAP and NDCG@3 when it has them (the batch
+    papers' tables), else its first three."""
     from ltr_cli.measures.registry import display_name
+
+    chosen = selected_by.removeprefix("vali ") if isinstance(selected_by, str) else None
+    keys = [k for k in ("ap", "ndcg@3") if k in metrics] or list(metrics)[:3]
+    if chosen in metrics:
+        keys = [chosen] + [k for k in keys if k != chosen]
 
     return " ".join(f"{display_name(k)}="
                     + ("n/a" if metrics[k] is None else f"{metrics[k]:.4f}") for k in keys)
+
+
+def _heldout_headline(heldout: Any) -> str | None:
+    """An online run's held-out metrics at their last evaluation (``summary['heldout']``),
+    as ``NDCG@10=0.7012``; None when the run has no held-out set."""
+    from ltr_cli.measures.registry import display_name
+
+    last = heldout.get("last") if isinstance(heldout, dict) else None
+    if not isinstance(last, dict):
+        return None
+    parts = [f"{display_name(c.removeprefix('heldout_'))}={v:.4f}" for c, v in last.items()
+             if isinstance(v, (int, float))]
+    return " ".join(parts) or None

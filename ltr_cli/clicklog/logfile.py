@@ -6,8 +6,9 @@ its query, in the data file's order), ``position`` (int16, 1 first), ``click`` (
 ``ltr.clicklog``, a JSON object: ``format``, ``policy``, ``model`` (the click model's
 settings), ``seed``, ``sessions``, ``per_query``, ``shown``, ``source`` (what the logging
 ranking came from) and ``fingerprint``, the SHA-256 of the columns' contents. The reader
-checks every column and the fingerprint, and refuses a file with a one-line error naming it
-and the column.
+checks every column, every metadata field and every row (:mod:`ltr_cli.clicklog.logcheck`)
+and the fingerprint, and refuses a file with a one-line error naming it and the column,
+field or row.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.clicklog.logcheck import check_meta, check_rows
 from ltr_cli.clicklog.simulate import Sessions
 from ltr_cli.errors import LtrError
 
 KEY = b"ltr.clicklog"
 FORMAT = 1
+MAX_META = 1 << 20  # bytes of metadata JSON at most (a log's is a few hundred)
 #: the columns and their Arrow types, in file order
 COLUMNS: tuple[tuple[str, str], ...] = (("session", "int64"), ("qid", "string"), ("doc", "int32"),
                                         ("position", "int16"), ("click", "bool"), ("policy", "string"))
@@ -124,12 +127,13 @@ def read_log(path: Path) -> ClickLog:
         raise LtrError(f"{path}: not a readable Parquet click log ({str(exc).splitlines()[0] if str(exc) else exc})") from None
     raw = (table.schema.metadata or {}).get(KEY)
     try:
-        meta = json.loads(raw) if raw is not None else None
-    except ValueError:
+        meta = json.loads(raw) if raw is not None and len(raw) <= MAX_META else None
+    except (ValueError, RecursionError):
         meta = None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise LtrError(f"{path}: no click-log metadata ({KEY.decode()}, format {FORMAT}); write logs with "
-                       "ltr clicks simulate-log")
+        raise LtrError(f"{path}: no click-log metadata ({KEY.decode()}, format {FORMAT}, at most {MAX_META:,} "
+                       "bytes of JSON); write logs with ltr clicks simulate-log")
+    check_meta(path, meta)
     cols = {name: _column(table, path, name, kind) for name, kind in COLUMNS}
 
     def codes(col: Any) -> tuple[np.ndarray, list[str]]:
@@ -144,7 +148,7 @@ def read_log(path: Path) -> ClickLog:
     arrays = {name: cols[name].to_numpy(zero_copy_only=False) for name in ("session", "doc", "position", "click")}
     if arrays["position"].size and int(arrays["position"].min()) < 1:
         raise LtrError(f"{path}: column 'position' holds {int(arrays['position'].min())}; positions start at 1")
-    shown = meta.get("shown")
+    shown = meta.get("shown")  # checked: an integer in range, or absent
     if arrays["position"].size and isinstance(shown, int) and int(arrays["position"].max()) > shown:
         raise LtrError(f"{path}: column 'position' holds {int(arrays['position'].max())}; the log's metadata "
                        f"shows {shown} documents per session")
@@ -152,6 +156,7 @@ def read_log(path: Path) -> ClickLog:
         raise LtrError(f"{path}: column 'doc' holds {int(arrays['doc'].min())}; documents are indices from 0")
     if len(policies) > 1 or (policies and policies[0] != meta.get("policy")):
         raise LtrError(f"{path}: column 'policy' holds {policies}; the metadata names {meta.get('policy')!r}")
+    check_rows(path, arrays["session"], query, arrays["doc"], arrays["position"], shown)
     got = fingerprint(arrays["session"], query, qids, arrays["doc"], arrays["position"], arrays["click"],
                       str(meta.get("policy")))
     if got != meta.get("fingerprint"):

@@ -5,7 +5,7 @@ are corrected for position bias::
 
     clicks:
       generate: {model: ultra-pbm, eta: 1.0, sessions: 100000}   # or  log: DIR
-      correction: ips            # naive | ips | position-bias (lambdamart)
+      correction: ips            # an estimator: naive | ips | position-bias (lambdamart) | a plugin's
       propensity: true           # true | estimated | FILE (ips only)
       clip: 10
 
@@ -23,19 +23,19 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ltr_cli.clicklog.estimators import ESTIMATORS, estimator
 from ltr_cli.core.schema import LaxPath, Strict
-
-CORRECTIONS: tuple[str, ...] = ("naive", "ips", "position-bias")
 
 
 class GenerateSpec(Strict):
     """How a fold's click log is simulated: a logging ranker (RankSVM on a fraction of the
     fold's training queries) shows lists under ``policy``, a click model clicks on them."""
 
-    model: Any = Field("ultra-pbm", description="click model: a name of ltr clicks (pbm, ultra-pbm, trust-bias, "
-                       "navigational, ...) or a custom table {click: [...], stop: [...]}")
-    eta: float | None = Field(None, ge=0, description="the examining models' position-bias exponent (default 1)")
-    stop: Literal["after-click", "any-position"] | None = Field(None, description="a cascade's stop rule")
+    model: Any = Field("ultra-pbm", description="click model: a name of ltr clicks --model (the click models of "
+                       "ltr list) or a custom table {click: [...], stop: [...]}")
+    eta: float | None = Field(None, ge=0, description="the position-bias exponent of a model that takes one "
+                              "(default 1)")
+    stop: str | None = Field(None, description="the stop rule of a model that takes one (a cascade's)")
     grades: int | None = Field(None, description="the named click table's grades (2, 3 or 5; default 5)")
     sessions: int = Field(10_000, ge=1, le=100_000_000, description="sessions in the fold's log, each on a "
                           "training query drawn uniformly with replacement")
@@ -51,6 +51,19 @@ class GenerateSpec(Strict):
         None, ge=1, le=100_000_000, description="propensity: estimated: sessions of the shuffled log the "
         "propensities are estimated from (default: sessions)")
 
+    @model_validator(mode="after")
+    def _model(self) -> GenerateSpec:
+        """The click model against its settings (a stop rule, eta, a custom table)."""
+        from ltr_cli.clicks.spec import build_model
+        from ltr_cli.errors import LtrError
+
+        try:
+            build_model(self.model, self.grades, self.stop, self.eta, where="model", hint="grades",
+                        keys=("stop", "eta"))
+        except LtrError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
 
 class ClickSignal(Strict):
     """Train on clicks: each fold's log (simulated or read), corrected by ``correction``."""
@@ -58,9 +71,9 @@ class ClickSignal(Strict):
     log: LaxPath | None = Field(None, description="a folder of click logs written by ltr clicks log "
                                 "(fold<N>.parquet per fold)")
     generate: GenerateSpec | None = Field(None, description="simulate each fold's log (the settings of ltr clicks log)")
-    correction: Literal["naive", "ips", "position-bias"] = Field(
-        "ips", description="naive: every click weighs 1; ips: a click at position k weighs min(1/p_k, clip), p_k "
-        "the propensity relative to position 1; position-bias: LightGBM's position-bias model (lambdamart only)")
+    correction: str = Field(
+        "ips", description="the estimator that corrects the clicks for position bias (ltr list: estimators)",
+        json_schema_extra={"registry": "estimators"})
     propensity: bool | str = Field(True, description="ips: true (the click model's examination), estimated "
                                    "(result randomisation on a shuffled log of the same queries), or a file "
                                    "(JSON of ltr clicks propensity --json, or a list)")
@@ -69,6 +82,13 @@ class ClickSignal(Strict):
         "labels", description="choose the grid point on the vali labels (cv.select_by), or on clicks: the "
         "estimate of DCG@10 from a log of the vali queries simulated like the training log (weighted as the "
         "correction weighs clicks; generate only)")
+
+    @field_validator("correction")
+    @classmethod
+    def _correction(cls, v: str) -> str:
+        if v not in ESTIMATORS.names() or v not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {v!r}; the estimators are {', '.join(ESTIMATORS)}")
+        return v
 
     @field_validator("propensity")
     @classmethod
@@ -90,9 +110,8 @@ class ClickSignal(Strict):
         return Path(v) if isinstance(v, str) and v != "estimated" else None
 
     def describe(self) -> str:
-        how = {"naive": "naive clicks", "ips": "IPS-weighted clicks", "position-bias": "clicks with LightGBM's "
-               "position-bias model"}[self.correction]
-        if self.correction == "ips":
+        how = estimator(self.correction).label
+        if estimator(self.correction).weighs:
             p = self.propensity
             how += (" (true propensities" if p is True else " (estimated propensities" if p == "estimated"
                     else f" (propensities of {p}") + (f", clipped at {self.clip:g})" if self.clip else ")")

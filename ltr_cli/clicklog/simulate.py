@@ -19,6 +19,8 @@ from ltr_cli.errors import LtrError
 
 #: the most sessions one log simulates
 MAX_SESSIONS = 100_000_000
+#: the most documents a session shows
+MAX_SHOWN = 1000
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ def simulate(labels: list[np.ndarray], rankings: list[np.ndarray], model: ClickM
         raise LtrError("click log: give one logging ranking per query, and at least one query")
     if shown < 1 or sessions < 1:
         raise LtrError(f"click log: shown ({shown}) and sessions ({sessions}) must be at least 1")
+    if shown > MAX_SHOWN:
+        raise LtrError(f"click log: {shown} documents shown per session; at most {MAX_SHOWN}")
     total = sessions * (len(labels) if per_query else 1)
     if total > MAX_SESSIONS:
         raise LtrError(f"click log: {total} sessions; at most {MAX_SESSIONS} per log")

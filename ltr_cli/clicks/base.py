@@ -1,16 +1,27 @@
-"""The click-model contract and the label checks every model shares.
+"""The click-model contract, the label checks every model shares, and the registry of
+named click models.
 
 A click model is a pure object: given the labels of a shown list, position 1 first, it
 gives the exact law of the click vector, its marginals and seeded samples. Nothing in it
 holds state between lists; randomness comes only from the generator passed to ``sample``.
+
+A *named* click model (``navigational``, ``pbm``, ...) is a :class:`ClickModelKind`, an
+entry point of the ``ltr_cli.click_models`` group (:mod:`ltr_cli.plugins`) named as the
+model: this package's in its ``pyproject.toml``, a plugin's in its own. :data:`CLICK_MODELS`
+is that registry: configs, ``ltr clicks``, ``ltr list``, the references and the
+conformance suite read the names from it.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ltr_cli import plugins
 from ltr_cli.clicks.law import walk_law, walk_marginal, walk_sample
 from ltr_cli.errors import LtrError
 
@@ -147,3 +158,82 @@ class EtaModel(ClickModel):
         self.table = table
         self.grades = len(click)
         self.hint = hint
+
+
+@dataclass(frozen=True)
+class ClickSettings:
+    """What a user asked of a named click model, resolved: ``name`` (the model's name, or
+    ``custom``), ``click`` and ``stop`` (the click table's columns, one probability per
+    grade: its named table's, or a custom table's; ``stop`` empty when a custom table has
+    none), ``table`` (the table's name, or ``custom``), ``stop_rule`` (one of the kind's
+    ``stop_rules``, None when it takes none), ``eta`` (the examination exponent, None
+    when the kind takes none), ``hint`` (the option or key that changes the grades),
+    ``where`` (the option or key that named the model) and ``options`` (a custom table's
+    further keys, among the kind's ``keys``)."""
+
+    name: str
+    click: tuple[float, ...]
+    stop: tuple[float, ...]
+    table: str
+    stop_rule: str | None = None
+    eta: float | None = None
+    hint: str = "--grades"
+    where: str = "--model"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def grades(self) -> int:
+        return len(self.click)
+
+
+@dataclass(frozen=True)
+class ClickModelKind:
+    """A named click model, as an entry point of ``ltr_cli.click_models`` declares it (the
+    entry point's name is the model's: lower-case words joined by ``-``).
+
+    * ``summary``: its one-line definition (``ltr list`` shows it);
+    * ``build(settings) -> ClickModel``: the model for a :class:`ClickSettings`; raise
+      :class:`~ltr_cli.errors.LtrError` naming ``settings.where`` for a setting it refuses;
+    * ``table``: the named click table (:mod:`ltr_cli.clicks.tables`: ``perfect``,
+      ``navigational``, ...) whose columns it takes when the user gives none;
+    * ``stop_rules``: the stop rules it takes, the default first (a cascade's
+      ``after-click`` and ``any-position``); empty: it takes none;
+    * ``eta``: whether it takes an examination exponent eta >= 0 (default 1);
+    * ``keys``: the further keys a custom table of its type may give (``negative``);
+    * ``examination(n, eta)``: P(examined) at positions 1..n, float (n,), when that
+      depends on the position alone (the truth an estimated propensity is compared with,
+      and the true propensities of ``clicks.propensity: true``); None otherwise.
+    """
+
+    summary: str
+    build: Callable[[ClickSettings], ClickModel]
+    table: str = "perfect"
+    stop_rules: tuple[str, ...] = ()
+    eta: bool = False
+    keys: tuple[str, ...] = ()
+    examination: Callable[[int, float], np.ndarray] | None = None
+
+
+#: a click model's name: lower-case words of letters and digits joined by ``-``
+NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+#: the named click models, built-in and plugged in
+CLICK_MODELS = plugins.Registry("click_models", "click model")
+
+
+@plugins.name_check("click_models")
+def _check_name(name: str) -> str | None:
+    if not NAME.fullmatch(name):
+        return f"a click model's name is lower-case words joined by '-' ({NAME.pattern}), not {name!r}"
+    return None
+
+
+@plugins.registrar("click_models")
+def _register(obj: Any, name: str, source: str) -> None:
+    """An entry point must name a :class:`ClickModelKind` with a summary and a builder."""
+    if not isinstance(obj, ClickModelKind):
+        raise TypeError(f"expected a ClickModelKind, got {type(obj).__name__}")
+    if not (isinstance(obj.summary, str) and obj.summary.strip()) or not callable(obj.build):
+        raise TypeError(f"click model {name!r}: needs a one-line summary and a build(settings) function")
+    if not (isinstance(obj.stop_rules, tuple) and all(isinstance(r, str) for r in obj.stop_rules)):
+        raise TypeError(f"click model {name!r}: stop_rules must be a tuple of names")

@@ -10,6 +10,10 @@ with P(click | grade), and the user may stop there with P(stop | grade):
   and the clicks up to and including the first stop are kept.
 
 The two agree when no grade can stop (``perfect``, ``random``) and differ elsewhere.
+
+The named cascades are the literature's tables (:mod:`ltr_cli.clicks.tables`) under a stop
+rule, each a :class:`~ltr_cli.clicks.base.ClickModelKind` named as its table;
+:data:`CASCADE` builds a cascade on a custom table (``{click: [...], stop: [...]}``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import ClickModel
+from ltr_cli.clicks.base import ClickModel, ClickModelKind, ClickSettings
+from ltr_cli.clicks.tables import table
 
 #: the stop rules, the textbook one first
 STOP_RULES: tuple[str, ...] = ("after-click", "any-position")
@@ -46,3 +51,25 @@ class CascadeModel(ClickModel):
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "kind": "cascade", "stop": self.stop_rule, "grades": self.grades,
                 "click": self.click.tolist(), "stop_probability": self.stop.tolist()}
+
+
+def build_cascade(s: ClickSettings) -> CascadeModel:
+    """The cascade of ``s``'s click and stop columns under its stop rule."""
+    return CascadeModel(s.name, s.click, s.stop, s.stop_rule or STOP_RULES[0], s.hint)
+
+
+def _named(name: str, words: str) -> ClickModelKind:
+    t = table(name, 5)
+    column = ", ".join(f"{p:g}" for p in t.click)
+    stops = ", ".join(f"{p:g}" for p in t.stop)
+    return ClickModelKind(f"cascade on the {name} table ({words}): P(click | grade 0..4) {column}; "
+                          f"P(stop | grade) {stops}", build_cascade, table=name, stop_rules=STOP_RULES)
+
+
+PERFECT = _named("perfect", "clicks follow the grade, never stops")
+NAVIGATIONAL = _named("navigational", "looks for one relevant document and stops there")
+INFORMATIONAL = _named("informational", "clicks many documents, stops late")
+ALMOST_RANDOM = _named("almost-random", "the grade barely matters")
+RANDOM = _named("random", "every document clicked with probability 0.5, never stops")
+#: a cascade on a custom table (not a named model)
+CASCADE = ClickModelKind("cascade on a custom table", build_cascade, table="perfect", stop_rules=STOP_RULES)

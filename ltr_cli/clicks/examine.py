@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import EtaModel
+from ltr_cli.clicks.base import ClickModelKind, ClickSettings, EtaModel
 
 
 def stop_after_click(n: int, eta: float) -> np.ndarray:
@@ -35,3 +35,11 @@ class ExamineStopModel(EtaModel):
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "kind": "examine-stop", "grades": self.grades, "eta": self.eta,
                 "table": self.table, "click": self.click.tolist()}
+
+
+def _build(s: ClickSettings) -> ExamineStopModel:
+    return ExamineStopModel(s.name, s.click, 1.0 if s.eta is None else s.eta, s.table, s.hint)
+
+
+EXAMINE_STOP = ClickModelKind("the reference code's examine model: clicked with P(click | grade) of the perfect "
+                              "table; a click at i >= 2 stops with probability 1 - ((i - 1)/i)^eta", _build, eta=True)

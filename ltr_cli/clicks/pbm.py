@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import EtaModel
+from ltr_cli.clicks.base import ClickModelKind, ClickSettings, EtaModel
 
 
 def examination(n: int, eta: float) -> np.ndarray:
@@ -30,3 +30,11 @@ class PositionBasedModel(EtaModel):
     def describe(self) -> dict[str, Any]:
         return {"model": self.name, "kind": "pbm", "grades": self.grades, "eta": self.eta,
                 "table": self.table, "click": self.click.tolist()}
+
+
+def _build(s: ClickSettings) -> PositionBasedModel:
+    return PositionBasedModel(s.name, s.click, 1.0 if s.eta is None else s.eta, s.table, s.hint)
+
+
+PBM = ClickModelKind("position-based: position i examined with probability (1/i)^eta, then clicked with "
+                     "P(click | grade) of the perfect table; never stops", _build, eta=True, examination=examination)

@@ -75,10 +75,13 @@ def sample_record(model: ClickModel, labels: list[int], seed: int, draws: int) -
 
 
 def _title(rec: dict[str, Any]) -> str:
-    how = (f"stop {rec['stop']}" if rec["kind"] == "cascade"
-           else f"{rec['table']} table, eta {rec['eta']:g}")
-    return (f"{rec['model']} clicks ({rec['kind']}, {how}, {rec['grades']} grades) on labels "
-            + ",".join(str(v) for v in rec["labels"]))
+    """``<model> clicks (<kind>, <its settings>, <grades> grades) on labels ...``: the
+    settings its ``describe()`` gives among a stop rule, a table and eta."""
+    how = [f"stop {rec['stop']}" if isinstance(rec.get("stop"), str) else "",
+           f"{rec['table']} table" if isinstance(rec.get("table"), str) else "",
+           f"eta {rec['eta']:g}" if isinstance(rec.get("eta"), (int, float)) else ""]
+    inside = ", ".join([str(rec.get("kind", rec.get("model"))), *(h for h in how if h), f"{rec['grades']} grades"])
+    return f"{rec['model']} clicks ({inside}) on labels " + ",".join(str(v) for v in rec["labels"])
 
 
 def render(rec: dict[str, Any], exact: bool) -> list[str]:

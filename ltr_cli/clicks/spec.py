@@ -1,11 +1,10 @@
 """A click model from what a user names: a named model, or a custom table.
 
-Named models: the cascade tables (:data:`ltr_cli.clicks.tables.TABLE_NAMES`) under a stop
-rule, ``pbm`` and ``examine-stop`` (the ``perfect`` table under an examination curve with
-exponent eta), ``ultra-pbm`` and ``trust-bias`` (the ``perfect`` table under ULTRA's
-examination table to the power eta). A custom model is a mapping ``{click: [...], stop:
-[...]}`` (a cascade; one probability per grade) or ``{type: <an examining model>, click:
-[...]}``; ``click`` and
+Named models are the registry's (:data:`ltr_cli.clicks.base.CLICK_MODELS`, the entry points
+of ``ltr_cli.click_models``): the cascade tables under a stop rule, the models that examine
+by rank (``pbm``, ``examine-stop``, ``ultra-pbm``, ``trust-bias``) and any plugin's. A
+custom model is a mapping ``{click: [...], stop: [...]}`` (a cascade; one probability per
+grade) or ``{type: <a named model without stop rules>, click: [...]}``; ``click`` and
 ``stop`` may also name a table (``click: navigational``). Every refusal is one line naming
 the key.
 """
@@ -14,25 +13,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from ltr_cli.clicks.base import ClickModel
-from ltr_cli.clicks.cascade import STOP_RULES, CascadeModel
-from ltr_cli.clicks.examine import ExamineStopModel
-from ltr_cli.clicks.pbm import PositionBasedModel
+from ltr_cli.clicks.base import CLICK_MODELS, ClickModel, ClickModelKind, ClickSettings
+from ltr_cli.clicks.cascade import CASCADE
 from ltr_cli.clicks.tables import GRADES, TABLE_NAMES, table
-from ltr_cli.clicks.trust import DEFAULT_NEGATIVE, TablePositionModel, TrustBiasModel
 from ltr_cli.errors import LtrError
 
-#: the models that examine by rank: they take eta and no stop rule
-EXAMINING: tuple[str, ...] = ("pbm", "examine-stop", "ultra-pbm", "trust-bias")
-#: every named model, cascades first
-MODEL_NAMES: tuple[str, ...] = TABLE_NAMES + EXAMINING
-#: the defaults: 5 grades, the textbook stop rule, eta 1 (the reference code's ``ex_per_1``)
-DEFAULT_GRADES, DEFAULT_STOP, DEFAULT_ETA = 5, "after-click", 1.0
+#: the defaults: 5 grades, eta 1 (the reference code's ``ex_per_1``); a cascade's default
+#: stop rule is the first of its ``stop_rules`` (``after-click``, the textbook one)
+DEFAULT_GRADES, DEFAULT_ETA = 5, 1.0
 #: the largest custom table
 MAX_GRADES = 32
-_KEYS = ("type", "click", "stop", "negative")
+_KEYS = ("type", "click", "stop")
+
+
+def _kind_of(model: Any) -> ClickModelKind | None:
+    """The kind ``model`` (a name, or a custom mapping) names; None for an unknown name."""
+    kind = model.get("type", "cascade") if isinstance(model, Mapping) else model
+    if kind == "cascade" and isinstance(model, Mapping):
+        return CASCADE
+    return CLICK_MODELS[kind] if isinstance(kind, str) and kind in CLICK_MODELS.names() and kind in CLICK_MODELS \
+        else None
+
+
+def takes_eta(model: Any) -> bool:
+    """Whether ``model`` (a name, or a custom mapping) takes an examination exponent."""
+    kind = _kind_of(model)
+    return kind is not None and kind.eta
+
+
+def takes_stop(model: Any) -> bool:
+    """Whether ``model`` (a name, or a custom mapping) takes a stop rule."""
+    kind = _kind_of(model)
+    return kind is not None and bool(kind.stop_rules)
+
+
+def named_with(flag: str) -> str:
+    """The named models whose kind has ``flag`` set (``eta``, ``stop_rules``), for messages."""
+    return ", ".join(n for n, k in CLICK_MODELS.items() if getattr(k, flag))
 
 
 def parse_labels(text: str, where: str = "--labels") -> list[int]:
@@ -68,46 +88,55 @@ def _probabilities(value: Any, key: str, grades: int | None) -> tuple[float, ...
     return tuple(out)
 
 
-def _negative(model: Any, where: str) -> float:
-    """A trust-bias model's rank-1 false-click rate: ``negative`` of a custom mapping, or the default."""
-    value = model.get("negative", DEFAULT_NEGATIVE) if isinstance(model, Mapping) else DEFAULT_NEGATIVE
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and 0 <= value <= 1):
-        raise LtrError(f"{where}.negative: {value!r} is not a probability in [0, 1] (the false-click rate at rank 1)")
-    return float(value)
-
-
-def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, tuple[float, ...], tuple[float, ...] | None]:
-    """(type, click, stop or None) of a custom mapping."""
-    if not isinstance(raw, Mapping):
-        raise LtrError(f"{where}: give a model name ({', '.join(MODEL_NAMES)}) or a table "
-                       "{click: [...], stop: [...]}")
-    for key in raw:
-        if key not in _KEYS:
-            raise LtrError(f"{where}.{key}: unknown key; a custom click model has {', '.join(_KEYS)}")
+def _custom_kind(raw: Mapping[str, Any], where: str) -> tuple[str, ClickModelKind]:
+    """A custom mapping's type and kind: ``cascade`` (the default), or a named model that
+    takes no stop rule (its stops, if any, are its own)."""
     kind = raw.get("type", "cascade")
-    if kind not in ("cascade",) + EXAMINING:
-        raise LtrError(f"{where}.type: {kind!r} is not cascade, {', '.join(EXAMINING)}")
+    if kind == "cascade":
+        return kind, CASCADE
+    others = [n for n, k in CLICK_MODELS.items() if not k.stop_rules]
+    if not isinstance(kind, str) or kind not in others:
+        raise LtrError(f"{where}.type: {kind!r} is not cascade, {', '.join(others)}")
+    return kind, CLICK_MODELS[kind]
+
+
+def _custom(raw: Any, where: str, grades: int | None) -> tuple[str, ClickModelKind, tuple[float, ...],
+                                                                tuple[float, ...]]:
+    """(type, kind, click, stop) of a custom mapping (stop empty for a kind without stop rules)."""
+    if not isinstance(raw, Mapping):
+        raise LtrError(f"{where}: give a model name ({', '.join(CLICK_MODELS.names())}) or a table "
+                       "{click: [...], stop: [...]}")
+    kind, built = _custom_kind(raw, where)
+    keys = _KEYS + tuple(k for _, other in CLICK_MODELS.items() for k in other.keys if k not in _KEYS)
+    for key in raw:
+        if key not in keys:
+            raise LtrError(f"{where}.{key}: unknown key; a custom click model has {', '.join(dict.fromkeys(keys))}")
     if "click" not in raw:
         raise LtrError(f"{where}.click: missing; give one click probability per grade")
-    if kind == "cascade" and "stop" not in raw:
+    if built.stop_rules and "stop" not in raw:
         raise LtrError(f"{where}.stop: missing; a cascade needs one stop probability per grade")
-    if "negative" in raw and kind != "trust-bias":
-        raise LtrError(f"{where}.negative: only a trust-bias model has a false-click rate")
-    if kind != "cascade" and "stop" in raw:
+    for key in raw:
+        if key not in _KEYS and key not in built.keys:
+            owners = ", ".join(n for n, k in CLICK_MODELS.items() if key in k.keys)
+            raise LtrError(f"{where}.{key}: only a {owners} model has it")
+    if not built.stop_rules and "stop" in raw:
         raise LtrError(f"{where}.stop: a {kind} model takes no stop table (its stops come from eta)")
     lists = [len(v) for v in (raw.get("click"), raw.get("stop")) if isinstance(v, list)]
     size = grades if grades is not None else (lists[0] if lists else None)
     click = _probabilities(raw["click"], f"{where}.click", size)
-    stop = _probabilities(raw["stop"], f"{where}.stop", len(click)) if kind == "cascade" else None
-    return kind, click, stop
+    stop = _probabilities(raw["stop"], f"{where}.stop", len(click)) if built.stop_rules else ()
+    return kind, built, click, stop
 
 
 def build_model(model: Any, grades: int | None = None, stop: str | None = None, eta: float | None = None,
-                where: str = "--model", hint: str = "--grades") -> ClickModel:
-    """The click model ``model`` names: a name of :data:`MODEL_NAMES`, a mapping, or (as a
-    command line gives it) a mapping written in YAML flow style. ``grades`` picks the named
-    table (default 5) and must match a custom table's length; ``stop`` is a cascade's stop
-    rule (default ``after-click``); ``eta`` the examining models' exponent (default 1)."""
+                where: str = "--model", hint: str = "--grades", keys: tuple[str, str] = ("--stop", "--eta")
+                ) -> ClickModel:
+    """The click model ``model`` names: a name of the registry, a mapping, or (as a command
+    line gives it) a mapping written in YAML flow style. ``grades`` picks the named table
+    (default 5) and must match a custom table's length; ``stop`` is a stop rule of a model
+    that takes one (default: its first); ``eta`` the exponent of a model that takes one
+    (default 1). ``where``, ``hint`` and ``keys`` (of ``stop`` and ``eta``) are how the
+    errors name the model, the grades and those settings."""
     if grades is not None and grades not in GRADES and not isinstance(model, Mapping) \
             and not (isinstance(model, str) and model.lstrip().startswith("{")):
         raise LtrError(f"{hint} {grades}: the named click tables exist for 2, 3 and 5 grades")
@@ -118,33 +147,46 @@ def build_model(model: Any, grades: int | None = None, stop: str | None = None, 
             model = parse_yaml(model)
         except YamlProblem as exc:
             raise LtrError(f"{where}: {exc.problem}") from None
-    if isinstance(model, str) and model not in MODEL_NAMES:
-        raise LtrError(f"{where} {model!r}: unknown click model; the models are {', '.join(MODEL_NAMES)}, "
-                       "or a table {click: [...], stop: [...]}")
-    stops: tuple[float, ...] | None
     if isinstance(model, str):
-        t = table("perfect" if model in EXAMINING else model, grades if grades is not None else DEFAULT_GRADES)
-        name, kind, click, stops, source = model, (model if model in EXAMINING else "cascade"), t.click, t.stop, t.name
-    else:
-        kind, click, stops = _custom(model, where, grades)
-        name, source = "custom", "custom"
-    if kind == "cascade":
-        if eta is not None:
-            raise LtrError(f"--eta applies to {', '.join(EXAMINING)} only; {name} is a cascade (use --stop)")
-        rule = stop if stop is not None else DEFAULT_STOP
-        if rule not in STOP_RULES:
-            raise LtrError(f"--stop {rule!r}: the stop rules are {', '.join(STOP_RULES)}")
-        assert stops is not None
-        return CascadeModel(name, click, stops, rule, hint)
-    if stop is not None:
-        raise LtrError(f"--stop applies to the cascade models only; {kind} "
-                       + ("stops only after a click, by position" if kind == "examine-stop" else "never stops"))
-    power = DEFAULT_ETA if eta is None else eta
-    if not (math.isfinite(power) and power >= 0):
-        raise LtrError(f"--eta {power}: give a finite exponent >= 0 (examination (1/rank)^eta, "
-                       "or ULTRA's table^eta)")
-    cls = {"pbm": PositionBasedModel, "examine-stop": ExamineStopModel, "ultra-pbm": TablePositionModel,
-           "trust-bias": TrustBiasModel}[kind]
-    if kind == "trust-bias":
-        return TrustBiasModel(name, click, power, source, hint, _negative(model, where))
-    return cls(name, click, power, source, hint)
+        if model not in CLICK_MODELS.names() or model not in CLICK_MODELS:
+            raise LtrError(f"{where} {model!r}: unknown click model; the models are {', '.join(CLICK_MODELS)}, "
+                           "or a table {click: [...], stop: [...]}")
+        return build_named(model, CLICK_MODELS[model], grades, stop, eta, where, hint, keys)
+    kind, built, click, stops = _custom(model, where, grades)
+    options = {k: v for k, v in model.items() if k in built.keys}
+    return _build(kind, built, ClickSettings("custom", click, stops, "custom", None, None, hint, where, options),
+                  stop, eta, keys)
+
+
+def build_named(name: str, built: ClickModelKind, grades: int | None = None, stop: str | None = None,
+                eta: float | None = None, where: str = "--model", hint: str = "--grades",
+                keys: tuple[str, str] = ("--stop", "--eta")) -> ClickModel:
+    """The named model ``name`` of kind ``built`` on its table at ``grades`` (default 5),
+    under ``stop`` and ``eta`` (as :func:`build_model`)."""
+    t = table(built.table, grades if grades is not None else DEFAULT_GRADES)
+    return _build(name, built, ClickSettings(name, t.click, t.stop, t.name, None, None, hint, where), stop, eta, keys)
+
+
+def _build(kind: str, built: ClickModelKind, settings: ClickSettings, stop: str | None, eta: float | None,
+           keys: tuple[str, str]) -> ClickModel:
+    """The model of ``settings`` under the stop rule and eta given, both checked against the kind."""
+    stop_key, eta_key = keys
+    name = settings.name
+    if not built.eta and eta is not None:
+        raise LtrError(f"{eta_key} applies to {named_with('eta')} only; {name} "
+                       + (f"is a cascade (use {stop_key})" if built.stop_rules else "takes no exponent"))
+    if not built.stop_rules and stop is not None:
+        raise LtrError(f"{stop_key} applies to the models with a stop rule only; {kind} takes none "
+                       f"({named_with('stop_rules')} do)")
+    rule = None
+    if built.stop_rules:
+        rule = stop if stop is not None else built.stop_rules[0]
+        if rule not in built.stop_rules:
+            raise LtrError(f"{stop_key} {rule!r}: the stop rules are {', '.join(built.stop_rules)}")
+    power = None
+    if built.eta:
+        power = DEFAULT_ETA if eta is None else eta
+        if not (math.isfinite(power) and power >= 0):
+            raise LtrError(f"{eta_key} {power}: give a finite exponent >= 0 (examination (1/rank)^eta, "
+                           "or ULTRA's table^eta)")
+    return built.build(replace(settings, stop_rule=rule, eta=power))

@@ -18,11 +18,13 @@ Neither model stops the user: the clicks at different positions are independent.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import EtaModel
+from ltr_cli.clicks.base import ClickModelKind, ClickSettings, EtaModel
+from ltr_cli.errors import LtrError
 
 #: ULTRA's PBM examination probabilities for ranks 1..10 (eta 1)
 ULTRA_EXAMINATION: tuple[float, ...] = (0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06)
@@ -78,3 +80,27 @@ class TrustBiasModel(TablePositionModel):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "eps_plus": "1 - (i + 1)/100", "eps_minus": f"{self.negative:g}/i"}
+
+
+def _build_pbm(s: ClickSettings) -> TablePositionModel:
+    return TablePositionModel(s.name, s.click, 1.0 if s.eta is None else s.eta, s.table, s.hint)
+
+
+def _negative(s: ClickSettings) -> float:
+    """A trust-bias model's rank-1 false-click rate: a custom table's ``negative``, or the default."""
+    value = s.options.get("negative", DEFAULT_NEGATIVE)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and 0 <= value <= 1):
+        raise LtrError(f"{s.where}.negative: {value!r} is not a probability in [0, 1] (the false-click rate at rank 1)")
+    return float(value)
+
+
+def _build_trust(s: ClickSettings) -> TrustBiasModel:
+    return TrustBiasModel(s.name, s.click, 1.0 if s.eta is None else s.eta, s.table, s.hint, _negative(s))
+
+
+ULTRA_PBM = ClickModelKind("position-based on ULTRA's examination table^eta (0.68, 0.61, 0.48, ... by rank), then "
+                           "clicked with P(click | grade) of the perfect table; never stops", _build_pbm, eta=True,
+                           examination=table_examination)
+TRUST_BIAS = ClickModelKind("trust bias: ULTRA's examination table^eta; an examined document clicked with "
+                            "1 - (i + 1)/100 if relevant (P = the perfect table's), 0.65/i if not",
+                            _build_trust, eta=True, keys=("negative",), examination=table_examination)

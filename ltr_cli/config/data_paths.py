@@ -9,12 +9,16 @@ the data, keeping what the config says the data is.
   bounds); a file with a group file beside it (``<file>.query`` / ``.group``) reads its
   qids from it. A ``cv:`` config needs folds, so it takes a folder only.
 
+What it kept that may not fit the user's files is said in notes: the config's width when the
+files' first megabyte uses another (``dataset.features``), and the config's normalisation.
+
 The mapping is rewritten before validation, so everything else (run ids, the verdicts
 against the papers' protocols) follows from the dataset as it ends up.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +29,48 @@ from ltr_cli.pathnames import tried
 _KNOBS = ("null_value", "split_qids", "storage", "normalize", *LIMIT_KEYS)
 
 
-def with_data(config: dict[str, Any], paths: list[Path], source: str) -> tuple[dict[str, Any], str | None]:
-    """``config`` with its dataset on ``paths`` (see the module), and a note to show (or None)."""
+_SNIFF_BYTES = 1 << 20
+_INDEX = re.compile(rb"[ \t](\d{1,9}):")
+
+
+def with_data(config: dict[str, Any], paths: list[Path], source: str) -> tuple[dict[str, Any], list[str]]:
+    """``config`` with its dataset on ``paths`` (see the module), and the notes to show."""
+    new, note = _with_data(config, paths, source)
+    notes = [note] if note else []
+    dataset = new["dataset"]
+    if dataset.get("normalize") not in (None, "none"):
+        notes.append(f"--data: kept the config's dataset.normalize: {dataset['normalize']} (applied to your data; "
+                     "--set dataset.normalize=none reads the values as they are)")
+    if dataset.get("kind") == "files":
+        for path in paths:
+            used = _highest_index(path)
+            width = used - int(dataset["index_base"]) + 1 if used is not None else None
+            if width is not None and width != dataset["features"]:
+                notes.append(f"--data: kept the config's width dataset.features: {dataset['features']}; "
+                             f"{path.name}'s first MB uses features up to {used} (index base "
+                             f"{dataset['index_base']}): --set dataset.features={max(width, 1)} reads it at its "
+                             "own width")
+                break
+    return new, notes
+
+
+def _highest_index(path: Path) -> int | None:
+    """The highest feature index in the first megabyte of the data file ``path`` (None when
+    it cannot be read or holds none): a hint only, never an error."""
+    from ltr_cli.data.textio import open_binary
+
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except (OSError, ValueError, EOFError):
+        return None
+    if len(head) == _SNIFF_BYTES:  # the last line may be cut
+        head = head[:head.rfind(b"\n") + 1]
+    found = [int(m) for line in head.splitlines() for m in _INDEX.findall(line.split(b"#", 1)[0])]
+    return max(found) if found else None
+
+
+def _with_data(config: dict[str, Any], paths: list[Path], source: str) -> tuple[dict[str, Any], str | None]:
     from ltr_cli.data.registry import DATASETS
     from ltr_cli.data.textio import find_group_file
 

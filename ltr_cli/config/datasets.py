@@ -91,6 +91,10 @@ class ShapedData(Strict):
     docs_per_query: float | None = Field(None, gt=0, description="mean documents per query (default: the "
                                          "dataset's)")
     seed: int | None = Field(None, ge=0, description="data seed; default: the experiment seed")
+    relevance: Literal["linear", "nonlinear"] = Field(
+        "linear", description="linear: grades first, features along one direction (a linear ranker is well "
+        "specified); nonlinear: features first, grades from a hidden nonlinear scorer with interactions "
+        "(docs/data.md)")
 
     _known = field_validator("like")(_known_dataset)
 

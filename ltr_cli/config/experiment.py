@@ -453,6 +453,6 @@ def load_config(path: str | Path, overrides: list[str] | None = None, data_paths
         from ltr_cli.config.data_paths import with_data
 
         data, said = with_data(data, [Path(p) for p in data_paths], str(path))
-        if said and note is not None:
-            note(said)
+        for text in said if note is not None else []:
+            note(text)
     return parse_config(data, str(path))

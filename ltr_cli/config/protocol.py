@@ -17,14 +17,14 @@ class ClicksSpec(Strict):
     """``protocol.clicks``: the simulated user of ``protocol.feedback: clicks``."""
 
     model: str | dict[str, Any] = Field(
-        description="a named click model (perfect, navigational, informational, almost-random, random, pbm, "
-        "examine-stop, ultra-pbm, trust-bias) or a custom table {click: [...], stop: [...]} (docs/clicks.md)")
-    stop: Literal["after-click", "any-position"] | None = Field(
-        None, description="a cascade's stop rule: after-click (the textbook cascade, the default) or any-position "
-        "(the reference code's)")
+        description="a named click model (the click models of ltr list, the choices of ltr clicks --model) or a "
+        "custom table {click: [...], stop: [...]} (docs/clicks.md)")
+    stop: str | None = Field(
+        None, description="the stop rule of a model that takes one (a cascade's: after-click, the textbook "
+        "cascade and the default, or any-position, the reference code's)")
     shown: int = Field(10, gt=0, description="documents shown to the user each round (the top of the learner's list)")
-    eta: float | None = Field(None, ge=0, description="the examining models' exponent (pbm, examine-stop, ultra-pbm, "
-                              "trust-bias; default 1)")
+    eta: float | None = Field(None, ge=0, description="the examination exponent of a model that takes one (pbm, "
+                              "ultra-pbm, ...: ltr list; default 1)")
     grades: int | None = Field(None, gt=1, description="the named table's grades (2, 3 or 5; default: follow the "
                                "data's largest label: 0..1 binary, 0..2 three, 0..4 five)")
     gamma: float = Field(0.9995, gt=0, le=1, description="discount of the summary's discounted_cumulative: "
@@ -33,20 +33,23 @@ class ClicksSpec(Strict):
     def check(self) -> None:
         """The model against its settings (a cascade takes ``stop``, an examining model
         ``eta``; a custom table's probabilities): ValueError naming the key."""
-        from ltr_cli.clicks.spec import EXAMINING, build_model
+        from ltr_cli.clicks.spec import build_model, named_with, takes_eta, takes_stop
         from ltr_cli.errors import LtrError
 
         model = self.model
         kind = model if isinstance(model, str) else model.get("type", "cascade")
-        if kind not in EXAMINING and self.eta is not None:
-            raise ValueError(f"protocol.clicks.eta: applies to {', '.join(EXAMINING)} only; {kind} is a cascade "
-                             "(set protocol.clicks.stop instead)")
-        if kind in EXAMINING and self.stop is not None:
-            raise ValueError(f"protocol.clicks.stop: applies to the cascade models only; {kind} takes "
-                             "protocol.clicks.eta")
+        try:
+            if not takes_eta(model) and self.eta is not None and takes_stop(model):
+                raise ValueError(f"protocol.clicks.eta: applies to {named_with('eta')} only; {kind} is a "
+                                 "cascade (set protocol.clicks.stop instead)")
+            if takes_eta(model) and self.stop is not None:
+                raise ValueError(f"protocol.clicks.stop: applies to the cascade models only; {kind} takes "
+                                 "protocol.clicks.eta")
+        except LtrError as exc:
+            raise ValueError(str(exc)) from None
         try:
             build_model(model, self.grades, self.stop, self.eta, where="protocol.clicks.model",
-                        hint="protocol.clicks.grades")
+                        hint="protocol.clicks.grades", keys=("protocol.clicks.stop", "protocol.clicks.eta"))
         except LtrError as exc:
             raise ValueError(str(exc)) from None
 

@@ -74,11 +74,11 @@ def mark_synth_output(out: Path, like: str | None, separable: str | None, folds:
 
     if like is not None:
         info = get_dataset(like)
-        what = info.title
+        what = info.title + (f", {details['relevance']} relevance" if details.get("relevance") else "")
     else:
         what = f"the perceptron paper's separable set ({separable})"
     meta: dict[str, Any] = {"like": like, "separable": separable,
-            **{k: details[k] for k in ("queries", "documents", "seed") if k in details}}
+            **{k: details[k] for k in ("queries", "documents", "seed", "relevance") if k in details}}
     if not folds:
         return [mark_generated(out, what, meta)]
     assert like is not None
@@ -127,5 +127,7 @@ def generated_data(manifest: Any) -> str | None:
         from ltr_cli.data.registry import DATASETS
 
         info = DATASETS.get(str(generator.get("like", "")))
-        return info.title if info is not None else str(generator.get("like", "a registry dataset"))
+        title = info.title if info is not None else str(generator.get("like", "a registry dataset"))
+        relevance = generator.get("relevance")
+        return f"{title}, {relevance} relevance" if relevance in ("nonlinear",) else title
     return None

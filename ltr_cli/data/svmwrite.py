@@ -29,10 +29,6 @@ _U8 = np.dtype("<u8")
 _POW10 = np.array([10.0 ** k for k in range(10)])  # exact
 
 
-def _word(text: str) -> int:
-    return int.from_bytes(text.encode("ascii"), "little")
-
-
 def _words(texts: Sequence[str], width: int) -> np.ndarray:
     """ASCII texts as zero-padded rows of ``width`` little-endian 64-bit words."""
     size = 8 * width

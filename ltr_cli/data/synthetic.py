@@ -33,6 +33,7 @@ import numpy as np
 
 from ltr_cli.data.query import Query
 from ltr_cli.data.registry import DatasetInfo, get_dataset
+from ltr_cli.data.relevance import DEFAULT_RELEVANCE, RELEVANCE, draw_features, hidden_scorer
 from ltr_cli.data.svmwrite import feature_prefixes, svmlight_block, text_words
 from ltr_cli.errors import LtrError
 from ltr_cli.outputs import write_file, write_text
@@ -125,6 +126,15 @@ class ShapeSpec:
     signal: float = 0.5
     seed: int = 0
     qid_style: str | None = None  # token | comment | group; default: the dataset's
+    relevance: str = DEFAULT_RELEVANCE  # linear | nonlinear (ltr_cli.data.relevance)
+
+    def params(self) -> dict[str, object]:
+        """The settings that identify the generated stream (``relevance`` only when it is
+        not the default, so the identities of linear streams stay what they were)."""
+        out = dict(self.__dict__)
+        if self.relevance == DEFAULT_RELEVANCE:
+            del out["relevance"]
+        return out
 
 
 def _docs_count(rng: np.random.Generator, mean: float) -> int:
@@ -135,10 +145,17 @@ def _docs_count(rng: np.random.Generator, mean: float) -> int:
 def shaped_queries(info: DatasetInfo, spec: ShapeSpec) -> Iterator[Query]:
     """Queries with the dataset's width, documents per query and label distribution.
 
-    Features are noise plus ``signal * label`` along a random direction fixed per dataset
-    (shared by every seed, split and fold), so learners have something to learn and can
-    generalise; sparse datasets zero out ``1 - density`` of each row.
+    ``relevance: linear``: features are noise plus ``signal * label`` along a random direction
+    fixed per dataset (shared by every seed, split and fold), so learners have something to
+    learn and can generalise; sparse datasets zero out ``1 - density`` of each row.
+    ``relevance: nonlinear``: features first, then grades from a hidden nonlinear scorer
+    fixed per dataset (:mod:`ltr_cli.data.relevance`).
     """
+    if spec.relevance not in RELEVANCE:
+        raise LtrError(f"relevance {spec.relevance!r}: give one of {', '.join(RELEVANCE)}")
+    if spec.relevance == "nonlinear":
+        yield from _nonlinear_queries(info, spec)
+        return
     rng = np.random.default_rng(spec.seed)
     d = info.n_features
     # one relevance direction per dataset, whatever the seed: the splits and folds of a
@@ -156,6 +173,24 @@ def shaped_queries(info: DatasetInfo, spec: ShapeSpec) -> Iterator[Query]:
         if info.sparse:
             X[rng.random((m, d)) > spec.density] = 0.0
         yield Query(qid=str(q + 1), X=np.round(X, 6), y=y, line=0)
+
+
+def _nonlinear_queries(info: DatasetInfo, spec: ShapeSpec) -> Iterator[Query]:
+    """Queries of ``relevance: nonlinear``: per query, its size, its features
+    (:func:`~ltr_cli.data.relevance.draw_features`) and its grades from the dataset's hidden
+    scorer, all drawn from one generator seeded by ``spec.seed``."""
+    rng = np.random.default_rng(spec.seed)
+    d = info.n_features
+    density = spec.density if info.sparse else None
+    levels = np.sort(np.asarray(info.label_levels, dtype=float))
+    order = np.argsort(np.asarray(info.label_levels, dtype=float))
+    probs = tuple(float(p) for p in np.asarray(info.label_probs, dtype=float)[order])
+    scorer = hidden_scorer(info.name, d, probs, density)
+    mean_docs = spec.docs_per_query or info.docs_per_query
+    for q in range(spec.queries):
+        m = _docs_count(rng, mean_docs)
+        X = np.round(draw_features(rng, m, d, density), 6)
+        yield Query(qid=str(q + 1), X=X, y=scorer.grades(X, levels, rng), line=0)
 
 
 def format_label(y: float) -> str:
@@ -370,12 +405,18 @@ def _check_docs_per_query(mean: float, info: DatasetInfo) -> None:
 
 def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
                docs_per_query: float | None, seed: int, qid_style: str | None,
-               folds: bool = False) -> dict[str, object]:
+               folds: bool = False, relevance: str = DEFAULT_RELEVANCE) -> dict[str, object]:
     """``ltr data synth``: write generated queries (shaped like a registry dataset, or the
     perceptron paper's separable set) to ``out``, or with ``folds`` the registry dataset's
     fold layout under the directory ``out`` (:func:`write_fold_layout`); what was written."""
     if (like is None) == (separable is None):
         raise LtrError("give exactly one of --like NAME or --separable authors|paper")
+    if relevance not in RELEVANCE:
+        raise LtrError(f"--relevance {relevance!r}: give one of {', '.join(RELEVANCE)}")
+    if separable is not None and relevance != DEFAULT_RELEVANCE:
+        raise LtrError("--relevance applies to data shaped like a benchmark (--like NAME); the separable "
+                       "set's relevance is its generating ranker")
+    shown = {} if relevance == DEFAULT_RELEVANCE else {"relevance": relevance}
     if like is not None and docs_per_query is not None:
         _check_docs_per_query(docs_per_query, get_dataset(like))
     if folds:
@@ -383,11 +424,12 @@ def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
             raise LtrError("--folds writes a registry dataset's layout: give --like NAME")
         if out.exists() and not out.is_dir():
             raise LtrError(f"{out}: --folds writes a directory (the dataset root); this is a file")
-        return write_fold_layout(out, get_dataset(like), ShapeSpec(queries, docs_per_query, seed=seed,
-                                                                   qid_style=qid_style))
+        return {**write_fold_layout(out, get_dataset(like), ShapeSpec(queries, docs_per_query, seed=seed,
+                                                                      qid_style=qid_style, relevance=relevance)),
+                **shown}
     if like is not None:
         info = get_dataset(like)
-        queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed))
+        queries_it = shaped_queries(info, ShapeSpec(queries, docs_per_query, seed=seed, relevance=relevance))
         style, sparse, width = qid_style or info.qid_source, info.sparse, info.n_features
     else:
         if separable not in ("authors", "paper"):
@@ -396,4 +438,4 @@ def synthesize(out: Path, like: str | None, separable: str | None, queries: int,
         queries_it = separable_queries(spec)
         style, sparse, width = qid_style or "token", False, spec.features
     n = write_svmlight(out, queries_it, qid_style=style, sparse=sparse)
-    return {"out": str(out), "queries": queries, "documents": n, "features": width, "qid": style}
+    return {"out": str(out), "queries": queries, "documents": n, "features": width, "qid": style, **shown}

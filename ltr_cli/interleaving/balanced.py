@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.interleaving.base import Outcome, Shown, check_clicks, check_length, check_rankings, inverse, sign_matrix
+from ltr_cli.interleaving.base import (
+    InterleavingKind, Outcome, Shown, check_clicks, check_length, check_rankings, inverse, sign_matrix)
 
 
 def balanced_list(rankings: np.ndarray, size: int, a_first: bool) -> np.ndarray:
@@ -72,3 +73,8 @@ class Balanced:
         clicked = shown.docs[hit]
         credit = (inv[:, clicked] <= top).sum(axis=1).astype(float)
         return Outcome(credit=credit, prefer=sign_matrix(credit))
+
+
+BALANCED = InterleavingKind("the two rankings' tops merged, a coin picks the leader; credit: clicks "
+                            "within each ranking's top down to the lowest click (biased under random clicks)",
+                            Balanced, interleaves=True, multileaves=False, abbreviation="b")

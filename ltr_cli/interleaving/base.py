@@ -17,11 +17,16 @@ Conventions, for every method of this package:
 
 Randomness comes only from the ``numpy.random.Generator`` given to ``make``; ``credit`` is
 a pure function of the shown list and the clicks.
+
+A method a user names is an :class:`InterleavingKind`, an entry point of the
+``ltr_cli.interleaving`` group (:mod:`ltr_cli.interleaving.methods`): what it compares and
+the method object it builds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -82,6 +87,32 @@ class Method(Protocol):
     def credit(self, shown: Shown, clicks: Any) -> Outcome:
         """Each ranker's credit and the pairwise outcome for ``clicks`` on ``shown``."""
         ...
+
+
+@dataclass(frozen=True)
+class InterleavingKind:
+    """An interleaving or multileaving method as an entry point of ``ltr_cli.interleaving``
+    declares it (the entry point's name is the method's: lower-case words joined by ``-``).
+
+    * ``summary``: its one-line definition (``ltr list`` shows it);
+    * ``build(**params) -> Method``: the method object, its parameters as keywords;
+    * ``interleaves``: it compares two rankers (``ltr interleave``, DBGD's one candidate);
+    * ``multileaves``: it compares k >= 2 rankers at once (MGD's several candidates);
+    * ``params``: the parameters ``build`` takes -> their meaning (``tau``); a caller passes
+      those it has (``dbgd``'s ``tau``) and the others keep ``build``'s defaults;
+    * ``abbreviation``: how a learner's paper role names it (``td`` in ``td-dbgd``; empty:
+      the method's name).
+
+    The method object follows :class:`Method`; its ``unbiased = False`` says that random
+    clicks favour one ranker (the conformance suite then skips that check, saying so).
+    """
+
+    summary: str
+    build: Callable[..., Method]
+    interleaves: bool = True
+    multileaves: bool = False
+    params: Mapping[str, str] = field(default_factory=dict)
+    abbreviation: str = ""
 
 
 def check_rankings(rankings: Any, min_rankers: int = 2, max_rankers: int | None = None) -> np.ndarray:

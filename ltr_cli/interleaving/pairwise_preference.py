@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.interleaving.base import Outcome, Shown, check_clicks, check_length, check_rankings, inverse, sign_matrix
+from ltr_cli.interleaving.base import (
+    InterleavingKind, Outcome, Shown, check_clicks, check_length, check_rankings, inverse, sign_matrix)
 
 
 def choice_sets(shown: Shown) -> tuple[np.ndarray, np.ndarray]:
@@ -94,3 +95,9 @@ class PairwisePreference:
         right = inv[:, shown.docs[a]] < inv[:, shown.docs[b]]       # (k, pairs)
         credit = (right * weight).sum(axis=1)
         return Outcome(credit=credit, prefer=sign_matrix(credit))
+
+
+PAIRWISE_PREFERENCE = InterleavingKind("each position drawn from the documents every "
+                                       "ranking ranks at least that high; credit: the weighted click pairs each "
+                                       "ranking orders right", PairwisePreference, interleaves=False,
+                                       multileaves=True, abbreviation="pp")

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.errors import LtrError
-from ltr_cli.interleaving.base import Outcome, Shown, check_clicks, check_length, check_rankings, inverse
+from ltr_cli.interleaving.base import (
+    InterleavingKind, Outcome, Shown, check_clicks, check_length, check_rankings, inverse)
 
 #: the softmax exponent of the literature (Hofmann et al. 2011; the reference code's P-DBGD)
 DEFAULT_TAU = 3.0
@@ -197,3 +198,9 @@ class Probabilistic:
             return np.zeros(0, dtype=np.int64)
         post = posterior(shown, self.tau, inv)[hit]
         return np.flatnonzero(sign_expectation_column(post, over, masses) > 0)
+
+
+PROBABILISTIC = InterleavingKind("each position drawn from a random ranker's softmax 1/rank^tau; "
+                                 "credit: the expected clicks over every assignment", Probabilistic,
+                                 interleaves=True, multileaves=True, params={"tau": "the softmax exponent (default 3)"},
+                                 abbreviation="p")

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.interleaving.base import Outcome, Shown, check_clicks, check_length, check_rankings, sign_matrix
+from ltr_cli.interleaving.base import (
+    InterleavingKind, Outcome, Shown, check_clicks, check_length, check_rankings, sign_matrix)
 
 
 def shared_prefix(rankings: np.ndarray, length: int) -> int:
@@ -99,3 +100,8 @@ class TeamDraft:
         assert shown.teams is not None, "a team-draft list carries its teams"
         counts = np.bincount(shown.teams[hit & (shown.teams >= 0)], minlength=shown.rankings.shape[0])
         return np.flatnonzero(counts > counts[over])
+
+
+TEAM_DRAFT = InterleavingKind("each round the rankers, in a random order, each add their best "
+                              "document not shown yet, which joins their team; credit: clicks on the team",
+                              TeamDraft, interleaves=True, multileaves=True, abbreviation="td")

@@ -17,8 +17,8 @@ parameter slots beside its kernel):
 * Scores are computed once per round (in ``rank``) and reused by ``update`` while neither
   the query matrix nor the weights changed, so ranking and update see the same scores.
 * Discounts ``1 / log2(i + 1)`` come from :func:`discounts`, a table filled by numpy's
-  ``log2`` (:func:`ltr_cli.measures.metrics.log2_discount`), so measures and SLAM weights use the
-  very same discounts as the reference functions.
+  ``log2`` as :func:`ltr_cli.measures.metrics.log2_discount` fills it, so measures and SLAM
+  weights use the very same discounts as the reference functions.
 """
 
 from __future__ import annotations
@@ -133,12 +133,14 @@ def function(ref: str) -> Any:
 
 
 def discounts(m: int) -> np.ndarray:
-    """A table of at least ``m`` discounts ``1 / log2(i + 1)``, i = 1.. (read-only)."""
+    """A table of at least ``m`` discounts ``1 / log2(i + 1)``, i = 1.. (read-only): the
+    expression of :func:`ltr_cli.measures.metrics.log2_discount`, bit for bit
+    (``tests/test_kernels.py``), written here so that the kernels import nothing of the
+    measures above them."""
     global _DISCOUNTS
     if _DISCOUNTS.shape[0] < m:
-        from ltr_cli.measures.metrics import log2_discount
-
-        table = log2_discount(max(2 * m, 1024))
+        n = max(2 * m, 1024)
+        table = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
         table.flags.writeable = False
         _DISCOUNTS = table
     return _DISCOUNTS

@@ -19,7 +19,10 @@ Three things send a call back to the just-in-time path (the kernel cache, as bef
   kernels are, and a copy moved elsewhere could hold instructions that CPU lacks);
 * it is stale: a kernel source it was built from has changed since (its sidecar
   ``_ahead.json`` keeps a digest of every source file each kernel carries), say after an
-  edit in a checkout; ``ltr kernels build --ahead`` (or re-installing) builds it again;
+  edit in a checkout; ``ltr kernels build --ahead`` (or re-installing) builds it again; a
+  sidecar that is damaged in any way (not a regular file, over :data:`SIDECAR_LIMIT` bytes,
+  not JSON, nested deeper than :data:`SIDECAR_NESTING`) means not built
+  (:func:`read_sidecar`), never an error;
 * the arguments are not of a type it was built for (another row type, a strided array):
   :class:`AheadKernel` checks every argument's dtype, rank and layout before the call.
 
@@ -34,6 +37,8 @@ import importlib
 import importlib.util
 import json
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -43,6 +48,40 @@ import numpy as np
 MODULE = "ltr_cli.kernels._ahead"
 SIDECAR = Path(__file__).with_name("_ahead.json")
 SWITCH = "LTR_AHEAD"  # 0: never use the extension (the just-in-time path only)
+SIDECAR_LIMIT = 1 << 20  # bytes of the sidecar read at most (the real one is a few KB)
+SIDECAR_NESTING = 16  # the deepest nesting of its arrays and objects (the real one: 3)
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def read_sidecar(path: Path) -> Any:
+    """The JSON value of the sidecar ``path``, or None when it is missing, not a regular file
+    (a FIFO is never waited on), over :data:`SIDECAR_LIMIT` bytes, nested deeper than
+    :data:`SIDECAR_NESTING` (counted before it is parsed, so no parser recursion is ever
+    deep) or not JSON."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            raw = f.read(SIDECAR_LIMIT + 1)
+    except OSError:
+        return None
+    if len(raw) > SIDECAR_LIMIT:
+        return None
+    depth = deepest = 0
+    for bracket in _BRACKET.finditer(_STRING.sub(b'""', raw)):
+        depth += 1 if bracket.group() in (b"[", b"{") else -1
+        deepest = max(deepest, depth)
+        if deepest > SIDECAR_NESTING:
+            return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _block(rows: str) -> tuple[str, ...]:
@@ -267,10 +306,9 @@ def _load() -> dict[str, Any]:
     if os.environ.get(SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
         _STATE["why"] = f"{SWITCH}=0"
         return _STATE
-    try:
-        sidecar = json.loads(SIDECAR.read_text())
-    except (OSError, ValueError) as exc:
-        _STATE["why"] = f"not built ({type(exc).__name__})"
+    sidecar = read_sidecar(SIDECAR)
+    if not isinstance(sidecar, dict) and not os.path.lexists(SIDECAR):
+        _STATE["why"] = f"not built (no {SIDECAR.name})"
         return _STATE
     if not isinstance(sidecar, dict):
         _STATE["why"] = f"not built ({SIDECAR.name} is malformed: ltr kernels build --ahead)"

@@ -13,6 +13,11 @@ differed from numba's kernels in the last bits of some weights). The exported fu
 declared ``nogil`` do (the SVMlight scanner runs in two threads). The sidecar
 ``_ahead.json`` records, per kernel module, the digest of every source file compiled in, so
 that a run can tell a stale build (:func:`ltr_cli.kernels.ahead.kernel`).
+
+The compile takes a minute or two of CPU, inside ``pip install``, which shows nothing of a
+build step's output: the build says what it is doing and how long it has taken (a line every
+few seconds, :class:`Ticker`) on the terminal the install was started from (``/dev/tty``)
+when there is one, else on stderr.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-from ltr_cli.kernels.ahead import EXPORTS, SIDECAR, cpu_signature, source_digests
+from ltr_cli.kernels.ahead import EXPORTS, SIDECAR, cpu_signature, read_sidecar, source_digests
 
 NAME = "_ahead"
 
@@ -56,12 +62,62 @@ def _release_gil() -> None:
     compiler.Flags = _NoGil  # type: ignore[misc]
 
 
-def build(output: Path, say: Callable[[str], None] = print) -> Path:
+TICK = 5.0  # seconds between the compile's progress lines
+
+
+class Ticker:
+    """Progress of a long step without steps of its own: ``with Ticker(what, write):`` writes
+    ``what`` at once, then the time so far every :data:`TICK` seconds, then the total.
+    ``write(text, final)`` puts one line out (a terminal may rewrite it until ``final``)."""
+
+    def __init__(self, what: str, write: Callable[[str, bool], None]) -> None:
+        self.what, self.write = what, write
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+
+    def _tick(self) -> None:
+        start = time.perf_counter()
+        while not self._stop.wait(TICK):
+            self.write(f"{self.what}: {time.perf_counter() - start:.0f} s so far", False)
+
+    def __enter__(self) -> "Ticker":
+        self.write(f"{self.what} ...", False)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def progress_writer() -> Callable[[str, bool], None]:
+    """Where the build's progress goes: the controlling terminal when there is one (a pip
+    install hides its build's own output), one line rewritten in place; else stderr, a line
+    each time."""
+    try:
+        fd = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+    except OSError:
+        def to_stderr(text: str, final: bool) -> None:
+            print(f"ltr-cli: {text}", file=sys.stderr, flush=True)
+        return to_stderr
+    tty = os.fdopen(fd, "w", buffering=1)
+
+    def to_tty(text: str, final: bool) -> None:
+        tty.write(f"\r\x1b[Kltr-cli: {text}" + ("\n" if final else ""))
+        tty.flush()
+    return to_tty
+
+
+def build(output: Path, say: Callable[[str], None] = print,
+          progress: Callable[[str, bool], None] | None = None) -> Path:
     """Compile every export into the extension file ``output`` (its name as Python's
     importer wants it, in the package's ``kernels`` folder) and write the sidecar beside it.
     Returns ``output``. Compiles in a scratch folder; the numba kernel cache is a scratch
-    folder too (nothing is left in the user's)."""
+    folder too (nothing is left in the user's). ``progress(text, final)``: where the
+    compile's progress lines go (none when None)."""
     start = time.perf_counter()
+    functions = sum(len(e.variants) for e in EXPORTS)
+    write = progress if progress is not None else (lambda text, final: None)
     scratch = Path(tempfile.mkdtemp(prefix="ltr-ahead-"))
     os.environ.setdefault("NUMBA_CACHE_DIR", str(scratch / "numba-cache"))
     try:
@@ -81,7 +137,8 @@ def build(output: Path, say: Callable[[str], None] = print) -> Path:
                 for i, args in enumerate(export.variants):
                     cc.export(export.symbol(i), _signature(args, export.returns))(dispatcher.py_func)
                 sources[export.module] = source_digests(export.module)
-            cc.compile()
+            with Ticker(f"compiling {functions} kernels for this CPU (once, about 2 min)", write):
+                cc.compile()
         built = Path(cc.output_file) if os.path.isabs(cc.output_file) else scratch / cc.output_file
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, output.with_suffix(output.suffix + ".tmp"))
@@ -92,8 +149,9 @@ def build(output: Path, say: Callable[[str], None] = print) -> Path:
                                        "sources": sources}, indent=1, sort_keys=True) + "\n")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    say(f"kernels compiled ahead: {sum(len(e.variants) for e in EXPORTS)} functions in "
-        f"{time.perf_counter() - start:.0f} s -> {output.name}")
+    done = f"kernels compiled ahead: {functions} functions in {time.perf_counter() - start:.0f} s -> {output.name}"
+    write(done, True)
+    say(done)
     return output
 
 
@@ -134,19 +192,16 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copyfile(args.reuse.with_name(SIDECAR.name), output.with_name(SIDECAR.name))
         print(f"kernels compiled ahead: {output.name} is up to date (from {args.reuse.parent})")
         return 0
-    build(output)
+    build(output, progress=progress_writer())
     return 0
 
 
 def fresh(output: Path) -> bool:
     """Whether ``output`` exists, was built for this CPU and its sidecar's digests match the
     kernel sources now."""
-    try:
-        sidecar = json.loads((output.parent / SIDECAR.name).read_text())
-        recorded = sidecar["sources"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return (output.is_file() and isinstance(recorded, dict) and sidecar.get("cpu") == cpu_signature()
+    sidecar = read_sidecar(output.parent / SIDECAR.name)
+    recorded = sidecar.get("sources") if isinstance(sidecar, dict) else None
+    return (isinstance(sidecar, dict) and output.is_file() and isinstance(recorded, dict) and sidecar.get("cpu") == cpu_signature()
             and sidecar.get("extension") == hashlib.sha256(output.read_bytes()).hexdigest()
             and all(recorded.get(e.module) == source_digests(e.module) for e in EXPORTS))
 

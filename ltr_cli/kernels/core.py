@@ -1,4 +1,4 @@
-"""Core primitives: scores ``X w`` and ``X^T g`` (BLAS where numba's matmul applies, loops otherwise), the stable descending sort and ranking of scores under the input-order / reverse-input tie rules, the finiteness check, and numpy's pairwise summation reproduced (references: ``numpy`` itself, :func:`ltr_cli.measures.metrics.rank_from_scores`).
+"""Core primitives: scores ``X w`` and ``X^T g`` (BLAS where numba's matmul applies, loops otherwise), the stable descending sort and ranking of scores under the input-order / reverse-input tie rules, and the finiteness check (references: ``numpy`` itself, :func:`ltr_cli.measures.metrics.rank_from_scores`); numpy's pairwise summation is :mod:`ltr_cli.kernels.pairwise`'s.
 
 Conventions: see :mod:`ltr_cli.kernels`; slots and codes: :mod:`ltr_cli.core.codes`.
 """
@@ -388,79 +388,3 @@ def all_finite(w):
         if not np.isfinite(w[j]):
             return False
     return True
-
-
-# --- numpy's summation, reproduced -----------------------------------------------------------
-
-@njit(cache=_CACHE)
-def _pairwise_leaf(a, lo, n):
-    """numpy's pairwise sum of at most 128 values: 8 accumulators, then the rest."""
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    stop = n - n % 8
-    while i < stop:
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=_CACHE)
-def _pairwise_sum(a, lo, n):
-    """``a[lo:lo + n].sum()`` exactly as numpy computes it: blocks of at most 128 values
-    summed by :func:`_pairwise_leaf`, longer runs split in two (n/2 rounded down to a
-    multiple of 8) and the halves added. numpy recurses; this walks the same tree with an
-    explicit stack (numba's on-disk cache does not support recursive functions)."""
-    if n <= 128:
-        return _pairwise_leaf(a, lo, n)
-    node_lo = np.empty(128, dtype=np.int64)
-    node_n = np.empty(128, dtype=np.int64)
-    node_state = np.empty(128, dtype=np.int64)
-    values = np.empty(128)
-    top = 0
-    nv = 0
-    node_lo[0], node_n[0], node_state[0] = lo, n, 0
-    while top >= 0:
-        cur_lo, cur_n = node_lo[top], node_n[top]
-        if cur_n <= 128:
-            values[nv] = _pairwise_leaf(a, cur_lo, cur_n)
-            nv += 1
-            top -= 1
-            continue
-        half = cur_n // 2
-        half -= half % 8
-        state = node_state[top]
-        if state == 0:
-            node_state[top] = 1
-            top += 1
-            node_lo[top], node_n[top], node_state[top] = cur_lo, half, 0
-        elif state == 1:
-            node_state[top] = 2
-            top += 1
-            node_lo[top], node_n[top], node_state[top] = cur_lo + half, cur_n - half, 0
-        else:
-            nv -= 1
-            values[nv - 1] = values[nv - 1] + values[nv]
-            top -= 1
-    return values[0]
-
-
-@njit(cache=_CACHE)
-def pairwise_sum(a):
-    return _pairwise_sum(a, 0, a.shape[0])

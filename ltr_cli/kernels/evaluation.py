@@ -24,7 +24,8 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
 from ltr_cli.core.codes import MEASURE_ERR, MEASURE_RR
-from ltr_cli.kernels.core import _dot, _pairwise_sum
+from ltr_cli.kernels.core import _dot
+from ltr_cli.kernels.pairwise import _pairwise_sum
 from ltr_cli.kernels.measures import expected_reciprocal_rank, reciprocal_rank
 
 INPUT_ORDER = 0

@@ -12,7 +12,8 @@ document's rank is the number of keys below its own.
   counting, not sorting: a relevant document's rank is one more than the number of keys
   below its key, and its hits one more than the number of relevant keys below it. The
   reference sums a row of ``M`` values, 0 but for the contributions ``hits / rank`` at the
-  relevant documents' ranks, with numpy's pairwise summation; :func:`sparse_pairwise_sum`
+  relevant documents' ranks, with numpy's pairwise summation;
+  :func:`~ltr_cli.kernels.pairwise.sparse_pairwise_sum`
   makes the same additions but those of a zero, so the values are the reference's to the
   last bit.
 * NDCG (:func:`levels_along`): the levels of the first ``n`` ranks, from the sorted keys;
@@ -26,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
+from ltr_cli.kernels.pairwise import sparse_pairwise_sum
 
 _MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -45,92 +47,6 @@ def _keys_into(s0, x, t, moving, code, m, clear, fk, keys):
         b = keys[p]
         b ^= (b >> 63) & _MAGNITUDE
         keys[p] = (b & clear) | code[p]
-
-
-@njit(cache=_CACHE)
-def _leaf_of_few(pos, val, a, b, lo, n):
-    """numpy's pairwise leaf (:func:`ltr_cli.kernels.core._pairwise_leaf`) over ``n <= 128``
-    values from ``lo`` that are 0 but at the positions ``pos[a:b]`` (ascending), which hold
-    ``val[a:b]``: its additions, less those of a zero (``x + 0.0`` is ``x`` for the
-    non-negative values summed here)."""
-    if n < 8:
-        res = 0.0
-        for i in range(a, b):
-            res += val[i]
-        return res
-    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
-    stop = n - n % 8
-    i = a
-    while i < b and pos[i] - lo < stop:
-        lane = (pos[i] - lo) % 8
-        if lane == 0:
-            r0 += val[i]
-        elif lane == 1:
-            r1 += val[i]
-        elif lane == 2:
-            r2 += val[i]
-        elif lane == 3:
-            r3 += val[i]
-        elif lane == 4:
-            r4 += val[i]
-        elif lane == 5:
-            r5 += val[i]
-        elif lane == 6:
-            r6 += val[i]
-        else:
-            r7 += val[i]
-        i += 1
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < b:
-        res += val[i]
-        i += 1
-    return res
-
-
-@njit(cache=_CACHE)
-def sparse_pairwise_sum(pos, val, count, n):
-    """numpy's sum of a length-``n`` row that is 0 but at the ``count`` ascending positions
-    ``pos`` (values ``val``, non-negative): :func:`ltr_cli.kernels.core._pairwise_sum`'s tree
-    of blocks and halves, a part holding no value taken as 0.0 without adding its zeros."""
-    if count == 0:
-        return 0.0
-    if n <= 128:
-        return _leaf_of_few(pos, val, 0, count, 0, n)
-    node_lo = np.empty(64, dtype=np.int64)
-    node_n = np.empty(64, dtype=np.int64)
-    node_a = np.empty(64, dtype=np.int64)
-    node_b = np.empty(64, dtype=np.int64)
-    node_state = np.empty(64, dtype=np.int64)
-    values = np.empty(64)
-    top = 0
-    nv = 0
-    node_lo[0], node_n[0], node_a[0], node_b[0], node_state[0] = 0, n, 0, count, 0
-    while top >= 0:
-        cur_lo, cur_n, a, b = node_lo[top], node_n[top], node_a[top], node_b[top]
-        if a == b or cur_n <= 128:
-            values[nv] = 0.0 if a == b else _leaf_of_few(pos, val, a, b, cur_lo, cur_n)
-            nv += 1
-            top -= 1
-            continue
-        half = cur_n // 2
-        half -= half % 8
-        state = node_state[top]
-        if state == 2:
-            nv -= 1
-            values[nv - 1] = values[nv - 1] + values[nv]
-            top -= 1
-            continue
-        split = a
-        while split < b and pos[split] < cur_lo + half:
-            split += 1
-        node_state[top] = state + 1
-        top += 1
-        if state == 0:
-            node_lo[top], node_n[top], node_a[top], node_b[top] = cur_lo, half, a, split
-        else:
-            node_lo[top], node_n[top], node_a[top], node_b[top] = cur_lo + half, cur_n - half, split, b
-        node_state[top] = 0
-    return values[0]
 
 
 @njit(cache=_CACHE)

@@ -11,7 +11,8 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
 from ltr_cli.core.codes import MEASURE_AP, MEASURE_ERR, MEASURE_NDCG, MEASURE_RR
-from ltr_cli.kernels.core import _dot, _pairwise_sum
+from ltr_cli.kernels.core import _dot
+from ltr_cli.kernels.pairwise import _pairwise_sum
 
 
 # --- measures (reference: ltr_cli.measures.metrics) ----------------------------------------------------

@@ -2,17 +2,22 @@
 
 numba's cache index files are pickles: whoever can write the cache directory, or replace
 any directory on the way to it, runs code in every later ``ltr`` process that loads it.
-So a cache directory is used only when it is *private*: it and every directory above it
-(checked with ``lstat``, symlinks followed to their targets, which are checked the same
-way) are owned by the current user or root, and none is writable by group or others,
-except a sticky directory such as ``/tmp`` (others cannot replace an entry in it that is
-not theirs). :func:`configure` runs before numba is imported and picks the first private
-one of:
+So a cache directory is used only when it is *private* (:func:`resolve_private`): one walk
+from the root resolves the path, looking at each component with ``lstat``, and every
+directory and every symlink met on the way, behind other links too, must be the current
+user's or root's; no directory may be writable by group or others, except a sticky one on
+the way such as ``/tmp`` (others cannot replace an entry in it that is not theirs). numba
+is handed the resolved path, which holds no link, so a link repointed after the check
+changes nothing. :func:`configure` runs before numba is imported and picks the first
+private one of:
 
-1. ``NUMBA_CACHE_DIR`` if the user set it;
+1. ``NUMBA_CACHE_DIR`` if the user set it to an absolute path (a relative one, which would
+   follow the working folder, is ignored with a note);
 2. the package's own ``__pycache__`` (numba's default), if writable;
-3. ``$XDG_CACHE_HOME/ltr-cli/numba`` or ``~/.cache/ltr-cli/numba``;
-4. a ``ltr-cli-numba-<uid>`` directory in the system temp directory;
+3. ``$XDG_CACHE_HOME/ltr-cli/numba`` or ``~/.cache/ltr-cli/numba`` (a relative
+   ``XDG_CACHE_HOME`` or ``HOME`` is ignored, as the XDG base directory specification says);
+4. a ``ltr-cli-numba-<uid>`` directory in the system temp directory (not one a relative
+   ``TMPDIR`` names);
 5. otherwise a fresh private temporary directory for this process (removed at exit), with
    one note on stderr: kernels are compiled, never loaded from a place others could write.
 
@@ -45,78 +50,111 @@ _OWNED_TEMP: tuple[int, str] | None = None  # (pid, path) of the temporary direc
 _locator_installed = False
 
 
-def _writable_dir(path: Path) -> bool:
-    """Create ``path`` and any missing parent with mode 0700; whether it is a writable dir."""
-    missing = []
-    at = Path(os.path.abspath(path))
-    while not os.path.lexists(at) and at != at.parent:
-        missing.append(at)
-        at = at.parent
-    try:
-        for folder in reversed(missing):
-            folder.mkdir(mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+#: the most symlinks one resolution follows (as the kernel's ELOOP limit)
+MAX_LINKS = 40
 
 
-def private(path: Path, leaf: bool = True, _depth: int = 0) -> bool:
-    """``path`` is a directory that only this user (or root) can change, nor replace: it is
-    ours and closed to group and others, and so is every directory above it (a sticky one,
-    like /tmp, may be open: others cannot rename what is ours in it); a symlink on the way is
-    followed and its target checked the same way. ``leaf=False``: ``path`` is a directory to
-    create the cache in, so it may itself be root's and sticky, like /tmp."""
-    if _depth > 8:
-        return False
-    me = os.getuid()
-    path = Path(os.path.abspath(path))
-    parts = path.parts
-    current = Path(parts[0])
+def _trusted(uid: int) -> bool:
+    """Whether a file of owner ``uid`` is one only this user (or root) can change."""
+    return uid in (os.getuid(), 0)
+
+
+def resolve_private(path: Path, leaf: bool = True) -> Path | None:
+    """The directory ``path`` names, every symlink on the way resolved, when only this user
+    (or root) can change it or replace any directory on the way to it; else None.
+
+    One walk from the root, component by component, each looked at with ``lstat``: a
+    directory must be this user's or root's and closed to group and others, except a sticky
+    one such as /tmp on the way (others cannot rename what is ours in it); a symlink must be
+    this user's or root's too (a link of someone else's, say in /tmp, is refused wherever it
+    is met, also behind another link), and its target is walked on in the same way. The
+    result holds no symlink, so a link swapped after this check changes nothing: the caller
+    uses the result, never ``path``. ``leaf=False``: ``path`` is a directory to create the
+    cache in, so it may itself be root's and sticky, like /tmp; ``leaf=True``: it must be
+    this user's and closed. A relative ``path`` is refused."""
+    if not os.path.isabs(path):
+        return None
+    todo = list(reversed(Path(path).parts[1:]))  # the components still to walk, the next one last
+    current = Path(Path(path).anchor)
     try:
-        root = os.lstat(current)
+        st = os.lstat(current)
     except OSError:
-        return False
-    if root.st_uid not in (me, 0) or (root.st_mode & 0o022 and not root.st_mode & stat.S_ISVTX):
-        return False
-    for i, name in enumerate(parts[1:], start=1):
-        parent_sticky_open = _open_but_sticky(current)
-        current = current / name
+        return None
+    if not _trusted(st.st_uid) or (st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
+        return None
+    links = 0
+    while todo:
+        name = todo.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = current.parent  # current holds no link: its parent is the real one
+            continue
+        at = current / name
         try:
-            st = os.lstat(current)
+            st = os.lstat(at)
         except OSError:
-            return False
+            return None
+        if not _trusted(st.st_uid):
+            return None  # someone else's directory or link: they could replace what is below it
         if stat.S_ISLNK(st.st_mode):
-            if parent_sticky_open and st.st_uid not in (me, 0):  # someone else's link in /tmp
-                return False
-            target = Path(os.path.realpath(current)).joinpath(*parts[i + 1:])
-            return private(target, leaf, _depth + 1)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (me, 0):
-            return False
-        if st.st_mode & 0o022 and not (st.st_mode & stat.S_ISVTX and (i < len(parts) - 1 or not leaf)):
-            return False  # others could replace what is inside (the cache itself: never open)
-    if not leaf:
-        return True
-    try:
-        return os.lstat(path).st_uid == me
-    except OSError:
-        return False
+            links += 1
+            try:
+                target = os.readlink(at)
+            except OSError:
+                return None
+            if links > MAX_LINKS:
+                return None
+            if os.path.isabs(target):
+                current = Path(Path(target).anchor)
+                todo.extend(reversed(Path(target).parts[1:]))
+            else:
+                todo.extend(reversed(Path(target).parts))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        last = not todo
+        if st.st_mode & 0o022 and not (st.st_mode & stat.S_ISVTX and (not last or not leaf)):
+            return None  # others could replace what is inside (the cache itself: never open)
+        current = at
+    if leaf:
+        try:
+            if os.lstat(current).st_uid != os.getuid():
+                return None
+        except OSError:
+            return None
+    return current
 
 
-def _open_but_sticky(path: Path) -> bool:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return bool(st.st_mode & 0o022 and st.st_mode & stat.S_ISVTX)
+def private(path: Path, leaf: bool = True) -> bool:
+    """Whether :func:`resolve_private` accepts ``path``."""
+    return resolve_private(path, leaf) is not None
 
 
-def _private_dir(path: Path) -> bool:
-    """Create ``path`` (mode 0700) if the directories it would be created in are private;
-    whether it then is writable and :func:`private`."""
-    existing = Path(os.path.abspath(path))
+def _private_dir(path: Path) -> Path | None:
+    """``path`` resolved (:func:`resolve_private`), created with mode 0700 under the
+    deepest directory of it that exists if that one is private (the missing directories are
+    made inside its resolved path; whatever stands there when that is done, made meanwhile or
+    planted, is walked and checked again); None when it is not, or cannot be, a private
+    directory."""
+    existing = Path(path)
+    missing: list[str] = []
     while not os.path.lexists(existing) and existing != existing.parent:
+        missing.append(existing.name)
         existing = existing.parent
-    return private(existing, leaf=False) and _writable_dir(path) and private(path)
+    base = resolve_private(existing, leaf=False)
+    if base is None:
+        return None
+    try:
+        for name in reversed(missing):
+            base = base / name
+            try:
+                os.mkdir(base, 0o700)
+            except FileExistsError:  # made meanwhile (another ltr process); checked below like the rest
+                pass
+    except OSError:
+        return None
+    return resolve_private(base)
 
 
 def _remove_owned_temp() -> None:
@@ -136,19 +174,25 @@ def configure(package: Path | None = None, environ: dict[str, str] | None = None
     _configured = _configured or environ is None  # another environment (a test) is not this process's
     layout = LAYOUT
     candidates: list[tuple[str, Path]] = []
-    if env.get("NUMBA_CACHE_DIR"):
+    if env.get("NUMBA_CACHE_DIR") and not os.path.isabs(env["NUMBA_CACHE_DIR"]):
+        print(f"ltr: note: NUMBA_CACHE_DIR={env['NUMBA_CACHE_DIR']} is a relative path (it would name a folder of "
+              "whichever directory ltr is started in); ignored: give an absolute path", file=sys.stderr)
+    elif env.get("NUMBA_CACHE_DIR"):
         chosen = Path(env["NUMBA_CACHE_DIR"])  # a child process inherits the parent's choice as is
         candidates.append(("user", chosen if chosen.name == layout else chosen / layout))
     if all(os.access(package / sub, os.W_OK | os.X_OK) for sub in ("kernels", "data")):
         candidates.append(("package", package / "__pycache__" / "numba" / layout))
-    if env.get("XDG_CACHE_HOME"):
+    # relative XDG_CACHE_HOME and HOME are ignored (the XDG base directory specification says so)
+    if env.get("XDG_CACHE_HOME") and os.path.isabs(env["XDG_CACHE_HOME"]):
         candidates.append(("user-cache", Path(env["XDG_CACHE_HOME"]) / "ltr-cli" / "numba" / layout))
-    if env.get("HOME"):
+    if env.get("HOME") and os.path.isabs(env["HOME"]):
         candidates.append(("user-cache", Path(env["HOME"]) / ".cache" / "ltr-cli" / "numba" / layout))
-    candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / layout))
+    if not any(os.environ.get(name) and not os.path.isabs(os.environ[name]) for name in ("TMPDIR", "TEMP", "TMP")):
+        candidates.append(("temp", Path(tempfile.gettempdir()) / f"ltr-cli-numba-{os.getuid()}" / layout))
     for word, place in candidates:
-        if private(place) or (not place.exists() and _private_dir(place)):
-            env["NUMBA_CACHE_DIR"] = str(place)
+        resolved = resolve_private(place) if os.path.lexists(place) else _private_dir(place)
+        if resolved is not None:
+            env["NUMBA_CACHE_DIR"] = str(resolved)  # numba is handed the place as checked, links resolved
             return word
     temp = tempfile.mkdtemp(prefix="ltr-cli-numba-")  # mode 0700, a new name
     env["NUMBA_CACHE_DIR"] = temp

@@ -11,7 +11,8 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
 from ltr_cli.core.codes import KL, LISTNET, NOT_FINITE, SQUARED, UNCHANGED, UPDATED
-from ltr_cli.kernels.core import _dot, _pairwise_sum, _rmatvec
+from ltr_cli.kernels.core import _dot, _rmatvec
+from ltr_cli.kernels.pairwise import _pairwise_sum
 from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _gain
 from ltr_cli.kernels.ogd_slots import (OGD_EPSILON, OGD_ETA, OGD_LOSS_SCALED, OGD_NUMERICS, OGD_RADIUS,

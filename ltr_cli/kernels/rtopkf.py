@@ -9,7 +9,8 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, _EXP_CAP, _NAN, njit
 from ltr_cli.core.codes import KL, NOT_FINITE, RANKSVM, SQUARED, UNCHANGED, UPDATED
-from ltr_cli.kernels.core import _pairwise_sum, _rmatvec
+from ltr_cli.kernels.core import _rmatvec
+from ltr_cli.kernels.pairwise import _pairwise_sum
 from ltr_cli.kernels.loop import block_kernel
 from ltr_cli.kernels.measures import _gain
 from ltr_cli.kernels.rtopkf_slots import (RT_DESCEND, RT_EPSILON, RT_FEEDBACK_K, RT_FIDELITY, RT_MISS_SCALE,

@@ -11,7 +11,8 @@ import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
 from ltr_cli.core.codes import RANKED_INPUT_ORDER, RANKED_REVERSE_INPUT, RANKED_UNKNOWN
-from ltr_cli.kernels.core import _dot, _pairwise_sum, _sort_into
+from ltr_cli.kernels.core import _dot, _sort_into
+from ltr_cli.kernels.pairwise import _pairwise_sum
 from ltr_cli.kernels.measures import _gain
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ltr_cli.kernels._numba import _CACHE, njit
-from ltr_cli.kernels.core import _pairwise_sum
+from ltr_cli.kernels.pairwise import _pairwise_sum
 
 
 @njit(cache=_CACHE)

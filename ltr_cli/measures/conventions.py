@@ -21,6 +21,15 @@ Presets (``../shared/METRIC-CONVENTIONS.md``):
   denominator is still the number of queries); no MeanNDCG.
 * ``mslr`` - ``Eval-Score-MSLR.pl``: as letor4 with gains {0, 1, 3, 7, 15} for labels 0-4
   and relevant = label >= 2 for P@k and AP.
+* ``lightgbm`` - LightGBM's ``ndcg`` and ``map`` metrics: as paper, but a query without
+  relevant documents counts as 1 (its NDCG and AP); ties in file order (its stable sort).
+* ``allrank`` - allRank's ``ndcg``: the same rules as lightgbm (computed in float32 there).
+* ``trec_eval`` and ``ranx`` - trec_eval's ``ndcg_cut``, ``map``, ``P`` and ranx's ``ndcg``,
+  ``map``, ``precision``: gain r (the label itself), discount 1/log2(i+1), NDCG@k over
+  min(k, m) positions, relevant = label > threshold, 0 without relevant documents.
+
+:meth:`Convention.summary` says the rules in one short line for tables and captions
+(``gain 2^r-1, discount 1/log2(i+1), @k beyond the list: over the list, no relevant: 0``).
 
 The maximum grade (ERR's g_max) is 4 for paper and mslr (MSLR and Yahoo grade 0-4) and 2
 for letor3 and letor4 (OHSUMED, MQ2007/8 grade 0-2); a metric's ``gmax`` parameter
@@ -36,12 +45,12 @@ where all qids are numeric.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ltr_cli.core.convention_table import BEYOND_LIST, PRESETS
+from ltr_cli.core.convention_table import BEYOND_LIST, GAIN_RULES, PRESETS, SOURCES
 from ltr_cli.measures.registry import KINDS, MetricSpec, none_value_for, parse_metric
 from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores
 
@@ -51,7 +60,8 @@ class Convention:
     """A metric convention.
 
     ``gain_table``: integer label -> gain (other labels gain 0 and are not relevant), or
-    None for the paper's ``2^r - 1`` on real labels; ``relevant``: the relevant labels, or
+    None for ``gain_rule`` on real labels (``exp2``: ``2^r - 1``, ``linear``: ``r``;
+    negative labels gain 0); ``relevant``: the relevant labels, or
     None for ``label > threshold``; ``positions``: the cut-offs reported (1..positions);
     ``beyond_list``: a key of :data:`BEYOND_LIST`; ``mean_ndcg``: report MeanNDCG;
     ``max_grade``: the highest grade of the labels (ERR's ``g_max``);
@@ -62,6 +72,7 @@ class Convention:
 
     name: str
     gain_table: dict[int, float] | None
+    gain_rule: str
     relevant: frozenset[int] | None
     positions: int
     beyond_list: str
@@ -78,6 +89,8 @@ class Convention:
     def gains(self, labels: np.ndarray) -> np.ndarray:
         """Gain of each label (m,)."""
         if self.gain_table is None:
+            if self.gain_rule == "linear":
+                return np.maximum(np.asarray(labels, dtype=np.float64), 0.0)
             return exp2_gain(labels)
         ints = np.asarray(labels, dtype=np.float64).astype(np.int64)
         out = np.zeros(ints.shape[0])
@@ -123,11 +136,49 @@ class Convention:
             return np.cumsum(gains_in_order[:n] * letor_discounts(n))
         return np.array([self.dcg(gains_in_order, i) for i in range(1, n + 1)])
 
+    @property
+    def paper_gain(self) -> bool:
+        """True when the gain is ``2^r - 1`` on real labels and the discount ``1/log2(i+1)``
+        (what the online kernels compute)."""
+        return self.gain_table is None and self.gain_rule == "exp2"
+
+    def with_policies(self, ties: str | None = None, no_relevant: str | None = None) -> Convention:
+        """This convention with other default policies (None keeps the preset's)."""
+        return replace(self, ties=ties or self.ties, no_relevant=no_relevant or self.no_relevant)
+
+    def gain_text(self) -> str:
+        """The gain in a few characters: ``2^r-1``, ``r``, ``0,1,3 for labels 0-2``."""
+        if self.gain_table is None:
+            return GAIN_RULES[self.gain_rule]
+        labels = sorted(self.gain_table)
+        return ",".join(f"{self.gain_table[k]:g}" for k in labels) + f" for labels {labels[0]}-{labels[-1]}"
+
+    def discount_text(self) -> str:
+        return "1,1,1/log2(i)" if self.letor_style else "1/log2(i+1)"
+
+    def summary(self, no_relevant: str | None = None) -> str:
+        """The rules in one short line, for tables, captions and ``ltr eval``: ``gain 2^r-1,
+        discount 1/log2(i+1), @k beyond the list: over the list, no relevant: 0`` (under
+        ``no_relevant``, default the convention's)."""
+        policy = no_relevant or self.no_relevant
+        return (f"gain {self.gain_text()}, discount {self.discount_text()}, @k beyond the list: "
+                f"{_BEYOND_TEXT[self.beyond_list]}, no relevant: {_NO_RELEVANT_TEXT[policy]}")
+
+    def title(self, no_relevant: str | None = None) -> str:
+        """``paper (gain 2^r-1, ...)``: the name with :meth:`summary`."""
+        return f"{self.name} ({self.summary(no_relevant)})"
+
+    @property
+    def source(self) -> str:
+        """What the preset reproduces (the tool or script and its file)."""
+        return SOURCES.get(self.name, "")
+
     def describe(self) -> dict[str, Any]:
         """The convention as the manifest records it."""
         return {
             "convention": self.name,
-            "gain": "2^r - 1" if self.gain_table is None else {str(k): v for k, v in self.gain_table.items()},
+            "gain": ("2^r - 1" if self.gain_rule == "exp2" else "r") if self.gain_table is None
+            else {str(k): v for k, v in self.gain_table.items()},
             "discount": "1/log2(i+1)" if not self.letor_style else "1 at positions 1-2, then 1/log2(i)",
             "relevant": "label > threshold" if self.relevant is None else sorted(self.relevant),
             "k_beyond_list": BEYOND_LIST[self.beyond_list],
@@ -136,6 +187,9 @@ class Convention:
 
 
 CONVENTIONS: dict[str, Convention] = {name: Convention(name, **preset) for name, preset in PRESETS.items()}
+
+_BEYOND_TEXT = {"truncate": "over the list", "zero": "0", "omit": "left out"}
+_NO_RELEVANT_TEXT = {"zero": "0", "one": "1", "skip": "dropped"}
 
 
 def letor_discounts(n: int) -> np.ndarray:
@@ -202,9 +256,9 @@ class Measure:
     def kernel_row(self) -> tuple[float, float, float, float, float] | None:
         """This measure as a row of the compiled measures (``round_measures``,
         ``stacked_measures``): (kind code, cut-off (-1: whole list), threshold, no-relevant
-        value, 2^gmax); None when its kind has no kernel or the convention is not the
+        value, 2^gmax); None when its kind has no kernel or the convention's gain is not the
         paper's (the online kernels compute the paper's gain and relevance rule)."""
-        if self.info.kernel is None or self.conv.letor_style:
+        if self.info.kernel is None or not self.conv.paper_gain:
             return None
         k = -1.0 if self.k is None else float(self.k)
         return (float(self.info.kernel), k, self.threshold, self.none_value, 2.0 ** self.max_grade)

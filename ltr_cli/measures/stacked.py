@@ -24,7 +24,7 @@ import numpy as np
 from ltr_cli import kernels
 from ltr_cli.kernels import ahead
 from ltr_cli.measures.conventions import Convention, Measure, bind, default_metric_names, evaluate_query, letor_discounts
-from ltr_cli.measures.metrics import exp2_gain, log2_discount, no_relevant_value, rank_from_scores, row_scores
+from ltr_cli.measures.metrics import log2_discount, no_relevant_value, rank_from_scores, row_scores
 
 _TIES = {"input-order": 0, "reverse-input": 1, "pessimistic": 2}
 
@@ -163,9 +163,9 @@ def _table_kernel(s: np.ndarray, y: np.ndarray, offsets: np.ndarray, conv: Conve
         gain = conv.gains(y)
         rel = conv.relevance(y, threshold)
         zero_value = no_relevant_value(policy) if no_relevant else 0.0
-    else:
-        gain = exp2_gain(y)
-        rel = y > threshold
+    else:  # the convention's gain on real labels (2^r - 1, or r), relevant = label > threshold
+        gain = conv.gains(y)
+        rel = conv.relevance(y, threshold)
         zero_value = no_relevant_value(policy)
     size = max(longest, conv.positions, 1)
     return evaluate_queries(

@@ -36,7 +36,9 @@ runs past the end of the file), which is ignored: the previous record is the sta
 the next save overwrites the torn bytes. A complete record whose digest does not match is
 damage, and refused. The first save of a run writes a new file under a temporary name and
 renames it. Files live beside the run directory as ``.<run-id>.checkpoint`` and are
-deleted when the run completes.
+deleted when the run completes. A checkpoint found by a run without ``--resume`` (online, or
+a batch run's fold checkpoint) is kept with a one-line error unless ``--fresh``
+(:func:`keep_checkpoint`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import io
 import json
 import math
 import os
+import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.errors import LtrError
 from ltr_cli.protocols.learner_state import CheckpointInvalid, LearnerState, set_rng
 from ltr_cli.core.round_log import column_kinds, column_names
 
@@ -377,3 +381,23 @@ class Checkpointer:
 
 
 __all__ = ["FORMAT", "CheckpointInvalid", "Checkpointer", "LearnerState", "RunState"]
+
+
+def keep_checkpoint(path: Path, what: str, argv: list[str] | None, fresh: bool) -> None:
+    """A checkpoint that ``ltr run`` without ``--resume`` finds: deleted with ``--fresh``,
+    else kept with a one-line error saying how to continue or start over."""
+    if fresh:
+        path.unlink(missing_ok=True)
+        return
+    raise LtrError(f"{path}: an interrupted run of {what} left this checkpoint; continue it with: "
+                   f"{resume_command(argv)}, or start over with --fresh")
+
+
+def resume_command(argv: list[str] | None) -> str:
+    """The command line that continues this run: the same arguments with ``--resume``."""
+    import shlex
+
+    args = list(argv or sys.argv)[1:]
+    if "--resume" not in args:
+        args.append("--resume")
+    return " ".join(["ltr"] + [shlex.quote(a) for a in args])

@@ -10,16 +10,28 @@ the data files and each fold's log with its fingerprint.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ltr_cli.clicklog.signal import GenerateSpec
-from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.errors import LtrError
-from ltr_cli.protocols.cv_folds import Fold, folds_identity, named_split, open_folds
+from ltr_cli.protocols.cv_folds import Fold, FoldsPlan, folds_identity, named_split, open_folds
+
+
+@dataclass(frozen=True)
+class FoldLogsPlan:
+    """The fold logs of one batch config, as ``ltr clicks log`` resolves them: the
+    experiment, the learner whose ``clicks.generate`` block they follow and that block, and
+    where the folds come from (read without the binary cache)."""
+
+    experiment: str
+    learner: str
+    generate: GenerateSpec
+    folds: FoldsPlan
 
 
 def fold_training(fold: Fold, normalize: str) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[str]]:
@@ -31,42 +43,17 @@ def fold_training(fold: Fold, normalize: str) -> tuple[list[tuple[np.ndarray, np
     return train, ids
 
 
-def generating_learner(spec: ExperimentSpec, learner: str | None, where: str) -> tuple[str, GenerateSpec]:
-    """The learner whose ``clicks.generate`` the logs follow: ``learner``, else the first
-    that has one."""
-    def gen(name: str) -> GenerateSpec | None:
-        signal = getattr(spec.learners[name], "clicks", None)
-        return None if signal is None else signal.generate
-
-    if learner is not None:
-        if learner not in spec.learners:
-            raise LtrError(f"{where}: --learner {learner!r}: no such learner; the config has {', '.join(spec.learners)}")
-        found = gen(learner)
-        if found is None:
-            raise LtrError(f"{where}: learner {learner!r} has no clicks.generate block; give a learner that "
-                           "simulates its clicks")
-        return learner, found
-    for name in spec.learners:
-        found = gen(name)
-        if found is not None:
-            return name, found
-    raise LtrError(f"{where}: no learner has a clicks.generate block; add one (see docs/clicks.md)")
-
-
-def write_fold_logs(spec: ExperimentSpec, learner: str | None, out: Path, where: str) -> dict[str, Any]:
+def write_fold_logs(plan: FoldLogsPlan, out: Path) -> dict[str, Any]:
     """Write ``out/fold<N>.parquet`` for every fold and ``out/manifest.json``; returns the manifest."""
     from ltr_cli.clicklog.logfile import write_log
     from ltr_cli.learners.batch.click_data import fold_log, log_name
     from ltr_cli.outputs import replace_text
 
-    if spec.cv is None:
-        raise LtrError(f"{where}: ltr clicks log needs a batch (cv:) config with a registry dataset")
-    name, gen = generating_learner(spec, learner, where)
     if out.exists() and not out.is_dir():
         raise LtrError(f"--out {out}: is a file; give a folder for the fold logs")
-    folds = open_folds(spec, None)
+    folds = open_folds(plan.folds)
     out.mkdir(parents=True, exist_ok=True)
-    normalize = getattr(spec.dataset, "normalize", "none")
+    normalize, gen = plan.folds.dataset.normalize, plan.generate
     logs = []
     for fold in folds:
         train, ids = fold_training(fold, normalize)
@@ -76,7 +63,7 @@ def write_fold_logs(spec: ExperimentSpec, learner: str | None, out: Path, where:
         logs.append({"fold": fold.number, "file": path.name, "fingerprint": written["fingerprint"],
                      "sessions": int(sessions.session.max(initial=-1)) + 1, "clicks": int(sessions.click.sum()),
                      "source": meta["source"]})
-    manifest = {"experiment": spec.experiment, "learner": name, "generate": gen.model_dump(mode="json"),
+    manifest = {"experiment": plan.experiment, "learner": plan.learner, "generate": gen.model_dump(mode="json"),
                 "normalize": normalize, "data": folds_identity(folds), "logs": logs}
     replace_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest

@@ -7,17 +7,31 @@ objects opened like an online run's data, so they are read through the same bina
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ltr_cli.config.experiment import ExperimentSpec, RegistryData
+from ltr_cli.config.datasets import RegistryData
 from ltr_cli.data.registry import get_dataset
 from ltr_cli.data.sources import QuerySource, open_source
 
 SPLITS = ("train", "vali", "test")
+
+
+@dataclass(frozen=True)
+class FoldsPlan:
+    """Where a batch experiment's folds come from, as the run plan resolves it: the registry
+    ``dataset`` (its ``folds``, else all the dataset has), the split each role reads
+    (``splits``: ``cv.splits``, role -> split), the experiment's ``seed`` and the binary
+    cache folder (None: off)."""
+
+    dataset: RegistryData
+    splits: Mapping[str, str]
+    seed: int
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -30,17 +44,16 @@ class Fold:
     test: QuerySource
 
 
-def open_folds(spec: ExperimentSpec, cache_dir: Path | None = None) -> list[Fold]:
+def open_folds(plan: FoldsPlan) -> list[Fold]:
     """The folds a ``cv:`` experiment reads, in order (``dataset.folds``, else all)."""
-    ds, cv = spec.dataset, spec.cv
-    assert isinstance(ds, RegistryData) and cv is not None
+    ds = plan.dataset
     info = get_dataset(ds.name)
     numbers: list[int | None] = list(ds.folds or info.folds) or [None]
     folds = []
     for number in numbers:
-        sources = [open_source(ds.model_copy(update={"split": cv.splits[split],
+        sources = [open_source(ds.model_copy(update={"split": plan.splits[split],
                                                       "folds": None if number is None else [number]}),
-                               spec.seed, cache_dir)
+                               plan.seed, plan.cache_dir)
                    for split in SPLITS]
         folds.append(Fold(number, *sources))
     return folds

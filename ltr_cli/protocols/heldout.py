@@ -35,10 +35,6 @@ def column(metric: str) -> str:
     return PREFIX + metric
 
 
-def is_heldout_column(name: str) -> bool:
-    return name.startswith(PREFIX)
-
-
 @dataclass
 class Heldout:
     """The held-out queries stacked: rows ``X`` (N, d) float64, labels ``y`` (N,), query q

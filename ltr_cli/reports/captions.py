@@ -71,32 +71,77 @@ def _files(run: Any) -> list[str]:
     return []
 
 
-def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, bool]:
-    """``(what the runs read, partial)``: ``"MSLR-WEB10K sample (43 queries)"`` (with
-    ``of_total``: ``(43 of 10,000 queries)``) and True for a partial read of a registry
-    dataset, the dataset's name for a full read, the file names for files the registry
-    does not know; for generated data shaped like a dataset (files ``ltr data synth``
-    marked, or a ``kind: shaped`` generator) ``"generated, shaped like LETOR 2.0 OHSUMED
-    (100 queries)"`` and True, never the dataset's name; None for other generated data."""
+@dataclass(frozen=True)
+class DataRead:
+    """What runs read, decided once for figures and tables: ``kind`` ``generated`` (data
+    shaped like the dataset ``name``, a registry title), ``sample`` (a partial read of the
+    registry dataset ``name``: ``read`` of its ``total`` queries), ``full`` (all of it),
+    ``files`` (files the registry does not know, ``name`` their names) or ``unknown``
+    (other generated data)."""
+
+    kind: str
+    name: str = ""
+    read: int | None = None
+    total: int | None = None
+    files: tuple[str, ...] = ()
+
+
+def data_read(runs: list[Any]) -> DataRead:
+    """What ``runs`` read (:class:`DataRead`): generated data (files ``ltr data synth`` marked,
+    or a ``kind: shaped`` generator), else a registry dataset read in full (at least
+    :data:`FULL_SHARE` of its queries) or in part, else the files the registry does not know."""
     if not runs:
-        return None, False
+        return DataRead("unknown")
+    read = [q for q in (queries_read(r) for r in runs) if q is not None]
+    most = max(read) if read else None
     shaped = generated_data(getattr(runs[0], "manifest", None))
     if shaped is not None:
-        read = [q for q in (queries_read(r) for r in runs) if q is not None]
-        return f"generated, shaped like {_short(shaped)}" + (f" ({max(read):,} queries)" if read else ""), True
+        return DataRead("generated", shaped, most)
     name, info = _dataset(runs[0])
     if info is not None:
-        short = SHORT_NAMES.get(name, info.title)
-        read = [q for q in (queries_read(r) for r in runs) if q is not None]
         total = getattr(info, "queries", None)
-        if read and isinstance(total, int) and max(read) < FULL_SHARE * total:
-            return f"{short} sample ({max(read):,}{f' of {total:,}' if of_total else ''} queries)", True
-        return short, False
+        if most is not None and isinstance(total, int) and most < FULL_SHARE * total:
+            return DataRead("sample", name, most, total)
+        return DataRead("full", name, most, total if isinstance(total, int) else None)
     files = _files(runs[0])
     if files:
-        text = ", ".join(files)
-        return (text if len(text) <= _MAX_TITLE else f"{files[0]} and {count(len(files) - 1, 'more file')}"), True
+        return DataRead("files", name, most, files=tuple(files))
+    return DataRead("unknown", name)
+
+
+def data_title(runs: list[Any], of_total: bool = False) -> tuple[str | None, bool]:
+    """``(what the runs read, partial)`` for a figure (:func:`data_read`):
+    ``"MSLR-WEB10K sample (43 queries)"`` (with ``of_total``: ``(43 of 10,000 queries)``)
+    and True for a partial read of a registry dataset, the dataset's name for a full read,
+    the file names for files the registry does not know; for generated data shaped like a
+    dataset ``"generated, shaped like LETOR 2.0 OHSUMED (100 queries)"`` and True, never the
+    dataset's name; None for other generated data."""
+    from ltr_cli.data.registry import DATASETS
+
+    seen = data_read(runs)
+    if seen.kind == "generated":
+        return f"generated, shaped like {_short(seen.name)}" + (f" ({seen.read:,} queries)" if seen.read else ""), True
+    if seen.kind in ("sample", "full"):
+        short = SHORT_NAMES.get(seen.name, DATASETS[seen.name].title)
+        if seen.kind == "sample":
+            return f"{short} sample ({seen.read:,}{f' of {seen.total:,}' if of_total else ''} queries)", True
+        return short, False
+    if seen.kind == "files":
+        text = ", ".join(seen.files)
+        return (text if len(text) <= _MAX_TITLE else f"{seen.files[0]} and {count(len(seen.files) - 1, 'more file')}"), True
     return None, False
+
+
+def table_dataset(runs: list[Any]) -> str:
+    """A table's dataset cell for ``runs`` (:func:`data_read`, as the figures decide it): the
+    registry name, ``mslr-web10k sample (43 of 10,000 queries)`` for a partial read,
+    ``generated, shaped like <dataset>`` for generated data, else the name the runs record."""
+    seen = data_read(runs)
+    if seen.kind == "generated":
+        return f"generated, shaped like {seen.name}"
+    if seen.kind == "sample":
+        return f"{seen.name} sample ({seen.read:,} of {seen.total:,} queries)"
+    return seen.name or (str(runs[0].summary.get("dataset", "")) if runs else "")
 
 
 def _short(title: str) -> str:
@@ -152,3 +197,43 @@ def write_caption(out_dir: Path, stem: str, heading: list[str], curves: list[Cur
         path.write_text(text, encoding="utf-8")
 
     return write_file(out_dir, f"{stem}.caption.txt", save)
+
+
+def run_convention(run: Any) -> str | None:
+    """The convention a run's metrics were computed under, with its rules: ``paper (gain
+    2^r-1, discount 1/log2(i+1), @k beyond the list: over the list, no relevant: 0)``. A
+    batch run's ``cv.convention`` (its ``summary.json``) under the preset's no-relevant
+    value; an online run's ``metrics.convention`` and ``metrics.no_relevant`` (its
+    config). None when the run records none this version knows."""
+    from ltr_cli.core.convention_table import NO_RELEVANT_POLICIES
+    from ltr_cli.measures.conventions import CONVENTIONS
+
+    summary = run.summary if isinstance(run.summary, dict) else {}
+    if summary.get("protocol") == "batch-cv":
+        name, policy = summary.get("convention"), None
+    else:
+        metrics = run.config.get("metrics") if isinstance(run.config, dict) else None
+        metrics = metrics if isinstance(metrics, dict) else {}
+        name, policy = metrics.get("convention", "paper"), metrics.get("no_relevant", "zero")
+    if not isinstance(name, str) or name not in CONVENTIONS:
+        return None
+    return CONVENTIONS[name].title(policy if policy in NO_RELEVANT_POLICIES else None)
+
+
+def conventions_line(rows: list[dict[str, Any]]) -> str | None:
+    """One line naming the conventions of table rows (their ``convention`` and
+    ``experiment``): ``Convention: paper (gain ...)``, or with several ``Conventions:
+    letor3 (...) in exp_a; paper (...) in exp_b``; None when no row has one."""
+    by: dict[str, list[str]] = {}
+    for row in rows:
+        text = row.get("convention")
+        if isinstance(text, str) and text:
+            seen = by.setdefault(text, [])
+            experiment = str(row.get("experiment", ""))
+            if experiment and experiment not in seen:
+                seen.append(experiment)
+    if not by:
+        return None
+    if len(by) == 1:
+        return f"Convention: {next(iter(by))}."
+    return "Conventions: " + "; ".join(f"{text} in {', '.join(where)}" for text, where in by.items()) + "."

@@ -7,9 +7,10 @@ What is paired:
   is the same query of the same fold under two learners;
 * online runs: the seeds; a seed's value is the report's headline, the mean of the
   time-averaged curve over the last ten rounds (``last10``), and a pair is one seed under
-  two learners. For ``heldout_<metric>`` (runs with a ``heldout:`` set, e.g. click runs'
-  offline NDCG), a seed's value is the metric's last held-out evaluation, the report's
-  ``heldout_last``.
+  two learners. With ``on="heldout"`` (or the metric ``heldout_<metric>``; runs with a
+  ``heldout:`` set, e.g. click runs' offline NDCG), a seed's value is the metric's last
+  held-out evaluation, the report's ``heldout_last``; with ``on="cumulative"`` (click runs)
+  the discounted cumulative online value, the report's ``discounted_cumulative``.
 
 A learner is what ``ltr report`` shows as one row: the runs of one learner with the same
 settings (its seeds), named by the learner and, when it was run with several settings, by
@@ -37,9 +38,10 @@ import numpy as np
 
 from ltr_cli.errors import LtrError
 from ltr_cli.measures.registry import parse_metric
-from ltr_cli.reports.click_runs import HELDOUT, final_heldout
+from ltr_cli.reports.captions import conventions_line, run_convention
+from ltr_cli.reports.click_runs import HELDOUT, discounted_cumulative, final_heldout
 from ltr_cli.reports.run_labels import differing_settings, with_settings
-from ltr_cli.reports.significance import ALPHA, RESAMPLES, SEED, TESTS, Paired, holm, paired_test
+from ltr_cli.reports.significance import ADJUSTMENTS, ALPHA, Paired, adjust, paired_test
 from ltr_cli.results.folders import Run, group_seeds
 
 BATCH = "batch-cv"
@@ -65,13 +67,31 @@ class Learner:
         return self.key[0]
 
 
+#: what a unit's value is: ``test`` a batch run's test query, ``online`` a seed's last10
+#: (the time-averaged online curve over the last ten rounds), ``heldout`` a seed's last
+#: held-out evaluation, ``cumulative`` a click run's discounted cumulative online value
+ON = ("test", "online", "heldout", "cumulative")
+
+
 @dataclass
 class Row:
     experiment: str
     a: str
     b: str
     result: Paired
-    p_holm: float | None = None
+    #: p adjusted for the number of comparisons (``Comparison.adjustment``)
+    p_adjusted: float | None = None
+
+    @property
+    def p_holm(self) -> float | None:
+        return self.p_adjusted
+
+    def significant(self, alpha: float) -> str | None:
+        """The name of the learner significantly better than the other (adjusted p below
+        ``alpha``, higher mean), or None."""
+        if self.p_adjusted is None or self.p_adjusted >= alpha or not self.result.mean_difference:
+            return None
+        return self.a if self.result.mean_difference > 0 else self.b
 
 
 @dataclass
@@ -80,6 +100,13 @@ class Comparison:
     test: str
     protocol: str
     rows: list[Row]
+    on: str = "test"
+    adjustment: str = "holm"
+    alpha: float = ALPHA
+    #: every learner compared, with its values (the table's means and intervals)
+    found: list[Learner] = field(default_factory=list)
+    #: the line naming the runs' conventions with their rules (``Convention: ...``)
+    convention: str | None = None
 
 
 def metric_name(metric: str) -> str:
@@ -92,6 +119,23 @@ def metric_name(metric: str) -> str:
         raise LtrError(f"--metric: {exc}; 'ltr list' shows the metrics") from None
 
 
+def resolve_on(metric: str, on: str | None, protocol: str) -> tuple[str, str]:
+    """``(metric, on)``: the metric without a ``heldout_`` prefix (which means ``--on
+    heldout``) and what a unit's value is (:data:`ON`; default: ``test`` for batch runs,
+    ``online`` for online runs); a value that does not fit the runs is a one-line error."""
+    if metric.startswith(HELDOUT):
+        if on not in (None, "heldout"):
+            raise LtrError(f"--metric {metric} is a held-out metric; it does not combine with --on {on}")
+        metric, on = metric.removeprefix(HELDOUT), "heldout"
+    on = on or ("test" if protocol == BATCH else "online")
+    if protocol == BATCH and on != "test":
+        raise LtrError(f"--on {on}: batch (cv:) runs are compared on their test queries; give --on test")
+    if protocol != BATCH and on == "test":
+        raise LtrError("--on test: online runs have no test queries; give --on online (the report's last10), "
+                       "heldout (the last held-out evaluation) or cumulative (click runs' discounted cumulative value)")
+    return metric, on
+
+
 def protocol_of(runs: list[Run]) -> str:
     """``batch-cv`` or ``online``; runs of both kinds are refused."""
     kinds = {BATCH if r.summary.get("protocol") == BATCH else ONLINE for r in runs}
@@ -102,11 +146,15 @@ def protocol_of(runs: list[Run]) -> str:
 
 
 def learners(runs: list[Run], metric: str, strict: bool = True,
-             tables: dict[Path, Any] | None = None) -> list[Learner]:
-    """Every learner of ``runs`` with its values of ``metric`` (a canonical name), in the
-    report's order; a run without the metric is a one-line error, and so is a batch run
-    without per-query values unless ``strict`` is False (its learner's values are None).
-    ``tables``: the per-query tables read so far, by run folder (filled in)."""
+             tables: dict[Path, Any] | None = None, on: str | None = None) -> list[Learner]:
+    """Every learner of ``runs`` with its values of ``metric`` (a canonical name; ``heldout_``
+    before it: the last held-out evaluation), in the report's order; ``on``: what an online
+    seed's value is (:data:`ON`, default ``online``). A run without the metric is a
+    one-line error, and so is a batch run without per-query values unless ``strict`` is
+    False (its learner's values are None). ``tables``: the per-query tables read so far, by
+    run folder (filled in)."""
+    if on == "heldout" and not metric.startswith(HELDOUT):
+        metric = HELDOUT + metric
     groups = sorted(group_seeds(runs).items())
     names = _names([(key, members) for key, members in groups])
     out = []
@@ -114,7 +162,7 @@ def learners(runs: list[Run], metric: str, strict: bool = True,
         members = sorted(members, key=lambda r: r.path.name)
         batch = members[0].summary.get("protocol") == BATCH
         values = _query_values(members, metric, strict, {} if tables is None else tables) if batch \
-            else _seed_values(members, metric)
+            else _cumulative_values(members, metric) if on == "cumulative" else _seed_values(members, metric)
         data: dict[Hashable, str | None] = {}
         for run in members:
             for part, digest in data_parts(run).items():
@@ -193,6 +241,20 @@ def _seed_values(members: list[Run], metric: str) -> dict[Hashable, float]:
         value = (stats[metric] or {}).get("last10_mean_of_time_average")
         if isinstance(value, float) and np.isfinite(value):
             values[run.summary.get("seed")] = value
+    return values
+
+
+def _cumulative_values(members: list[Run], metric: str) -> dict[Hashable, float]:
+    """Each seed's discounted cumulative online value of ``metric`` (click runs)."""
+    values: dict[Hashable, float] = {}
+    for run in members:
+        if metric not in run.summary.get("metrics", {}):
+            raise LtrError(f"{run.path}: no metric {metric!r} (it has {', '.join(run.summary.get('metrics', {})) or 'none'})")
+        value = discounted_cumulative(run, metric)
+        if value is None:
+            raise LtrError(f"{run.path}: no discounted cumulative value of {metric} (not a click run); "
+                           "--on online or heldout")
+        values[run.summary.get("seed")] = value
     return values
 
 
@@ -294,12 +356,16 @@ def test_pair(a: Learner, b: Learner, test: str, kind: str) -> Paired:
     return result
 
 
-def compare(runs: list[Run], metric: str, test: str = "t") -> Comparison:
-    """Every pair of learners of each experiment, tested by ``test`` on ``metric``, with
-    Holm's adjustment over all the comparisons that have a p-value."""
-    metric = metric_name(metric)
+def compare(runs: list[Run], metric: str, test: str = "t", on: str | None = None, adjustment: str = "holm",
+            alpha: float = ALPHA) -> Comparison:
+    """Every pair of learners of each experiment, tested by ``test`` on ``metric`` (values
+    :data:`ON` ``on``), with ``adjustment`` (:data:`~ltr_cli.reports.significance.ADJUSTMENTS`)
+    over all the comparisons that have a p-value; ``alpha``: the level of the table's marks."""
+    if adjustment not in ADJUSTMENTS:
+        raise LtrError(f"--adjust {adjustment!r}: one of {', '.join(ADJUSTMENTS)}")
     protocol = protocol_of(runs)
-    found = learners(runs, metric)
+    metric, on = resolve_on(metric_name(metric), on, protocol)
+    found = learners(runs, metric, on=on)
     kind = "fold" if protocol == BATCH else "seed"
     rows = [Row(a.experiment, a.name, b.name, test_pair(a, b, test, kind))
             for i, a in enumerate(found) for b in found[i + 1:] if a.experiment == b.experiment]
@@ -307,60 +373,8 @@ def compare(runs: list[Run], metric: str, test: str = "t") -> Comparison:
         shown = ", ".join(sorted({f"{x.experiment}: {x.name}" for x in found}))
         raise LtrError(f"nothing to compare: every experiment has one learner ({shown}); give the runs "
                        "of at least two learners of one experiment")
-    for row, p in zip(rows, holm([r.result.p for r in rows])):
-        row.p_holm = p
-    return Comparison(metric, test, protocol, rows)
-
-
-def _unit(c: Comparison) -> str:
-    if c.protocol == BATCH:
-        return "the test queries of every fold, pooled (a pair: one query under both learners)"
-    if c.metric.startswith(HELDOUT):
-        return "the seeds (a pair: one seed under both learners; a seed's value: the last held-out evaluation, " \
-               "the report's heldout_last)"
-    return "the seeds (a pair: one seed under both learners; a seed's value: mean of the time-averaged curve " \
-           "over the last ten rounds, the report's last10)"
-
-
-def _header(c: Comparison) -> str:
-    how = TESTS[c.test] + " (two-sided)"
-    if c.test == "randomization":
-        how += f", {RESAMPLES} random swaps within pairs, seed {SEED} (every swap when there are fewer)"
-    return f"{c.metric}: {how} over {_unit(c)}; mean_diff = a - b"
-
-
-def _p(p: float | None) -> str:
-    if p is None:
-        return "-"
-    return f"{p:.1e}" if p < 1e-4 else f"{p:.4f}"
-
-
-def _stat(v: float | None) -> str:
-    return "-" if v is None else f"{v:.4g}"
-
-
-def render_text(c: Comparison) -> str:
-    head = ["experiment", "a", "b", "n", "mean_diff", "statistic", "p", "p_holm", "note"]
-    body = [[r.experiment, r.a, r.b, str(r.result.n),
-             "-" if r.result.mean_difference is None else f"{r.result.mean_difference:+.4f}",
-             _stat(r.result.statistic), _p(r.result.p), _p(r.p_holm), r.result.note] for r in c.rows]
-    widths = [max(len(line[j]) for line in [head, *body]) for j in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [head, *body]]
-    tested = sum(1 for r in c.rows if r.result.p is not None)
-    note = (f"{len(c.rows)} pair{'s' * (len(c.rows) != 1)} of learners, {tested} with a p-value: p_holm is p "
-            f"adjusted by Holm's method for these {tested} comparisons; a difference is significant at {ALPHA:g} "
-            f"when p_holm < {ALPHA:g} (p alone does not allow for the number of comparisons).")
-    return "\n".join([_header(c), *lines, note]) + "\n"
-
-
-def to_json(c: Comparison) -> str:
-    out: dict[str, Any] = {
-        "metric": c.metric, "test": c.test, "test_name": TESTS[c.test], "alternative": "two-sided",
-        "protocol": c.protocol, "unit": "query" if c.protocol == BATCH else "seed",
-        "comparisons": sum(1 for r in c.rows if r.result.p is not None), "adjustment": "holm",
-        **({"resamples": RESAMPLES, "seed": SEED} if c.test == "randomization" else {}),
-        "pairs": [{"experiment": r.experiment, "a": r.a, "b": r.b, "n": r.result.n,
-                   "mean_difference": r.result.mean_difference, "statistic": r.result.statistic,
-                   "p": r.result.p, "p_holm": r.p_holm, "note": r.result.note or None} for r in c.rows],
-    }
-    return json.dumps(out, indent=2, allow_nan=False) + "\n"
+    for row, p in zip(rows, adjust([r.result.p for r in rows], adjustment)):
+        row.p_adjusted = p
+    shown = HELDOUT + metric if on == "heldout" else metric
+    said = conventions_line([{"convention": run_convention(r), "experiment": r.experiment} for r in runs])
+    return Comparison(shown, test, protocol, rows, on, adjustment, alpha, found, said)

@@ -24,6 +24,7 @@ import math
 from typing import Any
 
 from ltr_cli.measures.registry import display_name, is_metric_name
+from ltr_cli.reports.captions import conventions_line
 
 _ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -163,13 +164,22 @@ def to_latex(rows: list[dict[str, Any]], columns: list[str], note: str | None = 
         values = [display_name(r[c]) if c == "metric" and isinstance(r.get(c), str) else r.get(c) for c in shown]
         lines.append(" & ".join(cell(v, c in marked, (i, c) in best, notes.get((i, c), ""))
                                 for c, v in zip(shown, values)) + r" \\")
-    lines += [r"\bottomrule", *footnotes, r"\end{tabular}"]
+    lines += [r"\bottomrule", *footnotes, *_footnote(conventions_line(rows), len(shown)), r"\end{tabular}"]
     return "\n".join(lines + _comments(rows, columns, note)) + "\n"
 
 
-def pivot_to_latex(header_groups: list[tuple[str, list[str]]], rows: list[tuple[str, list[Any]]]) -> str:
+def _footnote(text: str | None, span: int) -> list[str]:
+    """A footnote row under ``\\bottomrule`` spanning ``span`` columns (none for no text)."""
+    if not text:
+        return []
+    return [rf"\multicolumn{{{span}}}{{@{{}}p{{0.9\linewidth}}@{{}}}}{{\footnotesize {escape(text)}}} \\"]
+
+
+def pivot_to_latex(header_groups: list[tuple[str, list[str]]], rows: list[tuple[str, list[Any]]],
+                   conventions: str | None = None) -> str:
     """The pivot: ``header_groups`` (dataset, its metrics) left to right, ``rows`` (learner,
-    values); the best value of each column bold (when two or more learners have one)."""
+    values); the best value of each column bold (when two or more learners have one);
+    ``conventions``: the line naming the conventions, a footnote row."""
     n = sum(len(metrics) for _, metrics in header_groups)
     lines = [rf"\begin{{tabular}}{{l{'r' * n}}}", r"\toprule"]
     spans, rules, col = [], [], 2
@@ -190,5 +200,5 @@ def pivot_to_latex(header_groups: list[tuple[str, list[str]]], rows: list[tuple[
         lines.append(escape(learner) + " & " + " & ".join(
             cell(v, bold=tops[j] is not None and _number(v) and float(v) == tops[j]) for j, v in enumerate(values))
             + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [r"\bottomrule", *_footnote(conventions, n + 1), r"\end{tabular}"]
     return "\n".join(lines) + "\n"

@@ -34,10 +34,10 @@ def _generate(run: Run) -> dict[str, Any] | None:
 
 
 def _setting(gen: dict[str, Any]) -> str:
-    from ltr_cli.clicks.spec import DEFAULT_ETA, EXAMINING
+    from ltr_cli.clicks.spec import DEFAULT_ETA, takes_eta
 
     eta = gen.get("eta")
-    if eta is None and gen.get("model") in EXAMINING:  # the examining models' default
+    if eta is None and isinstance(gen.get("model"), str) and takes_eta(gen["model"]):  # the default exponent
         eta = DEFAULT_ETA
     return f"{gen.get('model')}" + ("" if eta is None else f", eta {eta:g}")
 

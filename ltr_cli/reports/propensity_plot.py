@@ -1,7 +1,6 @@
 """What ``ltr clicks propensity LOG --plot DIR`` draws: the estimated examination propensities
 per position, relative to position 1, with 95% intervals (estimate +- 1.96 standard errors,
-the estimator's own uncertainty: the delta method for randomisation, a bootstrap over queries
-for EM), and, dashed, the true relative propensities when the log's click model examines by
+the bootstrap's over sessions; a position without one has no interval), and, dashed, the true relative propensities when the log's click model examines by
 position alone (PBM, ULTRA's table, trust bias), so an estimator can be seen to recover them.
 
 Writes ``<log stem>_propensity.png`` / ``.pdf`` and ``.caption.txt`` inside the folder given.
@@ -14,22 +13,23 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.pbm import examination
-from ltr_cli.clicks.trust import table_examination
+from ltr_cli.clicks.base import CLICK_MODELS
 from ltr_cli.reports.captions import Curve, write_caption
 from ltr_cli.reports.figures import EXTS, check_outputs, make_folder, new_figure, pyplot, save, set_title
 from ltr_cli.reports.plot_style import FigureOptions
 
-#: the click-model kinds whose examination depends on the position only -> their curve
-EXAMINATION = {"pbm": examination, "ultra-pbm": table_examination, "trust-bias": table_examination}
-
 
 def true_relative(model: dict[str, Any] | None, n: int) -> np.ndarray | None:
     """The true p_k / p_1 for positions 1..n of a log simulated by ``model`` (its
-    ``describe()`` record), or None when its examination is not a function of the position."""
-    if not isinstance(model, dict) or model.get("kind") not in EXAMINATION:
+    ``describe()`` record, whose ``kind`` names a click model of the registry), or None when
+    that model's examination is not a function of the position (its ``examination``)."""
+    kind = model.get("kind") if isinstance(model, dict) else None
+    if not isinstance(kind, str) or kind not in CLICK_MODELS.names() or kind not in CLICK_MODELS:
         return None
-    curve = EXAMINATION[model["kind"]](n, float(model.get("eta", 1.0)))
+    examination = CLICK_MODELS[kind].examination
+    if examination is None:
+        return None
+    curve = examination(n, float(model.get("eta", 1.0)))  # type: ignore[union-attr]
     return curve / curve[0]
 
 
@@ -64,7 +64,8 @@ def plot_propensity(rec: dict[str, Any], model: dict[str, Any] | None, out_dir: 
         make_folder(out_dir)
         written = save(fig, out_dir, f"{stem}_propensity")
         plt.close(fig)
-    curves = [Curve(f"estimate ({rec.get('method', '')})", [str(rec.get("uncertainty", "")), "bars: 95% intervals"])]
+    curves = [Curve(f"estimate ({rec.get('method', '')})", [str(rec.get("uncertainty", "")), "bars: 95% intervals",
+                                                             *map(str, rec.get("notes") or [])])]
     if truth is not None and model is not None:
         curves.append(Curve("truth", [f"the log's click model {model.get('model')}, eta {model.get('eta')}",
                                       ", ".join(f"{v:.3f}" for v in truth)]))

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.data.provenance import generated_data
+from ltr_cli.reports.captions import conventions_line, run_convention
 from ltr_cli.reports.click_runs import click_model, discounted_cumulative, final_heldout
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
 from ltr_cli.reports.paper_numbers import config_paper, other_protocol, paper_value, printed_elsewhere, run_protocol
@@ -51,7 +51,7 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 paper_value(named, dataset, role, metric) is not None else []
             rows.append({
                 "experiment": experiment,
-                "dataset": dataset_cell(seeds[0]),
+                "dataset": dataset_cell(seeds),
                 "learner": learner,
                 "label": seeds[0].label,
                 "settings": describe_settings(differ),
@@ -75,6 +75,7 @@ def report_rows(runs: list[Run]) -> list[dict[str, Any]]:
                              if elsewhere else ""),
                 "notes": "; ".join(_notes(seeds)),
                 "runs": " ".join(sorted(r.path.name for r in seeds)),
+                "convention": run_convention(seeds[0]),
             })
     return rows
 
@@ -102,11 +103,13 @@ def report_columns(rows: list[dict[str, Any]]) -> list[str]:
     return COLUMNS[:at] + extra + COLUMNS[at:]
 
 
-def dataset_cell(run: Run) -> str:
-    """A row's dataset: its name, or ``generated, shaped like <dataset>`` for generated data
-    (:func:`ltr_cli.data.provenance.generated_data`)."""
-    shaped = generated_data(run.manifest)
-    return f"generated, shaped like {shaped}" if shaped is not None else str(run.summary.get("dataset", ""))
+def dataset_cell(runs: list[Run]) -> str:
+    """A row's dataset, as the figures name it (:func:`ltr_cli.reports.captions.table_dataset`):
+    its name, ``<name> sample (<read> of <all> queries)`` for a partial read of a registry
+    dataset, ``generated, shaped like <dataset>`` for generated data."""
+    from ltr_cli.reports.captions import table_dataset
+
+    return table_dataset(runs)
 
 
 def _settings_by_group(groups: list[list[Run]]) -> list[dict[str, Any]]:
@@ -159,6 +162,7 @@ def selection_rows(choices: list[Any], metric: str, window: int) -> list[dict[st
             "score_std": float(np.std(c.scores, ddof=1)) if len(c.scores) > 1 else None,
             "score_min": min(c.scores),
             "score_max": max(c.scores),
+            "convention": run_convention(c.runs[0]),
         })
     return rows
 
@@ -180,13 +184,26 @@ def _batch_metrics(runs: list[Run]) -> list[str]:
     return names
 
 
+def _spread_metrics(runs: list[Run]) -> tuple[str, ...]:
+    """The test metrics whose spread over folds the batch table shows: MAP and NDCG@3 (the
+    papers' headline metrics) and each run's selection metric (``cv.select_by``)."""
+    chosen = list(_WITH_SPREAD)
+    for run in runs:
+        selected = str(run.summary.get("selected_by", ""))
+        name = selected.removeprefix("vali ") if selected.startswith("vali ") else ""
+        if name in run.summary.get("metrics", {}) and name not in chosen:
+            chosen.append(name)
+    return tuple(chosen)
+
+
 def batch_columns(runs: list[Run]) -> list[str]:
     """The batch table's columns: the runs' test metrics by their one spelling, the spread
-    over folds beside MAP and NDCG@3, and the paper's numbers (:data:`BATCH_COLUMNS` for
-    the default test metrics)."""
+    over folds beside MAP, NDCG@3 and the selection metric (:func:`_spread_metrics`), and
+    the paper's numbers (:data:`BATCH_COLUMNS` for the default test metrics, selected by MAP)."""
     cols = list(_BATCH_HEAD)
+    spread = _spread_metrics(runs)
     for metric in _batch_metrics(runs):
-        cols += [metric] + ([f"{metric}_std"] if metric in _WITH_SPREAD else [])
+        cols += [metric] + ([f"{metric}_std"] if metric in spread else [])
     return cols + _BATCH_TAIL
 
 
@@ -195,14 +212,16 @@ BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "ap", "ap
 
 
 def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """Batch (k-fold) runs: test metrics averaged over folds, the spread of the headline
-    metrics over folds (sample standard deviation of the per-fold test values), and the
+    """Batch (k-fold) runs: test metrics averaged over folds, the spread over folds (sample
+    standard deviation of the per-fold test values) of the headline metrics and the
+    selection metric, and the
     direct-optimisation paper's Table 2 (MAP) and Table 3 (NDCG@3) numbers beside them. A
     learner the paper has no row for, on the paper's data, is marked "not in the paper"
     and compared with nothing."""
     from ltr_cli.reports.paper_numbers import batch_paper_value, in_batch_paper
 
     names = _batch_metrics(runs)
+    spread = _spread_metrics(runs)
     rows = []
     for run in sorted(runs, key=lambda r: (r.experiment, str(r.summary.get("learner")))):
         s = run.summary
@@ -213,11 +232,11 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         verdict = None if degenerate or named != "direct-optimisation" else direct_optimisation_verdict(run)
         extra = verdict is not None and not in_batch_paper(role)
         rows.append({
-            "experiment": run.experiment, "dataset": dataset_cell(run), "learner": s.get("learner"),
+            "experiment": run.experiment, "dataset": dataset_cell([run]), "learner": s.get("learner"),
             "label": run.label, "folds": len(s.get("folds", [])),
             # a degenerate model's numbers measure the file order, never the method
             **{k: None if degenerate else m.get(k) for k in names},
-            **{f"{k}_std": None if degenerate else _fold_std(run, k) for k in names if k in _WITH_SPREAD},
+            **{f"{k}_std": None if degenerate else _fold_std(run, k) for k in names if k in spread},
             "paper_ap": None if extra else batch_paper_value(dataset, role, "ap", named),
             "paper_ndcg@3": None if extra else batch_paper_value(dataset, role, "ndcg@3", named),
             "vs_paper": (f"degenerate model (constant scores, file order) in "
@@ -226,6 +245,7 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
                          else f"not in the paper: its tables have no {role} row, nothing to compare" if extra
                          else "" if verdict is None else verdict.text()),
             "runs": run.path.name,
+            "convention": run_convention(run),
         })
     return rows
 
@@ -266,9 +286,11 @@ def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None, no
     rule = "|" + "|".join("---" for _ in cols) + "|"
     body = ["| " + " | ".join((_fmt(r[c]) + (MARK if c in r.get("marked", ()) else "")).replace("|", "\\|")
                               for c in cols) + " |" for r in rows]
+    said = conventions_line(rows)
+    conv = f"\n{said}\n" if said else ""
     if not (columns is None if note is None else note):
-        return "\n".join([head, rule, *body]) + "\n"
-    text = ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
+        return "\n".join([head, rule, *body]) + "\n" + conv
+    text = conv + ("\n`last10`: mean of the time-averaged curve over the last ten rounds (the perceptron "
             "paper's statistic), averaged over seeds, with its spread over seeds "
             "(`last10_std`, `_min`, `_max`); `paper`: the number printed in the paper, where "
             "there is one; `notes`: weights that became NaN (the authors' numerics), SmoothDCG's "
@@ -285,7 +307,9 @@ def to_markdown(rows: list[dict[str, Any]], columns: list[str] | None = None, no
 def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None, note: bool | None = None) -> str:
     """A CSV table of ``columns`` (default :data:`COLUMNS`); ``note`` is :func:`to_markdown`'s
     (a CSV file carries no notes)."""
-    cols = columns or COLUMNS
+    cols = list(columns or COLUMNS)
+    if any(r.get("convention") for r in rows) and "convention" not in cols:  # a CSV file carries no notes
+        cols.insert(cols.index("vs_paper") if "vs_paper" in cols else len(cols), "convention")
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     writer.writeheader()

@@ -21,7 +21,7 @@ from typing import Any
 
 from ltr_cli import __version__
 from ltr_cli.measures.registry import display_name
-from ltr_cli.reports.captions import data_title
+from ltr_cli.reports.captions import conventions_line, data_title
 from ltr_cli.reports.report import batch_columns, batch_rows, report_columns, report_rows
 from ltr_cli.results.folders import Run
 from ltr_cli.core.yamlio import dump_yaml
@@ -43,11 +43,25 @@ img{max-width:100%;height:auto}.note{background:#fff7e0;border-left:4px solid #e
 
 def _online_shown(rows: list[dict[str, Any]]) -> list[str]:
     """The text report's columns, less those that are the same for a whole experiment section."""
-    return [c for c in report_columns(rows) if c not in ("experiment", "dataset")]
+    return [c for c in report_columns(rows) if c not in ("experiment", "dataset", "convention")]
 
 
 def _batch_shown(batch: list[Run]) -> list[str]:
-    return [c for c in batch_columns(batch) if c not in ("experiment", "dataset")]
+    return [c for c in batch_columns(batch) if c not in ("experiment", "dataset", "convention")]
+
+
+def _with_dataset(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
+    """``columns`` with the dataset first when a row's data is not the dataset in full (a
+    sample, generated data): the table says so itself, as the section's note."""
+    partial = any(" sample (" in str(r.get("dataset", "")) or str(r.get("dataset", "")).startswith("generated")
+                  for r in rows)
+    return (["dataset"] if partial else []) + columns
+
+
+def _said(rows: list[dict[str, Any]]) -> str:
+    """The conventions the table's numbers were computed under, as a paragraph."""
+    said = conventions_line(rows)
+    return f"<p>{escape(said)}</p>" if said else ""
 
 
 def render_html(runs: list[Run], notes: list[str] | None = None, title: str = "ltr-cli reproduction report",
@@ -110,9 +124,11 @@ def _experiment_section(experiment: str, runs: list[Run], figures: list[tuple[st
     batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
     if online:
         rows = report_rows(online)
-        out += ["<h3>Online results</h3>", _table(rows, _online_shown(rows))]
+        out += ["<h3>Online results</h3>", _table(rows, _with_dataset(rows, _online_shown(rows))), _said(rows)]
     if batch:
-        out += ["<h3>Batch results (k-fold cross validation)</h3>", _table(batch_rows(batch), _batch_shown(batch))]
+        rows = batch_rows(batch)
+        out += ["<h3>Batch results (k-fold cross validation)</h3>",
+                _table(rows, _with_dataset(rows, _batch_shown(batch))), _said(rows)]
     out += ["<h3>Config</h3>", _config_block(runs)]
     out += ["<h3>Conventions</h3>", _conventions(runs)]
     out += ["<h3>Data and protocol</h3>", _data_block(runs)]

@@ -3,7 +3,8 @@ significantly better than the baseline, as the papers mark their tables.
 
 The test is the paired t-test (two-sided, p < 0.05, not adjusted for the number of
 comparisons: ``ltr compare`` gives Holm's adjustment) on the report's own numbers: for an
-online row, each seed's ``last10`` paired by seed; for a batch row, each test query's value
+online row, each seed's ``last10`` paired by seed (and for its ``heldout_last``, each
+seed's last held-out evaluation); for a batch row, each test query's value
 of a metric column, pooled over the folds and paired by query (``test_queries.parquet``),
 only on the same data (:func:`ltr_cli.reports.compare.pair`: a row run on other data than
 the baseline gets no test, and says so).
@@ -28,10 +29,12 @@ COLUMN = "vs_baseline"
 
 def legend(baseline: str) -> str:
     return (f"{MARK}: significantly better than {baseline} (paired t-test, two-sided, p < {ALPHA:g}, not "
-            "adjusted for the number of comparisons; online rows over the seeds' last10, batch rows over the "
+            "adjusted for the number of comparisons; online rows over the seeds' last10, their heldout_last over "
+            "the seeds' last held-out evaluations, batch rows over the "
             f"test queries pooled over the folds); `{COLUMN}`: the mean difference from {baseline}, p and the "
             "number of pairs (batch: of each marked metric); 'ltr compare' tests every pair of learners, "
-            "with Holm's adjustment.\n")
+            "with Holm's or Benjamini-Hochberg's adjustment, and prints the table with intervals "
+            "(--format markdown, csv, latex).\n")
 
 
 def _baselines(found: list[Learner], runs: list[Run], baseline: str) -> dict[str, Learner]:
@@ -59,11 +62,11 @@ def check_baseline(runs: list[Run], baseline: str) -> None:
 class Marks:
     """The baseline comparisons of one kind of runs (online or batch)."""
 
-    def __init__(self, runs: list[Run], baseline: str, metrics: list[str]):
+    def __init__(self, runs: list[Run], baseline: str, metrics: list[str], on: str | None = None):
         self.baseline = baseline
         self.kind = "fold" if any(r.summary.get("protocol") == BATCH for r in runs) else "seed"
         tables: dict[Path, Any] = {}
-        self.by_metric = {m: learners(runs, m, strict=False, tables=tables) for m in metrics}
+        self.by_metric = {m: learners(runs, m, strict=False, tables=tables, on=on) for m in metrics}
         self.group = {(r.experiment, r.path.name): (r.experiment, str(r.summary.get("learner")),
                                                     str(r.summary.get("config_id"))) for r in runs}
         found = next(iter(self.by_metric.values()), [])
@@ -106,14 +109,29 @@ def _left_out(results: list[Any]) -> str:
 
 
 def mark_online(rows: list[dict[str, Any]], runs: list[Run], baseline: str) -> None:
-    """Online rows: ``vs_baseline`` and the mark beside ``last10``."""
-    marks = Marks(runs, baseline, sorted({str(r["metric"]) for r in rows}))
+    """Online rows: ``vs_baseline`` and the mark beside ``last10``, tested on the seeds'
+    last10; a row with a held-out value also gets its own test on the seeds' last held-out
+    evaluations, its mark beside ``heldout_last`` (``heldout: ...`` in ``vs_baseline``)."""
+    metrics = sorted({str(r["metric"]) for r in rows})
+    marks = Marks(runs, baseline, metrics)
+    with_heldout = sorted({str(r["metric"]) for r in rows if r.get("heldout_last") is not None})
+    heldout = Marks(runs, baseline, with_heldout, on="heldout") if with_heldout else None
     for row in rows:
-        result = None if marks.is_baseline(row) else marks.test(row, str(row["metric"]))
-        row[COLUMN] = "baseline" if marks.is_baseline(row) else "" if result is None else \
-            result if isinstance(result, str) else _text(result, "seed")
-        if isinstance(result, Paired) and result.better():
-            row["marked"] = ("last10",)
+        if marks.is_baseline(row):
+            row[COLUMN] = "baseline"
+            continue
+        result = marks.test(row, str(row["metric"]))
+        row[COLUMN] = "" if result is None else result if isinstance(result, str) else _text(result, "seed")
+        marked = ["last10"] if isinstance(result, Paired) and result.better() else []
+        if heldout is not None and str(row["metric"]) in with_heldout:
+            held = heldout.test(row, str(row["metric"]))
+            if held is not None:
+                row[COLUMN] += ("; " if row[COLUMN] else "") + "heldout: " + (
+                    held if isinstance(held, str) else _text(held, "seed"))
+                if isinstance(held, Paired) and held.better():
+                    marked.append("heldout_last")
+        if marked:
+            row["marked"] = tuple(marked)
 
 
 def mark_batch(rows: list[dict[str, Any]], runs: list[Run], baseline: str, metrics: list[str],

@@ -1,16 +1,19 @@
 """Paired significance tests between two learners' values on the same units (test queries
-of a batch run, seeds of online runs), as scipy computes them, and Holm's adjustment for
-several comparisons.
+of a batch run, seeds of online runs), as scipy computes them, the adjustments for several
+comparisons (Holm's step-down, Benjamini and Hochberg's step-up) and the t interval of a
+mean.
 
 Every test is two-sided on the differences ``a - b``:
 
 * ``t``: the paired t-test (:func:`scipy.stats.ttest_rel`);
 * ``wilcoxon``: the Wilcoxon signed-rank test (:func:`scipy.stats.wilcoxon`, zero
   differences dropped, its default);
-* ``randomization``: the paired randomization test (:func:`scipy.stats.permutation_test`
-  with ``permutation_type="samples"``: each pair's two values swapped or not) on the mean
-  difference, with :data:`RESAMPLES` random swaps drawn from a generator seeded with
-  :data:`SEED` (every swap pattern, exactly, when there are no more of them than that).
+* ``randomization``: Fisher's paired randomization test (:func:`scipy.stats.permutation_test`
+  with ``permutation_type="samples"``: each pair's two values swapped or not, i.e. the sign
+  of its difference flipped) on the mean difference, with :data:`RESAMPLES` random swaps
+  drawn from a generator seeded with :data:`SEED` (every swap pattern, exactly, when there
+  are no more of them than that: then p is the share of the 2^n sign patterns whose mean
+  difference is at least as far from 0 as the observed one).
 
 A p-value is a number in [0, 1] or None with the reason: fewer than two pairs, every
 difference zero (no test has anything to test), differences all equal (the t statistic is
@@ -26,7 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-         "randomization": "paired randomization test"}
+         "randomization": "Fisher's paired randomization test"}
+ADJUSTMENTS = {"holm": "Holm's step-down adjustment", "bh": "Benjamini-Hochberg adjustment (false discovery rate)",
+               "none": "no adjustment"}
+LEVEL = 0.95
 RESAMPLES = 10_000
 SEED = 0
 ALPHA = 0.05
@@ -126,3 +132,58 @@ def holm(ps: list[float | None]) -> list[float | None]:
         running = max(running, min(1.0, (m - rank) * p))
         out[i] = running
     return out
+
+
+def benjamini_hochberg(ps: list[float | None]) -> list[float | None]:
+    """Benjamini and Hochberg's step-up adjustment of the p-values that are not None (their
+    count m is the number of comparisons): the i-th smallest becomes min over j >= i of
+    m p_(j) / j, at most 1. None stays None."""
+    order = sorted((p, i) for i, p in enumerate(ps) if p is not None)
+    m = len(order)
+    out: list[float | None] = [None] * len(ps)
+    running = 1.0
+    for rank in range(m - 1, -1, -1):
+        p, i = order[rank]
+        running = min(running, m * p / (rank + 1))
+        out[i] = running
+    return out
+
+
+def adjust(ps: list[float | None], method: str) -> list[float | None]:
+    """``ps`` adjusted by ``method`` (a key of :data:`ADJUSTMENTS`; ``none`` keeps them)."""
+    if method == "holm":
+        return holm(ps)
+    if method == "bh":
+        return benjamini_hochberg(ps)
+    if method == "none":
+        return list(ps)
+    raise ValueError(f"unknown adjustment {method!r} (one of {', '.join(ADJUSTMENTS)})")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over ``n`` values and its two-sided t interval at ``level`` (``low``,
+    ``high`` None for fewer than two values)."""
+
+    n: int
+    mean: float | None
+    low: float | None
+    high: float | None
+    level: float = LEVEL
+
+
+def mean_interval(values: np.ndarray, level: float = LEVEL) -> Interval:
+    """The mean of ``values`` (finite, (n,)) with its ``level`` t interval:
+    ``mean +- t_{n-1, (1 + level) / 2} s / sqrt(n)``, s the sample standard deviation
+    (:func:`scipy.stats.t`); a zero spread gives the mean as both ends."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=np.float64)
+    n = int(v.size)
+    if n == 0:
+        return Interval(0, None, None, None, level)
+    mean = float(v.mean())
+    if n < 2:
+        return Interval(n, mean, None, None, level)
+    half = float(stats.t.ppf((1 + level) / 2, n - 1)) * float(v.std(ddof=1)) / math.sqrt(n)
+    return Interval(n, mean, mean - half, mean + half, level)

@@ -21,6 +21,14 @@ def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
     """The scorer of one fold of a run directory (or its ``models.json``; default: the
     first fold) and its feature count; one-line LtrError for anything else (a LambdaMART
     model file beside ``models.json``: one line naming that file)."""
+    scorer, n_features, _ = load_fold_model(model, fold)
+    return scorer, n_features
+
+
+def load_fold_model(model: Path, fold: str | None) -> tuple[Any, int, str]:
+    """:func:`load_model`'s scorer and feature count, and the key of the model taken in
+    ``models.json`` (a fold number, ``None`` for a dataset without folds, ``final`` for an
+    online run), for messages that name it."""
     path = model / "models.json" if model.is_dir() else model
     try:
         models = json.loads(read_run_text(path))
@@ -52,7 +60,7 @@ def load_model(model: Path, fold: str | None) -> tuple[Any, int]:
         raise LtrError(f"{path}: fold {key!r} has NaN or infinite weights, so its scores would be "
                        "meaningless (an authors'-numerics run that overflowed: its summary.json "
                        "gives the round in nonfinite_round)")
-    return scorer, n_features
+    return scorer, n_features, str(key)
 
 
 def score_lines(scorer: Any, data_file: Path, options: ReaderOptions) -> list[str]:

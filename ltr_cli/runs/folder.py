@@ -1,5 +1,6 @@
-"""A run's folder: its lock while it is computed, what a killed attempt left behind, its id,
-and the one write path of its results (shared by the online and the batch runs)."""
+"""A run's folder: its lock while it is computed, what a killed attempt left behind, what a
+finished run recorded, and the one write path of its results (shared by the online and the
+batch runs), from the run's plan."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ltr_cli import __version__
-from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.data.identity import same_content
 from ltr_cli.errors import LtrError
 from ltr_cli.runs.locks import LockUnavailable, RunLock, RunLocked
+from ltr_cli.runs.plan import PlannedRun
 from ltr_cli.results.folders import read_run, write_run
 from ltr_cli.results.models import OWN_KINDS
 
@@ -57,13 +58,6 @@ def _versions() -> dict[str, str]:
             # compiled kernels or the reference path: equal to rounding, not bit for bit
             "LTR_KERNELS", "LTR_BLOCKS")},
     }
-
-
-def cache_dir(spec: ExperimentSpec, out_root: Path) -> Path | None:
-    """Where parsed data files are cached (None: caching is off)."""
-    if not spec.cache.enabled:
-        return None
-    return spec.cache.dir if spec.cache.dir is not None else out_root / ".cache"
 
 
 @contextmanager
@@ -122,27 +116,29 @@ def _clear_leftover_checkpoints(run_dir: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
-def refuse_other_data(run_dir: Path, identity: dict[str, Any], what: str) -> None:
-    """One-line error if a finished run recorded other data than ``identity`` (it is
-    neither counted as done nor silently recomputed over)."""
-    dataset = read_run(run_dir).manifest.get("dataset")
+def finished_run(run: PlannedRun, run_dir: Path, identity: dict[str, Any], what: str) -> RunOutcome:
+    """A complete run that ``--resume`` skips, as its outcome; the lock file a killed process
+    left beside it is cleared (:func:`clear_leftover_lock`). One-line error if it recorded
+    other data than ``identity`` (``what`` names it), or was computed by an earlier
+    implementation of its learner (``LearnerConfig.implementation``; a manifest without the
+    field is version 1): it is neither counted as done nor silently recomputed over (its
+    numbers are another data's, or another algorithm's)."""
+    done = read_run(run_dir)
+    manifest, lspec = done.manifest, run.learner_spec
+    dataset = manifest.get("dataset")
     recorded = dataset.get("fingerprint") if isinstance(dataset, dict) else None
     if not same_content(recorded, identity):
         raise LtrError(f"{run_dir}: this finished run was computed on other data than is now on "
                        f"disk ({what}); remove the run directory to recompute it, or use another "
                        "--out to keep both")
-
-
-def refuse_other_implementation(run_dir: Path, lspec: Any) -> None:
-    """One-line error if a finished run was computed by an earlier implementation of its
-    learner (``LearnerConfig.implementation``; a manifest without the field is version 1):
-    its numbers are another algorithm's, so it is neither counted as done nor overwritten."""
-    conventions = read_run(run_dir).manifest.get("learner_conventions")
-    recorded = conventions.get("implementation", 1) if isinstance(conventions, dict) else 1
-    if recorded != lspec.implementation:
-        raise LtrError(f"{run_dir}: this finished run was computed by version {recorded} of "
+    conventions = manifest.get("learner_conventions")
+    version = conventions.get("implementation", 1) if isinstance(conventions, dict) else 1
+    if version != lspec.implementation:
+        raise LtrError(f"{run_dir}: this finished run was computed by version {version} of "
                        f"{lspec.type_name()}'s algorithm, and this ltr runs version {lspec.implementation}; "
                        "remove the run directory to recompute it, or use another --out to keep both")
+    clear_leftover_lock(run_dir)
+    return RunOutcome(run.learner, run_dir, done.summary)
 
 
 def remove_stale_temporaries(run_dir: Path) -> None:
@@ -158,49 +154,19 @@ def remove_stale_temporaries(run_dir: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
 
 
-def run_name(spec: ExperimentSpec, learner: str, repeated: bool = False) -> str:
-    """Directory name of one run (:func:`ltr_cli.runs.plan.run_id`)."""
-    from ltr_cli.runs.plan import run_id
-
-    return run_id(spec, learner, repeated)
-
-
-def keep_checkpoint(path: Path, what: str, argv: list[str] | None, fresh: bool) -> None:
-    """A checkpoint that ``ltr run`` without ``--resume`` finds: deleted with ``--fresh``,
-    else kept with a one-line error saying how to continue or start over."""
-    if fresh:
-        path.unlink(missing_ok=True)
-        return
-    raise LtrError(f"{path}: an interrupted run of {what} left this checkpoint; continue it with: "
-                   f"{resume_command(argv)}, or start over with --fresh")
-
-
-def resume_command(argv: list[str] | None) -> str:
-    """The command line that continues this run: the same arguments with ``--resume``."""
-    import shlex
-
-    args = list(argv or sys.argv)[1:]
-    if "--resume" not in args:
-        args.append("--resume")
-    return " ".join(["ltr"] + [shlex.quote(a) for a in args])
-
-
 def record_run(
-    spec: ExperimentSpec, name: str, lspec: Any, run_id: str, run_dir: Path, table: Any,
-    summary: dict[str, Any], manifest: dict[str, Any], timings: dict[str, Any], models: dict[str, Any],
-    argv: list[str] | None, tables: dict[str, Any] | None = None,
+    run: PlannedRun, run_dir: Path, table: Any, summary: dict[str, Any], manifest: dict[str, Any],
+    timings: dict[str, Any], models: dict[str, Any], argv: list[str] | None, tables: dict[str, Any] | None = None,
 ) -> RunOutcome:
-    """The one write path of a run: summary, manifest, resolved config, the table
-    (``rounds.parquet``), ``models.json`` (with a LambdaMART fold's model text in a file of
-    its own beside it) and any other ``tables`` (a batch run's ``test_queries.parquet``),
-    written atomically into ``run_dir``."""
-    summary = {"experiment": spec.experiment, "learner": name, "seed": spec.seed,
-               "config_id": spec.run_id(name, with_seed=False).rsplit("-", 1)[1],
+    """The one write path of a run: summary, manifest, resolved config (``config.yaml``: the
+    run's learner only), the table (``rounds.parquet``), ``models.json`` (with a LambdaMART
+    fold's model text in a file of its own beside it) and any other ``tables`` (a batch
+    run's ``test_queries.parquet``), written atomically into ``run_dir``."""
+    name, lspec = run.learner, run.learner_spec
+    summary = {"experiment": run.experiment, "learner": name, "seed": run.seed, "config_id": run.config_id,
                "label": lspec.default_label(), "role": lspec.paper_role(), **summary}
-    resolved = spec.resolved()
-    resolved["learners"] = {name: resolved["learners"][name]}
-    manifest = {"run_id": run_id, "experiment": spec.experiment, "learner": name,
-                "learner_label": summary["label"], "seed": spec.seed, "versions": _versions(),
+    manifest = {"run_id": run.run_id, "experiment": run.experiment, "learner": name,
+                "learner_label": summary["label"], "seed": run.seed, "versions": _versions(),
                 "command": argv or sys.argv, **manifest, "timings": timings,
                 "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     model_files: dict[str, str | bytes] = {}
@@ -210,6 +176,6 @@ def record_run(
         models, texts = gbdt.save_model_files(models)
         models, arrays = neural_files.save_model_files(models)
         model_files = {**texts, **arrays}
-    path = write_run(run_dir, resolved, table, summary, manifest,
+    path = write_run(run_dir, run.resolved(), table, summary, manifest,
                      extra={"models.json": json.dumps(models, indent=1), **model_files}, tables=tables)
     return RunOutcome(name, path, summary)

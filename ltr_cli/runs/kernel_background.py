@@ -25,10 +25,11 @@ import contextlib
 import fcntl
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from ltr_cli.core.children import PYTHON
 
 LOCK = "build.lock"
 LOG = "background-build.log"
@@ -74,7 +75,7 @@ def start(families: list[str], storages: list[str]) -> list[str]:
             handed = True
         except BlockingIOError:  # another build is running: the new one waits for it
             handed = False
-        command = [sys.executable, "-m", "ltr_cli.runs.background_build", "--nice", str(NICE)]
+        command = [*PYTHON, "-m", "ltr_cli.runs.background_build", "--nice", str(NICE)]
         command += [arg for storage in storages for arg in ("--storage", storage)]
         command += ["--lock-fd", str(fd)] if handed else []
         try:

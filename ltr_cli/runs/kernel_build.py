@@ -8,7 +8,7 @@ on a small generated file, on the compiled path, once with float64 rows and once
 float32 rows (``dataset.storage``). A run calls its kernels with the very signatures a
 real run uses, so what it compiles is what later runs load: the family's block kernel,
 the round measures, the ranking and update kernels, the SVMlight scanner. ``evaluation``
-is ``ltr eval``'s work (:func:`~ltr_cli.measures.file_eval.evaluate_file`) under every
+is ``ltr eval``'s work (:func:`~ltr_cli.results.file_eval.evaluate_file`) under every
 convention. Results go to a temporary folder, removed afterwards.
 
 What was compiled is counted as the kernel cache's new files (the compile-ahead children
@@ -108,7 +108,7 @@ def _evaluate(folder: Path) -> None:
     import numpy as np
 
     from ltr_cli.data.svmlight import ReaderOptions
-    from ltr_cli.measures.file_eval import evaluate_file
+    from ltr_cli.results.file_eval import evaluate_file
     from ltr_cli.learners.examples import write_data
 
     data = folder / "eval.txt"

@@ -4,62 +4,22 @@ weights in hindsight, when it logs it), manifest, rounds and final model, in its
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ltr_cli import console, kernels
 from ltr_cli.config.experiment import ExperimentSpec
-from ltr_cli.data.sources import QuerySource, StreamStats
-from ltr_cli.protocols.checkpoint import Checkpointer, RunState
+from ltr_cli.data.sources import QuerySource
 from ltr_cli.learners.online.theory import theory_block
 from ltr_cli.measures.conventions import CONVENTIONS
 from ltr_cli.protocols.online import OnlineResult, summarize
+from ltr_cli.protocols.online_run import PreparedRun, seeds
 from ltr_cli.core.round_log import SURROGATE
 from ltr_cli.results.models import LinearModel
 from ltr_cli.runs.folder import RunOutcome, record_run
 from ltr_cli.runs.kernel_plan import KernelPlan
 from ltr_cli.runs.plan import PlannedRun
-
-
-
-if TYPE_CHECKING:
-    from ltr_cli.protocols.click_feedback import ClickFeedback
-    from ltr_cli.protocols.heldout import Heldout
-
-
-@dataclass
-class PreparedRun:
-    """An online run made ready under its lock: its learner (restored from its checkpoint,
-    if it resumes), generators and stream (a plan for the block path, else rounds)."""
-
-    job: PlannedRun
-    run_dir: Path
-    measures: list[Any]
-    checkpointer: Checkpointer
-    state: RunState | None
-    planned: int | None
-    learner: Any
-    tie_rng: np.random.Generator
-    plan: Any
-    rounds: Any
-    stream_stats: StreamStats
-    identity: dict[str, Any]  # the data's, recorded in checkpoints
-    heldout: Heldout | None = None
-    loss: Any = None  # protocol.log_regret: the learner's LossSpec (None: no regret logged)
-    clicks: ClickFeedback | None = None  # protocol.feedback: clicks
-
-    @property
-    def start(self) -> int:
-        return self.state.t if self.state is not None else 0
-
-    def group_key(self) -> Any:
-        """Runs with equal keys share one block call (one read of each query): the plan's
-        group (:attr:`~ltr_cli.runs.plan.PlannedRun.group`: same stream, protocol and
-        measures, same block family), from the same round."""
-        return self.job.group, self.start, id(self.heldout)
 
 
 def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
@@ -82,13 +42,6 @@ def _conventions(spec: ExperimentSpec) -> dict[str, Any]:
     }
 
 
-def seeds(seed: int) -> list[np.random.SeedSequence]:
-    """The run's four independent streams of draws: data order and subsampling, ties, the
-    learner's own, clicks. (``spawn(4)``'s first three are ``spawn(3)``'s: the streams of
-    runs without clicks are those they always were.)"""
-    return np.random.SeedSequence(seed).spawn(4)
-
-
 def _found(record: dict[str, Any] | None) -> str:
     """How the comparator was found, for the closing progress line."""
     if not record or record.get("evaluations") is None:
@@ -98,10 +51,10 @@ def _found(record: dict[str, Any] | None) -> str:
     return f"{said}, {str(record.get('start', '')).split(':')[0]}"
 
 
-def write_run(prep: PreparedRun, result: OnlineResult, source: QuerySource, constants: Any,
-            argv: list[str] | None, quiet: bool = True, planned_path: KernelPlan | None = None) -> RunOutcome:
+def write_run(run: PlannedRun, prep: PreparedRun, result: OnlineResult, source: QuerySource, constants: Any,
+              argv: list[str] | None, quiet: bool = True, planned_path: KernelPlan | None = None) -> RunOutcome:
     """Write a computed online run (summary, manifest, rounds, final model) and drop its checkpoint."""
-    spec, name = prep.job.spec, prep.job.name
+    spec, name = run.spec, run.learner
     lspec: Any = spec.learners[name]
     protocol = spec.protocol
     measures = prep.measures
@@ -141,7 +94,7 @@ def write_run(prep: PreparedRun, result: OnlineResult, source: QuerySource, cons
     models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
                         "round": len(result.log),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
-    outcome = record_run(spec, name, lspec, prep.job.run_id, prep.run_dir, rounds, summary, {
+    outcome = record_run(run, prep.run_dir, rounds, summary, {
         "dataset": {"description": source.description, "n_features": source.n_features,
                     "normalize": source.normalize,
                     "fingerprint": source.identity()},

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ltr_cli.config.experiment import ExperimentSpec
+from ltr_cli.config.experiment import ExperimentSpec, RegistryData
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,66 @@ class PlannedRun:
         return self.spec.learners[self.learner]
 
     @property
+    def seed(self) -> int:
+        return self.spec.seed
+
+    @property
+    def config_id(self) -> str:
+        """The hash of the run's config without its seed (the part of the run id after the
+        last ``-``; equal for the seeds of one config)."""
+        return self.spec.run_id(self.learner, with_seed=False).rsplit("-", 1)[1]
+
+    def resolved(self) -> dict[str, Any]:
+        """The resolved config a run folder keeps (``config.yaml``): the spec with this run's
+        learner only."""
+        resolved = self.spec.resolved()
+        resolved["learners"] = {self.learner: resolved["learners"][self.learner]}
+        return resolved
+
+    @property
+    def online(self) -> Any:
+        """An online run's plan (:class:`~ltr_cli.protocols.online_run.OnlinePlan`)."""
+        from ltr_cli.protocols.online_run import OnlinePlan
+
+        spec = self.spec
+        return OnlinePlan(spec.experiment, self.learner, self.run_id, spec.seed, self.learner_spec, spec.metrics,
+                          spec.protocol, spec.heldout, spec.fidelity, self.group)
+
+    def cv_plan(self, out_root: Path) -> Any:
+        """A batch run's plan (:class:`~ltr_cli.protocols.cv_run.CVPlan`), its folds cached
+        under ``out_root`` unless the config says otherwise."""
+        from ltr_cli.protocols.cv_run import CVPlan
+
+        spec = self.spec
+        cv, m = spec.cv, spec.metrics
+        assert cv is not None and cv.convention is not None
+        return CVPlan(spec.experiment, self.learner, self.learner_spec,
+                      folds_plan(spec, self.cache_dir(out_root)),
+                      cv.select_by, cv.convention, tuple(cv.metrics) if cv.metrics else None, m.eru_d, m.eru_alpha)
+
+    def cache_dir(self, out_root: Path) -> Path | None:
+        """Where parsed data files are cached (None: caching is off): ``cache.dir``, else
+        ``.cache`` under the results root."""
+        cache = self.spec.cache
+        if not cache.enabled:
+            return None
+        return cache.dir if cache.dir is not None else out_root / ".cache"
+
+    @property
     def group(self) -> str | None:
         """Runs with equal (non-None) groups can be computed together; None: alone."""
         if self.family is None:
             return None
         return json.dumps([self.stream, list(self.family)], sort_keys=True, default=str)
+
+
+def folds_plan(spec: ExperimentSpec, cache_dir: Path | None) -> Any:
+    """Where a batch config's folds come from (:class:`~ltr_cli.protocols.cv_folds.FoldsPlan`),
+    read through the binary cache in ``cache_dir`` (None: without it)."""
+    from ltr_cli.protocols.cv_folds import FoldsPlan
+
+    assert spec.cv is not None and isinstance(spec.dataset, RegistryData)
+    return FoldsPlan(spec.dataset, spec.cv.splits, spec.seed, cache_dir)
 
 
 def stream_key(spec: ExperimentSpec) -> str:
@@ -80,8 +136,9 @@ def block_family(spec: ExperimentSpec, learner: str) -> tuple[Any, ...] | None:
     try:  # the learner as its run builds it (on one feature: only its family matters here)
         lspec: Any = spec.learners[learner]
         built = lspec.build(1, spec.metrics.ties, np.random.default_rng(0), 1, spec.fidelity)
-        if not block_eligible(built, RoundMeasures(spec.metrics.measures()),
-                              feedback_size(built, spec.protocol.feedback), spec.protocol.feedback == "clicks"):
+        feedback_k = feedback_size(built, spec.protocol.feedback)
+        if not block_eligible(built, RoundMeasures(spec.metrics.measures()), feedback_k,
+                              spec.protocol.feedback == "clicks"):
             return None
         if spec.protocol.log_regret:
             from ltr_cli.protocols.regret import regret_loss
@@ -125,3 +182,32 @@ def plan_experiment(spec: ExperimentSpec, learners: list[str] | None = None) -> 
         stream = stream_key(one)
         out.append([planned(one, n, repeated, stream) for n in names])
     return out
+
+
+def plan_fold_logs(spec: ExperimentSpec, learner: str | None, where: str) -> Any:
+    """What ``ltr clicks log`` writes for a batch config
+    (:class:`~ltr_cli.protocols.click_logs.FoldLogsPlan`): the logs of ``learner``'s
+    ``clicks.generate`` block, else of the first learner that has one; one-line errors
+    naming ``where`` (the config) otherwise."""
+    from ltr_cli.errors import LtrError
+    from ltr_cli.protocols.click_logs import FoldLogsPlan
+
+    if spec.cv is None:
+        raise LtrError(f"{where}: ltr clicks log needs a batch (cv:) config with a registry dataset")
+
+    def gen(name: str) -> Any:
+        signal = getattr(spec.learners[name], "clicks", None)
+        return None if signal is None else signal.generate
+
+    if learner is not None:
+        if learner not in spec.learners:
+            raise LtrError(f"{where}: --learner {learner!r}: no such learner; the config has {', '.join(spec.learners)}")
+        if gen(learner) is None:
+            raise LtrError(f"{where}: learner {learner!r} has no clicks.generate block; give a learner that "
+                           "simulates its clicks")
+        name = learner
+    else:
+        name = next((n for n in spec.learners if gen(n) is not None), "")
+        if not name:
+            raise LtrError(f"{where}: no learner has a clicks.generate block; add one (see docs/clicks.md)")
+    return FoldLogsPlan(spec.experiment, name, gen(name), folds_plan(spec, None))

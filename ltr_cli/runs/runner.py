@@ -8,19 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from ltr_cli import console
-from ltr_cli.config.experiment import ExperimentSpec, RegistryData
+from ltr_cli.config.experiment import ExperimentSpec
 from ltr_cli.errors import LtrError
-from ltr_cli.measures.conventions import CONVENTIONS, Measure, bind
 from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.kernel_plan import plan_kernels
-from ltr_cli.runs.plan import PlannedRun, plan_experiment
+from ltr_cli.runs.plan import PlannedRun, plan_experiment, run_id as run_name
 from ltr_cli.outputs import run_path
-from ltr_cli.results.folders import TEST_QUERIES, is_complete, read_run
-from ltr_cli.runs.folder import (RunOutcome, cache_dir, clear_leftover_lock, keep_checkpoint, owning, record_run,
-                                refuse_other_data, refuse_other_implementation,
-                                resume_command, run_name)
+from ltr_cli.results.folders import TEST_QUERIES, is_complete
+from ltr_cli.runs.folder import RunOutcome, finished_run, owning, record_run
 
-__all__ = ["RunOutcome", "cache_dir", "run_experiment", "run_name", "run_planned"]
+__all__ = ["RunOutcome", "run_experiment", "run_name", "run_planned"]
 
 
 def run_experiment(
@@ -81,21 +78,30 @@ def run_planned(
     planned first (:func:`~ltr_cli.runs.kernel_plan.plan_kernels`); without, they take the
     compiled path where they can (``LTR_KERNELS`` aside)."""
     done = on_done or (lambda outcome: None)
-    if runs and runs[0].spec.cv is not None:
-        outcomes: list[RunOutcome | LtrError] = []
-        for run in runs:
-            try:
-                outcomes.append(_run_batch_learner(run, out_root, quiet, argv, resume, fresh))
-            except LtrError as exc:
-                if not keep_going:
-                    raise
-                outcomes.append(exc)
-                continue
-            done(outcomes[-1])  # type: ignore[arg-type]
-        return outcomes
+    if not runs or runs[0].spec.cv is None:
+        return _run_online_stream(runs, out_root, quiet, argv, resume, fresh, done, keep_going, kernels_mode)
+    outcomes: list[RunOutcome | LtrError] = []
+    for run in runs:
+        try:
+            outcomes.append(_run_batch_learner(run, out_root, quiet, argv, resume, fresh))
+        except LtrError as exc:
+            if not keep_going:
+                raise
+            outcomes.append(exc)
+            continue
+        done(outcomes[-1])  # type: ignore[arg-type]
+    return outcomes
+
+
+def _run_online_stream(
+    runs: list[PlannedRun], out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool,
+    done: Callable[[RunOutcome], None], keep_going: bool, kernels_mode: str | None,
+) -> list[RunOutcome | LtrError]:
+    """The online runs of one stream: the stream opened once, the compiled or reference path
+    planned (with ``kernels_mode``), the runs computed and written."""
     first = runs[0].spec
     reads = first.protocol.passes * len(runs)
-    source, constants = open_stream(first, out_root, reads)
+    source, constants = open_stream(runs[0], out_root, reads)
     planned_path = None
     if kernels_mode is not None:
         planned_path = plan_kernels(runs, source, kernels_mode)
@@ -110,6 +116,14 @@ def run_planned(
                            planned_path)
 
 
+def epoch_curves(models: dict[str, Any]) -> dict[str, Any]:
+    """``{epochs.parquet: table}`` when the run's fits recorded per-epoch curves (neural), else {}."""
+    from ltr_cli.results.neural_files import EPOCHS, curves_table
+
+    table = curves_table(models)
+    return {} if table is None else {EPOCHS: table}
+
+
 def check_installed(run: PlannedRun) -> None:
     """One-line error when the run's learner needs a package that is not installed."""
     need = run.learner_spec.missing()
@@ -121,88 +135,24 @@ def check_installed(run: PlannedRun) -> None:
 def _run_batch_learner(
     run: PlannedRun, out_root: Path, quiet: bool, argv: list[str] | None, resume: bool, fresh: bool = False,
 ) -> RunOutcome:
-    """One batch learner through the k-fold protocol; one run directory with a row per fold."""
-    from ltr_cli.protocols.batch import TEST_METRICS, run_cv
-    from ltr_cli.protocols.cv_folds import folds_identity, open_folds
-    from ltr_cli.protocols.cv_progress import CVHooks
+    """One batch learner through the k-fold protocol (its plan: :meth:`PlannedRun.cv_plan`);
+    one run directory with a row per fold."""
+    from ltr_cli.protocols.cv_run import compute_cv, open_cv
 
-    spec, name, lspec, run_id = run.spec, run.learner, run.learner_spec, run.run_id
     check_installed(run)
-    cv, dataset = spec.cv, spec.dataset
-    assert cv is not None and cv.convention is not None and isinstance(dataset, RegistryData)
-    run_dir = run_path(out_root, spec.experiment, run_id)
-    folds = open_folds(spec, cache_dir(spec, out_root))
-    identity = folds_identity(folds)
+    plan = run.cv_plan(out_root)
+    opened = open_cv(plan)
+    run_dir = run_path(out_root, run.experiment, run.run_id)
     if resume and is_complete(run_dir):
-        refuse_other_data(run_dir, identity, f"the {dataset.name} files")
-        refuse_other_implementation(run_dir, lspec)
-        clear_leftover_lock(run_dir)
-        return RunOutcome(name, run_dir, read_run(run_dir).summary)
+        return finished_run(run, run_dir, opened.identity, f"the {opened.plan.folds.dataset.name} files")
 
     def log(line: str) -> None:
-        console.note(f"[{spec.experiment}] {name} {line}")
+        console.note(f"[{run.experiment}] {run.learner} {line}")
 
     with owning(run_dir):
-        m, conv = spec.metrics, CONVENTIONS[cv.convention]
-        measure = Measure(cv.select_by, eru_d=m.eru_d, eru_alpha=m.eru_alpha, conv=conv)
-        tests = bind(cv.metrics or list(TEST_METRICS), conv, eru_d=m.eru_d, eru_alpha=m.eru_alpha)
-        checkpoint = fold_checkpoint(spec, lspec, run_dir, identity, [f.number for f in folds])
-        if resume:
-            checkpoint.load()
-        elif checkpoint.exists():
-            if not fresh:
-                keep_checkpoint(checkpoint.existing(), f"{name} (its finished folds and fits)", argv, fresh)
-            checkpoint.remove()
-        hooks = CVHooks(len(folds) * len(lspec.grid_points()), None if quiet else log, bar=not quiet, learner=name)
-        try:
-            table, summary, models, queries = run_cv(folds, lspec, cv.select_by, conv, hooks, tests, checkpoint,
-                                                     dataset.normalize, measure, spec.seed)
-        except KeyboardInterrupt:
-            hooks.close()
-            saved = sorted(checkpoint.folds)
-            fits = f"; the fits in progress in {checkpoint.fits}" if checkpoint.fits.is_dir() else ""
-            console.error_line(f"interrupted: {name}: " + (
-                f"{'fold' if len(saved) == 1 else 'folds'} {', '.join(saved)} saved in {checkpoint.path}{fits}; continue "
-                f"with: {resume_command(argv)}" if saved else (
-                    f"no fold had finished{fits}; continue with: {resume_command(argv)}" if fits
-                    else "no fold had finished, nothing saved")))
-            raise
-        outcome = record_run(spec, name, lspec, run_id, run_dir, table, {"dataset": dataset.name, **summary}, {
-            "dataset": {"name": dataset.name, "root": str(dataset.root), "fingerprint": identity,
-                        "normalize": dataset.normalize},
-            "conventions": {**CONVENTIONS[cv.convention].describe(), "evaluation": cv.convention,
-                            "selection": f"vali {cv.select_by}",
-                            "ties": "stable: descending score, then document order"},
-            "learner_conventions": {**lspec.describe(), **lspec.model_dump(mode="json")},
-        }, {"wall_seconds": summary["wall_seconds"]}, models, argv, {TEST_QUERIES: queries, **epoch_curves(models)})
-        checkpoint.remove()
+        done = compute_cv(opened, run_dir, resume, fresh, quiet, argv, log)
+        outcome = record_run(run, run_dir, done.table, done.summary, done.manifest,
+                             {"wall_seconds": done.summary["wall_seconds"]}, done.models, argv,
+                             {TEST_QUERIES: done.queries, **epoch_curves(done.models)})
+        done.checkpoint.remove()
         return outcome
-
-
-def epoch_curves(models: dict[str, Any]) -> dict[str, Any]:
-    """``{epochs.parquet: table}`` when the run's fits recorded per-epoch curves (neural), else {}."""
-    from ltr_cli.results.neural_files import EPOCHS, curves_table
-
-    table = curves_table(models)
-    return {} if table is None else {EPOCHS: table}
-
-
-def fold_checkpoint(spec: ExperimentSpec, lspec: Any, run_dir: Path, identity: dict[str, Any],
-                    fold_numbers: list[int | None]) -> Any:
-    """The fold checkpoint of one batch run: it names the run, the digest of the learner's
-    resolved config (with selection, convention and normalisation) and the data."""
-    from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint, learner_digest
-    from ltr_cli.protocols.batch import row_columns
-
-    cv, dataset = spec.cv, spec.dataset
-    assert cv is not None and isinstance(dataset, RegistryData)
-    tests = list(cv.metrics) if cv.metrics else None
-    learner = lspec.model_dump(mode="json")
-    if "clicks" in learner and learner["clicks"] is None:  # a run on labels keeps the digest it had before clicks
-        del learner["clicks"]
-    if lspec.implementation != 1:  # a checkpoint of an earlier algorithm is not this one's
-        learner["implementation"] = lspec.implementation
-    digest = learner_digest(learner, select_by=cv.select_by, convention=cv.convention,
-                            normalize=dataset.normalize, tests=tests)
-    return FoldCheckpoint(run_dir, identity, digest, row_columns(cv.select_by, tests),
-                          tuple(str(n) for n in fold_numbers))

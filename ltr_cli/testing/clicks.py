@@ -1,6 +1,9 @@
-"""The click-model conformance suite: every named model (:data:`ltr_cli.clicks.spec.MODEL_NAMES`),
-under each stop rule a cascade takes, on 3- and 5-grade tables, on shown lists of labels
-that cover every grade:
+"""The click-model conformance suite: every named model of the registry
+(:data:`ltr_cli.clicks.base.CLICK_MODELS`, plugins included), under each stop rule it takes,
+on 3- and 5-grade tables, or the subjects a test gives (a
+:class:`~ltr_cli.clicks.base.ClickModel`, checked at its own grades, or a
+:class:`~ltr_cli.clicks.base.ClickModelKind`, expanded as a registered one), on shown lists
+of labels that cover every grade:
 
 * the exact law is a distribution: the 2^n click patterns in 0/1-string order, each with a
   probability, summing to 1 (:func:`check_law_is_a_distribution`);
@@ -23,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.clicks.base import ClickModel, check_labels
-from ltr_cli.clicks.cascade import STOP_RULES
-from ltr_cli.clicks.spec import EXAMINING, MODEL_NAMES, build_model
-from ltr_cli.testing import suite
+from ltr_cli.clicks.base import CLICK_MODELS, ClickModel, ClickModelKind, check_labels
+from ltr_cli.clicks.spec import build_named
+from ltr_cli.testing import identified, suite
 
 #: the tables every model is checked on
 GRADES = (3, 5)
@@ -34,14 +36,29 @@ GRADES = (3, 5)
 DRAWS, SIGMAS = 100_000, 5.0
 
 
-def subjects() -> list[tuple[str, ClickModel]]:
-    """``(id, model)``: every named model, cascades under each stop rule, at each of :data:`GRADES`."""
+def expand(name: str, kind: ClickModelKind) -> list[tuple[str, ClickModel]]:
+    """``(id, model)`` of a named model under each stop rule it takes, at each of :data:`GRADES`."""
     out = []
-    for name in MODEL_NAMES:
-        for grades in GRADES:
-            for stop in ((None,) if name in EXAMINING else STOP_RULES):
-                tag = f"{name}-{stop}" if stop else name
-                out.append((f"{tag}-{grades}g", build_model(name, grades, stop)))
+    for grades in GRADES:
+        for stop in kind.stop_rules or (None,):
+            tag = f"{name}-{stop}" if stop else name
+            out.append((f"{tag}-{grades}g", build_named(name, kind, grades, stop)))
+    return out
+
+
+def subjects(given: list[Any] | None = None) -> list[tuple[str, ClickModel]]:
+    """``(id, model)``: every named model of the registry expanded (:func:`expand`), or the
+    models and kinds given."""
+    if given is None:
+        return [pair for name, kind in CLICK_MODELS.items() for pair in expand(name, kind)]
+    out: list[tuple[str, ClickModel]] = []
+    for ident, obj in identified(given, lambda m: f"{getattr(m, 'name', '') or type(m).__name__}"):
+        if isinstance(obj, ClickModelKind):
+            out += expand(ident, obj)
+        elif isinstance(obj, ClickModel):
+            out.append((ident if ident != obj.name else f"{obj.name}-{obj.grades}g", obj))
+        else:
+            raise TypeError(f"a click-model subject is a ClickModel or a ClickModelKind, not {type(obj).__name__}")
     return out
 
 
@@ -142,5 +159,6 @@ CHECKS = (check_law_is_a_distribution, check_marginal_is_the_law_summed, check_l
 
 
 @suite("clicks")
-def _cases() -> list[tuple[str, Any, Any]]:
-    return [(name, model, check) for check in CHECKS for name, model in subjects()]
+def _cases(given: list[Any] | None) -> list[tuple[str, Any, Any]]:
+    found = subjects(given)
+    return [(name, model, check) for check in CHECKS for name, model in found]

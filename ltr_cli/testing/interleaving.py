@@ -1,5 +1,8 @@
-"""The interleaving conformance suite: every method of :mod:`ltr_cli.interleaving.methods`,
-for two rankers (the interleaving methods) and three (the multileaving ones), through the
+"""The interleaving conformance suite: every method of the registry
+(:data:`ltr_cli.interleaving.methods.METHODS`, plugins included) for two rankers when it
+interleaves and three when it multileaves, or the subjects a test gives (an
+:class:`~ltr_cli.interleaving.base.InterleavingKind`, expanded so, or a method object, checked
+at two and three rankers as its ``min_rankers`` and ``max_rankers`` allow), through the
 method contract only (``make``, ``credit``):
 
 * identical input rankings tie: on lists ``make`` draws from k copies of one ranking, every
@@ -23,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ltr_cli.interleaving.base import Method, Shown
-from ltr_cli.interleaving.methods import INTERLEAVING, MULTILEAVING, build_method
+from ltr_cli.interleaving.base import InterleavingKind, Method, Shown
+from ltr_cli.interleaving.methods import METHODS
 from ltr_cli.interleaving.probabilistic import Probabilistic
-from ltr_cli.testing import suite
+from ltr_cli.testing import identified, suite
 
 #: documents per ranking, and documents shown
 DOCS, SHOWN = 5, 4
@@ -35,10 +38,27 @@ DOCS, SHOWN = 5, 4
 DRAWS, SIGMAS = 1000, 5.0
 
 
-def subjects() -> list[tuple[str, Method, int]]:
-    """``(id, method, k)``: the interleaving methods for 2 rankers, the multileaving ones for 3."""
-    return ([(f"{name}-2", build_method(name, rankers=2), 2) for name in INTERLEAVING]
-            + [(f"{name}-3", build_method(name, rankers=3), 3) for name in MULTILEAVING])
+def expand(name: str, kind: InterleavingKind) -> list[tuple[str, Method, int]]:
+    """``(id, method, k)`` of a method kind: for 2 rankers if it interleaves, 3 if it multileaves."""
+    return [(f"{name}-{k}", kind.build(), k) for k, yes in ((2, kind.interleaves), (3, kind.multileaves)) if yes]
+
+
+def subjects(given: list[Any] | None = None) -> list[tuple[str, Method, int]]:
+    """``(id, method, k)``: every method of the registry expanded (:func:`expand`), or the
+    kinds and methods given."""
+    if given is None:
+        return [case for name, kind in METHODS.items() for case in expand(name, kind)]
+    out: list[tuple[str, Method, int]] = []
+    for ident, obj in identified(given, lambda m: getattr(m, "name", "") or type(m).__name__):
+        if isinstance(obj, InterleavingKind):
+            out += expand(ident, obj)
+        elif callable(getattr(obj, "make", None)) and callable(getattr(obj, "credit", None)):
+            low, high = int(getattr(obj, "min_rankers", 2)), getattr(obj, "max_rankers", None)
+            out += [(f"{ident}-{k}", obj, k) for k in (2, 3) if low <= k and (high is None or k <= high)]
+        else:
+            raise TypeError(f"an interleaving subject is a method (make, credit) or an InterleavingKind, "
+                            f"not {type(obj).__name__}")
+    return out
 
 
 def rankings(k: int, seed: int) -> np.ndarray:
@@ -119,5 +139,6 @@ CHECKS = (check_identical_rankings_tie, check_random_clicks_favour_no_ranker)
 
 
 @suite("interleaving")
-def _cases() -> list[tuple[str, Any, Any]]:
-    return [(name, (method, k), check) for check in CHECKS for name, method, k in subjects()]
+def _cases(given: list[Any] | None) -> list[tuple[str, Any, Any]]:
+    found = subjects(given)
+    return [(name, (method, k), check) for check in CHECKS for name, method, k in found]

@@ -1,5 +1,5 @@
-"""The metric conformance suite: every metric kind of the registry (plugins included) on
-random queries with graded labels, tied scores and queries without a relevant document,
+"""The metric conformance suite: every metric kind of the registry (plugins included), or
+the ``(name, MetricKind)`` pairs a test gives, on random queries with graded labels, tied scores and queries without a relevant document,
 under every convention preset:
 
 * the reference function against the stacked (many queries at once, compiled when kernels
@@ -183,7 +183,24 @@ def check_ties(kind: str, tmp_path: Path) -> None:
                       f"{name} ({conv.name}): two documents of equal labels swapped places")
 
 
+CHECKS = (check_paths_agree, check_no_relevant_value, check_bounds, check_ties)
+
+
 @suite("metrics")
-def _cases() -> list[tuple[str, Any, Any]]:
-    return [(kind, kind, check) for check in (check_paths_agree, check_no_relevant_value, check_bounds, check_ties)
-            for kind in KINDS]
+def _cases(given: list[Any] | None) -> list[tuple[str, Any, Any]]:
+    """Every kind of the registry under every check, or the kinds given as ``(name,
+    MetricKind)`` pairs (a metric's name is its entry point's), each registered under its
+    name while its checks run."""
+    from ltr_cli.measures.registry import MetricKind
+    from ltr_cli.testing import while_registered
+
+    if given is None:
+        return [(kind, kind, check) for check in CHECKS for kind in KINDS]
+    out: list[tuple[str, Any, Any]] = []
+    for item in given:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], MetricKind)):
+            raise TypeError(f"a metric subject is a (name, MetricKind) pair, not {item!r}")
+        name, kind = item
+        out += [(name, name, while_registered("metrics", name, kind, check)) for check in CHECKS]
+    return out

@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,8 @@ import numpy as np
 from ltr_cli.learners.examples import FEATURES, examples, write_data
 from ltr_cli.learners.registry import REGISTRY, SOURCES
 from ltr_cli.testing import suite
+from ltr_cli.core.children import PYTHON
+
 
 def source(name: str) -> str:
     """Where an example's learner comes from (``built-in`` or ``plugin <distribution>``)."""
@@ -99,7 +100,7 @@ cli.main()
 
 def run_killed(cfg: Path, out: Path) -> subprocess.CompletedProcess[str]:
     """``ltr run`` killed right after its second checkpoint (exit status 9)."""
-    return subprocess.run([sys.executable, "-c", _KILL_AT_SECOND_SAVE, str(cfg), str(out)],
+    return subprocess.run([*PYTHON, "-c", _KILL_AT_SECOND_SAVE, str(cfg), str(out)],
                           capture_output=True, text=True, env=os.environ.copy())
 
 
@@ -256,14 +257,44 @@ def check_state_round_trips(name: str, tmp_path: Path) -> None:
         np.testing.assert_array_equal(wa, wb)
 
 
+CHECKS = (check_paths_agree, check_alone_as_in_a_group, check_resume_after_a_kill, check_state_round_trips)
+
+
+def _not_installed(check: Any) -> Any:
+    """The resume check of a learner no installed distribution declares: skipped, saying
+    why (its killed run is a child process, which sees only installed entry points)."""
+    def run(name: str, tmp_path: Path) -> None:
+        import pytest
+
+        pytest.skip(f"{name}: the resume check kills a child process, which finds only installed learners "
+                    "(install the learner's entry point to run it)")
+    run.__name__, run.__doc__ = check.__name__, check.__doc__
+    return run
+
+
 @suite("learners")
-def _cases() -> list[tuple[str, Any, Any]]:
-    """Every online learner's examples under every check; the resume check (a child
-    process each) on each learner's first example."""
+def _cases(given: list[Any] | None) -> list[tuple[str, Any, Any]]:
+    """Every online learner's examples under every check (or those of the config models
+    given, each registered while its checks run); the resume check (a child process each)
+    on each learner's first example."""
+    from ltr_cli.core.schema import OnlineLearnerConfig
+    from ltr_cli.testing import identified, while_registered
+
     out: list[tuple[str, Any, Any]] = []
-    names = list(examples())
-    for check in (check_paths_agree, check_alone_as_in_a_group, check_resume_after_a_kill, check_state_round_trips):
-        for name in names:
-            if check is not check_resume_after_a_kill or name.endswith("0"):
-                out.append((name, name, check))
+    if given is None:
+        for check in CHECKS:
+            for name in examples():
+                if check is not check_resume_after_a_kill or name.endswith("0"):
+                    out.append((name, name, check))
+        return out
+    for _, cls in identified(given, lambda c: getattr(c, "__name__", str(c))):
+        if not (isinstance(cls, type) and issubclass(cls, OnlineLearnerConfig)):
+            raise TypeError(f"a learner subject is an OnlineLearnerConfig subclass, not {cls!r}")
+        type_name = cls.type_name()
+        for check in CHECKS:
+            for i in range(len(cls.examples)):
+                if check is check_resume_after_a_kill and i:
+                    continue
+                runs = _not_installed(check) if check is check_resume_after_a_kill else check
+                out.append((f"{type_name}{i}", f"{type_name}{i}", while_registered("learners", type_name, cls, runs)))
     return out

@@ -32,3 +32,8 @@ def test_clicks(subject: Any, check: Any, tmp_path: Path) -> None:
 @parametrize_with_checks("interleaving")
 def test_interleaving(subject: Any, check: Any, tmp_path: Path) -> None:
     check(subject, tmp_path)
+
+
+@parametrize_with_checks("estimators")
+def test_estimators(subject: Any, check: Any, tmp_path: Path) -> None:
+    check(subject, tmp_path)

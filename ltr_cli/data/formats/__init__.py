@@ -45,6 +45,8 @@ def check_format(fmt: DataFormat, name: str | None = None) -> DataFormat:
         raise ValueError(f"format {fmt.name!r}: suffixes must be a non-empty tuple of lower-case '.ext' strings")
     if not callable(fmt.reader) or not isinstance(fmt.description, str):
         raise ValueError(f"format {fmt.name!r}: needs a reader class and a one-line description")
+    if fmt.write is not None and not callable(fmt.write):
+        raise ValueError(f"format {fmt.name!r}: write must be a function write(path, queries, options)")
     for other in declared[:declared.index(name)] if name is not None else declared:
         earlier = _named(other)
         taken = set(earlier.suffixes) & set(fmt.suffixes) if earlier is not None and earlier is not fmt else set()

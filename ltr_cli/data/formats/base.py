@@ -51,11 +51,16 @@ class QueryReader(Protocol):
 
 @dataclass(frozen=True)
 class DataFormat:
-    """A registered file format: ``name`` (what ``dataset.format`` and ``ltr list`` show),
-    the lower-case ``suffixes`` it claims (``.parquet``), a one-line ``description`` and
-    ``reader(path, options) -> QueryReader``."""
+    """A registered file format: ``name`` (what ``dataset.format`` and ``ltr list`` show;
+    an identifier), the lower-case ``suffixes`` it claims (``.parquet``), a one-line
+    ``description`` and ``reader(path, options) -> QueryReader``; optionally
+    ``write(path, queries, options)``, which writes ``queries`` (:class:`Query` objects
+    with ``options.n_features`` columns) as a file of the format: the conformance suite
+    makes its sample file with it, and a format that declares none must claim a suffix
+    ``ltr data convert`` writes (``.parquet``, ``.csv``)."""
 
     name: str
     suffixes: tuple[str, ...]
     description: str
     reader: Callable[[Path, ReaderOptions], QueryReader]
+    write: Callable[[Path, Iterator[Query], ReaderOptions], None] | None = None

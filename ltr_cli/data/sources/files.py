@@ -249,6 +249,24 @@ def _corrupt(cached: Any, exc: CacheInvalid) -> NoReturn:
                    "again to rebuild it") from None
 
 
+def spec_reader_options(spec: Any) -> ReaderOptions:
+    """How a ``registry`` or ``files`` dataset spec reads each of its files: its width, index
+    base and qid source (a registry dataset's own unless the spec overrides them; ``group``
+    for files given with their group files), its null fill, split rule and input bounds.
+    A generated kind (``separable``, ``shaped``) reads no file: the layout ``ltr data synth``
+    writes (1-based, qid tokens), the reader's defaults."""
+    if spec.kind == "registry":
+        info = get_dataset(spec.name)
+        n, base = info.n_features, info.index_base if spec.index_base is None else spec.index_base
+        qid = info.qid_source if spec.qid is None else spec.qid
+    elif spec.kind == "files":
+        n, base, qid = spec.features, spec.index_base, "group" if spec.group_files else spec.qid
+    else:
+        return ReaderOptions()
+    return ReaderOptions(n_features=n, index_base=base, qid_source=qid, null_value=spec.null_value,
+                         split_qids=spec.split_qids, **spec.limits())
+
+
 @register_kind("registry")
 def registry_source(spec: Any, seed: int, cache_dir: Path | None = None) -> FileSource:
     """A registry dataset's split, one file per fold (``spec.folds``, else the single file),
@@ -257,10 +275,7 @@ def registry_source(spec: Any, seed: int, cache_dir: Path | None = None) -> File
     files = resolve_files(info, spec.root, spec.split, spec.folds)
     for p in files:
         require_regular(p)
-    opts = ReaderOptions(n_features=info.n_features,
-                         index_base=info.index_base if spec.index_base is None else spec.index_base,
-                         qid_source=info.qid_source if spec.qid is None else spec.qid,
-                         null_value=spec.null_value, split_qids=spec.split_qids, **spec.limits())
+    opts = spec_reader_options(spec)
     return FileSource(info.n_features, f"{info.name} {spec.split}", info.name, files, opts,
                       storage=spec.storage, cache_dir=cache_dir, normalize=spec.normalize)
 
@@ -272,9 +287,7 @@ def files_source(spec: Any, seed: int, cache_dir: Path | None = None) -> FileSou
         if not p.exists():
             raise DatasetNotFoundError(f"dataset: {p} does not exist (tried {tried(p)})")
         require_regular(p)
-    opts = ReaderOptions(n_features=spec.features, index_base=spec.index_base,
-                         qid_source=spec.qid, null_value=spec.null_value,
-                         split_qids=spec.split_qids, **spec.limits())
+    opts = spec_reader_options(spec)
     name = spec.name or "files"
     return FileSource(spec.features, f"{name} files" if spec.name else "files", name, list(spec.files), opts,
                       group_files=list(spec.group_files) if spec.group_files else None,

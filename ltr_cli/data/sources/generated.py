@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.data.query import Query
+from ltr_cli.data.relevance import DEFAULT_RELEVANCE
 from ltr_cli.data.sources.arrays import UnitArrays, array_budget, stack_queries
 from ltr_cli.data.sources.kinds import register_kind
 from ltr_cli.data.synthetic import (
@@ -155,8 +156,9 @@ def shaped_source(spec: Any, seed: int, cache_dir: Path | None = None) -> Genera
 
     info = get_dataset(spec.like)
     shape = ShapeSpec(spec.queries, spec.docs_per_query,
-                      seed=spec.seed if spec.seed is not None else seed)
-    return GeneratedSource(info.n_features, f"shaped like {info.name}", f"shaped:{info.name}",
+                      seed=spec.seed if spec.seed is not None else seed, relevance=spec.relevance)
+    how = "" if spec.relevance == DEFAULT_RELEVANCE else f", {spec.relevance} relevance"
+    return GeneratedSource(info.n_features, f"shaped like {info.name}{how}", f"shaped:{info.name}",
                            generator=lambda: shaped_queries(info, shape),
-                           params={"kind": "shaped", "like": info.name, **shape.__dict__},
+                           params={"kind": "shaped", "like": info.name, **shape.params()},
                            n_queries=spec.queries)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.clicklog.estimators import ClickLog, Estimator, check_weights, estimator
 from ltr_cli.clicklog.signal import ClickSignal, GenerateSpec
 from ltr_cli.clicklog.simulate import Sessions, simulate
 from ltr_cli.errors import LtrError
@@ -69,7 +70,8 @@ def logging_ranker(train: Queries, fraction: float, C: float, seed: int) -> tupl
 def build_click_model(gen: GenerateSpec, where: str = "clicks.generate.model") -> Any:
     from ltr_cli.clicks.spec import build_model
 
-    return build_model(gen.model, gen.grades, gen.stop, gen.eta, where=where, hint="clicks.generate.grades")
+    return build_model(gen.model, gen.grades, gen.stop, gen.eta, where=where, hint="clicks.generate.grades",
+                       keys=("clicks.generate.stop", "clicks.generate.eta"))
 
 
 def fold_log(train: Queries, gen: GenerateSpec, fold: int | None, policy: str | None = None,
@@ -111,17 +113,17 @@ def true_propensity(model_meta: dict[str, Any], shown: int, where: str) -> np.nd
     """The examination of positions 1..shown relative to position 1, from a click model's
     description (:meth:`ClickModel.describe`); a model that does not examine by position
     alone (a cascade) is refused."""
-    from ltr_cli.clicks.pbm import examination
-    from ltr_cli.clicks.trust import table_examination
+    from ltr_cli.clicks.base import CLICK_MODELS
 
     kind, eta = model_meta.get("kind"), model_meta.get("eta")
-    if kind == "pbm" and isinstance(eta, (int, float)):
-        p = examination(shown, float(eta))
-    elif kind in ("ultra-pbm", "trust-bias") and isinstance(eta, (int, float)):
-        p = table_examination(shown, float(eta))
-    else:
-        raise LtrError(f"{where}: propensity: true needs a click model that examines by position (pbm, ultra-pbm, "
-                       f"trust-bias); this log's is {model_meta.get('model')!r}: use propensity: estimated or a file")
+    examination = None
+    if isinstance(kind, str) and kind in CLICK_MODELS.names() and kind in CLICK_MODELS:
+        examination = CLICK_MODELS[kind].examination
+    if examination is None or not isinstance(eta, (int, float)):
+        by_position = ", ".join(n for n, k in CLICK_MODELS.items() if k.examination is not None)
+        raise LtrError(f"{where}: propensity: true needs a click model that examines by position ({by_position}); "
+                       f"this log's is {model_meta.get('model')!r}: use propensity: estimated or a file")
+    p = examination(shown, float(eta))
     return p / p[0]
 
 
@@ -148,7 +150,8 @@ def _estimated(train: Queries, gen: GenerateSpec, fold: int | None) -> tuple[np.
     from ltr_cli.clicklog.propensity import estimate
 
     randomised, _ = fold_log(train, gen, fold, "shuffle", gen.estimate_sessions or gen.sessions)
-    rec = estimate(randomised.query, randomised.doc, randomised.position, randomised.click, "randomisation",
+    rec = estimate(randomised.session, randomised.query, randomised.doc, randomised.position, randomised.click,
+                   "randomisation",
                    where=f"fold {fold}'s shuffled log")
     p = np.array([np.nan if v is None else v for v in rec["propensity"]], dtype=float)
     if not np.all(np.isfinite(p) & (p > 0)):
@@ -190,31 +193,53 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
             raise LtrError(f"clicks: fold {fold}: the log shows a document index beyond its query's documents; "
                            "the log was written for other data")
     shown = int(meta.get("shown") or int(sessions.position.max(initial=1)))
-    weights = np.ones(shown)
-    if signal.correction == "ips":
-        extra: dict[str, Any] = {}
-        source = signal.propensity_file()
-        if source is not None:
-            p = read_propensity(source, shown)
-        elif signal.propensity == "estimated":
-            if signal.generate is None:
-                from ltr_cli.clicklog.propensity import estimate
+    chosen = estimator(signal.correction)
+    weights, record = chosen.weights(ClickLog(sessions, meta, shown, signal, train, fold))
+    weights = check_weights(weights, shown, signal.correction)
+    return ClickData(sessions, weights, signal.correction, {**meta, **record})
 
-                rec = estimate(sessions.query, sessions.doc, sessions.position, sessions.click, "randomisation",
-                               where=str(meta.get("path")))
-                p = np.array([np.nan if v is None else v for v in rec["propensity"]] +
-                             [np.nan] * max(0, shown - len(rec["propensity"])), dtype=float)[:shown]
-                if not np.all(np.isfinite(p) & (p > 0)):
-                    raise LtrError(f"{meta.get('path')}: a position has no propensity estimate; log more sessions")
-            else:
-                p, extra = _estimated(train, signal.generate, fold)
+
+# --- the built-in estimators (entry points of ltr_cli.estimators) ---------------------------
+
+def _ones(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
+    return np.ones(log.shown), {}
+
+
+def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
+    """min(1/p_k, clip) for the propensities ``clicks.propensity`` names (true: the click
+    model's examination; estimated: result randomisation on a shuffled log; a file)."""
+    signal, meta, shown, sessions = log.signal, log.meta, log.shown, log.sessions
+    extra: dict[str, Any] = {}
+    source = signal.propensity_file()
+    if source is not None:
+        p = read_propensity(source, shown)
+    elif signal.propensity == "estimated":
+        if signal.generate is None:
+            from ltr_cli.clicklog.propensity import estimate
+
+            rec = estimate(sessions.session, sessions.query, sessions.doc, sessions.position, sessions.click,
+                           "randomisation", where=str(meta.get("path")))
+            p = np.array([np.nan if v is None else v for v in rec["propensity"]] +
+                         [np.nan] * max(0, shown - len(rec["propensity"])), dtype=float)[:shown]
+            if not np.all(np.isfinite(p) & (p > 0)):
+                raise LtrError(f"{meta.get('path')}: a position has no propensity estimate; log more sessions")
         else:
-            p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
-        weights = 1.0 / p
-        if signal.clip is not None:
-            weights = np.minimum(weights, signal.clip)
-        meta = {**meta, "propensity": [float(f"{v:.12g}") for v in p], **extra}
-    return ClickData(sessions, weights, signal.correction, meta)
+            p, extra = _estimated(log.train, signal.generate, log.fold)
+    else:
+        p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
+    weights = 1.0 / p
+    if signal.clip is not None:
+        weights = np.minimum(weights, signal.clip)
+    return weights, {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+
+
+NAIVE = Estimator("every click weighs 1 (biased towards what the logger showed on top)", "naive clicks", _ones)
+IPS = Estimator("inverse propensity scoring: a click at position k weighs min(1/p_k, clip), p_k the propensity "
+                "relative to position 1 (Joachims et al. 2017)", "IPS-weighted clicks", _inverse_propensities,
+                weighs=True, unbiased=True)
+POSITION_BIAS = Estimator("LightGBM's position-bias model: clicks weigh 1, the displayed positions are modelled "
+                          "jointly with the ranker", "clicks with LightGBM's position-bias model", _ones,
+                          positions=True)
 
 
 def vali_clicks(signal: ClickSignal, train: Queries, vali: Queries, fold: int | None,

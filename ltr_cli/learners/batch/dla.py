@@ -147,9 +147,13 @@ class DLASpec(BatchLearnerConfig):
 
     @model_validator(mode="after")
     def _raw_clicks(self) -> DLASpec:
-        if self.clicks.correction != "naive":
-            raise ValueError("clicks.correction: DLA learns the propensities from the raw clicks; give "
-                             "correction: naive")
+        from ltr_cli.clicklog.estimators import ESTIMATORS, estimator
+
+        chosen = estimator(self.clicks.correction)
+        if chosen.weighs or chosen.positions:
+            raw = [n for n, e in ESTIMATORS.items() if not (e.weighs or e.positions)]
+            raise ValueError(f"clicks.correction: DLA learns the propensities from the raw clicks; give "
+                             f"correction: {' or '.join(raw)}")
         return self
 
     def paper_role(self) -> str:

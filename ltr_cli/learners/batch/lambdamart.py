@@ -123,12 +123,16 @@ def click_rows(train: Queries, clicks: Any) -> Rows:
 
     Sessions without a click are left out (they hold no preference), and sessions alike
     (same query, same shown list, same clicks) are one group weighing their count.
-    ``naive`` and ``position-bias``: a group per distinct session, its shown documents
-    labelled clicked 1 / not clicked 0, with their displayed positions (position-bias: for
-    LightGBM's position-bias model). ``ips``: a group per click of a distinct session, the
-    clicked document and the session's documents not clicked, every row weighing the
-    count times the clicked position's weight, so each (clicked, not clicked) pair of
-    lambdarank weighs as in IPS-RankSVM."""
+    An estimator that does not weigh its clicks (``naive``, ``position-bias``): a group per
+    distinct session, its shown documents labelled clicked 1 / not clicked 0, with their
+    displayed positions when the estimator models them (LightGBM's position-bias model).
+    One that weighs them (``ips``): a group per click of a distinct session, the clicked
+    document and the session's documents not clicked, every row weighing the count times
+    the clicked position's weight, so each (clicked, not clicked) pair of lambdarank weighs
+    as in IPS-RankSVM."""
+    from ltr_cli.clicklog.estimators import estimator
+
+    how = estimator(clicks.correction)
     s = clicks.sessions
     n = len(s.session)
     d = train[0][0].shape[1] if train else 0
@@ -146,7 +150,7 @@ def click_rows(train: Queries, clicks: Any) -> Rows:
             uniq, first, count = np.unique(key, axis=0, return_index=True, return_counts=True)
             for r, m in zip(rows[first], count):
                 q, docs, pos, clk = int(s.query[r[0]]), s.doc[r], s.position[r], s.click[r]
-                if clicks.correction != "ips":
+                if not how.weighs:
                     parts.append((np.full(len(r), q), docs, pos, clk, float(m)))
                     continue
                 for a in np.flatnonzero(clk):
@@ -161,7 +165,7 @@ def click_rows(train: Queries, clicks: Any) -> Rows:
     weight = np.concatenate([np.full(len(q), w) for q, _, _, _, w in parts])
     position = np.concatenate([pos for _, _, pos, _, _ in parts]).astype(np.int32) - 1
     return Rows(X, label, [len(q) for q, *_ in parts], weight,
-                position if clicks.correction == "position-bias" else None, clicks.correction)
+                position if how.positions else None, clicks.correction)
 
 
 def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 0.1, rounds: int = 100,
@@ -238,9 +242,9 @@ class LambdaMARTSpec(BatchLearnerConfig):
     seed: int = Field(0, ge=0, description="LightGBM's seed")
     threads: int = Field(1, gt=0, description="LightGBM's num_threads (fixed: another count may change the "
                          "model in its last digits)")
-    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels: "
-                                       "naive, ips (IPS-weighted pairs) or position-bias (LightGBM's position-bias "
-                                       "model on the displayed positions; see docs/clicks.md)")
+    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels, "
+                                       "under any estimator (ips: IPS-weighted pairs; position-bias: LightGBM's "
+                                       "position-bias model on the displayed positions; see docs/clicks.md)")
     id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
 
     @model_validator(mode="after")

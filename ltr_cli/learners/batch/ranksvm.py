@@ -338,17 +338,21 @@ class RankSVMSpec(BatchLearnerConfig):
         "squared-hinge", description="squared-hinge (L2-loss RankSVM, Newton) or hinge (SVMlight's, BMRM)")
     eps: float | None = Field(None, gt=0, description="relative tolerance; default 1e-6 (Newton), 1e-3 (BMRM)")
     max_iter: int | None = Field(None, gt=0, description="iteration cap; default 200 (Newton), 1000 (BMRM)")
-    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels "
-                                       "(naive or IPS-weighted clicks; see docs/clicks.md)")
+    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels, "
+                                       "its clicks weighted by the estimator (naive, IPS, ...; see docs/clicks.md)")
     id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
 
     @model_validator(mode="after")
     def _click_loss(self) -> RankSVMSpec:
         if self.clicks is not None and self.loss != "squared-hinge":
             raise ValueError("clicks: trains the squared-hinge RankSVM (Newton); drop loss: hinge")
-        if self.clicks is not None and self.clicks.correction == "position-bias":
-            raise ValueError("clicks.correction: position-bias is LightGBM's (type: lambdamart); ranksvm takes "
-                             "naive or ips")
+        if self.clicks is not None:
+            from ltr_cli.clicklog.estimators import ESTIMATORS, estimator
+
+            if estimator(self.clicks.correction).positions:
+                takes = [n for n, e in ESTIMATORS.items() if not e.positions]
+                raise ValueError(f"clicks.correction: {self.clicks.correction} models the displayed positions in the "
+                                 f"learner (lambdamart's LightGBM); ranksvm takes {', '.join(takes)}")
         return self
 
     def paper_role(self) -> str:

@@ -50,11 +50,11 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.interleaving.base import Method, Shown, inverse
-from ltr_cli.interleaving.methods import MULTILEAVING, build_method
+from ltr_cli.interleaving.methods import build_method, check_rankers, method_kind
 from ltr_cli.interleaving.probabilistic import DEFAULT_TAU, Probabilistic, sampled_preference, sign_masses
 from ltr_cli.interleaving.team_draft import TeamDraft
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
@@ -105,7 +105,8 @@ class DBGDLearner(ClickLearner):
     :func:`ltr_cli.kernels.interleave.probabilistic_draft`, a team-draft one by
     :func:`ltr_cli.kernels.interleave.team_draft`, each from the same draws as the methods'
     own ``draft`` (their references), and the probabilistic credit's laws by
-    :func:`ltr_cli.kernels.interleave.sign_masses`."""
+    :func:`ltr_cli.kernels.interleave.sign_masses`; any other method (a subclass of
+    those included, which may draft otherwise) makes its own list."""
 
     use_kernels = True
 
@@ -114,7 +115,7 @@ class DBGDLearner(ClickLearner):
         self.spec = spec
         self.candidates = spec.candidates
         self.delta = float(spec.delta)
-        self.method: Method = build_method(spec.comparison, spec.tau, rankers=spec.candidates + 1,
+        self.method: Method = build_method(spec.comparison, {"tau": spec.tau}, rankers=spec.candidates + 1,
                                            where="comparison")
         self._pending: tuple[np.ndarray, Shown, np.ndarray] | None = None
         self._inverse: np.ndarray | None = None  # the pending rankings' inverse, when the round made it
@@ -130,14 +131,14 @@ class DBGDLearner(ClickLearner):
         size = min(self.shown, rankings.shape[1])
         inv = None
         compiled = self.use_kernels and kernels.ENABLED
-        if compiled and isinstance(self.method, Probabilistic):
+        if compiled and type(self.method) is Probabilistic:
             picks, coins = self.method.draws(rankings.shape[0], size, self.rng)
             inv = inverse(rankings)
             docs = np.empty(size, dtype=np.int64)
             (kernels.module or kernels.load()).interleave.probabilistic_draft(
                 rankings, inv, self.method.weights(rankings.shape[1]), picks, coins, docs)
             shown = Shown(docs=docs, rankings=rankings)
-        elif compiled and isinstance(self.method, TeamDraft):
+        elif compiled and type(self.method) is TeamDraft:
             kernel = (kernels.module or kernels.load()).interleave
             start = int(kernel.shared_prefix(rankings, size))
             perms = self.method.draws(rankings.shape[0], size - start, self.rng)
@@ -197,9 +198,9 @@ class DBGDSpec(ClickLearnerConfig):
         {"comparison": "team-draft", "candidates": 4, "learning_rate_decay": 0.99},
         {"comparison": "probabilistic", "preference": "sampled", "samples": 500},
     )
-    comparison: Literal["team-draft", "balanced", "probabilistic"] = Field(
-        "probabilistic", description="how the current ranker meets its candidates: team-draft, balanced or "
-        "probabilistic interleaving (candidates 1); team-draft or probabilistic multileaving (candidates > 1)")
+    comparison: str = Field(
+        "probabilistic", description="how the current ranker meets its candidates: an interleaving method "
+        "(candidates 1) or a multileaving one (candidates > 1), as ltr list says of each")
     candidates: int = Field(1, ge=1, le=1000, description="candidate directions per round: 1 is DBGD, more is "
                             "MGD (the reference code's P-MGD: 49)")
     learning_rate: float = Field(0.01, gt=0, description="step towards the winning candidates' mean direction")
@@ -211,11 +212,25 @@ class DBGDSpec(ClickLearnerConfig):
         "assignments (deterministic and faster; a candidate the clicks cannot tell apart never wins)")
     samples: int = Field(10_000, ge=1, le=1_000_000, description="preference sampled: assignments drawn per round")
 
+    @field_validator("comparison")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        from ltr_cli.errors import LtrError
+
+        try:
+            method_kind(v, "comparison")
+        except LtrError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
     @model_validator(mode="after")
     def _multileaving(self) -> "DBGDSpec":
-        if self.candidates > 1 and self.comparison not in MULTILEAVING:
-            raise ValueError(f"comparison {self.comparison} interleaves two rankers only; with candidates > 1 "
-                             "use team-draft or probabilistic (multileaving)")
+        from ltr_cli.errors import LtrError
+
+        try:
+            check_rankers(self.comparison, self.candidates + 1, "comparison")
+        except LtrError as exc:
+            raise ValueError(str(exc)) from None
         if self.preference is not None and self.comparison != "probabilistic":
             raise ValueError(f"preference: {self.preference} applies to comparison: probabilistic only")
         return self
@@ -231,7 +246,7 @@ class DBGDSpec(ClickLearnerConfig):
         return data
 
     def paper_role(self) -> str:
-        prefix = {"team-draft": "td", "balanced": "b", "probabilistic": "p"}[self.comparison]
+        prefix = method_kind(self.comparison, "comparison").abbreviation or self.comparison
         return f"{prefix}-{'dbgd' if self.candidates == 1 else 'mgd'}"
 
     def default_label(self) -> str:

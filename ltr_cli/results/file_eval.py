@@ -93,6 +93,7 @@ def evaluate_file(
         "convention": conv.name,
         "ties": ties or conv.ties,
         "no_relevant": no_relevant or (conv.no_relevant if not conv.letor_style else "zero (script)"),
+        "rules": conv.summary(no_relevant),
         "queries": len(qids),
         "documents": start,
     }
@@ -141,9 +142,7 @@ def format_tables(result: dict[str, Any], per_query: bool) -> str:
     def cell(v: float | None) -> str:
         return "" if v is None or math.isnan(v) else f"{v:.4f}"
 
-    lines = [f"# convention={result['convention']} ties={result['ties']} "
-             f"no_relevant={result['no_relevant']} queries={result['queries']} "
-             f"documents={result['documents']}"]
+    lines = [_head(result)]
     lines.append("\t".join(["qid"] + [f"P@{k}" for k in ks] + ["MAP"]))
     rows = list(result["per_query"].items()) if per_query else []
     for qid, vals in rows + [("Average", avg)]:
@@ -159,6 +158,12 @@ def format_tables(result: dict[str, Any], per_query: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _head(result: dict[str, Any]) -> str:
+    """The tables' first line: the convention with its rules, the policies and the counts."""
+    return (f"# convention={result['convention']} ({result['rules']}) ties={result['ties']} "
+            f"no_relevant={result['no_relevant']} queries={result['queries']} documents={result['documents']}")
+
+
 def _cell(v: float | None) -> str:
     return "" if v is None or math.isnan(v) else f"{v:.4f}"
 
@@ -166,9 +171,7 @@ def _cell(v: float | None) -> str:
 def _format_columns(result: dict[str, Any], per_query: bool) -> str:
     """``qid`` and one column per metric (typeset: ``ERR@10``, ``MAP``, ``MRR``), then ``Average``."""
     names = result["metrics"]
-    lines = [f"# convention={result['convention']} ties={result['ties']} "
-             f"no_relevant={result['no_relevant']} queries={result['queries']} "
-             f"documents={result['documents']}",
+    lines = [_head(result),
              "\t".join(["qid"] + [display_name(n) for n in names])]
     rows = list(result["per_query"].items()) if per_query else []
     for qid, vals in rows + [("Average", result["average"])]:
