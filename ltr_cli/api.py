@@ -68,6 +68,11 @@ position of a fold's click log.
 **Ranking losses** (``ltr_cli.losses``). :func:`ranking_loss` computes a neural ranking loss
 (allRank's names, parameters and values) on numpy ``[Q, L]`` scores and labels; a plugin
 declares its own :class:`LossKind` (docs/neural.md).
+
+**Neural scorers** (``ltr_cli.scorers``). A :class:`ScorerKind`: its name, a summary, its
+settings (a :class:`ScorerSettings` model of the ``scorer:`` block's keys) and
+``build(settings, outputs) -> Scorer``, the pure ``init(key, d)`` and ``forward`` of a
+padded batch (docs/neural.md).
 """
 
 from __future__ import annotations
@@ -92,12 +97,14 @@ from ltr_cli.measures.metrics import average_precision, dcg_at_k, ndcg_at_k, pre
 from ltr_cli.measures.registry import MetricKind
 from ltr_cli.neural.losses.bridge import ranking_loss
 from ltr_cli.neural.losses.kind import LossKind
+from ltr_cli.neural.scorers import Scorer, ScorerKind, ScorerSettings
 
 __all__ = [
     "MAX_LABEL", "NO_MISTAKE", "NO_UPDATE", "BatchLearnerConfig", "BlockFamily", "ClickLearner", "ClickLearnerConfig", "ClickLog",
     "ClickModel", "ClickModelKind", "ClickSettings", "ConfigError", "Convention", "DataFormat", "DataFormatError",
     "Estimator", "Feedback", "InterleavingKind", "LinearRanker", "LtrError", "Measure", "Method", "MetricKind", "OnlineLearner",
-    "OnlineLearnerConfig", "Outcome", "Query", "QueryReader", "ReaderOptions", "Shown", "StepSpec", "Strict", "UpdateInfo",
+    "OnlineLearnerConfig", "Outcome", "Query", "QueryReader", "ReaderOptions", "Scorer",
+    "ScorerKind", "ScorerSettings", "Shown", "StepSpec", "Strict", "UpdateInfo",
     "average_precision", "check_clicks", "check_length", "check_rankings", "click_pairs", "click_table", "dcg_at_k",
     "ndcg_at_k", "precision_at_k", "rank_from_scores", "shown_clicks", "LossKind", "ranking_loss",
 ]
