@@ -236,3 +236,53 @@ def propensity(
     if drawn:
         lines += ["", "wrote " + ", ".join(str(p) for p in drawn)]
     typer.echo("\n".join(lines))
+
+
+@command(clicks_app, "fit")
+def fit(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="a Parquet click log (ltr clicks simulate-log, "
+                                        "ltr clicks import)")],
+    model: Annotated[str, typer.Option("--model", metavar="pbm|cascade|ubm|dcm|ccm|dbn|sdbn",
+                                       help="the click model to fit (docs/clicks.md gives each one's parameters)")],
+    heldout: Annotated[float, typer.Option("--heldout", metavar="FRACTION", help="the share of the sessions held "
+                                           "out of the fit and measured on (0: measure on the training sessions)")
+                       ] = 0.25,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of the split of the sessions")] = 0,
+    iterations: Annotated[int, typer.Option("--iterations", metavar="N", min=1, help="EM iterations of a model "
+                                            "fitted by EM (pbm, ubm, ccm, dbn; PyClick's 50)")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit a click model's parameters on a share of LOG's sessions (split by session,
+    seeded): by EM (pbm, ubm, ccm, dbn) or in closed form (cascade, dcm, sdbn), as PyClick
+    fits them. Prints the log-likelihood and perplexity, overall and per rank, on the
+    held-out and the training sessions; --json adds the parameters (attractiveness per
+    query and document, examination or continuation per rank, ...)."""
+    from ltr_cli.clicklog.fit.record import fit_record
+    from ltr_cli.clicklog.logfile import read_log
+
+    rec = {"log": str(log), **fit_record(read_log(log), model, heldout, seed, iterations)}
+    if as_json:
+        typer.echo(json.dumps(rec, indent=2))
+        return
+    lines = [f"{log}: {model} ({rec['fitting']}) on {rec['train']['sessions']} of {rec['sessions']} sessions, "
+             f"{rec['pairs']} query-document pairs"]
+    parts = [("train", rec["train"])] + ([("heldout", rec["heldout_measures"])] if rec["heldout_measures"] else [])
+    for name, m in parts:
+        lines.append(f"{name:>8s}: {m['sessions']} sessions, log-likelihood {m['log_likelihood']:.6f}, "
+                     f"perplexity {m['perplexity']:.6f}")
+    lines += ["", f"{'rank':>4s}  " + "  ".join(f"{n + ' LL':>12s}  {n + ' ppl':>12s}" for n, _ in parts)]
+    for r in range(len(parts[0][1]["perplexity_per_rank"])):
+        cells = []
+        for _, m in parts:
+            ll, ppl = m["log_likelihood_per_rank"], m["perplexity_per_rank"]
+            cells.append(f"{ll[r]:12.6f}  {ppl[r]:12.6f}" if r < len(ppl) else f"{'-':>12s}  {'-':>12s}")
+        lines.append(f"{r + 1:4d}  " + "  ".join(cells))
+    params = rec["parameters"]
+    scalars = {k: v for k, v in params.items() if isinstance(v, float)}
+    ranked = {k: v for k, v in params.items() if isinstance(v, list) and v and isinstance(v[0], float)}
+    if scalars:
+        lines += ["", "  ".join(f"{k} {v:.6f}" for k, v in scalars.items())]
+    for k, v in ranked.items():
+        lines.append(f"{k} by rank: " + ", ".join(f"{x:.4f}" for x in v))
+    lines.append("(--json prints every parameter)")
+    typer.echo("\n".join(lines))

@@ -15,8 +15,14 @@ click, (1 - e_r) alpha / (1 - e_r car_r), with e_r the unconditional examination
 car_r = P(a click at r or below | examined at r); DBN's sigma at the last click counts
 sigma / (1 - (1 - sigma) gamma car_(r+1)) (CCM's alpha the same, with its continuation after
 a click); the continuations count the posterior of examining r + 1 given examining r, from
-P(E_r, S_r, E_(r+1), clicks) over the eight states. A session without clicks counts as one
-whose last click lies beyond its end (PyClick's convention).
+P(E_r, S_r, E_(r+1), clicks) over the eight states. A session without clicks has its last
+click above rank 1 (:func:`last_click`): every position of it may lie below the user's stop.
+Where PyClick differs, ours is the exact posterior and the oracle comparison runs PyClick
+with these changes: PyClick places the last click of a session without clicks beyond its
+end, as for the cascade family (every unclicked document of it examined and unattractive,
+every continuation certain); it takes P(C_r = 0 | E_r = 0) as 1 - alpha instead of 1; and
+its P(clicks below r | E_(r+1) = 1) reads the parameters of the documents from rank 1
+instead of rank r + 1.
 """
 
 from __future__ import annotations
@@ -68,6 +74,11 @@ def unconditional(attr: np.ndarray, on_click: np.ndarray, on_skip: np.ndarray) -
     return e, car
 
 
+def last_click(grid: Grid) -> np.ndarray:
+    """The 0-based rank of each session's last click, -1 when it has none; int64 (S,)."""
+    return np.where(grid.click.any(axis=1), grid.last, -1)
+
+
 def joint(middle: np.ndarray, attr: np.ndarray, on_click: np.ndarray, on_skip: np.ndarray, grid: Grid
           ) -> np.ndarray:
     """P(E_r = x, S_r = y, E_(r+1) = z | clicks) from ``middle`` (2, 2, 2, S, K) =
@@ -77,7 +88,7 @@ def joint(middle: np.ndarray, attr: np.ndarray, on_click: np.ndarray, on_skip: n
     _, prior = forward(attr, on_click, on_skip, grid.click, 0)
     tail = tails(attr, on_click, on_skip, grid)[:, 1:]
     ranks = np.arange(k)[None, :]
-    below = (grid.last[:, None] < ranks + 1).astype(float)  # no click below r: E_(r+1) = 0 is possible
+    below = (last_click(grid)[:, None] < ranks + 1).astype(float)  # no click below r: E_(r+1) = 0 is possible
     f = middle.copy()
     f[:, :, 0] *= below
     f[:, :, 1] *= tail
@@ -106,7 +117,7 @@ class DBN(FitModel):
     def step(self, params: Params, grid: Grid) -> Params:
         attr, sat, on_click, gamma = self._chain(params, grid)
         e, car = unconditional(attr, on_click, gamma)
-        ranks, last, click = np.arange(grid.ranks)[None, :], grid.last[:, None], grid.click
+        ranks, last, click = np.arange(grid.ranks)[None, :], last_click(grid)[:, None], grid.click
         ones = np.ones(attr.shape)
         num_a = np.where(click, 1.0, np.where(ranks >= last, (1.0 - e) * attr / (1.0 - e * car[:, :-1]), 0.0))
         num_s = np.where(ranks == last, sat / (1.0 - (1.0 - sat) * gamma * car[:, 1:]), 0.0)
@@ -114,7 +125,7 @@ class DBN(FitModel):
         skip, g = ~click, gamma
         middle[1, 0, 1] = np.where(skip, (1.0 - attr) * g, attr * (1.0 - sat) * g)
         middle[1, 0, 0] = np.where(skip, (1.0 - attr) * (1.0 - g), attr * (1.0 - sat) * (1.0 - g))
-        middle[0, 0, 0] = np.where(skip, 1.0 - attr, 0.0)
+        middle[0, 0, 0] = np.where(skip, 1.0, 0.0)
         middle[1, 1, 0] = np.where(skip, 0.0, attr * sat)
         post = joint(middle, attr, on_click, gamma, grid)
         size = len(params["attr"])
@@ -154,7 +165,7 @@ class CCM(FitModel):
     def step(self, params: Params, grid: Grid) -> Params:
         attr, on_click, t1, t2, t3 = self._chain(params, grid)
         e, car = unconditional(attr, on_click, t1)
-        ranks, last, click = np.arange(grid.ranks)[None, :], grid.last[:, None], grid.click
+        ranks, last, click = np.arange(grid.ranks)[None, :], last_click(grid)[:, None], grid.click
         num_a = np.where(click, 1.0, np.where(ranks >= last, (1.0 - e) * attr / (1.0 - e * car[:, :-1]), 0.0))
         num_a = num_a + np.where(click & (ranks == last), attr / (1.0 - on_click * car[:, 1:]), 0.0)
         den_a = 1.0 + click
@@ -162,7 +173,7 @@ class CCM(FitModel):
         middle = np.zeros((2, 2, 2) + attr.shape)
         middle[1, 0, 1] = np.where(skip, (1.0 - attr) * t1, attr * (1.0 - attr) * t2)
         middle[1, 0, 0] = np.where(skip, (1.0 - attr) * (1.0 - t1), attr * (1.0 - attr) * (1.0 - t2))
-        middle[0, 0, 0] = np.where(skip, 1.0 - attr, 0.0)
+        middle[0, 0, 0] = np.where(skip, 1.0, 0.0)
         middle[1, 1, 1] = np.where(skip, 0.0, attr * attr * t3)
         middle[1, 1, 0] = np.where(skip, 0.0, attr * attr * (1.0 - t3))
         post = joint(middle, attr, on_click, t1, grid)
