@@ -286,3 +286,41 @@ def fit(
         lines.append(f"{k} by rank: " + ", ".join(f"{x:.4f}" for x in v))
     lines.append("(--json prints every parameter)")
     typer.echo("\n".join(lines))
+
+
+@command(clicks_app, "import")
+def import_log(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="an outside click log, .parquet or .csv: columns session, "
+                                        "qid, doc, position, click and optionally propensity (docs/clicks.md)")],
+    data_file: Annotated[Path, typer.Option("--data", metavar="FILE", help="the SVMlight/LETOR file whose queries "
+                                            "and documents the log's qid and doc name")],
+    out: Annotated[Path, typer.Option("--out", metavar="OUT", help="the Parquet click log to write")],
+) -> None:
+    """Import a click log from another system: every row checked against DATA (each qid a
+    query of it, each doc an index among its documents), written in the tool's own format
+    (sorted by session and position, policy 'logged', with a fingerprint), which
+    ltr clicks fit, ltr clicks propensity and the counterfactual learners (clicks.log)
+    read."""
+    from ltr_cli.clicklog.importlog import read_outside, sessions_of
+    from ltr_cli.clicklog.logfile import write_log
+    from ltr_cli.data.formats import open_dataset
+    from ltr_cli.data.registry import reader_options
+
+    _refuse_input_as_out(out, [("imported log", log), ("data file", data_file)])
+    outside = read_outside(log)
+    counts: dict[str, int] = {}
+    qids: list[str] = []
+    for qid, y, _ in open_dataset(data_file, reader_options(None, None, None, None, None, None)).labelled_queries():
+        if str(qid) not in counts:
+            qids.append(str(qid))
+        counts[str(qid)] = counts.get(str(qid), 0) + len(y)
+    if not qids:
+        raise LtrError(f"{data_file}: no queries; give the labelled SVMlight/LETOR file the log was shown from")
+    sessions, propensity, shown = sessions_of(outside, counts, qids)
+    n_sessions = int(sessions.session[-1]) + 1
+    meta = write_log(out, sessions, shown, {"policy": "logged", "source": f"imported from {log.name}",
+                                            "sessions": n_sessions, "shown": int(sessions.position.max())},
+                     propensity)
+    typer.echo(f"{out}: {n_sessions} sessions, {len(sessions.session)} shown documents, {int(sessions.click.sum())} "
+               f"clicks, {len(shown)} queries{', with propensities' if propensity is not None else ''}, "
+               f"fingerprint {meta['fingerprint'][:16]}")
