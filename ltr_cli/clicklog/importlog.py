@@ -128,11 +128,13 @@ def _nulls(log: Outside, name: str) -> None:
         raise LtrError(f"{log.where(i)}: column {name!r} is empty; every row needs a {name}")
 
 
-def _bad_row(log: Outside, name: str, ok: np.ndarray, want: str) -> None:
+def _bad_row(log: Outside, name: str, ok: np.ndarray, want: str, values: np.ndarray | None = None) -> None:
+    """A one-line error at the first row where ``ok`` fails, showing its value (as parsed,
+    when ``values`` are given)."""
     bad = np.flatnonzero(~ok)
     if bad.size:
         i = int(bad[0])
-        value = log.columns[name][i].as_py()
+        value = values[i].item() if values is not None else log.columns[name][i].as_py()
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise LtrError(f"{log.where(i)}: column {name!r} holds {shown}; {want}")
 
@@ -153,7 +155,7 @@ def whole(log: Outside, name: str, low: int, want: str) -> np.ndarray:
         values = pc.cast(pc.utf8_trim_whitespace(col), pa.int64()).to_numpy(zero_copy_only=False)
     else:
         raise LtrError(f"{log.path}: column {name!r} has type {col.type}; {want}")
-    _bad_row(log, name, values >= low, want)
+    _bad_row(log, name, values >= low, want, values)
     return values
 
 
@@ -166,7 +168,7 @@ def clicks(log: Outside) -> np.ndarray:
         _nulls(log, "click")
         return col.to_numpy(zero_copy_only=False).astype(bool)
     values = whole(log, "click", 0, "a click is 0 or 1")
-    _bad_row(log, "click", values <= 1, "a click is 0 or 1")
+    _bad_row(log, "click", values <= 1, "a click is 0 or 1", values)
     return values.astype(bool)
 
 
@@ -189,7 +191,7 @@ def propensities(log: Outside) -> np.ndarray | None:
         values = col.to_numpy(zero_copy_only=False).astype(np.float64)
     else:
         raise LtrError(f"{log.path}: column 'propensity' has type {col.type}; {want}")
-    _bad_row(log, "propensity", (values > 0) & (values <= 1), want)
+    _bad_row(log, "propensity", (values > 0) & (values <= 1), want, values)
     return values
 
 
@@ -224,7 +226,7 @@ def sessions_of(log: Outside, doc_counts: dict[str, int], qids: list[str]) -> tu
     known = np.array([q in doc_counts for q in qid])
     _bad_row(log, "qid", known, "not a query of the data file (--data)")
     sizes = np.array([doc_counts[q] for q in qid], dtype=np.int64)
-    _bad_row(log, "doc", doc < sizes, "beyond its query's documents in the data file (indices from 0)")
+    _bad_row(log, "doc", doc < sizes, "beyond its query's documents in the data file (indices from 0)", doc)
     order = np.lexsort((np.arange(n), position, session))
     s, p = session[order], position[order]
     dup = np.flatnonzero((s[1:] == s[:-1]) & (p[1:] == p[:-1]))
