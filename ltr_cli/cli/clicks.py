@@ -105,7 +105,6 @@ def _cell(value: float | None) -> str:
 def simulate_log(
     data_file: Annotated[Path, typer.Argument(metavar="DATA", help="labelled SVMlight/LETOR file; the clicks follow its labels")],
     out: Annotated[Path, typer.Option("--out", metavar="LOG", help="the Parquet click log to write")],
-    model: ModelOpt,
     sessions: Annotated[int, typer.Option("--sessions", metavar="N", min=1,
                                           help="sessions in total, each on a query drawn uniformly (at most 10^8)")],
     policy: Annotated[str, typer.Option("--policy", metavar="ranking|shuffle|swap|plackett-luce",
@@ -122,10 +121,18 @@ def simulate_log(
         "--run", metavar="RUN", help="a run directory (or its models.json) whose model ranks each query: the "
         "logging ranking (default: the file order)")] = None,
     fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first)")] = None,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", metavar="NAME", help=f"a click model: {', '.join(plugins.names('click_models', built_in=True))} "
+        "or a plugin's (ltr list gives each one's definition); or a custom table in YAML flow style, e.g. "
+        "'{click: [0.1, 0.9], stop: [0.2, 0.5]}' (see docs/clicks.md)")] = None,
+    fitted: Annotated[Optional[Path], typer.Option(
+        "--fitted", metavar="FIT", help="instead of --model: a fitted model, the JSON of ltr clicks fit --json "
+        "(pbm, cascade, dcm, sdbn, dbn, ccm), clicking with its parameters per query and document")] = None,
 ) -> None:
     """Simulate a click log: sessions of a logging policy on DATA's queries (the logging
     ranking is each query's file order, or the ranking of a saved model with --run),
-    clicked by the click model on the true labels, written as Parquet with the policy,
+    clicked by the click model on the true labels (or by a --fitted model on its
+    parameters per query and document), written as Parquet with the policy,
     model, seed and a fingerprint in its metadata. The same inputs give the same file,
     byte for byte."""
     import numpy as np
@@ -138,7 +145,7 @@ def simulate_log(
     from ltr_cli.protocols.interleave import RankedFile, build_clicks
 
     check_policy(policy)
-    _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
+    _refuse_input_as_out(out, [("data file", data_file), ("fitted model", fitted), ("run's model file", run),
                                ("run's model file", run / "models.json" if run is not None else None)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
@@ -158,9 +165,19 @@ def simulate_log(
         source = f"the file order of {data_file.name}"
     if not ranked.labels:
         raise LtrError(f"{data_file}: no queries; give a labelled SVMlight/LETOR file")
-    built = build_clicks(model, ranked, data_file, grades, stop, eta)
-    logged = simulate([y.astype(np.int64) for y in ranked.labels], ranked.rankings, built, policy, shown,
-                      sessions, seed, per_query)
+    if (model is None) == (fitted is None):
+        raise LtrError("give exactly one of --model (a click model by grade) and --fitted (a fitted model's JSON)")
+    if fitted is not None:
+        if grades is not None or stop is not None or eta is not None:
+            raise LtrError("--grades, --stop and --eta set a --model; a --fitted model has its own parameters")
+        from ltr_cli.clicklog.fit.replay import fitted_model
+
+        built, click_labels = fitted_model(fitted, ranked.qids, [len(y) for y in ranked.labels])
+    else:
+        assert model is not None
+        built = build_clicks(model, ranked, data_file, grades, stop, eta)
+        click_labels = [y.astype(np.int64) for y in ranked.labels]
+    logged = simulate(click_labels, ranked.rankings, built, policy, shown, sessions, seed, per_query)
     meta = write_log(out, logged, ranked.qids,
                      {"policy": policy, "source": source, "model": built.describe(),
                       "seed": seed, "sessions": sessions, "per_query": per_query, "shown": shown})
