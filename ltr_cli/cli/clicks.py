@@ -167,6 +167,9 @@ def simulate_log(
         raise LtrError(f"{data_file}: no queries; give a labelled SVMlight/LETOR file")
     if (model is None) == (fitted is None):
         raise LtrError("give exactly one of --model (a click model by grade) and --fitted (a fitted model's JSON)")
+    from ltr_cli.clicks.base import ClickModel
+
+    built: ClickModel
     if fitted is not None:
         if grades is not None or stop is not None or eta is not None:
             raise LtrError("--grades, --stop and --eta set a --model; a --fitted model has its own parameters")
@@ -174,8 +177,7 @@ def simulate_log(
 
         built, click_labels = fitted_model(fitted, ranked.qids, [len(y) for y in ranked.labels])
     else:
-        assert model is not None
-        built = build_clicks(model, ranked, data_file, grades, stop, eta)
+        built = build_clicks(str(model), ranked, data_file, grades, stop, eta)
         click_labels = [y.astype(np.int64) for y in ranked.labels]
     logged = simulate(click_labels, ranked.rankings, built, policy, shown, sessions, seed, per_query)
     meta = write_log(out, logged, ranked.qids,
