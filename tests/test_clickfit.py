@@ -221,3 +221,17 @@ def test_fit_refuses_bad_input(tmp_path):
         assert res.exit_code == 1 and words in res.output and "Traceback" not in res.output, res.output
     res = _ltr("clicks", "fit", data, "--model", "pbm")
     assert res.exit_code == 1 and "Parquet" in res.output
+
+
+def test_dcm_recovers_attractiveness_and_the_top_continuations(tmp_path):
+    """DCM's closed form takes a session's last click as its end: right for the
+    attractiveness, and for the continuation near the top; lower down a click is the last
+    one more often because the list ends, so lambda is underestimated there (0 at the last
+    rank, whose click is always the last)."""
+    rec, labels = _simulate_and_fit(tmp_path, "dcm", "dcm", 20000)
+    click = table("perfect", 5).click
+    for row in rec["parameters"]["attractiveness"]:
+        assert row["value"] == pytest.approx(click[labels[(row["qid"], row["doc"])]], abs=0.06)
+    cont = rec["parameters"]["continuation"]
+    assert cont[:3] == pytest.approx([1 / 2, 2 / 3, 3 / 4], abs=0.05)
+    assert cont[-1] < 0.01
