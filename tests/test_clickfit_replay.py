@@ -78,3 +78,37 @@ def test_a_fitted_ubm_or_a_damaged_fit_is_refused(tmp_path):
                    "--sessions", 10)
         assert res.exit_code == 1 and words in res.output and res.output.count("\n") == 1, res.output
         assert not (tmp_path / "o.parquet").exists()
+
+
+def test_ccm_em_recovers_known_parameters(tmp_path):
+    """A CCM with known parameters (written as a fit's JSON) simulates a log; EM on it
+    recovers the three continuations and the attractiveness of the documents."""
+    data = _data(tmp_path / "d.txt", queries=3)
+    rng = np.random.default_rng(4)
+    truth = {"tau1": 0.8, "tau2": 0.6, "tau3": 0.3}
+    rows = [{"qid": str(q + 1), "doc": d, "value": float(rng.uniform(0.2, 0.8))} for q in range(3) for d in range(6)]
+    (tmp_path / "ccm.json").write_text(json.dumps({"model": "ccm", "parameters": {**truth, "attractiveness": rows}}))
+    log = tmp_path / "log.parquet"
+    assert _ltr("clicks", "simulate-log", data, "--out", log, "--fitted", tmp_path / "ccm.json", "--sessions", 8000,
+                "--shown", 6, "--seed", 8).exit_code == 0
+    fit = _ltr("clicks", "fit", log, "--model", "ccm", "--json", "--heldout", 0, "--iterations", 25)
+    got = json.loads(fit.output)["parameters"]
+    for key, value in truth.items():
+        assert got[key] == pytest.approx(value, abs=0.06), key
+    for want, row in zip(rows, got["attractiveness"]):
+        assert row["value"] == pytest.approx(want["value"], abs=0.08)
+
+
+def test_ubm_recovers_a_position_based_examination(tmp_path):
+    """A PBM log is a UBM whose examination ignores the last click: UBM's examination
+    relative to rank 1 is 1/rank whatever the rank of the last click above."""
+    data = _data(tmp_path / "d.txt")
+    log = tmp_path / "log.parquet"
+    assert _ltr("clicks", "simulate-log", data, "--out", log, "--model", "pbm", "--sessions", 20000, "--shown", 4,
+                "--seed", 6).exit_code == 0
+    fit = _ltr("clicks", "fit", log, "--model", "ubm", "--json", "--heldout", 0, "--iterations", 30)
+    exam = json.loads(fit.output)["parameters"]["examination"]
+    top = exam[0]["no_click_above"]
+    for r, row in enumerate(exam, start=1):
+        for value in [row["no_click_above"]] + row["last_click_at"]:
+            assert value / top == pytest.approx(1 / r, abs=0.08), (r, row)
