@@ -58,6 +58,7 @@ def compare(
     out: Annotated[Optional[Path], typer.Option("--out", help="also write the output to this file")] = None,
     latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    logs: Annotated[bool, typer.Option("--logs", help="learners trained on simulated click logs: compare them condition by condition (data and clicks.generate settings), paired by log (clicks.generate.seed) and test query, intervals and p counting both")] = False,
 ) -> None:
     """Paired tests between every two learners of an experiment: batch runs over the test
     queries pooled over the folds, online runs over the seeds (--on: last10, the last
@@ -81,6 +82,18 @@ def compare(
     if twice:
         raise LtrError(f"--metric: {twice[0]} is given twice; give each metric once")
     runs = chosen_runs(results, latest, config, say=kind == "text")
+    if logs:
+        from ltr_cli.reports.log_pairs import compare_logs, render_logs
+
+        if kind not in ("text", "json") or _value(test) != "t":
+            raise LtrError("--logs prints its own comparison (text or --json) with its own test; drop --format "
+                           "and --test")
+        text = "".join(render_logs(compare_logs(runs, m, _value(adjust)), m, _value(adjust), kind == "json")
+                       for m in names)
+        if out is not None:
+            write_text(out, text)
+        typer.echo(text, nl=False)
+        return
     comparisons = [compare_runs(runs, m, _value(test), _value(on), _value(adjust), alpha) for m in names]
     if kind == "text":
         text = "\n".join(render_text(c) for c in comparisons)
