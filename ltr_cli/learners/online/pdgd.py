@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ltr_cli import kernels
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
@@ -82,9 +82,13 @@ def pair_weights(scores: np.ndarray, ranking: np.ndarray, n: int, pos: np.ndarra
     return i, j, q / (1.0 + q) ** 2 * rho
 
 
-def pdgd_gradient(X: np.ndarray, scores: np.ndarray, ranking: np.ndarray, clicks: np.ndarray) -> np.ndarray | None:
-    """The PDGD ascent direction (d,) for ``clicks`` (n,) on the shown list ``ranking[:n]``
-    of a query with features X and scores ``scores`` (those the list was sampled from);
+def document_weights(scores: np.ndarray, ranking: np.ndarray, clicks: np.ndarray) -> np.ndarray | None:
+    """The PDGD coefficient (n,) of each shown document's score, for ``clicks`` (n,) on the
+    shown list ``ranking[:n]`` of a query with scores ``scores`` (those the list was sampled
+    from): each pair's weight added at its clicked document and subtracted at its
+    unclicked one, so the ascent direction is the gradient of ``coef @ scores[ranking[:n]]``
+    with the coefficients held fixed (for a linear ranker ``coef @ X[ranking[:n]]``; for a
+    neural scorer its vector-Jacobian product, :mod:`~ltr_cli.learners.online.deep_pdgd`).
     None when the clicks give no pair."""
     pos, neg = click_pairs(clicks)
     if pos.shape[0] == 0 or neg.shape[0] == 0:
@@ -94,7 +98,15 @@ def pdgd_gradient(X: np.ndarray, scores: np.ndarray, ranking: np.ndarray, clicks
     coef = np.zeros(n)
     np.add.at(coef, i, weight)
     np.add.at(coef, j, -weight)
-    return coef @ X[ranking[:n]]
+    return coef
+
+
+def pdgd_gradient(X: np.ndarray, scores: np.ndarray, ranking: np.ndarray, clicks: np.ndarray) -> np.ndarray | None:
+    """The PDGD ascent direction (d,) for ``clicks`` (n,) on the shown list ``ranking[:n]``
+    of a query with features X and scores ``scores`` (those the list was sampled from);
+    None when the clicks give no pair."""
+    coef = document_weights(scores, ranking, clicks)
+    return None if coef is None else coef @ X[ranking[:clicks.shape[0]]]
 
 
 class PDGDLearner(ClickLearner):
@@ -145,27 +157,62 @@ class PDGDLearner(ClickLearner):
 
 class PDGDSpec(ClickLearnerConfig):
     """Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke 2018): Plackett-Luce
-    sampling and the debiased pairwise gradient, from clicks."""
+    sampling and the debiased pairwise gradient, from clicks. With ``scorer:`` (a neural
+    scorer's block), DeepPDGD: the same step through that scorer
+    (:mod:`~ltr_cli.learners.online.deep_pdgd`, JAX)."""
 
     type: Literal["pdgd"]
-    summary: ClassVar[str] = "PDGD: Plackett-Luce sampling and the debiased pairwise gradient; learns from clicks"
+    summary: ClassVar[str] = ("PDGD: Plackett-Luce sampling and the debiased pairwise gradient; learns from clicks "
+                              "(with scorer: a neural scorer, DeepPDGD; needs pip install -e '.[neural]')")
     examples: ClassVar[tuple[dict[str, Any], ...]] = (
         {},
         {"learning_rate": 0.5, "learning_rate_decay": 0.99},
+        {"scorer": {"kind": "mlp", "hidden": [8], "activation": "sigmoid"}},
     )
     learning_rate: float = Field(0.1, gt=0, description="step along the debiased pairwise gradient")
+    scorer: dict[str, Any] | None = Field(
+        None, description="a neural scorer ({kind: mlp, hidden: [64], ...}; kinds of ltr_cli.scorers, without "
+        "dropout or noise) instead of the linear ranker: DeepPDGD, the gradient through the scorer (JAX)")
+
+    @field_validator("scorer")
+    @classmethod
+    def _scorer(cls, block: dict[str, Any] | None) -> dict[str, Any] | None:
+        if block is None:
+            return None
+        from ltr_cli.neural import scorers
+        from ltr_cli.neural.query_scorer import check_online
+
+        normal = scorers.normalized(block)
+        check_online(normal)
+        return normal
 
     def paper_role(self) -> str:
-        return "pdgd"
+        return "pdgd" if self.scorer is None else "deep-pdgd"
 
     def default_label(self) -> str:
-        return self.label or "PDGD"
+        return self.label or ("PDGD" if self.scorer is None else "DeepPDGD")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "algorithm": "PDGD", "learning_rate": self.learning_rate,
-                "learning_rate_decay": self.learning_rate_decay, "sampling": "Plackett-Luce (Gumbel-max)",
-                "feedback": "clicks"}
+        described = {**super().describe(), "algorithm": "PDGD" if self.scorer is None else "DeepPDGD",
+                     "learning_rate": self.learning_rate, "learning_rate_decay": self.learning_rate_decay,
+                     "sampling": "Plackett-Luce (Gumbel-max)", "feedback": "clicks"}
+        if self.scorer is not None:
+            described.update(scorer=self.scorer, gradient="pair weights of linear PDGD, through the scorer (JAX "
+                             "vector-Jacobian product), float32", initialisation="the scorer's, seeded from the "
+                             "learner's generator")
+        return described
+
+    def missing(self) -> str | None:
+        if self.scorer is None:
+            return None
+        from ltr_cli.neural import jaxenv
+
+        return jaxenv.missing()
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
-              planned_rounds: int | None = None, fidelity: str = "paper") -> PDGDLearner:
+              planned_rounds: int | None = None, fidelity: str = "paper") -> ClickLearner:
+        if self.scorer is not None:
+            from ltr_cli.learners.online.deep_pdgd import DeepPDGDLearner
+
+            return DeepPDGDLearner(self, n_features, ties, rng)
         return PDGDLearner(self, n_features, ties, rng)
