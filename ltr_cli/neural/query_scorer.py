@@ -52,22 +52,12 @@ class QueryScorer:
         j = jax()  # first: JAX starts under this tool's flags
         from jax.flatten_util import ravel_pytree
 
-        jnp = j.numpy
         self.block, self.d = block, d
         scorer = scorers.build(block, 1)
         self.per_document = scorer.per_document
-        flat, unravel = ravel_pytree(scorer.init(j.random.PRNGKey(seed), d))
+        flat, _ = ravel_pytree(scorer.init(j.random.PRNGKey(seed), d))
         self.theta0 = np.asarray(flat, dtype=np.float64)
-        self._unravel = unravel
-
-        def scores(theta: Any, X: Any, mask: Any) -> Any:
-            return scorer.ranking(scorer.apply(unravel(theta), X, mask))
-
-        def vjp(theta: Any, X: Any, mask: Any, coef: Any) -> Any:
-            return j.grad(lambda t: jnp.sum(scores(t, X, mask) * coef))(theta)
-
-        self._scores = j.jit(scores)
-        self._vjp = j.jit(vjp)
+        self._scores, self._vjp, self._unravel = _programs(block, d)
 
     @property
     def size(self) -> int:
@@ -95,9 +85,46 @@ class QueryScorer:
     def __deepcopy__(self, memo: dict[int, Any]) -> QueryScorer:
         return self  # immutable: its parameters live in the caller's theta
 
+    def theta_of(self, arrays: dict[str, np.ndarray]) -> np.ndarray:
+        """The flat ``theta`` (P,) float64 of named arrays (:meth:`named`'s inverse)."""
+        order = self.named(self.theta0)
+        return np.concatenate([np.asarray(arrays[name], dtype=np.float64).reshape(-1) for name in order])
+
     def named(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """``params/<path>`` -> float32 array of ``theta``, as a model file names them."""
         from ltr_cli.neural.arrays import named
 
         tree = self._unravel(np.asarray(theta, dtype=np.float32))
         return {k: np.array(v, dtype=np.float32) for k, v in named(tree, "params").items()}
+
+
+_PROGRAMS: dict[str, tuple[Any, Any, Any]] = {}
+
+
+def _programs(block: dict[str, Any], d: int) -> tuple[Any, Any, Any]:
+    """The jitted ``scores(theta, X, mask)`` and ``vjp(theta, X, mask, coef)`` of an
+    architecture and its ``unravel(theta) -> params``, one per architecture and width per
+    process (so every learner built on it reuses the compiled programs)."""
+    import json
+
+    key = json.dumps([block, d], sort_keys=True)
+    if key not in _PROGRAMS:
+        from ltr_cli.neural import scorers
+        from ltr_cli.neural.jaxenv import jax
+
+        j = jax()
+        from jax.flatten_util import ravel_pytree
+
+        jnp = j.numpy
+        scorer = scorers.build(block, 1)
+        shapes = j.eval_shape(lambda k: scorer.init(k, d), j.random.PRNGKey(0))
+        _, unravel = ravel_pytree(j.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes))
+
+        def scores(theta: Any, X: Any, mask: Any) -> Any:
+            return scorer.ranking(scorer.apply(unravel(theta), X, mask))
+
+        def vjp(theta: Any, X: Any, mask: Any, coef: Any) -> Any:
+            return j.grad(lambda t: jnp.sum(scores(t, X, mask) * coef))(theta)
+
+        _PROGRAMS[key] = (j.jit(scores), j.jit(vjp), unravel)
+    return _PROGRAMS[key]
