@@ -11,7 +11,7 @@ Each round is linear PDGD's (:mod:`~ltr_cli.learners.online.pdgd`) with the scor
 ``s = f_theta(X)`` of the scorer: the shown list is a Plackett-Luce sample of softmax(s)
 (Gumbel-max, from the learner's generator); after the clicks, each pair's weight (the
 score gradient of P(i before j) times the debiasing ratio rho) is the same code's
-(:func:`~ltr_cli.learners.online.pdgd.document_weights`), summed into one coefficient
+(:func:`~ltr_cli.learners.online.pdgd_pairs.document_weights`), summed into one coefficient
 per shown document, and ``theta <- theta + rate * grad_theta sum_k coef_k s_k`` with the
 coefficients held fixed (a vector-Jacobian product through the scorer, JAX,
 :mod:`ltr_cli.neural.query_scorer`). With ``scorer: {kind: linear}`` the step is linear
@@ -44,7 +44,7 @@ import numpy as np
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner
 from ltr_cli.learners.online.click_pairs import shown_clicks
-from ltr_cli.learners.online.pdgd import MOVED, NO_MOVE, document_weights, plackett_luce
+from ltr_cli.learners.online.pdgd_pairs import MOVED, NO_MOVE, document_weights, plackett_luce
 
 SEED_RANGE = 2**31 - 1
 
