@@ -193,3 +193,15 @@ def test_a_killed_deep_pdgd_run_resumes_to_the_same_bytes(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert "resuming after round 60" in res.stderr
     assert same_files(_only_run(tmp_path / "reference"), _only_run(killed)) == []
+
+
+def test_linear_pdgd_runs_keep_their_run_ids():
+    """The ``scorer`` key, unset, leaves the run ids of linear PDGD runs as they were (they
+    name existing results)."""
+    from ltr_cli.config.experiment import load_config
+    from ltr_cli.runs.plan import plan_experiment
+    from tests.conftest import REPO
+
+    spec = load_config(REPO / "configs" / "clicks_synthetic.yaml", ["sweep=null"])
+    ids = [run.run_id for group in plan_experiment(spec) for run in group]
+    assert ids[0] == "pdgd-seed0-3d35637ca7"

@@ -116,6 +116,7 @@ class PDGDSpec(ClickLearnerConfig):
         {"learning_rate": 0.5, "learning_rate_decay": 0.99},
         {"scorer": {"kind": "mlp", "hidden": [8], "activation": "sigmoid"}},
     )
+    id_defaults: ClassVar[dict[str, Any]] = {"scorer": None}  # added later: unset, run ids stay
     learning_rate: float = Field(0.1, gt=0, description="step along the debiased pairwise gradient")
     scorer: dict[str, Any] | None = Field(
         None, description="a neural scorer ({kind: mlp, hidden: [64], ...}; kinds of ltr_cli.scorers, without "
