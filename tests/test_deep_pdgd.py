@@ -205,3 +205,18 @@ def test_linear_pdgd_runs_keep_their_run_ids():
     spec = load_config(REPO / "configs" / "clicks_synthetic.yaml", ["sweep=null"])
     ids = [run.run_id for group in plan_experiment(spec) for run in group]
     assert ids[0] == "pdgd-seed0-3d35637ca7"
+
+
+def test_the_reference_initialisation_is_normal_with_sd_one_over_fan_in():
+    spec = PDGDSpec(type="pdgd", scorer={"kind": "mlp", "hidden": [64], "activation": "sigmoid"}, init="reference")
+    learner = spec.build(136, "input-order", np.random.default_rng(0))
+    named = learner.scorer.named(learner.w)
+    assert np.std(named["params/layer0/w"]) == pytest.approx(1 / 136, rel=0.05)
+    assert np.std(named["params/output/w"]) == pytest.approx(1 / 64, rel=0.25)
+    assert np.all(named["params/output/b"] == 0) and np.std(named["params/layer0/b"]) < 0.02
+    again = spec.build(136, "input-order", np.random.default_rng(0))
+    assert again.w.tobytes() == learner.w.tobytes()
+    with pytest.raises(ValueError, match="init: reference is the reference code's MLP initialisation"):
+        PDGDSpec(type="pdgd", scorer={"kind": "linear"}, init="reference")
+    with pytest.raises(ValueError, match="init: reference"):
+        PDGDSpec(type="pdgd", init="reference")

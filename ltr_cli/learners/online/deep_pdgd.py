@@ -31,8 +31,8 @@ with its linear model replaced by a network of one hidden layer of 64 sigmoid un
 default, no bias on the output unit, every weight and bias drawn from a normal of standard
 deviation 1/fan-in; each document's summed pair weight is backpropagated and the
 parameters step along it times the learning rate (its default 0.01; its CIKM 2018 script
-runs it at 0.1 with the decay 0.9999977, as PDGD). The initialisation here is the
-scorer's, not that normal.
+runs it at 0.1 with the decay 0.9999977, as PDGD). ``init: reference`` draws that normal
+initialisation (output bias 0) for an ``mlp`` scorer; the default is the scorer's own.
 """
 
 from __future__ import annotations
@@ -49,6 +49,23 @@ from ltr_cli.learners.online.pdgd_pairs import MOVED, NO_MOVE, document_weights,
 SEED_RANGE = 2**31 - 1
 
 
+def reference_init(scorer: Any, rng: np.random.Generator) -> np.ndarray:
+    """The reference code's DeepPDGD initialisation of an ``mlp`` scorer's ``theta``: each
+    layer's weights and bias normal with standard deviation 1/fan-in, the output layer's
+    weights too, its bias 0 (the reference's output unit has none); drawn from ``rng``,
+    layer by layer, weights before bias. Input-norm parameters keep the scorer's values."""
+    arrays = scorer.named(scorer.theta0)
+    layers = sorted({name.split("/")[1] for name in arrays if name.split("/")[1].startswith("layer")},
+                    key=lambda layer: int(layer[5:]))
+    for layer in [*layers, "output"]:
+        w = arrays[f"params/{layer}/w"]
+        arrays[f"params/{layer}/w"] = rng.normal(0.0, 1.0 / w.shape[0], w.shape)
+        b = arrays[f"params/{layer}/b"]
+        arrays[f"params/{layer}/b"] = np.zeros(b.shape) if layer == "output" else rng.normal(0.0, 1.0 / w.shape[0],
+                                                                                               b.shape)
+    return scorer.theta_of(arrays)
+
+
 class DeepPDGDLearner(ClickLearner):
     """PDGD on a neural scorer; ``spec`` is the :class:`~ltr_cli.learners.online.pdgd.PDGDSpec`
     with its ``scorer`` block (normalised)."""
@@ -62,7 +79,7 @@ class DeepPDGDLearner(ClickLearner):
         self.spec = spec
         self.n_features = n_features
         self.scorer = QueryScorer(spec.scorer, n_features, int(rng.integers(SEED_RANGE)))
-        self.w = self.scorer.theta0.copy()
+        self.w = self.scorer.theta0.copy() if spec.init == "scorer" else reference_init(self.scorer, rng)
         self._drawn: tuple[np.ndarray, np.ndarray] | None = None
 
     def score_rows(self, X: np.ndarray) -> np.ndarray:

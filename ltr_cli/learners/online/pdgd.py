@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
@@ -116,11 +116,16 @@ class PDGDSpec(ClickLearnerConfig):
         {"learning_rate": 0.5, "learning_rate_decay": 0.99},
         {"scorer": {"kind": "mlp", "hidden": [8], "activation": "sigmoid"}},
     )
-    id_defaults: ClassVar[dict[str, Any]] = {"scorer": None}  # added later: unset, run ids stay
+    id_defaults: ClassVar[dict[str, Any]] = {"scorer": None, "init": "scorer"}  # added later: unset, ids stay
     learning_rate: float = Field(0.1, gt=0, description="step along the debiased pairwise gradient")
     scorer: dict[str, Any] | None = Field(
         None, description="a neural scorer ({kind: mlp, hidden: [64], ...}; kinds of ltr_cli.scorers, without "
         "dropout or noise) instead of the linear ranker: DeepPDGD, the gradient through the scorer (JAX)")
+
+    init: Literal["scorer", "reference"] = Field(
+        "scorer", description="with scorer: the initial parameters: the scorer's own (Glorot-uniform), or "
+        "reference: the reference code's DeepPDGD (an mlp scorer; every weight and hidden bias normal with "
+        "standard deviation 1/fan-in, the output bias 0)")
 
     @field_validator("scorer")
     @classmethod
@@ -134,6 +139,13 @@ class PDGDSpec(ClickLearnerConfig):
         check_online(normal)
         return normal
 
+    @model_validator(mode="after")
+    def _init(self) -> PDGDSpec:
+        if self.init == "reference" and (self.scorer is None or self.scorer["kind"] != "mlp"):
+            raise ValueError("init: reference is the reference code's MLP initialisation; it needs "
+                             "scorer: {kind: mlp, ...}")
+        return self
+
     def paper_role(self) -> str:
         return "pdgd" if self.scorer is None else "deep-pdgd"
 
@@ -146,7 +158,8 @@ class PDGDSpec(ClickLearnerConfig):
                      "sampling": "Plackett-Luce (Gumbel-max)", "feedback": "clicks"}
         if self.scorer is not None:
             described.update(scorer=self.scorer, gradient="pair weights of linear PDGD, through the scorer (JAX "
-                             "vector-Jacobian product), float32", initialisation="the scorer's, seeded from the "
+                             "vector-Jacobian product), float32", initialisation=("the scorer's" if self.init == "scorer" else
+                                             "the reference code's: normal, sd 1/fan-in") + ", seeded from the "
                              "learner's generator")
         return described
 
