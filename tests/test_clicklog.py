@@ -411,3 +411,18 @@ def test_a_saved_model_can_be_the_logging_ranking(tmp_path):
     best = [int(np.argmax(X[q * 6:(q + 1) * 6] @ w)) for q in range(4)]
     top = log.doc[log.position == 1].reshape(4, 2)
     assert (top == np.asarray(best)[:, None]).all() and log.meta["source"] == f"the scores of {run.name}"
+
+
+@pytest.mark.parametrize("weights, says", [
+    ([1.0, 2.0], "an array of shape (2,)"),
+    ([1.0, float("nan"), 3.0], "the weight of position 2 is nan"),
+    ([1.0, -1.0, 0.0], "the weight of position 2 is -1.0 (2 positions in all)"),
+    (["a", "b", "c"], "values that are not numbers"),
+])
+def test_an_estimators_bad_weights_are_named_for_what_is_wrong(weights, says):
+    from ltr_cli.clicklog.estimators import check_weights
+
+    with pytest.raises(LtrError) as err:
+        check_weights(weights, 3, "mine")
+    assert says in str(err.value) and "clicks.correction 'mine'" in str(err.value)
+    assert check_weights([1, 2, 3], 3, "mine").tolist() == [1.0, 2.0, 3.0]

@@ -5,6 +5,7 @@ the refusals (one line, status 1)."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import sys
@@ -208,7 +209,7 @@ def test_report_marks_learners_better_than_a_baseline(batch):
 
 def test_latex_carries_the_marks_and_the_best_values(batch):
     """The LaTeX table marks what the Markdown table marks ($^\\dagger$), bolds each metric
-    column's best value, and keeps the tests and the legend as comments."""
+    column's best value, and prints each row's test and the legend as footnote rows."""
     res = runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--format", "latex"])
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.splitlines()
@@ -223,9 +224,11 @@ def test_latex_carries_the_marks_and_the_best_values(batch):
                       for k, v in rows.items()}
             best = max(values.values())
             assert all((r"\textbf{" in rows[k][j]) == (v == best) for k, v in values.items()), (head[j], rows)
-    comments = [line for line in lines if line.startswith("%")]
-    assert any("RankBoost" in line and "vs_baseline: baseline" in line for line in comments)
-    assert comments[-1].startswith(r"% $^\dagger$: significantly better than weak")
+    footnotes = [line for line in lines if line.startswith(r"\multicolumn")]
+    assert any("RankSVM" in line and "vs. baseline: better on" in line and "p Holm" in line for line in footnotes)
+    assert not any("vs. baseline: baseline" in line for line in footnotes)
+    assert any(r"$^\dagger$: significantly better than weak" in line and "Holm-adjusted" in line for line in footnotes)
+    assert not any("vs_baseline" in line for line in lines if line.startswith("%"))
     assert "|" not in res.stdout.replace(r"\textbar", "")
 
 
@@ -260,7 +263,14 @@ def test_online_runs_are_paired_by_seed_on_the_reports_last10(online):
     assert report.exit_code == 0, report.stderr
     rows = [line for line in report.stdout.splitlines() if line.startswith("| simulated_separable")]
     assert all(line.endswith("| baseline |") for line in rows if "| listnet |" in line)
-    assert all("3 seeds |" in line for line in rows if "| slam-ndcg |" in line)
+    assert all("3 seeds; p Holm |" in line for line in rows if "| slam-ndcg |" in line)
+    # Holm's adjustment over every test of the table (one per row and metric)
+    from ltr_cli.reports.significance import holm
+
+    raw = runner.invoke(app, ["report", str(online), "--baseline", "listnet", "--adjust", "none"])
+    raw_rows = [line for line in raw.stdout.splitlines() if line.startswith("| simulated_separable")]
+    p_of = lambda lines: [float(m) for line in lines for m in re.findall(r"p=([0-9.e-]+)", line)]  # noqa: E731
+    assert p_of(raw_rows) and p_of(rows) == pytest.approx(holm(p_of(raw_rows)), rel=0.05)  # printed to 2 digits
 
 
 def test_one_seed_is_too_few_pairs_for_a_test(online):
@@ -362,3 +372,23 @@ def test_report_baseline_refusals(batch):
     assert "--html" in _one_line(runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--html"]))
     assert "--select-by" in _one_line(
         runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--select-by", "map"]))
+    assert "add --baseline" in _one_line(runner.invoke(app, ["report", str(batch), "--adjust", "bh"]))
+    assert "--adjust 'sidak': one of" in _one_line(
+        runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--adjust", "sidak"]))
+
+
+def test_report_baseline_p_values_are_adjusted_over_the_tables_tests(batch):
+    """Holm's p of each test is at least its unadjusted p, and the rows say which one."""
+    def ps(adjust: str) -> dict[tuple[str, str], float]:
+        res = runner.invoke(app, ["report", str(batch), "--baseline", "weak", "--adjust", adjust, "--format", "csv"])
+        assert res.exit_code == 0, res.stderr
+        found = {}
+        for line in res.stdout.splitlines()[1:]:
+            for metric, p in re.findall(r"(\S+) \([+-][0-9.]+, p=([0-9.e-]+)\)", line):
+                found[(line.split(",")[2], metric)] = float(p)
+        return found
+
+    raw, holm, bh = ps("none"), ps("holm"), ps("bh")
+    assert raw and set(holm) <= set(raw) and set(bh) <= set(raw)
+    assert all(holm[k] >= raw[k] for k in holm) and any(holm[k] > raw[k] for k in holm)
+    assert all(raw[k] <= bh[k] for k in bh)

@@ -80,3 +80,17 @@ def test_ordinal_ranks_by_the_sum_of_its_probabilities():
     assert kind.n_outputs({"n": 3}) == 3
     out = np.array([[[0.0, 0.0], [10.0, -10.0]]])
     assert np.allclose(np.asarray(kind.rank_scores(out)), [[1.0, 1.0]], atol=1e-4)
+
+
+def test_a_scorer_with_several_outputs_ranks_by_the_sum_of_their_sigmoids():
+    """Where the sum of the logits and the sum of their sigmoids disagree (document 0: one
+    very sure threshold, the other unsure; document 1: both fairly sure), the ranking follows
+    the expected grade, the ordinal loss's rank_scores, for vali, test and ``ltr score``."""
+    from ltr_cli.neural import scorers
+    from ltr_cli.neural.losses import resolve
+
+    out = np.array([[[12.0, -3.0], [2.0, 2.0]]], dtype=np.float32)  # logit sums 9 > 4; sigmoid sums 1.05 < 1.76
+    scorer = scorers.build({"kind": "linear"}, 2)
+    ranked = np.asarray(scorer.ranking(out))
+    assert ranked[0, 1] > ranked[0, 0]
+    assert np.allclose(ranked, np.asarray(resolve("ordinal").rank_scores(out)))

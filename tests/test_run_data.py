@@ -88,7 +88,8 @@ def test_data_refusals_are_one_line(tmp_path):
 def test_every_shipped_config_says_how_to_run_it_on_a_copy_of_its_data():
     for path in sorted((REPO / "configs").glob("*.yaml")):
         head = path.read_text().split("\nexperiment:")[0]
-        assert f"ltr run configs/{path.name} --data" in head or "Generated data" in head, path.name
+        command = "sweep" if "\nsweep:" in path.read_text() else "run"
+        assert f"ltr {command} configs/{path.name} --data" in head or "Generated data" in head, path.name
 
 
 def test_data_says_which_kept_settings_may_not_fit_the_files(tmp_path):
@@ -107,3 +108,57 @@ def test_data_says_which_kept_settings_may_not_fit_the_files(tmp_path):
                           "--learner", "pdgd", "--set", "dataset.features=12", "--set", "dataset.normalize=none")
     assert code == 0, err
     assert "kept the config's" not in err
+
+
+def test_a_click_sweep_runs_on_your_files_with_data_and_heldout(tmp_path):
+    """The PDGD paper's sweep on the user's train and test files: --data and --heldout, no
+    other override than the ones that make it small."""
+    from ltr_cli.learners.examples import write_data
+
+    train = write_data(tmp_path / "train.txt", queries=8)
+    test = write_data(tmp_path / "test.txt", queries=4)
+    small = ["--set", "seeds=[0]", "--set", "protocol.max_rounds=20", "--set", "heldout.every=10",
+             "--set", "learners={pdgd: {type: pdgd}}", "--set", "sweep={protocol.clicks.model: [perfect]}"]
+    base = ["sweep", str(REPO / "configs" / "cikm2018_yahoo.yaml"), "--out", str(tmp_path / "out"),
+            "--data", str(train), *small]
+    res = runner.invoke(app, base)
+    assert res.exit_code == 1 and "heldout.file: datasets/YAHOO-LTR/set1.test.txt does not exist" in res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("ltr: error")]
+    assert len(errors) == 1 and "give your test file with --heldout FILE" in errors[0]
+    res = runner.invoke(app, [*base, "--heldout", str(test)])
+    assert res.exit_code == 0, res.stderr
+    (run,) = [p for p in (tmp_path / "out" / "cikm2018_yahoo").iterdir() if p.is_dir() and not p.name.startswith(".")]
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["heldout"]["file"] == str(test) and config["dataset"]["files"] == [str(train)]
+    # ltr run says the sweep takes the same options
+    res = runner.invoke(app, ["run", str(REPO / "configs" / "cikm2018_yahoo.yaml"), "--data", str(train),
+                              "--heldout", str(test)])
+    assert res.exit_code == 1 and "it takes --data, --heldout and --set too" in res.stderr
+
+
+def test_heldout_refusals_and_a_config_without_a_heldout_block(tmp_path):
+    from ltr_cli.learners.examples import write_data
+
+    test = write_data(tmp_path / "test.txt", queries=4)
+    code, _, err = _run(tmp_path, "letor2_ohsumed.yaml", "--heldout", str(test))
+    assert code == 1 and "a cv: config tests on each fold's test file" in err
+    code, _, err = _run(tmp_path, "simulated_separable.yaml", "--heldout", str(tmp_path / "none.txt"))
+    assert code == 1 and "--heldout:" in err and "is not a file" in err
+    from ltr_cli.config.data_paths import with_heldout
+
+    got = with_heldout({"protocol": {"max_rounds": 500}}, test, None, "c.yaml")
+    assert got["heldout"] == {"file": str(test), "every": 50}
+
+
+def test_a_folder_finds_the_heldout_file_at_the_configs_place_in_it(tmp_path):
+    if not MSLR.is_file():
+        pytest.skip(absent("data/mslr-web10k-fold1-5k"))
+    root = tmp_path / "MSLR"
+    assert runner.invoke(app, ["data", "split", str(MSLR), "--folds", "5", "--out", str(root),
+                               "--dataset", "mslr-web10k"]).exit_code == 0
+    res = runner.invoke(app, ["sweep", str(REPO / "configs" / "cikm2018_mslr10k.yaml"), "--out", str(tmp_path / "out"),
+                              "--data", str(root), "--set", "seeds=[0]", "--set", "protocol.max_rounds=20",
+                              "--set", "heldout.every=10", "--set", "learners={pdgd: {type: pdgd}}",
+                              "--set", "sweep={protocol.clicks.model: [perfect]}"])
+    assert res.exit_code == 0, res.stderr
+    assert f"--data: heldout.file is {root / 'Fold1' / 'test.txt'}" in res.stderr

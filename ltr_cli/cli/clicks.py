@@ -105,7 +105,6 @@ def _cell(value: float | None) -> str:
 def simulate_log(
     data_file: Annotated[Path, typer.Argument(metavar="DATA", help="labelled SVMlight/LETOR file; the clicks follow its labels")],
     out: Annotated[Path, typer.Option("--out", metavar="LOG", help="the Parquet click log to write")],
-    model: ModelOpt,
     sessions: Annotated[int, typer.Option("--sessions", metavar="N", min=1,
                                           help="sessions in total, each on a query drawn uniformly (at most 10^8)")],
     policy: Annotated[str, typer.Option("--policy", metavar="ranking|shuffle|swap|plackett-luce",
@@ -122,10 +121,18 @@ def simulate_log(
         "--run", metavar="RUN", help="a run directory (or its models.json) whose model ranks each query: the "
         "logging ranking (default: the file order)")] = None,
     fold: Annotated[Optional[str], typer.Option("--fold", help="which fold's model of a batch run (default: the first)")] = None,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", metavar="NAME", help=f"a click model: {', '.join(plugins.names('click_models', built_in=True))} "
+        "or a plugin's (ltr list gives each one's definition); or a custom table in YAML flow style, e.g. "
+        "'{click: [0.1, 0.9], stop: [0.2, 0.5]}' (see docs/clicks.md)")] = None,
+    fitted: Annotated[Optional[Path], typer.Option(
+        "--fitted", metavar="FIT", help="instead of --model: a fitted model, the JSON of ltr clicks fit --json "
+        "(pbm, cascade, dcm, sdbn, dbn, ccm), clicking with its parameters per query and document")] = None,
 ) -> None:
     """Simulate a click log: sessions of a logging policy on DATA's queries (the logging
     ranking is each query's file order, or the ranking of a saved model with --run),
-    clicked by the click model on the true labels, written as Parquet with the policy,
+    clicked by the click model on the true labels (or by a --fitted model on its
+    parameters per query and document), written as Parquet with the policy,
     model, seed and a fingerprint in its metadata. The same inputs give the same file,
     byte for byte."""
     import numpy as np
@@ -138,7 +145,7 @@ def simulate_log(
     from ltr_cli.protocols.interleave import RankedFile, build_clicks
 
     check_policy(policy)
-    _refuse_input_as_out(out, [("data file", data_file), ("run's model file", run),
+    _refuse_input_as_out(out, [("data file", data_file), ("fitted model", fitted), ("run's model file", run),
                                ("run's model file", run / "models.json" if run is not None else None)])
     ranked = RankedFile([], [], [], [])
     if run is not None:
@@ -158,9 +165,21 @@ def simulate_log(
         source = f"the file order of {data_file.name}"
     if not ranked.labels:
         raise LtrError(f"{data_file}: no queries; give a labelled SVMlight/LETOR file")
-    built = build_clicks(model, ranked, data_file, grades, stop, eta)
-    logged = simulate([y.astype(np.int64) for y in ranked.labels], ranked.rankings, built, policy, shown,
-                      sessions, seed, per_query)
+    if (model is None) == (fitted is None):
+        raise LtrError("give exactly one of --model (a click model by grade) and --fitted (a fitted model's JSON)")
+    from ltr_cli.clicks.base import ClickModel
+
+    built: ClickModel
+    if fitted is not None:
+        if grades is not None or stop is not None or eta is not None:
+            raise LtrError("--grades, --stop and --eta set a --model; a --fitted model has its own parameters")
+        from ltr_cli.clicklog.fit.replay import fitted_model
+
+        built, click_labels = fitted_model(fitted, ranked.qids, [len(y) for y in ranked.labels])
+    else:
+        built = build_clicks(str(model), ranked, data_file, grades, stop, eta)
+        click_labels = [y.astype(np.int64) for y in ranked.labels]
+    logged = simulate(click_labels, ranked.rankings, built, policy, shown, sessions, seed, per_query)
     meta = write_log(out, logged, ranked.qids,
                      {"policy": policy, "source": source, "model": built.describe(),
                       "seed": seed, "sessions": sessions, "per_query": per_query, "shown": shown})
@@ -236,3 +255,91 @@ def propensity(
     if drawn:
         lines += ["", "wrote " + ", ".join(str(p) for p in drawn)]
     typer.echo("\n".join(lines))
+
+
+@command(clicks_app, "fit")
+def fit(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="a Parquet click log (ltr clicks simulate-log, "
+                                        "ltr clicks import)")],
+    model: Annotated[str, typer.Option("--model", metavar="pbm|cascade|ubm|dcm|ccm|dbn|sdbn",
+                                       help="the click model to fit (docs/clicks.md gives each one's parameters)")],
+    heldout: Annotated[float, typer.Option("--heldout", metavar="FRACTION", help="the share of the sessions held "
+                                           "out of the fit and measured on (0: measure on the training sessions)")
+                       ] = 0.25,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of the split of the sessions")] = 0,
+    iterations: Annotated[int, typer.Option("--iterations", metavar="N", min=1, help="EM iterations of a model "
+                                            "fitted by EM (pbm, ubm, ccm, dbn; PyClick's 50)")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit a click model's parameters on a share of LOG's sessions (split by session,
+    seeded): by EM (pbm, ubm, ccm, dbn) or in closed form (cascade, dcm, sdbn), as PyClick
+    fits them. Prints the log-likelihood and perplexity, overall and per rank, on the
+    held-out and the training sessions; --json adds the parameters (attractiveness per
+    query and document, examination or continuation per rank, ...)."""
+    from ltr_cli.clicklog.fit.record import fit_record
+    from ltr_cli.clicklog.logfile import read_log
+
+    rec = {"log": str(log), **fit_record(read_log(log), model, heldout, seed, iterations)}
+    if as_json:
+        typer.echo(json.dumps(rec, indent=2))
+        return
+    lines = [f"{log}: {model} ({rec['fitting']}) on {rec['train']['sessions']} of {rec['sessions']} sessions, "
+             f"{rec['pairs']} query-document pairs"]
+    parts = [("train", rec["train"])] + ([("heldout", rec["heldout_measures"])] if rec["heldout_measures"] else [])
+    for name, m in parts:
+        lines.append(f"{name:>8s}: {m['sessions']} sessions, log-likelihood {m['log_likelihood']:.6f}, "
+                     f"perplexity {m['perplexity']:.6f}")
+    lines += ["", f"{'rank':>4s}  " + "  ".join(f"{n + ' LL':>12s}  {n + ' ppl':>12s}" for n, _ in parts)]
+    for r in range(len(parts[0][1]["perplexity_per_rank"])):
+        cells = []
+        for _, m in parts:
+            ll, ppl = m["log_likelihood_per_rank"], m["perplexity_per_rank"]
+            cells.append(f"{ll[r]:12.6f}  {ppl[r]:12.6f}" if r < len(ppl) else f"{'-':>12s}  {'-':>12s}")
+        lines.append(f"{r + 1:4d}  " + "  ".join(cells))
+    params = rec["parameters"]
+    scalars = {k: v for k, v in params.items() if isinstance(v, float)}
+    ranked = {k: v for k, v in params.items() if isinstance(v, list) and v and isinstance(v[0], float)}
+    if scalars:
+        lines += ["", "  ".join(f"{k} {v:.6f}" for k, v in scalars.items())]
+    for k, v in ranked.items():
+        lines.append(f"{k} by rank: " + ", ".join(f"{x:.4f}" for x in v))
+    lines.append("(--json prints every parameter)")
+    typer.echo("\n".join(lines))
+
+
+@command(clicks_app, "import")
+def import_log(
+    log: Annotated[Path, typer.Argument(metavar="LOG", help="an outside click log, .parquet or .csv: columns session, "
+                                        "qid, doc, position, click and optionally propensity (docs/clicks.md)")],
+    data_file: Annotated[Path, typer.Option("--data", metavar="FILE", help="the SVMlight/LETOR file whose queries "
+                                            "and documents the log's qid and doc name")],
+    out: Annotated[Path, typer.Option("--out", metavar="OUT", help="the Parquet click log to write")],
+) -> None:
+    """Import a click log from another system: every row checked against DATA (each qid a
+    query of it, each doc an index among its documents), written in the tool's own format
+    (sorted by session and position, policy 'logged', with a fingerprint), which
+    ltr clicks fit, ltr clicks propensity and the counterfactual learners (clicks.log)
+    read."""
+    from ltr_cli.clicklog.importlog import read_outside, sessions_of
+    from ltr_cli.clicklog.logfile import write_log
+    from ltr_cli.data.formats import open_dataset
+    from ltr_cli.data.registry import reader_options
+
+    _refuse_input_as_out(out, [("imported log", log), ("data file", data_file)])
+    outside = read_outside(log)
+    counts: dict[str, int] = {}
+    qids: list[str] = []
+    for qid, y, _ in open_dataset(data_file, reader_options(None, None, None, None, None, None)).labelled_queries():
+        if str(qid) not in counts:
+            qids.append(str(qid))
+        counts[str(qid)] = counts.get(str(qid), 0) + len(y)
+    if not qids:
+        raise LtrError(f"{data_file}: no queries; give the labelled SVMlight/LETOR file the log was shown from")
+    sessions, propensity, shown = sessions_of(outside, counts, qids)
+    n_sessions = int(sessions.session[-1]) + 1
+    meta = write_log(out, sessions, shown, {"policy": "logged", "source": f"imported from {log.name}",
+                                            "sessions": n_sessions, "shown": int(sessions.position.max())},
+                     propensity)
+    typer.echo(f"{out}: {n_sessions} sessions, {len(sessions.session)} shown documents, {int(sessions.click.sum())} "
+               f"clicks, {len(shown)} queries{', with propensities' if propensity is not None else ''}, "
+               f"fingerprint {meta['fingerprint'][:16]}")

@@ -22,6 +22,7 @@ def list_(
     from ltr_cli.interleaving.methods import METHODS
     from ltr_cli.data.registry import DATASETS
     from ltr_cli.learners.online import family  # noqa: F401 - the registry of ltr_cli.families
+    from ltr_cli.learners.presets import PRESETS
     from ltr_cli.learners.registry import learner_help
     from ltr_cli.measures.conventions import CONVENTIONS
     from ltr_cli.measures.registry import metric_help
@@ -30,6 +31,7 @@ def list_(
 
     data = {
         "learners": learner_help(),
+        "presets": {name: p.summary() for name, p in PRESETS.items()},
         "datasets": {k: f"{d.title}: {d.n_features} features, labels {d.labels}, qid from {d.qid_source}"
                      for k, d in DATASETS.items()},
         "generated": {"separable": "perceptron paper's separable set (variant authors|paper)",

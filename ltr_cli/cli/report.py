@@ -28,7 +28,8 @@ def report(
     window: Annotated[int, typer.Option("--window", min=1, help="with --select-by: rounds at the end of the time-averaged curve to average")] = 10,
     latest: Annotated[bool, typer.Option("--latest", help=LATEST_HELP)] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
-    baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="LEARNER", help="mark each learner significantly better than this one (paired t-test, p < 0.05: online over seeds, batch over test queries) and add a vs_baseline column")] = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", metavar="LEARNER", help="mark each learner significantly better than this one (paired t-test, p < 0.05 after --adjust: online over seeds, batch over test queries) and add a vs_baseline column")] = None,
+    adjust: Annotated[str, typer.Option("--adjust", metavar="holm|bh|none", help="--baseline: adjust the p-values over the table's tests by Holm's method, Benjamini-Hochberg's, or not at all")] = "holm",
     html: Annotated[bool, typer.Option("--html", help="write one self-contained HTML report (figures, tables with verdicts and spreads, config, conventions, data fingerprints, versions) to --out, default RESULTS/report.html")] = False,
 ) -> None:
     """Last-ten-rounds averages per learner and dataset, beside the paper's numbers;
@@ -42,6 +43,8 @@ def report(
         raise LtrError("--pivot is a table of its own; it does not combine with --html, --select-by or --baseline")
     if baseline is not None and (html or select_by):
         raise LtrError(f"--baseline marks the report's tables; it does not apply to {'--html' if html else '--select-by'}")
+    if adjust != "holm" and baseline is None:
+        raise LtrError("--adjust adjusts the p-values of --baseline: add --baseline LEARNER")
     runs = chosen_runs(results, latest, config, say=not html)
     if html:
         from ltr_cli.reports.report_html import render_html
@@ -61,7 +64,7 @@ def report(
     else:
         from ltr_cli.reports.report import render_report
 
-        text = render_report(runs, _value(fmt), select_by, window, baseline)
+        text = render_report(runs, _value(fmt), select_by, window, baseline, adjust)
     if out is not None:
         write_text(out, text)
     typer.echo(text, nl=False)

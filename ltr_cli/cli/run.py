@@ -11,6 +11,11 @@ import typer
 from ltr_cli.errors import LtrError
 from ltr_cli.names import count
 
+DATA_HELP = ("run on your copy of the data: the dataset's folder (Fold1..FoldK) or its files; the config's dataset "
+             "name, width and qid source are kept (repeatable)")
+HELDOUT_HELP = ("an online config's held-out file: your test file (heldout.file; without a heldout: block, evaluated "
+                "every tenth of the rounds)")
+
 
 def run(
     config: Annotated[Path, typer.Argument(metavar="CONFIG", help="experiment config (YAML)")],
@@ -21,7 +26,8 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar or messages")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="skip finished runs; continue killed runs from their last checkpoint")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="start interrupted runs over, deleting their checkpoints")] = False,
-    data: Annotated[Optional[list[Path]], typer.Option("--data", metavar="PATH", help="run on your copy of the data: the dataset's folder (Fold1..FoldK) or its files; the config's dataset name, width and qid source are kept (repeatable)")] = None,
+    data: Annotated[Optional[list[Path]], typer.Option("--data", metavar="PATH", help=DATA_HELP)] = None,
+    heldout: Annotated[Optional[Path], typer.Option("--heldout", metavar="FILE", help=HELDOUT_HELP)] = None,
     kernels: Annotated[Optional[str], typer.Option("--kernels", metavar="auto|compiled|reference", help="the online runs' path: compiled (numba) or reference (numpy), same results; auto (default, or LTR_KERNELS) picks the cheaper for the run's size")] = None,
 ) -> None:
     """Run every learner of an experiment config; write results/<experiment>/<run-id>/."""
@@ -31,10 +37,11 @@ def run(
 
     from ltr_cli import console
 
-    spec = load_config(config, set_ or [], data, note=None if quiet else (lambda text: console.note(f"ltr: note: {text}")))
+    spec = load_config(config, set_ or [], data, note=None if quiet else (lambda text: console.note(f"ltr: note: {text}")),
+                       heldout=heldout)
     if spec.sweep:
         raise LtrError(f"{config}: sweep: this config has a sweep; run it with 'ltr sweep {config}' "
-                       "(or remove the sweep block)")
+                       "(it takes --data, --heldout and --set too), or remove the sweep block")
     for option, names in (("--learner", learner), ("--exclude", exclude)):
         unknown = [name for name in names or [] if name not in spec.learners]
         if unknown:

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ltr_cli.cli.options import ExecutorOpt, _value
+from ltr_cli.cli.run import DATA_HELP, HELDOUT_HELP
 from ltr_cli.sweep.tasks import EXECUTORS
 
 
@@ -22,13 +23,16 @@ def sweep(
     max_grid: Annotated[int, typer.Option("--max-grid", min=1, help="refuse grids of more points than this")] = 10_000,
     show_status: Annotated[bool, typer.Option("--status", help="only show done / failed / running / pending runs (reads, never writes)")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no notes on stderr (grid size, capped --jobs)")] = False,
+    data: Annotated[Optional[list[Path]], typer.Option("--data", metavar="PATH", help=DATA_HELP)] = None,
+    heldout: Annotated[Optional[Path], typer.Option("--heldout", metavar="FILE", help=HELDOUT_HELP)] = None,
 ) -> None:
     """Expand the config's sweep grid and run every point; re-running skips finished runs
     and resumes killed or failed ones. A run that fails, or whose worker process dies, is
     recorded and the others go on; the sweep then names each failed run and exits 1."""
     from ltr_cli.sweep.session import SweepRequest, run_sweep, status_lines
 
-    request = SweepRequest(config, set_ or [], out, _value(executor), jobs, scheduler, connect_timeout, max_grid)
+    request = SweepRequest(config, set_ or [], out, _value(executor), jobs, scheduler, connect_timeout, max_grid,
+                           data, heldout)
     if show_status:
         typer.echo("\n".join(status_lines(request)))
         return

@@ -104,8 +104,16 @@ def check_weights(weights: Any, shown: int, name: str) -> np.ndarray:
     """An estimator's weights as float (shown,), refused in one line unless finite and > 0."""
     from ltr_cli.errors import LtrError
 
-    w = np.asarray(weights, dtype=float)
-    if w.shape != (shown,) or not np.all(np.isfinite(w) & (w > 0)):
+    try:
+        w = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError):
         raise LtrError(f"clicks.correction {name!r}: its weights must be {shown} finite positive numbers, one per "
-                       f"shown position; it gave shape {w.shape}")
+                       f"shown position; it gave {type(weights).__name__} values that are not numbers") from None
+    if w.shape != (shown,):
+        raise LtrError(f"clicks.correction {name!r}: its weights must be {shown} finite positive numbers, one per "
+                       f"shown position; it gave an array of shape {w.shape}")
+    bad = np.flatnonzero(~(np.isfinite(w) & (w > 0)))
+    if bad.size:
+        raise LtrError(f"clicks.correction {name!r}: its weights must be finite and positive; the weight of "
+                       f"position {bad[0] + 1} is {float(w[bad[0]])!r}" + (f" ({bad.size} positions in all)" if bad.size > 1 else ""))
     return w

@@ -2,7 +2,8 @@
 field of its metadata and every row, so that nothing a learner or an estimator reads can be
 of another type, out of range, or a session that is not one shown list.
 
-Metadata (the ``ltr.clicklog`` JSON object): ``policy`` a logging policy's name and
+Metadata (the ``ltr.clicklog`` JSON object): ``policy`` a logging policy's name (or
+``logged``, a log ``ltr clicks import`` wrote) and
 ``fingerprint`` 64 hex digits (both required); when present, ``seed`` an integer >= 0,
 ``sessions`` an integer from 1 to :data:`~ltr_cli.clicklog.simulate.MAX_SESSIONS`,
 ``per_query`` a boolean, ``shown`` an integer from 1 to
@@ -27,6 +28,9 @@ from ltr_cli.clicklog.policies import POLICIES
 from ltr_cli.clicklog.simulate import MAX_SESSIONS, MAX_SHOWN
 from ltr_cli.errors import LtrError
 
+#: the policies a log may name: a simulation's, or ``logged`` (a log imported from another
+#: system, whose logging policy is that system's)
+LOGGED_POLICIES: tuple[str, ...] = POLICIES + ("logged",)
 #: the longest list a click model's description holds (a table per grade or per position)
 MAX_LIST = 1000
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -49,8 +53,8 @@ def _refuse(path: Path, field: str, value: Any, want: str) -> LtrError:
 
 def check_meta(path: Path, meta: dict[str, Any]) -> None:
     """One-line error unless every field of the log's metadata is as the module says."""
-    if not isinstance(meta.get("policy"), str) or meta["policy"] not in POLICIES:
-        raise _refuse(path, "policy", meta.get("policy"), f"one of {', '.join(POLICIES)}")
+    if not isinstance(meta.get("policy"), str) or meta["policy"] not in LOGGED_POLICIES:
+        raise _refuse(path, "policy", meta.get("policy"), f"one of {', '.join(LOGGED_POLICIES)}")
     if not isinstance(meta.get("fingerprint"), str) or not _HEX.fullmatch(meta["fingerprint"]):
         raise _refuse(path, "fingerprint", meta.get("fingerprint"), "64 hexadecimal digits")
     ranges = {"seed": (0, None), "sessions": (1, MAX_SESSIONS), "shown": (1, MAX_SHOWN)}

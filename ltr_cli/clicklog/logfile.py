@@ -2,7 +2,8 @@
 
 Columns: ``session`` (int64), ``qid`` (string), ``doc`` (int32, the document's index within
 its query, in the data file's order), ``position`` (int16, 1 first), ``click`` (bool),
-``policy`` (string, the logging policy's identity). The file's key-value metadata holds, under
+``policy`` (string, the logging policy's identity), and, in a log imported with its logging
+propensities (``ltr clicks import``), ``propensity`` (float64, in (0, 1]). The file's key-value metadata holds, under
 ``ltr.clicklog``, a JSON object: ``format``, ``policy``, ``model`` (the click model's
 settings), ``seed``, ``sessions``, ``per_query``, ``shown``, ``source`` (what the logging
 ranking came from) and ``fingerprint``, the SHA-256 of the columns' contents. The reader
@@ -50,30 +51,37 @@ class ClickLog:
     position: np.ndarray
     click: np.ndarray
     meta: dict[str, Any]
+    propensity: np.ndarray | None = None
 
 
 def fingerprint(session: np.ndarray, query: np.ndarray, qids: list[str], doc: np.ndarray,
-                position: np.ndarray, click: np.ndarray, policy: str) -> str:
-    """SHA-256 of the columns, each in a fixed little-endian type, and of the qids and policy."""
+                position: np.ndarray, click: np.ndarray, policy: str, propensity: np.ndarray | None = None) -> str:
+    """SHA-256 of the columns, each in a fixed little-endian type, and of the qids and policy
+    (and of the propensities, when the log has them)."""
     h = hashlib.sha256()
     for arr, dtype in ((session, "<i8"), (query, "<i4"), (doc, "<i4"), (position, "<i2"), (click, "u1")):
         h.update(np.ascontiguousarray(arr, dtype=dtype).tobytes())
+    if propensity is not None:
+        h.update(np.ascontiguousarray(propensity, dtype="<f8").tobytes())
     h.update(json.dumps([qids, policy]).encode())
     return h.hexdigest()
 
 
-def write_log(path: Path, sessions: Sessions, qids: list[str], meta: dict[str, Any]) -> dict[str, Any]:
+def write_log(path: Path, sessions: Sessions, qids: list[str], meta: dict[str, Any],
+              propensity: np.ndarray | None = None) -> dict[str, Any]:
     """Write the log to ``path`` (through a temporary file, replaced at the end); returns the
-    metadata written, ``meta`` with ``format`` and ``fingerprint`` added."""
+    metadata written, ``meta`` with ``format`` and ``fingerprint`` added; ``propensity``
+    (float (rows,), each in (0, 1]) the logging propensities, if known."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     policy = str(meta["policy"])
     full = {"format": FORMAT, **meta,
             "fingerprint": fingerprint(sessions.session, sessions.query, qids, sessions.doc, sessions.position,
-                                       sessions.click, policy)}
+                                       sessions.click, policy, propensity)}
     n = len(sessions.session)
     names = pa.array(qids, pa.string())
+    extra = {} if propensity is None else {"propensity": pa.array(np.asarray(propensity, np.float64), pa.float64())}
     table = pa.table({
         "session": pa.array(sessions.session, pa.int64()),
         "qid": pa.DictionaryArray.from_arrays(pa.array(sessions.query, pa.int32()), names),
@@ -81,6 +89,7 @@ def write_log(path: Path, sessions: Sessions, qids: list[str], meta: dict[str, A
         "position": pa.array(sessions.position, pa.int16()),
         "click": pa.array(sessions.click, pa.bool_()),
         "policy": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([policy])),
+        **extra,
     }).replace_schema_metadata({KEY: json.dumps(full, sort_keys=True).encode()})
     from ltr_cli.outputs import new_temporary
 
@@ -166,9 +175,29 @@ def read_log(path: Path) -> ClickLog:
     if len(policies) > 1 or (policies and policies[0] != meta.get("policy")):
         raise LtrError(f"{path}: column 'policy' holds {policies}; the metadata names {meta.get('policy')!r}")
     check_rows(path, arrays["session"], query, arrays["doc"], arrays["position"], shown)
+    propensity = _propensity(table, path)
     got = fingerprint(arrays["session"], query, qids, arrays["doc"], arrays["position"], arrays["click"],
-                      str(meta.get("policy")))
+                      str(meta.get("policy")), propensity)
     if got != meta.get("fingerprint"):
         raise LtrError(f"{path}: the columns do not match the log's fingerprint; the file was changed "
                        "after it was written")
-    return ClickLog(arrays["session"], query, qids, arrays["doc"], arrays["position"], arrays["click"], meta)
+    return ClickLog(arrays["session"], query, qids, arrays["doc"], arrays["position"], arrays["click"], meta,
+                    propensity)
+
+
+def _propensity(table: Any, path: Path) -> np.ndarray | None:
+    """The optional ``propensity`` column: float64, every value in (0, 1]; None when absent."""
+    if "propensity" not in table.column_names:
+        return None
+    import pyarrow as pa
+
+    col = table.column("propensity").combine_chunks()
+    if col.type != pa.float64() or col.null_count:
+        raise LtrError(f"{path}: column 'propensity' has type {col.type}{' with empty values' if col.null_count else ''}"
+                       "; a click log's propensity is a float64 in (0, 1] on every row")
+    values = col.to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero(~((values > 0) & (values <= 1)))
+    if bad.size:
+        raise LtrError(f"{path}: row {int(bad[0]) + 1}: column 'propensity' holds {values[bad[0]]!r}; a logging "
+                       "propensity is in (0, 1]")
+    return values

@@ -89,12 +89,12 @@ def _probabilities(value: Any, key: str, grades: int | None) -> tuple[float, ...
 
 
 def _custom_kind(raw: Mapping[str, Any], where: str) -> tuple[str, ClickModelKind]:
-    """A custom mapping's type and kind: ``cascade`` (the default), or a named model that
-    takes no stop rule (its stops, if any, are its own)."""
+    """A custom mapping's type and kind: ``cascade`` (the default), or a named model that is
+    not one of the named tables' cascades (its stops, if any, are its own)."""
     kind = raw.get("type", "cascade")
     if kind == "cascade":
         return kind, CASCADE
-    others = [n for n, k in CLICK_MODELS.items() if not k.stop_rules]
+    others = [n for n, k in CLICK_MODELS.items() if k.build is not CASCADE.build]
     if not isinstance(kind, str) or kind not in others:
         raise LtrError(f"{where}.type: {kind!r} is not cascade, {', '.join(others)}")
     return kind, CLICK_MODELS[kind]

@@ -12,6 +12,11 @@ the data, keeping what the config says the data is.
 What it kept that may not fit the user's files is said in notes: the config's width when the
 files' first megabyte uses another (``dataset.features``), and the config's normalisation.
 
+``--heldout FILE`` points an online config's held-out evaluation at the user's test file
+(``heldout.file``; a config without a ``heldout:`` block gets one, evaluated every tenth of
+its rounds). With ``--data`` and no ``--heldout``, a ``heldout.file`` that does not exist is
+refused before anything runs, saying to give ``--heldout``.
+
 The mapping is rewritten before validation, so everything else (run ids, the verdicts
 against the papers' protocols) follows from the dataset as it ends up.
 """
@@ -137,3 +142,53 @@ def _rooted(dataset: dict[str, Any], info: Any, root: Path, cv: bool) -> tuple[d
         note = (f"--data: {root} holds folds {present} of the config's {wanted}: running on those "
                 "(a partial copy; the verdict against the paper says what differs)")
     return {**dataset, "root": str(root), "folds": present}, note
+
+
+def with_heldout(config: dict[str, Any], path: Path | None, before: dict[str, Any] | None, source: str,
+                 note: Any = None) -> dict[str, Any]:
+    """``config`` with ``heldout.file`` set to ``path`` (see the module). Without ``path``,
+    after ``--data`` (``before``: the config as it was): a held-out file inside the config's
+    dataset folder is looked for at the same place in the user's folder (and the move is
+    noted), and a held-out file that does not exist is a one-line error."""
+    held = config.get("heldout")
+    if path is None:
+        if before is None or not isinstance(held, dict) or not isinstance(held.get("file"), str):
+            return config
+        moved = _moved(held["file"], before.get("dataset"), config.get("dataset"))
+        if moved is not None and moved.is_file():
+            if note is not None:
+                note(f"--data: heldout.file is {moved} (the config's {held['file']} in your folder)")
+            return {**config, "heldout": {**held, "file": str(moved)}}
+        if not Path(held["file"]).expanduser().exists():
+            raise ConfigError(source, "heldout.file", f"{held['file']} does not exist (the config's own copy of "
+                              "the data); give your test file with --heldout FILE")
+        return config
+    if "cv" in config:
+        raise ConfigError(source, "heldout", "--heldout: a cv: config tests on each fold's test file; "
+                          "give the folds' folder with --data")
+    if not path.is_file():
+        raise DatasetNotFoundError(f"--heldout: {path} is not a file; give your test file")
+    new = dict(config)
+    if isinstance(held, dict):
+        new["heldout"] = {**held, "file": str(path)}
+    else:
+        protocol = config.get("protocol")
+        rounds = protocol.get("max_rounds") if isinstance(protocol, dict) else None
+        every = max(1, int(rounds) // 10) if isinstance(rounds, int) and rounds > 0 else 1000
+        new["heldout"] = {"file": str(path), "every": every}
+    return new
+
+
+def _moved(file: str, old: Any, new: Any) -> Path | None:
+    """``file`` (inside the old dataset's ``root``) at the same place under the new root, or
+    None when the dataset did not move folders or the file is not inside it."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return None
+    was, now = old.get("root"), new.get("root")
+    if not (isinstance(was, str) and isinstance(now, str)) or was == now:
+        return None
+    try:
+        inside = Path(file).relative_to(Path(was))
+    except ValueError:
+        return None
+    return Path(now) / inside

@@ -188,6 +188,10 @@ def format_validation(source: str, exc: ValidationError, root: type[BaseModel]) 
         loc = f"{loc}.{field}" if loc and field else loc
         if first["type"] == "union_tag_invalid":
             msg = f"unknown value {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
+            if parts and parts[0] == "learners" and field == "type":
+                from ltr_cli.learners.presets import PRESETS
+
+                msg += f", or a preset of the literature: {', '.join(PRESETS)}"
         else:
             msg = f"missing; expected one of the {field} values listed in docs/config-reference.md"
         return ConfigError(source, loc, msg)

@@ -445,17 +445,25 @@ def read_config_mapping(path: Path) -> dict[str, Any]:
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None, data_paths: list[Path] | None = None,
-                note: Any = None) -> ExperimentSpec:
-    """Read, override and validate a YAML config file; ``data_paths`` (``--data``) point
-    its dataset at the user's files (:mod:`ltr_cli.config.data_paths`), ``note(text)``
-    shows what that chose."""
+                note: Any = None, heldout: Path | None = None) -> ExperimentSpec:
+    """Read, override and validate a YAML config file; ``data_paths`` (``--data``) and
+    ``heldout`` (``--heldout``) point it at the user's files, ``note(text)`` shows what that
+    chose (:func:`read_with_data`)."""
+    return parse_config(read_with_data(path, overrides, data_paths, note, heldout), str(path))
+
+
+def read_with_data(path: str | Path, overrides: list[str] | None = None, data_paths: list[Path] | None = None,
+                   note: Any = None, heldout: Path | None = None) -> dict[str, Any]:
+    """A config file's mapping, overridden (``--set``), with its dataset on ``data_paths``
+    and its held-out file ``heldout`` (:mod:`ltr_cli.config.data_paths`), not validated."""
+    from ltr_cli.config.data_paths import with_data, with_heldout
+
     data = read_config_mapping(Path(path))
     if overrides:
         data = apply_overrides(data, overrides, str(path))
+    before = data
     if data_paths:
-        from ltr_cli.config.data_paths import with_data
-
         data, said = with_data(data, [Path(p) for p in data_paths], str(path))
         for text in said if note is not None else []:
             note(text)
-    return parse_config(data, str(path))
+    return with_heldout(data, heldout, before if data_paths else None, str(path), note)

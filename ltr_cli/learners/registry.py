@@ -131,6 +131,9 @@ def validate_learners(value: Any) -> Any:
     Anything but a mapping is returned as it is, for the field's own type check."""
     if not isinstance(value, dict):
         return value
+    from ltr_cli.learners.presets import expand
+
+    value = {k: expand(v) for k, v in value.items()}
     raw = {k: v for k, v in value.items() if not isinstance(v, LearnerConfig)}
     tags = [v.get("type") if isinstance(v, dict) else None for v in raw.values()]
     known = all(isinstance(t, str) and plugins.load("learners", t) is not None for t in tags)

@@ -6,7 +6,8 @@ settings where they tell rows apart, the metric, the numbers and the paper's), w
 empty columns; metrics typeset as the papers name them (``MAP``, ``NDCG@10``:
 :func:`ltr_cli.measures.registry.display_name`). What the table leaves out but a reader
 must know follows it as ``%`` comment lines: each row's verdict against the paper's
-number and the meaning of the marks. A "not comparable" verdict is also in the table: its
+number. Each row's test against a baseline (``ltr report --baseline``: the difference, the
+adjusted p and the pairs) and the meaning of the marks are footnote rows under the table. A "not comparable" verdict is also in the table: its
 row's paper numbers carry a letter (``$^{\\mathrm{a}}$``) and the verdict is a footnote
 row under ``\bottomrule`` (one per distinct verdict, spanning the columns).
 
@@ -38,7 +39,9 @@ _PAPER_COLUMNS = {
     "discounted_cumulative": "cumulative online", "discounted_cumulative_std": "sd",
 }
 # columns that hold text a reader needs but a paper's table does not print: shown as comments
-_COMMENTED = ("vs_paper", "vs_baseline")
+_COMMENTED = ("vs_paper",)
+# ... and text a reader of the table needs: footnote rows under the table
+_FOOTNOTED = ("vs_baseline",)
 
 
 def escape(text: str) -> str:
@@ -148,23 +151,37 @@ def _best(rows: list[dict[str, Any]], columns: list[str]) -> set[tuple[int, str]
     return out
 
 
-def _comments(rows: list[dict[str, Any]], columns: list[str], note: str | None) -> list[str]:
-    """``%`` lines after the table: each row's verdict and test (the columns it leaves out),
-    and ``note`` (the marks' legend)."""
+def _who(r: dict[str, Any]) -> str:
+    return " ".join(str(r[c]) for c in ("label", "settings", "dataset", "metric") if r.get(c))
+
+
+def _comments(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
+    """``%`` lines after the table: each row's verdict (a column it leaves out)."""
     lines = []
     for r in rows:
         said = [f"{c}: {r[c]}" for c in _COMMENTED if c in columns and r.get(c)]
         if said:
-            who = " ".join(str(r[c]) for c in ("label", "settings", "dataset", "metric") if r.get(c))
-            lines.append(f"% {who}: " + "; ".join(said))
-    if note:
-        lines += ["% " + line.replace("\u2020", r"$^\dagger$") for line in note.strip().splitlines()]
+            lines.append(f"% {_who(r)}: " + "; ".join(said))
     return [line.replace("\n", " ") for line in lines]
+
+
+def _tests(rows: list[dict[str, Any]], columns: list[str], note: str | None, span: int) -> list[str]:
+    """Footnote rows: each row's test against the baseline, then ``note`` (the marks' legend)."""
+    lines = [f"{_who(r)} vs. baseline: {r[c]}" for r in rows for c in _FOOTNOTED
+             if c in columns and r.get(c) and r.get(c) != "baseline"]
+    if note:
+        lines += [line for line in note.strip().splitlines() if line]
+    out = []
+    for line in lines:
+        text = escape(line.replace("\n", " ")).replace("\u2020", r"$^\dagger$")
+        out.append(rf"\multicolumn{{{span}}}{{@{{}}p{{0.9\linewidth}}@{{}}}}{{\footnotesize {text}}} \\")
+    return out
 
 
 def to_latex(rows: list[dict[str, Any]], columns: list[str], note: str | None = None) -> str:
     """One ``tabular`` of the paper's columns among ``columns`` (numbers right-aligned, text
-    left), then the comment lines of :func:`_comments` (``note``: the marks' legend)."""
+    left), the footnote rows of :func:`_tests` (``note``: the marks' legend), then the
+    comment lines of :func:`_comments`."""
     shown = _paper_columns(rows, columns)
     align = "".join("r" if any(_number(r.get(c)) for r in rows) else "l" for c in shown)
     best = _best(rows, shown)
@@ -176,8 +193,9 @@ def to_latex(rows: list[dict[str, Any]], columns: list[str], note: str | None = 
         values = [display_name(r[c]) if c == "metric" and isinstance(r.get(c), str) else r.get(c) for c in shown]
         lines.append(" & ".join(cell(v, c in marked, (i, c) in best, notes.get((i, c), ""))
                                 for c, v in zip(shown, values)) + r" \\")
-    lines += [r"\bottomrule", *footnotes, *_footnote(conventions_line(rows), len(shown)), r"\end{tabular}"]
-    return "\n".join(lines + _comments(rows, columns, note)) + "\n"
+    lines += [r"\bottomrule", *footnotes, *_tests(rows, columns, note, len(shown)),
+              *_footnote(conventions_line(rows), len(shown)), r"\end{tabular}"]
+    return "\n".join(lines + _comments(rows, columns)) + "\n"
 
 
 def _footnote(text: str | None, span: int) -> list[str]:

@@ -367,11 +367,11 @@ def to_csv(rows: list[dict[str, Any]], columns: list[str] | None = None, note: b
 
 
 def render_report(runs: list[Run], fmt: str, select_by: str | None = None, window: int = 10,
-                  baseline: str | None = None) -> str:
+                  baseline: str | None = None, adjustment: str = "holm") -> str:
     """``ltr report``: the online table (or, with ``select_by``, each learner's best
     settings by that metric over the last ``window`` rounds) and the batch table, as
     ``markdown`` or ``csv``; with ``baseline``, each row's paired t-test against that
-    learner (:mod:`ltr_cli.reports.report_marks`)."""
+    learner (:mod:`ltr_cli.reports.report_marks`), p adjusted by ``adjustment``."""
     from ltr_cli.reports.selection import select
 
     batch = [r for r in runs if r.summary.get("protocol") == "batch-cv"]
@@ -380,7 +380,7 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
         from ltr_cli.reports.latex import to_latex
         from ltr_cli.reports.report_marks import legend
 
-        said = legend(baseline) if baseline else None
+        said = legend(baseline, adjustment) if baseline else None
         render: Any = lambda rows, columns=None, note=None: to_latex(rows, columns or COLUMNS, said)  # noqa: E731
     else:
         render = to_csv if fmt == "csv" else to_markdown
@@ -396,7 +396,7 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
         from ltr_cli.reports.report_marks import COLUMN, mark_online
 
         rows = report_rows(online)
-        mark_online(rows, online, baseline)
+        mark_online(rows, online, baseline, adjustment)
         parts.append(render(rows, report_columns(rows) + [COLUMN], note=True))
     elif online:
         rows = report_rows(online)
@@ -407,7 +407,7 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
 
         rows = batch_rows(batch)
         names = _batch_metrics(batch)
-        mark_batch(rows, batch, baseline, names, {m: m for m in names})
+        mark_batch(rows, batch, baseline, names, {m: m for m in names}, adjustment)
         parts.append(render(rows, batch_columns(batch) + [COLUMN]))
     elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))
@@ -418,5 +418,5 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
     if baseline and fmt == "markdown":
         from ltr_cli.reports.report_marks import legend
 
-        parts.append(legend(baseline))
+        parts.append(legend(baseline, adjustment))
     return "\n".join(parts)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ltr_cli.config.experiment import ExperimentSpec, apply_overrides, parse_config, read_config_mapping
+from ltr_cli.config.experiment import ExperimentSpec, apply_overrides, parse_config, read_with_data
 from ltr_cli.errors import ConfigError, LtrError
 from ltr_cli.names import setting, settings_text
 from ltr_cli.sweep.tasks import EXECUTORS, ExecutorOptions, Task, group_tasks, one_line
@@ -102,12 +102,13 @@ class SweepPlan:
         return list(unique.values())
 
 
-def plan(path: str | Path, overrides: list[str] | None = None) -> SweepPlan:
-    """Read and validate a sweep config; its grid size is known, nothing is expanded."""
+def plan(path: str | Path, overrides: list[str] | None = None, data: list[Path] | None = None,
+         heldout: Path | None = None, note: Any = None) -> SweepPlan:
+    """Read and validate a sweep config (``data``, ``heldout``: ``--data``, ``--heldout``,
+    as :func:`~ltr_cli.config.experiment.read_with_data`); its grid size is known, nothing
+    is expanded."""
     source = str(path)
-    raw = read_config_mapping(Path(path))
-    if overrides:
-        raw = apply_overrides(raw, overrides, source)
+    raw = read_with_data(path, overrides, data, note, heldout)
     base = parse_config(raw, source)  # validates the sweep block and the base config
     axes = {k: len(v) for k, v in (base.sweep or {}).items()}
     return SweepPlan(source, raw, base, axes)

@@ -31,6 +31,8 @@ class SweepRequest:
     scheduler: str | None = None
     connect_timeout: float = 10.0
     max_grid: int = 10_000
+    data: list[Path] | None = None
+    heldout: Path | None = None
 
 
 @dataclass
@@ -41,8 +43,8 @@ class SweepOutcome:
     errors: list[str]
 
 
-def _planned(request: SweepRequest) -> SweepPlan:
-    sweep_plan = plan(request.config, request.overrides)
+def _planned(request: SweepRequest, note: Any = None) -> SweepPlan:
+    sweep_plan = plan(request.config, request.overrides, request.data, request.heldout, note)
     sweep_plan.check_limit(request.max_grid)  # from the axis lengths, before expanding anything
     return sweep_plan
 
@@ -66,7 +68,7 @@ def run_sweep(request: SweepRequest, note: Callable[[str], None]) -> SweepOutcom
     """Check ``--scheduler``, plan, note the grid, cap ``--jobs`` (noted) and run every task
     on the executor; a failed run is an error line in the outcome, never an exception."""
     _check_scheduler(request)
-    sweep_plan = _planned(request)
+    sweep_plan = _planned(request, note)
     note(f"sweep: {sweep_plan.describe()}")
     tasks = sweep_plan.tasks()
     root = request.out or Path(tasks[0].run.spec.output)

@@ -34,7 +34,8 @@ def ordinal(scores: Any, labels: Any, mask: Any, n: int) -> Any:
 
 def ordinal_scores(outputs: Any) -> Any:
     """Ranking scores ``[Q, L]`` from the ordinal outputs ``[Q, L, n]`` (logits): the sum of
-    their sigmoids."""
+    their sigmoids, the rule of :meth:`~ltr_cli.neural.scorers.Scorer.ranking` for any
+    scorer with several outputs."""
     import jax
 
     return jax.nn.sigmoid(outputs).sum(axis=-1)

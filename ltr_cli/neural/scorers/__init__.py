@@ -12,8 +12,8 @@ learners alike):
 * ``apply(params, X, mask, *, train=False, key=None, positions=None)``: ``X`` ``[Q, L, d]``
   float32, ``mask`` ``[Q, L]`` bool (True: a real document) -> the scores ``[Q, L]`` (or
   ``[Q, L, outputs]`` when a loss wants several outputs per document, such as
-  ``ordinal``; :meth:`Scorer.ranking` sums them into the ranking score, as allRank's
-  ``score`` does). ``train`` switches dropout and input noise on, drawn from ``key``;
+  ``ordinal``: threshold logits; :meth:`Scorer.ranking` sums their sigmoids into the
+  ranking score, as allRank's ``score`` sums its sigmoid outputs). ``train`` switches dropout and input noise on, drawn from ``key``;
   ``positions`` ``[Q, L]`` int are the documents' original places in their query, read
   by a positional encoding only (default: 0, 1, ... along the slate).
 
@@ -77,8 +77,14 @@ class Scorer:
         return out[..., 0] if self.outputs == 1 else out
 
     def ranking(self, out: Any) -> Any:
-        """The ranking scores ``[Q, L]`` of :meth:`apply`'s output (outputs summed)."""
-        return out if out.ndim == 2 else out.sum(-1)
+        """The ranking scores ``[Q, L]`` of :meth:`apply`'s output. Several outputs per
+        document are threshold logits (the ordinal loss's: output k is the logit of
+        P(label >= k)); their ranking score is the expected grade, the sum of their sigmoids."""
+        if out.ndim == 2:
+            return out
+        from ltr_cli.neural.jaxenv import jax
+
+        return jax().nn.sigmoid(out).sum(-1)
 
 
 @dataclass(frozen=True)
