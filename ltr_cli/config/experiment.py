@@ -154,7 +154,8 @@ class ExperimentSpec(Strict):
     fidelity: Literal["paper", "authors-code"] = Field(
         "paper", description="which protocol this config follows (recorded with results)"
     )
-    paper: Literal["perceptron", "top-k", "direct-optimisation", "ranking-losses"] | None = Field(
+    paper: Literal["perceptron", "top-k", "direct-optimisation", "ranking-losses", "neuralndcg", "context-aware",
+                   "neural-vs-gbdt"] | None = Field(
         None, description="the paper this experiment reproduces: ltr report shows that paper's printed "
         "numbers (none without it)")
     dataset: DatasetSpec = Field(description="where the queries come from: one of four kinds")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -57,10 +57,16 @@ class Heldout:
         """Whether the weights after round ``t`` are evaluated."""
         return t > 0 and t % self.every == 0
 
-    def evaluate(self, w: np.ndarray) -> list[float]:
+    def evaluate(self, w: np.ndarray, score_rows: Callable[[np.ndarray], np.ndarray] | None = None) -> list[float]:
         """Each measure's mean over the held-out queries for weights ``w`` (d,); NaN where no
-        query defines it."""
-        scores = linear_scores(self.X, w)  # identical rows tie exactly
+        query defines it. With ``score_rows`` (a learner's own scores (m,) of one query's
+        rows, such as a neural learner's), the queries are scored by it and ``w`` unused."""
+        if score_rows is None:
+            scores = linear_scores(self.X, w)  # identical rows tie exactly
+        else:
+            o = self.offsets
+            scores = np.concatenate([np.asarray(score_rows(self.X[o[q]:o[q + 1]]), dtype=np.float64)
+                                     for q in range(o.shape[0] - 1)] or [np.zeros(0)])
         conv = self.measures[0].conv
         table = evaluate_stacked(scores, self.y, self.offsets, conv, self.ties,
                                  rng=np.random.default_rng(self.seed), measures=self.measures)

@@ -91,7 +91,8 @@ class HeldoutEvaluations:
 
     def after_round(self, t: int, snapshot: Callable[[], RunState]) -> None:
         if self.heldout.due(t):
-            self.log.put_last(self.heldout.columns, self.heldout.evaluate(self.learner.weights))
+            scorer = getattr(self.learner, "score_rows", None)  # a neural learner's own scores
+            self.log.put_last(self.heldout.columns, self.heldout.evaluate(self.learner.weights, scorer))
 
     def after_block(self, t: int, n: int, snapshot: Callable[[], RunState]) -> None:
         self.after_round(t, snapshot)

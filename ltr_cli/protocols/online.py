@@ -154,7 +154,7 @@ def run_online(
     t, previous_wall, nonfinite_round = _resumed(resume, rng, clicks, rounds)
     give, give_twin = _feedback(learner, feedback, clicks)
     score = RoundScore(RoundMeasures(measures), surrogate, clicks)
-    width = learner.weights.shape[0]
+    width = getattr(learner, "n_features", None) or learner.weights.shape[0]  # a neural learner's weights are its parameters
     # around each round: held-out evaluations, then progress, then checkpoints
     observers: list[RoundObserver] = [HeldoutEvaluations(heldout, log, learner)] if heldout is not None else []
     bar = ProgressBar(_total(max_rounds, total_hint), t, quiet)

@@ -27,7 +27,7 @@ PERCEPTRON_PAPER: dict[tuple[str, str, str], float] = {
 
 
 #: the values of a config's ``paper:`` key
-PAPERS = ("perceptron", "top-k", "direct-optimisation", "ranking-losses")
+PAPERS = ("perceptron", "top-k", "direct-optimisation", "ranking-losses", "neuralndcg", "context-aware", "neural-vs-gbdt")
 
 
 def config_paper(config: Any) -> str | None:

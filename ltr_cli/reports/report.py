@@ -11,6 +11,7 @@ import numpy as np
 from ltr_cli.reports.captions import conventions_line, run_convention
 from ltr_cli.reports.click_runs import click_model, discounted_cumulative, final_heldout, gamma
 from ltr_cli.reports.comparability import direct_optimisation_verdict, perceptron_verdict
+from ltr_cli.reports.neural_papers import NEURAL_PAPERS, named_papers
 from ltr_cli.reports.paper_numbers import config_paper, other_protocol, paper_value, printed_elsewhere, run_protocol
 from ltr_cli.measures.registry import canonical_name
 from ltr_cli.names import settings_text
@@ -227,7 +228,12 @@ def batch_columns(runs: list[Run]) -> list[str]:
     spread = _spread_metrics(runs)
     for metric in _batch_metrics(runs):
         cols += [metric] + ([f"{metric}_std"] if metric in spread else [])
+    if named_papers(runs):  # the neural papers print NDCG@5 and @10, each under its empty-query rule
+        return cols + NEURAL_TAIL
     return cols + _BATCH_TAIL
+
+
+NEURAL_TAIL = ["paper_ndcg@5", "paper_ndcg@10", "paper_empty", "vs_paper"]
 
 
 BATCH_COLUMNS = ["experiment", "dataset", "learner", "label", "folds", "ap", "ap_std", "ndcg@1", "ndcg@3",
@@ -270,7 +276,22 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
             "runs": run.path.name,
             "convention": run_convention(run),
         })
+        if named in NEURAL_PAPERS:
+            _neural_paper(rows[-1], run)
     return rows
+
+
+def _neural_paper(row: dict[str, Any], run: Run) -> None:
+    """A batch row of a config naming a neural paper: that paper's number for the run's
+    learner, the paper's empty-query rule, and what the difference can mean."""
+    from ltr_cli.reports.neural_papers import EMPTY_TEXT, primary, verdict
+
+    entry = primary(run)
+    row.update({"paper_ndcg@5": entry.values.get("ndcg@5") if entry else None,
+                "paper_ndcg@10": entry.values.get("ndcg@10") if entry else None,
+                "paper_empty": EMPTY_TEXT[entry.empty] if entry else None,
+                "vs_paper": verdict(entry, run, row["convention"]) if entry else "the paper prints no number for "
+                "this learner"})
 
 
 def _fold_std(run: Run, metric: str) -> float | None:
@@ -390,6 +411,10 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
         parts.append(render(rows, batch_columns(batch) + [COLUMN]))
     elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))
+    if batch and named_papers(batch):  # every number of the neural papers named, beside its runs
+        from ltr_cli.reports.neural_papers import COLUMNS as PUBLISHED_COLUMNS, published_rows
+
+        parts.append(render(published_rows(batch), PUBLISHED_COLUMNS, note=False))
     if baseline and fmt == "markdown":
         from ltr_cli.reports.report_marks import legend
 

@@ -91,7 +91,10 @@ def write_run(run: PlannedRun, prep: PreparedRun, result: OnlineResult, source: 
     elif protocol.log_regret:
         regret_record = not_logged(prep.learner)
     # the model the run ends with, in the batch runs' format: `ltr score RUN_DIR FILE`
-    models = {"final": {**LinearModel(np.asarray(result.weights, dtype=np.float64)).to_dict(),
+    own_model = getattr(prep.learner, "final_model", None)  # a neural learner's weights are its parameters
+    final = own_model(result.weights) if own_model is not None else LinearModel(
+        np.asarray(result.weights, dtype=np.float64)).to_dict()
+    models = {"final": {**final,
                         "round": len(result.log),
                         **({"normalize": {"kind": source.normalize}} if source.normalize != "none" else {})}}
     outcome = record_run(run, prep.run_dir, rounds, summary, {

@@ -37,64 +37,23 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from ltr_cli import kernels
 from ltr_cli.learners.online.base import Feedback, UpdateInfo
 from ltr_cli.learners.online.click_base import ClickLearner, ClickLearnerConfig
-from ltr_cli.learners.online.click_pairs import click_pairs, shown_clicks
+from ltr_cli.learners.online.click_pairs import shown_clicks
+from ltr_cli.learners.online.pdgd_pairs import MOVED, NO_MOVE, document_weights, pair_weights, plackett_luce
 
-NO_MOVE = UpdateInfo(mistake=False, updated=False)
-MOVED = UpdateInfo(mistake=False, updated=True)
-
-
-def plackett_luce(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A Plackett-Luce permutation of the documents under softmax(scores): every prefix has
-    the law of drawing without replacement, proportionally to exp(score). One
-    ``rng.gumbel`` draw per document."""
-    return np.argsort(-(scores + rng.gumbel(size=scores.shape[0])), kind="stable")
-
-
-def pair_weights(scores: np.ndarray, ranking: np.ndarray, n: int, pos: np.ndarray,
-                 neg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(i, j, weight)``: the pairs (clicked position i, unclicked position j of the shown
-    list ``ranking[:n]``, every combination of ``pos`` and ``neg``) and each pair's PDGD
-    weight, the score gradient of P(i before j) times the reversed-pair ratio rho (see the
-    module)."""
-    e = np.exp(scores - scores.max())
-    shown = ranking[:n]
-    unshown = float(e[ranking[n:]].sum())
-    es = e[shown]
-    i, j = np.repeat(pos, neg.shape[0]), np.tile(neg, pos.shape[0])
-    a, b = np.minimum(i, j), np.maximum(i, j)
-    # D[k]: exp-scores of the documents not shown above position k; sums of positive terms
-    D = unshown + np.cumsum(es[::-1])[::-1]
-    swapped = np.tile(es, (i.shape[0], 1))
-    rows = np.arange(i.shape[0])
-    swapped[rows, a], swapped[rows, b] = es[b], es[a]
-    Dswapped = unshown + np.cumsum(swapped[:, ::-1], axis=1)[:, ::-1]
-    at = np.arange(n)[None, :]
-    inside = (at > a[:, None]) & (at <= b[:, None])
-    log_ratio = np.where(inside, np.log(D)[None, :] - np.log(Dswapped), 0.0).sum(axis=1)
-    rho = 0.5 * (1.0 + np.tanh(0.5 * log_ratio))         # P(R*) / (P(R) + P(R*))
-    gap = np.abs(scores[shown[i]] - scores[shown[j]])
-    q = np.exp(-gap)
-    return i, j, q / (1.0 + q) ** 2 * rho
-
+__all__ = ["MOVED", "NO_MOVE", "PDGDLearner", "PDGDSpec", "document_weights", "pair_weights", "pdgd_gradient",
+           "plackett_luce"]
 
 def pdgd_gradient(X: np.ndarray, scores: np.ndarray, ranking: np.ndarray, clicks: np.ndarray) -> np.ndarray | None:
     """The PDGD ascent direction (d,) for ``clicks`` (n,) on the shown list ``ranking[:n]``
     of a query with features X and scores ``scores`` (those the list was sampled from);
     None when the clicks give no pair."""
-    pos, neg = click_pairs(clicks)
-    if pos.shape[0] == 0 or neg.shape[0] == 0:
-        return None
-    n = clicks.shape[0]
-    i, j, weight = pair_weights(scores, ranking, n, pos, neg)
-    coef = np.zeros(n)
-    np.add.at(coef, i, weight)
-    np.add.at(coef, j, -weight)
-    return coef @ X[ranking[:n]]
+    coef = document_weights(scores, ranking, clicks)
+    return None if coef is None else coef @ X[ranking[:clicks.shape[0]]]
 
 
 class PDGDLearner(ClickLearner):
@@ -145,27 +104,76 @@ class PDGDLearner(ClickLearner):
 
 class PDGDSpec(ClickLearnerConfig):
     """Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke 2018): Plackett-Luce
-    sampling and the debiased pairwise gradient, from clicks."""
+    sampling and the debiased pairwise gradient, from clicks. With ``scorer:`` (a neural
+    scorer's block), DeepPDGD: the same step through that scorer
+    (:mod:`~ltr_cli.learners.online.deep_pdgd`, JAX)."""
 
     type: Literal["pdgd"]
-    summary: ClassVar[str] = "PDGD: Plackett-Luce sampling and the debiased pairwise gradient; learns from clicks"
+    summary: ClassVar[str] = ("PDGD: Plackett-Luce sampling and the debiased pairwise gradient; learns from clicks "
+                              "(with scorer: a neural scorer, DeepPDGD; needs pip install -e '.[neural]')")
     examples: ClassVar[tuple[dict[str, Any], ...]] = (
         {},
         {"learning_rate": 0.5, "learning_rate_decay": 0.99},
+        {"scorer": {"kind": "mlp", "hidden": [8], "activation": "sigmoid"}},
     )
+    id_defaults: ClassVar[dict[str, Any]] = {"scorer": None, "init": "scorer"}  # added later: unset, ids stay
     learning_rate: float = Field(0.1, gt=0, description="step along the debiased pairwise gradient")
+    scorer: dict[str, Any] | None = Field(
+        None, description="a neural scorer ({kind: mlp, hidden: [64], ...}; kinds of ltr_cli.scorers, without "
+        "dropout or noise) instead of the linear ranker: DeepPDGD, the gradient through the scorer (JAX)")
+
+    init: Literal["scorer", "reference"] = Field(
+        "scorer", description="with scorer: the initial parameters: the scorer's own (Glorot-uniform), or "
+        "reference: the reference code's DeepPDGD (an mlp scorer; every weight and hidden bias normal with "
+        "standard deviation 1/fan-in, the output bias 0)")
+
+    @field_validator("scorer")
+    @classmethod
+    def _scorer(cls, block: dict[str, Any] | None) -> dict[str, Any] | None:
+        if block is None:
+            return None
+        from ltr_cli.neural import scorers
+        from ltr_cli.neural.query_scorer import check_online
+
+        normal = scorers.normalized(block)
+        check_online(normal)
+        return normal
+
+    @model_validator(mode="after")
+    def _init(self) -> PDGDSpec:
+        if self.init == "reference" and (self.scorer is None or self.scorer["kind"] != "mlp"):
+            raise ValueError("init: reference is the reference code's MLP initialisation; it needs "
+                             "scorer: {kind: mlp, ...}")
+        return self
 
     def paper_role(self) -> str:
-        return "pdgd"
+        return "pdgd" if self.scorer is None else "deep-pdgd"
 
     def default_label(self) -> str:
-        return self.label or "PDGD"
+        return self.label or ("PDGD" if self.scorer is None else "DeepPDGD")
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "algorithm": "PDGD", "learning_rate": self.learning_rate,
-                "learning_rate_decay": self.learning_rate_decay, "sampling": "Plackett-Luce (Gumbel-max)",
-                "feedback": "clicks"}
+        described = {**super().describe(), "algorithm": "PDGD" if self.scorer is None else "DeepPDGD",
+                     "learning_rate": self.learning_rate, "learning_rate_decay": self.learning_rate_decay,
+                     "sampling": "Plackett-Luce (Gumbel-max)", "feedback": "clicks"}
+        if self.scorer is not None:
+            described.update(scorer=self.scorer, gradient="pair weights of linear PDGD, through the scorer (JAX "
+                             "vector-Jacobian product), float32", initialisation=("the scorer's" if self.init == "scorer" else
+                                             "the reference code's: normal, sd 1/fan-in") + ", seeded from the "
+                             "learner's generator")
+        return described
+
+    def missing(self) -> str | None:
+        if self.scorer is None:
+            return None
+        from ltr_cli.neural import jaxenv
+
+        return jaxenv.missing()
 
     def build(self, n_features: int, ties: str, rng: np.random.Generator,
-              planned_rounds: int | None = None, fidelity: str = "paper") -> PDGDLearner:
+              planned_rounds: int | None = None, fidelity: str = "paper") -> ClickLearner:
+        if self.scorer is not None:
+            from ltr_cli.learners.online.deep_pdgd import DeepPDGDLearner
+
+            return DeepPDGDLearner(self, n_features, ties, rng)
         return PDGDLearner(self, n_features, ties, rng)
