@@ -209,3 +209,23 @@ def test_a_propensity_file_is_read_only_when_regular_and_small(tmp_path, kind):
     assert not reader.is_alive(), "still reading"
     assert len(caught) == 1 and isinstance(caught[0], LtrError), caught
     assert f"clicks.propensity: {path}: not a JSON propensity file" in str(caught[0]) and "\n" not in str(caught[0])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_propensity_path_that_is_no_regular_file_is_refused_by_the_config(tmp_path, kind):
+    """Before any data is read: the config's own check, a stat without opening the file."""
+    import os
+
+    from ltr_cli.clicklog.signal import ClickSignal
+
+    if kind == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    else:
+        path = tmp_path
+    with pytest.raises(ValueError) as err:
+        ClickSignal(generate={"sessions": 10}, correction="ips", propensity=str(path))
+    assert "is not a regular file (a directory, device or FIFO)" in str(err.value)
+    assert ClickSignal(generate={"sessions": 10}, correction="ips", propensity=str(tmp_path / "later.json"))

@@ -95,6 +95,17 @@ class ClickSignal(Strict):
     def _propensity(cls, v: bool | str) -> bool | str:
         if v is False:
             raise ValueError("propensity: give true, estimated or a file of propensities")
+        if isinstance(v, str) and v != "estimated":
+            import os
+            import stat
+
+            try:
+                mode = os.stat(v).st_mode
+            except OSError:
+                return v  # a missing file is said when the run reads it
+            if not stat.S_ISREG(mode):  # a FIFO would wait, a device never end: refused before anything runs
+                raise ValueError(f"propensity: {v} is not a regular file (a directory, device or FIFO); give a "
+                                 "JSON file of ltr clicks propensity --json")
         return v
 
     @model_validator(mode="after")
