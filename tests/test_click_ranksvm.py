@@ -229,3 +229,45 @@ def test_a_propensity_path_that_is_no_regular_file_is_refused_by_the_config(tmp_
         ClickSignal(generate={"sessions": 10}, correction="ips", propensity=str(path))
     assert "is not a regular file (a directory, device or FIFO)" in str(err.value)
     assert ClickSignal(generate={"sessions": 10}, correction="ips", propensity=str(tmp_path / "later.json"))
+
+
+def test_the_query_pairs_set_each_click_against_every_other_document_of_its_query():
+    """Joachims et al.'s estimator: a click on document 0 (position 2, weight 3) of a
+    4-document query gives (0, 1), (0, 2), (0, 3), each weighing 3 / the query's sessions;
+    the click-vs-unclicked pairs give only (0, 2), the shown and unclicked one."""
+    from ltr_cli.clicklog.pairs import click_pairs
+
+    # query 0: session 0 shows [2, 0], clicks 0; session 1 shows [1, 3], no click; query 1: one session
+    s = Sessions(np.array([0, 0, 1, 1, 2, 2], np.int64), np.array([0, 0, 0, 0, 1, 1], np.int32),
+                 np.array([2, 0, 1, 3, 0, 1], np.int32), np.array([1, 2, 1, 2, 1, 2], np.int16),
+                 np.array([False, True, False, False, True, True]))
+    weights = np.array([1.0, 3.0])
+    unclicked = click_pairs(s, weights, 4)
+    assert list(zip(unclicked.query, unclicked.better, unclicked.worse)) == [(0, 0, 2)]
+    assert np.allclose(unclicked.weight, [3.0 / 2])
+    every = click_pairs(s, weights, 4, versus="query", documents=np.array([4, 3]))
+    got = {(int(q), int(b), int(w)): float(x) for q, b, w, x in zip(every.query, every.better, every.worse, every.weight)}
+    assert got == {(0, 0, 1): 1.5, (0, 0, 2): 1.5, (0, 0, 3): 1.5,
+                   (1, 0, 1): 1.0, (1, 0, 2): 1.0, (1, 1, 0): 3.0, (1, 1, 2): 3.0}
+    with pytest.raises(ValueError, match="needs each query's number of documents"):
+        click_pairs(s, weights, 4, versus="query")
+
+
+def test_ranksvm_fits_the_query_pairs_and_the_other_learners_refuse_them():
+    from ltr_cli.learners.batch.dla import DLASpec
+    from ltr_cli.learners.batch.lambdamart import LambdaMARTSpec
+
+    rng = np.random.default_rng(8)
+    train = [(rng.normal(size=(12, 3)), rng.integers(0, 5, 12)) for _ in range(20)]
+    ids = [f"q{i}" for i in range(20)]
+    plain = fold_clicks(ClickSignal.model_validate({"generate": {"model": "ultra-pbm", "sessions": 400}}),
+                        train, ids, 1)
+    every = fold_clicks(ClickSignal.model_validate({"generate": {"model": "ultra-pbm", "sessions": 400},
+                                                    "pairs": "query"}), train, ids, 1)
+    assert every.versus == "query" and plain.versus == "unclicked"
+    a, b = fit_click_ranksvm(train, plain, 1.0), fit_click_ranksvm(train, every, 1.0)
+    assert a.info["pairs"] < b.info["pairs"] and not np.allclose(a.w, b.w)
+    for spec, name in ((LambdaMARTSpec, "lambdamart"), (DLASpec, "dla")):
+        with pytest.raises(ValueError, match="pairs: query is RankSVM's"):
+            spec.model_validate({"type": name, "clicks": {"generate": {"sessions": 10}, "correction": "naive",
+                                                          "pairs": "query"}})

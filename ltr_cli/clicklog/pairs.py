@@ -1,8 +1,16 @@
 """The weighted preference pairs of a click log, aggregated per query.
 
-In each session, every clicked document is preferred to every document shown in the same
-session and not clicked; the pair weighs the weight of the clicked document's position
-(1 for naive clicks, min(1/p_k, clip) for IPS; Joachims, Swaminathan and Schnabel 2017).
+Two sets of pairs, ``versus``:
+
+* ``unclicked`` (the default): in each session, every clicked document is preferred to
+  every document shown in the same session and not clicked;
+* ``query``: every clicked document is preferred to every other document of its query,
+  shown or not, clicked or not: the propensity-weighted rank of the clicked documents among
+  all the query's documents, the estimator of Joachims, Swaminathan and Schnabel (WSDM 2017;
+  their Propensity SVM-Rank), whose hinge bounds that rank.
+
+A pair weighs the weight of the clicked document's position (1 for naive clicks,
+min(1/p_k, clip) for IPS).
 A query's pairs are summed over its sessions and divided by its number of sessions, so a
 query's loss is its mean per session and does not grow with the log's size. Pairs are
 keyed (query, preferred document, other document) and summed in chunks of sessions, so
@@ -39,10 +47,21 @@ def _reduce(keys: list[np.ndarray], weights: list[np.ndarray]) -> tuple[np.ndarr
     return uniq, np.bincount(inv.reshape(-1), weights=w, minlength=len(uniq))
 
 
-def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int = CHUNK) -> ClickPairs:
+VERSUS = ("unclicked", "query")
+
+
+def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int = CHUNK,
+                versus: str = "unclicked", documents: np.ndarray | None = None) -> ClickPairs:
     """The pairs of the log ``s`` (its rows in session order), a click at position k
     weighing ``position_weight[k - 1]``; ``width`` bounds the document indices (the most
-    documents of a query)."""
+    documents of a query); ``versus``: :data:`VERSUS` (see the module), ``query`` needing
+    ``documents`` (the number of documents of each query, by query index)."""
+    if versus == "query":
+        if documents is None:
+            raise ValueError("versus='query' needs each query's number of documents")
+        return _query_pairs(s, np.asarray(position_weight, dtype=float), width, np.asarray(documents), chunk)
+    if versus != "unclicked":
+        raise ValueError(f"versus {versus!r}: one of {', '.join(VERSUS)}")
     n = len(s.session)
     if n == 0:
         empty = np.zeros(0, np.int64)
@@ -68,6 +87,42 @@ def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int
                 keys.append((q[m] * W + d[m, a]) * W + d[m, b])
                 weights.append(pw[s.position[rows[m, a]] - 1] / sessions_of[q[m]])
                 pending += m.size
+            if pending > 4 * chunk:
+                uk, uw = _reduce(keys, weights)
+                keys, weights, pending = [uk], [uw], len(uk)
+    uniq, total = _reduce(keys, weights)
+    keep = total > 0
+    uniq, total = uniq[keep], total[keep]
+    return ClickPairs(uniq // (W * W), (uniq // W) % W, uniq % W, total)
+
+
+def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray, chunk: int) -> ClickPairs:
+    """``versus='query'``: each click's document against every other document of its query."""
+    n = len(s.session)
+    empty = np.zeros(0, np.int64)
+    clicked = np.flatnonzero(s.click)
+    if n == 0 or not clicked.size:
+        return ClickPairs(empty, empty, empty, np.zeros(0))
+    starts = np.flatnonzero(np.r_[True, s.session[1:] != s.session[:-1]])
+    sessions_of = np.bincount(s.query[starts], minlength=int(s.query.max()) + 1).astype(float)
+    W = np.int64(width)
+    keys: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    pending = 0
+    q_all = s.query[clicked].astype(np.int64)
+    m_all = documents[q_all].astype(np.int64)
+    for m in np.unique(m_all):
+        rows = clicked[m_all == m]
+        for lo in range(0, len(rows), chunk):
+            r = rows[lo:lo + chunk]
+            q, d = s.query[r].astype(np.int64), s.doc[r].astype(np.int64)
+            w = pw[s.position[r] - 1] / sessions_of[q]
+            others = np.broadcast_to(np.arange(m, dtype=np.int64), (len(r), int(m)))
+            keep = others != d[:, None]
+            i, j = np.nonzero(keep)
+            keys.append((q[i] * W + d[i]) * W + others[i, j])
+            weights.append(w[i])
+            pending += i.size
             if pending > 4 * chunk:
                 uk, uw = _reduce(keys, weights)
                 keys, weights, pending = [uk], [uw], len(uk)

@@ -78,6 +78,10 @@ class ClickSignal(Strict):
                                    "(result randomisation on a shuffled log of the same queries), or a file "
                                    "(JSON of ltr clicks propensity --json, or a list)")
     clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k (null: no clipping)")
+    pairs: Literal["unclicked", "query"] = Field(
+        "unclicked", description="RankSVM's pairs: each click against the shown documents its session did not "
+        "click, or against every other document of the query (query: Joachims et al. 2017's propensity-weighted "
+        "rank of the clicked documents)")
     select: Literal["labels", "clicks"] = Field(
         "labels", description="choose the grid point on the vali labels (cv.select_by), or on clicks: the "
         "estimate of DCG@10 from a log of the vali queries simulated like the training log (weighted as the "

@@ -326,6 +326,9 @@ class ExperimentSpec(Strict):
         for key, value in type(self.learners[learner]).id_defaults.items():
             if data["learners"][learner].get(key) == value:  # added later: at its default, ids stay
                 del data["learners"][learner][key]
+        clicks = data["learners"][learner].get("clicks")
+        if isinstance(clicks, dict) and clicks.get("pairs") == "unclicked":  # added later: at its default, ids stay
+            del clicks["pairs"]
         data.pop("output", None)
         data.pop("cache", None)  # where parsed files are kept does not change results
         data.pop("plot", None)  # how runs are drawn does not change them

@@ -37,18 +37,21 @@ class ClickData:
     weights: np.ndarray
     correction: str
     meta: dict[str, Any] = field(default_factory=dict)
+    #: the pairs a pairwise learner takes (``clicks.pairs``: unclicked or query)
+    versus: str = "unclicked"
 
     #: what a learner derives from the log once per fold, shared by the fits of its grid
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def pairs(self, width: int) -> Any:
-        """The log's weighted preference pairs (:func:`ltr_cli.clicklog.pairs.click_pairs`),
-        computed once per fold and shared by its grid's fits."""
+    def pairs(self, width: int, versus: str = "unclicked", documents: Any = None) -> Any:
+        """The log's weighted preference pairs (:func:`ltr_cli.clicklog.pairs.click_pairs`;
+        ``versus``, ``documents``: its arguments), computed once per fold and shared by its
+        grid's fits."""
         from ltr_cli.clicklog.pairs import click_pairs
 
-        key = f"pairs {width}"
+        key = f"pairs {width} {versus}"
         if key not in self.cache:
-            self.cache[key] = click_pairs(self.sessions, self.weights, width)
+            self.cache[key] = click_pairs(self.sessions, self.weights, width, versus=versus, documents=documents)
         return self.cache[key]
 
 
@@ -201,7 +204,7 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
     chosen = estimator(signal.correction)
     weights, record = chosen.weights(ClickLog(sessions, meta, shown, signal, train, fold))
     weights = check_weights(weights, shown, signal.correction)
-    return ClickData(sessions, weights, signal.correction, {**meta, **record})
+    return ClickData(sessions, weights, signal.correction, {**meta, **record}, versus=signal.pairs)
 
 
 # --- the built-in estimators (entry points of ltr_cli.estimators) ---------------------------

@@ -154,6 +154,9 @@ class DLASpec(BatchLearnerConfig):
             raw = [n for n, e in ESTIMATORS.items() if not (e.weighs or e.positions)]
             raise ValueError(f"clicks.correction: DLA learns the propensities from the raw clicks; give "
                              f"correction: {' or '.join(raw)}")
+        if self.clicks.pairs != "unclicked":
+            raise ValueError("clicks.pairs: DLA learns from each session's clicks; pairs: query is RankSVM's "
+                             "(type: ranksvm)")
         return self
 
     def paper_role(self) -> str:

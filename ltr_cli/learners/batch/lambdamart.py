@@ -251,6 +251,9 @@ class LambdaMARTSpec(BatchLearnerConfig):
     def _leaves(self) -> LambdaMARTSpec:
         if any(v < 2 for v in self.grid.get("num_leaves", [])):
             raise ValueError("grid 'num_leaves': a tree needs at least 2 leaves")
+        if self.clicks is not None and self.clicks.pairs != "unclicked":
+            raise ValueError("clicks.pairs: LambdaMART weighs its clicked documents in LightGBM's lambdarank; "
+                             "pairs: query is RankSVM's (type: ranksvm)")
         return self
 
     def paper_role(self) -> str:

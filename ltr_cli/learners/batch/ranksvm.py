@@ -237,7 +237,8 @@ def fit_click_ranksvm(train: Queries, clicks: Any, C: float, eps: float | None =
     """RankSVM on the fold's click log ``clicks`` (a
     :class:`ltr_cli.learners.batch.click_data.ClickData`; ``pairs``: already aggregated from it)."""
     if pairs is None:
-        pairs = clicks.pairs(max((len(y) for _, y in train), default=1))
+        pairs = clicks.pairs(max((len(y) for _, y in train), default=1), clicks.versus,
+                             np.array([len(y) for _, y in train], dtype=np.int64))
     problem = WeightedPairProblem.from_pairs(train, pairs, C)
     w, conv = newton_ranksvm(problem, eps or 1e-6, max_iter or 200, warm_weights(context), progress_of(context))
     return LinearModel(w, {"iterations": conv.iterations, "objective": conv.objective, "pairs": int(len(problem.c)),
