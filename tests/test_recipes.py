@@ -253,7 +253,7 @@ class DCM(ClickModel):
         return self.click[labels], 1.0 - go_on, np.zeros(n)
 
     def describe(self):
-        return {"model": self.name, "kind": "dcm", "grades": self.grades, "click": self.click.tolist(),
+        return {"model": self.name, "kind": "dcm-lambda", "grades": self.grades, "click": self.click.tolist(),
                 "lambda": list(LAMBDAS)}
 
 
@@ -272,7 +272,7 @@ from ltr_cli.clicks.spec import build_model
 
 
 def test_dcm_goes_on_after_a_click_with_lambda():
-    model = build_model("dcm", 5)
+    model = build_model("dcm-lambda", 5)
     assert model.marginal([4, 4, 0]).tolist() == pytest.approx([1.0, 0.6, 0.0])
     assert model.law([4, 4])[1].tolist() == pytest.approx([0.0, 0.0, 0.4, 0.6])
 '''
@@ -293,23 +293,23 @@ learners: {learners}
 
 
 def test_click_model_recipe(plugin, copy, tmp_path):
-    written = plugin("dcm", {"recipe_dcm.py": plugin_code(DCM)}, {"click_models": {"dcm": "recipe_dcm:DCM_KIND"}})
-    ran = run_suite("clicks", "dcm", tmp_path)
+    written = plugin("dcm", {"recipe_dcm.py": plugin_code(DCM)}, {"click_models": {"dcm-lambda": "recipe_dcm:DCM_KIND"}})
+    ran = run_suite("clicks", "dcm-lambda", tmp_path)
     assert ran == ["check_law_is_a_distribution", "check_law_matches_the_coins", "check_marginal_is_the_law_summed",
                    "check_sampling_matches_the_law"]
-    assert "dcm" in json.loads(ltr("list", "--json"))["click_models"]
-    exact = json.loads(ltr("clicks", "probabilities", "--model", "dcm", "--labels", "4,4", "--json"))
-    assert exact["patterns"] == {"10": 0.4, "11": 0.6} and exact["kind"] == "dcm"
-    cfg = _click_config(tmp_path, "dcm", "{pdgd: {type: pdgd}}")
+    assert "dcm-lambda" in json.loads(ltr("list", "--json"))["click_models"]
+    exact = json.loads(ltr("clicks", "probabilities", "--model", "dcm-lambda", "--labels", "4,4", "--json"))
+    assert exact["patterns"] == {"10": 0.4, "11": 0.6} and exact["kind"] == "dcm-lambda"
+    cfg = _click_config(tmp_path, "dcm-lambda", "{pdgd: {type: pdgd}}")
     ltr("run", cfg, "--out", tmp_path / "out", "-q")
     (run,) = (tmp_path / "out" / "recipe").glob("pdgd-*")
-    assert json.loads((run / "manifest.json").read_text())["clicks"]["model"] == "dcm"
+    assert json.loads((run / "manifest.json").read_text())["clicks"]["model"] == "dcm-lambda"
 
     touched, out = in_package(copy, tmp_path, {"ltr_cli/clicks/dcm.py": DCM.replace("{api}", "ltr_cli.clicks.base"),
                                                "tests/test_dcm.py": DCM_TEST},
-                              {"click_models": 'dcm = "ltr_cli.clicks.dcm:DCM_KIND"'},
+                              {"click_models": 'dcm-lambda = "ltr_cli.clicks.dcm:DCM_KIND"'},
                               ["tests/test_dcm.py", "ltr_cli/testing/suites.py::test_clicks"], "dcm")
-    assert "test_clicks[check_sampling_matches_the_law[dcm-5g]] PASSED" in out and "test_dcm_goes_on" in out
+    assert "test_clicks[check_sampling_matches_the_law[dcm-lambda-5g]] PASSED" in out and "test_dcm_goes_on" in out
     assert_counts("A click model.", written, touched, ["docs/cli-reference.md", "ltr_cli/clicks/dcm.py",
                                                        "pyproject.toml", "tests/test_dcm.py"])
 
@@ -1040,10 +1040,10 @@ def test_the_suites_take_objects_no_entry_point_declares(tmp_path):
         return mod
 
     dcm = module("given_dcm", plugin_code(DCM))
-    assert run_suite("clicks", "dcm", tmp_path, [dcm.DCM("dcm", (0.0, 0.5, 1.0))]) == [
+    assert run_suite("clicks", "dcm-lambda", tmp_path, [dcm.DCM("dcm-lambda", (0.0, 0.5, 1.0))]) == [
         "check_law_is_a_distribution", "check_law_matches_the_coins", "check_marginal_is_the_law_summed",
         "check_sampling_matches_the_law"]
-    assert "dcm" not in plugins.names("click_models")
+    assert "dcm-lambda" not in plugins.names("click_models")
     tdf = module("given_tdf", plugin_code(FIRST))
     assert run_suite("interleaving", "tdf", tmp_path, [("tdf", tdf.TEAM_DRAFT_FIRST)]) == [
         "check_identical_rankings_tie", "check_random_clicks_favour_no_ranker (skipped)"]
