@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import json
 import sys
 import time
@@ -68,20 +69,19 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
 
     import numpy as np
-    import torch
+    torch = importlib.import_module("torch")
 
     sys.path.insert(0, str(a.ref))
     _stubs()
-    from attr import asdict
-    from torch import optim
+    asdict = importlib.import_module("attr").asdict
+    optim = torch.optim
 
-    import allrank.models.losses as losses
-    from allrank.config import Config
-    from allrank.data.dataset_loading import PADDED_Y_VALUE, load_libsvm_dataset, load_libsvm_dataset_role
-    from allrank.models.metrics import ndcg
-    from allrank.models.model import make_model
-    from allrank.training.train_utils import loss_batch
-    from torch.utils.data import DataLoader
+    imp = importlib.import_module  # the checkout's modules (and torch's): no stubs for a type checker
+    losses, loading = imp("allrank.models.losses"), imp("allrank.data.dataset_loading")
+    Config, ndcg = imp("allrank.config").Config, imp("allrank.models.metrics").ndcg
+    make_model, loss_batch = imp("allrank.models.model").make_model, imp("allrank.training.train_utils").loss_batch
+    PADDED_Y_VALUE, load_libsvm_dataset = loading.PADDED_Y_VALUE, loading.load_libsvm_dataset
+    load_libsvm_dataset_role, DataLoader = loading.load_libsvm_dataset_role, imp("torch.utils.data").DataLoader
 
     if a.threads:
         torch.set_num_threads(a.threads)
