@@ -125,13 +125,16 @@ def test_a_tiny_run_goes_through_every_child(tmp_path, monkeypatch):
     pytest.importorskip("jax")
     monkeypatch.delenv(ENV_REF, raising=False)
     monkeypatch.setattr(neural, "matmul_rate", lambda: 1e10)
-    r = neural.bench_neural(tmp_path, None, queries=6, documents=400, epochs=2, models=("mlp",))
+    # the memory child's fold (6 queries) has the timing child's batch shape: with a JAX cache of the
+    # test's own it loads the program the first child compiled
+    r = neural.bench_neural(tmp_path, None, queries=6, documents=720, epochs=2, models=("mlp",),
+                            jax_cache=str(tmp_path / "jax"))
     row = r["models"]["mlp"]
     assert r["reference"] is None and "allrank_docs_per_s" not in row
     assert len(row["epoch_seconds"]) == 2 and row["compile_seconds"] > 0
     assert row["documents"] > 0 and row["ltr_docs_per_s"] > 0
     assert row["vs_floor"] == pytest.approx(row["documents"] / row["ltr_docs_per_s"] / row["floor_seconds"], rel=0.02)
-    assert 300 <= row["rss_documents"] <= 500 and 0.05 < row["rss_gb"] < 4
+    assert 500 <= row["rss_documents"] <= 950 and 0.05 < row["rss_gb"] < 4
     assert (tmp_path / "data" / "Fold1" / "train.txt").is_file()
     json.dumps(r)
     assert "skipped" in format_neural_table(r)

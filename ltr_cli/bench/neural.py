@@ -164,10 +164,12 @@ def docs_per_second(run: dict[str, Any]) -> float:
 
 
 def bench_neural(tmp: Path, reference: tuple[Path, str] | None, queries: int = 1000, documents: int = WEB30K_TRAIN_DOCS,
-                 epochs: int = 3, models: tuple[str, ...] = ("mlp", "transformer"), seed: int = 0) -> dict[str, Any]:
-    """Every figure of ``ltr bench --neural`` (see the module docstring)."""
+                 epochs: int = 3, models: tuple[str, ...] = ("mlp", "transformer"), seed: int = 0,
+                 jax_cache: str = "off") -> dict[str, Any]:
+    """Every figure of ``ltr bench --neural`` (see the module docstring; ``jax_cache``: the
+    children's ``LTR_JAX_CACHE``, off for a cold compile)."""
     fold = write_data(tmp / "data", queries, seed)
-    env = {**os.environ, "LTR_JAX_CACHE": "off"}
+    env = {**os.environ, "LTR_JAX_CACHE": jax_cache}
     rate = matmul_rate()
     result: dict[str, Any] = {"queries": queries, "documents_rss": documents, "epochs": epochs,
                               "matmul_gflops": round(rate / 1e9, 2), "mlp_flops_per_doc": mlp_flops(),
