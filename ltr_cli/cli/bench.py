@@ -33,16 +33,23 @@ def bench(
     authors_data: Annotated[Path | None, typer.Option("--authors-data", metavar="<file>", help="--startup: the data of the authors' job, the first 5,000 lines (43 queries) of MSLR-WEB10K Fold1 train.txt")] = None,
     authors_only: Annotated[bool, typer.Option("--authors-only", help="--startup: only the authors' job against ltr's, not the other start-up figures")] = False,
     clicks: Annotated[bool, typer.Option("--clicks", help="the click-driven learners instead (pdgd, p-dbgd, td-dbgd, p-mgd): CPU per impression of ltr run vs the click literature's reference code on the same generated data, and their ratio (goal 20x)")] = False,
-    reference: Annotated[Path | None, typer.Option("--reference", metavar="<dir>", file_okay=False, help="--clicks: a checkout of HarrieO/OnlineLearningToRank to time (default: $LTR_CLICKS_REFERENCE; without either its column is skipped)")] = None,
+    reference: Annotated[Path | None, typer.Option("--reference", metavar="<dir>", file_okay=False, help="--clicks: a checkout of HarrieO/OnlineLearningToRank to time (default: $LTR_CLICKS_REFERENCE); --neural: an allRank checkout (default: $LTR_ALLRANK); without either its column is skipped")] = None,
     impressions: Annotated[int, typer.Option("--impressions", min=20, help="--clicks: impressions per timed run")] = 1000,
     click_model: Annotated[str, typer.Option("--click-model", metavar="perfect|navigational|informational", help="--clicks: the click model of the timed runs")] = "navigational",
+    neural: Annotated[bool, typer.Option("--neural", help="neural training instead: documents per second of an epoch of the MLP 136-128-1 and the NeuralNDCG paper's Transformer (ListNet) on generated MSLR-shaped data, against the float32 matmul FLOP floor and allRank's own loop (--reference), the first epoch's compile time and the peak memory of one epoch on a WEB30K-sized fold")] = False,
+    reference_python: Annotated[str | None, typer.Option("--reference-python", metavar="<python>", help="--neural: a Python with torch, scikit-learn and attrs that runs allRank (default: $LTR_ALLRANK_PYTHON, else this Python)")] = None,
+    neural_queries: Annotated[int, typer.Option("--neural-queries", min=2, help="--neural: generated training queries of the speed figures (about 120 documents each)")] = 1000,
+    neural_docs: Annotated[int, typer.Option("--neural-docs", min=100, help="--neural: documents of the fold of the memory figure (WEB30K's training fold: 2,270,000)")] = 2_270_000,
+    neural_model: Annotated[list[str] | None, typer.Option("--neural-model", metavar="mlp|transformer", help="--neural: time only this model (repeatable; default both)")] = None,
+    neural_epochs: Annotated[int, typer.Option("--neural-epochs", min=1, max=100, help="--neural: epochs of ltr's timed runs (the first compiles)")] = 3,
 ) -> None:
     """Measure parse speed (vs scikit-learn), cached reload (vs cold parse), per-round cost
     (vs two matrix-vector passes), end-to-end 'ltr run' time (cold, cached) and peak
     memory growth, as ratios measured side by side in one run; --batch: the batch
     solvers and 'ltr eval' instead, and the LETOR 2.0 configs' full CV grids against their
     10-minute budget (--letor2: only that figure; --letor2-scale 0.2: on smaller data);
-    --clicks: the click-driven learners' CPU per impression against the reference code."""
+    --clicks: the click-driven learners' CPU per impression against the reference code;
+    --neural: neural training's documents per second against its FLOP floor and allRank."""
     from ltr_cli.bench.command import format_table, main_json, run_bench
 
     if data is not None and not online:
@@ -52,8 +59,26 @@ def bench(
     if (authors_code is not None or authors_data is not None or authors_only) and not startup:
         raise LtrError("--authors-code, --authors-data and --authors-only time the authors' job in the start-up "
                        "bench: add --startup")
+    if (reference_python is not None or neural_queries != 1000 or neural_docs != 2_270_000 or neural_epochs != 3
+            or neural_model) and not neural:
+        raise LtrError("--reference-python, --neural-queries, --neural-docs, --neural-model and --neural-epochs time neural training: "
+                       "add --neural")
+    if neural:
+        from ltr_cli.bench.neural import find_reference as find_allrank
+        from ltr_cli.bench.neural import format_neural_table, run_neural_bench
+        from ltr_cli.bench.neural_child import MODELS
+
+        chosen = tuple(dict.fromkeys(neural_model or MODELS))
+        unknown = [m for m in chosen if m not in MODELS]
+        if unknown:
+            raise LtrError(f"--neural-model {unknown[0]!r}: give {' or '.join(MODELS)}")
+        found = run_neural_bench(find_allrank(reference, reference_python), neural_queries, neural_docs, neural_epochs,
+                                 chosen)
+        typer.echo(main_json(found) if as_json else format_neural_table(found), nl=as_json)
+        return
     if (reference is not None or impressions != 1000 or click_model != "navigational") and not clicks:
-        raise LtrError("--reference, --impressions and --click-model time the click learners: add --clicks")
+        raise LtrError("--reference, --impressions and --click-model time the click learners: add --clicks "
+                       "(--reference also names allRank for --neural)")
     if clicks:
         from ltr_cli.bench.clicks import find_reference, format_clicks_table, run_clicks_bench
 

@@ -6,10 +6,12 @@ buckets, and the memory bound.
   ``slate`` documents (allRank's ``FixLength``: a sample without replacement; one without a
   relevant document is drawn again when the query has relevant documents, and when the
   query's labels sum to 1 its relevant document takes one of the sampled places). Each
-  batch is padded to the smallest bucket holding its longest slate, capped at ``slate``.
+  batch is padded to the smallest training bucket holding its longest slate, capped at
+  ``slate`` (:func:`train_bucket`).
   Every draw comes from one numpy generator seeded by the run's seed, the fold and the
   epoch, so an epoch's batches are the same in a rerun and after a resume.
-* Buckets (:func:`bucket`): 8, 16, 32, 64, ... (capped at ``slate`` in training), and every
+* Buckets (:func:`bucket`): 8, 16, 32, 64, ...; in training (:func:`train_bucket`) 8, 16,
+  32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, ... capped at ``slate``, and every
   batch holds ``batch_queries`` slates (the last one of an epoch filled up with empty
   slates, which a loss leaves out): jit compiles one program per bucket, never one per
   query length or batch size.
@@ -34,7 +36,7 @@ import numpy as np
 
 from ltr_cli.errors import QueryTooLong
 
-__all__ = ["QueryTooLong", "bucket", "bytes_needed", "epoch_batches", "pack", "sample"]
+__all__ = ["QueryTooLong", "bucket", "bytes_needed", "epoch_batches", "pack", "sample", "train_bucket"]
 
 MIN_BUCKET = 8
 DOC_CHUNK = 4096  # documents a per-document scorer scores at once (a bucket)
@@ -49,6 +51,22 @@ def bucket(n: int, cap: int | None = None) -> int:
     while b < n:
         b *= 2
     return min(b, cap) if cap is not None else b
+
+
+def train_bucket(n: int, cap: int) -> int:
+    """The padded length of a training batch whose longest slate has ``n`` documents: 8, 16,
+    32, 64, then steps of a quarter of the power of two below (80, 96, 112, 128, 160, 192,
+    ...), capped at ``cap`` (the slate), so padding is at most a quarter of a long batch."""
+    b = MIN_BUCKET
+    while b < n and b < 64:
+        b *= 2
+    if b < n:
+        step = 16
+        while b < n:
+            if b >= 4 * step * 2:
+                step *= 2
+            b += step
+    return min(b, cap)
 
 
 def bytes_needed(floats_per_doc: float, d: int, Q: int, L: int, train: bool) -> int:
@@ -127,7 +145,7 @@ def epoch_batches(data: Packed, batch_queries: int, slate: int, rng: np.random.G
             lo = int(data.offsets[q])
             idx = np.arange(n) if n <= slate else sample(data.labels[lo:lo + n], slate, rng)
             picks.append((lo, idx))
-        L = bucket(max(len(idx) for _, idx in picks), slate)
+        L = train_bucket(max(len(idx) for _, idx in picks), slate)
         Q = min(batch_queries, len(order))
         X = np.zeros((Q, L, d), dtype=np.float32)
         y = np.zeros((Q, L), dtype=np.float32)
