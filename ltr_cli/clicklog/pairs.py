@@ -50,6 +50,20 @@ def _reduce(keys: list[np.ndarray], weights: list[np.ndarray]) -> tuple[np.ndarr
 VERSUS = ("unclicked", "query")
 
 
+def _compact(keys: list[np.ndarray], weights: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+    """The pending chunks summed into one (distinct keys), and its length."""
+    uk, uw = _reduce(keys, weights)
+    return [uk], [uw], len(uk)
+
+
+def _pairs_of(keys: list[np.ndarray], weights: list[np.ndarray], W: np.int64) -> ClickPairs:
+    """The summed pairs of the keys ``(query * W + better) * W + worse``, zero weights dropped."""
+    uniq, total = _reduce(keys, weights)
+    keep = total > 0
+    uniq, total = uniq[keep], total[keep]
+    return ClickPairs(uniq // (W * W), (uniq // W) % W, uniq % W, total)
+
+
 def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int = CHUNK,
                 versus: str = "unclicked", documents: np.ndarray | None = None) -> ClickPairs:
     """The pairs of the log ``s`` (its rows in session order), a click at position k
@@ -88,12 +102,8 @@ def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int
                 weights.append(pw[s.position[rows[m, a]] - 1] / sessions_of[q[m]])
                 pending += m.size
             if pending > 4 * chunk:
-                uk, uw = _reduce(keys, weights)
-                keys, weights, pending = [uk], [uw], len(uk)
-    uniq, total = _reduce(keys, weights)
-    keep = total > 0
-    uniq, total = uniq[keep], total[keep]
-    return ClickPairs(uniq // (W * W), (uniq // W) % W, uniq % W, total)
+                keys, weights, pending = _compact(keys, weights)
+    return _pairs_of(keys, weights, W)
 
 
 def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray, chunk: int) -> ClickPairs:
@@ -124,9 +134,5 @@ def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray,
             weights.append(w[i])
             pending += i.size
             if pending > 4 * chunk:
-                uk, uw = _reduce(keys, weights)
-                keys, weights, pending = [uk], [uw], len(uk)
-    uniq, total = _reduce(keys, weights)
-    keep = total > 0
-    uniq, total = uniq[keep], total[keep]
-    return ClickPairs(uniq // (W * W), (uniq // W) % W, uniq % W, total)
+                keys, weights, pending = _compact(keys, weights)
+    return _pairs_of(keys, weights, W)
