@@ -107,5 +107,9 @@ def test_compare_logs_pairs_each_condition_by_log_and_query(tmp_path):
         assert p["p"] == pytest.approx(crossed_test(d)[4], rel=1e-9)
     text = runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@10", "--logs"])
     assert "eta 2.0 | ips - naive:" in text.stdout and "2 logs, 20 queries" in text.stdout
+    plotted = runner.invoke(app, ["plot", str(folder)])
+    assert plotted.exit_code == 0, plotted.stderr
+    caption = (folder / "plots" / "logs_conditions.caption.txt").read_text()
+    assert (folder / "plots" / "logs_conditions.png").is_file() and "eta 2.0: " in caption and "2 logs x 20 queries" in caption
     refused = runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@10", "--logs", "--format", "latex"])
     assert refused.exit_code == 1 and "--logs prints its own comparison" in refused.stderr

@@ -30,6 +30,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -121,7 +122,15 @@ def _labels(named: dict[str, dict[str, Any]]) -> dict[str, str]:
     when there is one condition)."""
     keys = sorted({k for s in named.values() for k in s})
     varying = [k for k in keys if len({_short(s.get(k)) for s in named.values()}) > 1] or keys
-    return {c: ", ".join(f"{k} {_short(s.get(k))}" for k in varying) for c, s in named.items()}
+    roots = {_short(s.get("data")) for s in named.values()}
+    names = {r: PurePath(r).name or r for r in roots}
+    if len(set(names.values())) < len(roots):  # two folders of one name: their whole paths
+        names = {r: r for r in roots}
+
+    def said(k: str, v: Any) -> str:
+        return names[_short(v)] if k == "data" else f"{k} {_short(v)}"
+
+    return {c: ", ".join(said(k, s.get(k)) for k in varying) for c, s in named.items()}
 
 
 def _short(value: Any) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ltr_cli.errors import LtrError
 from ltr_cli.reports.batch_bars import bar_names, is_batch, plot_bars
+from ltr_cli.reports.conditions_plot import conditions_names, plot_conditions
 from ltr_cli.reports.logsize import logsize_names, plot_logsize
 from ltr_cli.reports.figures import check_outputs
 from ltr_cli.reports.plot import output_names, plot_runs, plot_theory
@@ -76,11 +77,12 @@ def draw(request: PlotRequest, runs: list[Any]) -> list[Path]:
     folders = by_folder(request.results, online) if request.layout == "panels" else []
     check_outputs(target, _curve_names(request, online, folders, options, curves)
                   + bar_names(batch, request.metrics, options.tag)
-                  + logsize_names(batch, options.tag))  # before anything is written
+                  + logsize_names(batch, options.tag) + conditions_names(batch, options.tag))  # before anything is written
     written = _draw_curves(request, online, folders, target, options, selected, curves)
     written += plot_bars(batch, request.metrics, target, options)
     metric = request.metrics[0] if request.metrics else None
-    return written + plot_logsize(batch, metric, target, options)  # click-log runs of several sizes
+    written += plot_logsize(batch, metric, target, options)  # click-log runs of several sizes
+    return written + plot_conditions(batch, metric, target, options)  # click-log runs of several logs
 
 
 def _curve_names(request: PlotRequest, online: list[Any], folders: list[list[Any]], options: FigureOptions,
