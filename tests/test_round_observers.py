@@ -39,7 +39,7 @@ def test_under_the_authors_numerics_the_first_nonfinite_round_is_kept_with_one_w
 
 def test_heldout_evaluations_fill_only_the_due_rounds_rows():
     heldout = SimpleNamespace(columns=["heldout_ndcg@10"], due=lambda t: t % 2 == 0,
-                              evaluate=lambda w: [float(w.sum())])
+                              evaluate=lambda w, scorer=None: [float(w.sum())])
     learner = SimpleNamespace(weights=np.ones(3))
     log = RoundLog(["ndcg@10", "heldout_ndcg@10"])
     observer = HeldoutEvaluations(heldout, log, learner)  # type: ignore[arg-type]

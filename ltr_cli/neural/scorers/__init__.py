@@ -78,10 +78,13 @@ class Scorer:
 
     def ranking(self, out: Any) -> Any:
         """The ranking scores ``[Q, L]`` of :meth:`apply`'s output. Several outputs per
-        document are threshold logits (the ordinal loss's: output k is the logit of
-        P(label >= k)); their ranking score is the expected grade, the sum of their sigmoids."""
+        document are grade thresholds (the ordinal loss's: output k is P(label >= k), or its
+        logit); their ranking score is the expected grade, the sum of the probabilities:
+        the outputs themselves after a sigmoid output activation, else their sigmoids."""
         if out.ndim == 2:
             return out
+        if self.output_activation == "sigmoid":
+            return out.sum(-1)
         from ltr_cli.neural.jaxenv import jax
 
         return jax().nn.sigmoid(out).sum(-1)
