@@ -137,24 +137,14 @@ def _short(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
-def _query_table(run: Run, metric: str) -> dict[tuple[Any, Any, int], float]:
-    """The run's test values of ``metric``: (fold, qid, occurrence) -> value (NaN kept)."""
-    from ltr_cli.results.query_values import fold_key, read_test_queries
+def _query_table(run: Run, metric: str) -> dict[Any, float]:
+    """The run's finite test values of ``metric``: (fold, qid, occurrence) -> value, as
+    ``ltr compare`` pairs them."""
+    from ltr_cli.reports.compare import _query_values
 
-    table = read_test_queries(run)
-    if table is None:
-        raise LtrError(f"{run.path}: no per-query test values (test_queries.parquet); re-run it to record them")
-    if metric not in table.columns:
-        raise LtrError(f"{run.path}: its test queries have no {metric} (they have "
-                       f"{', '.join(c for c in table.columns if c not in ('fold', 'qid'))})")
-    seen: dict[tuple[Any, Any], int] = {}
-    out: dict[tuple[Any, Any, int], float] = {}
-    for fold, qid, value in zip(table["fold"], table["qid"], table[metric]):
-        key = (fold_key(fold), str(qid))
-        occurrence = seen.get(key, 0)
-        seen[key] = occurrence + 1
-        out[(*key, occurrence)] = float(value)
-    return out
+    found = _query_values([run], metric, True, {})
+    assert found is not None  # strict: a run without per-query values is an error there
+    return found
 
 
 def _groups(runs: list[Run]) -> tuple[dict[str, dict[str, dict[int, Run]]], dict[str, str]]:
@@ -202,9 +192,7 @@ def compare_logs(runs: list[Run], metric: str, adjustment: str = "holm") -> list
                 continue
             tables = [(_query_table(learners[a][r], metric), _query_table(learners[b][r], metric)) for r in logs]
             keys = sorted(set.intersection(*(set(ta) & set(tb) for ta, tb in tables)), key=str)
-            d = np.array([[ta[k] - tb[k] for k in keys] for ta, tb in tables], dtype=np.float64)
-            keep = np.isfinite(d).all(axis=0) if d.size else np.zeros(0, dtype=bool)
-            d = d[:, keep] if d.size else d.reshape(len(logs), 0)
+            d = np.array([[ta[k] - tb[k] for k in keys] for ta, tb in tables], dtype=np.float64).reshape(len(logs), -1)
             if d.shape[1] == 0:
                 rows.append(LogPair(label, a, b, len(logs), 0, None, None, None, None, None,
                                     note="no test query with a value in every log"))
