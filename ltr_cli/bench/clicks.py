@@ -21,7 +21,6 @@ The ratio reference / ltr is the speed-up; the goal is 20x.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import subprocess
 import tempfile
@@ -55,16 +54,10 @@ NOTE = (f"bench --clicks: no reference code given, its column is skipped; point 
 def find_reference(option: Path | None) -> Path | None:
     """The reference checkout from ``--reference`` or the environment; None when neither is
     given; a one-line error when the folder is not a checkout."""
-    raw = option if option is not None else os.environ.get(ENV) or None
-    if raw is None:
-        return None
-    path = Path(raw)
-    given = "--reference" if option is not None else ENV
-    missing = [m for m in MARKERS if not (path / m).is_file()]
-    if missing:
-        raise LtrError(f"{given} {path}: not a checkout of HarrieO/OnlineLearningToRank (no {missing[0]}); "
-                       "clone it and give its folder")
-    return path
+    from ltr_cli.bench.checkouts import find_checkout
+
+    return find_checkout(option, ENV, MARKERS, "not a checkout of HarrieO/OnlineLearningToRank; clone it and give "
+                         "its folder")
 
 
 def write_data(root: Path, queries: int = 500, docs_per_query: float = 30.0, seed: int = 0) -> tuple[Path, Path]:

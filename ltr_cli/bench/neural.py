@@ -65,15 +65,11 @@ ALLRANK_MODELS: dict[str, dict[str, Any]] = {
 def find_reference(option: Path | None, python: str | None) -> tuple[Path, str] | None:
     """The allRank checkout and the Python to run it, from the options or the environment;
     None when no checkout is given; one line when the folder is not a checkout."""
-    raw = option if option is not None else os.environ.get(ENV_REF) or None
-    if raw is None:
+    from ltr_cli.bench.checkouts import find_checkout
+
+    path = find_checkout(option, ENV_REF, MARKERS, "not an allRank checkout; clone allegro/allRank and give its folder")
+    if path is None:
         return None
-    path = Path(raw)
-    given = "--reference" if option is not None else ENV_REF
-    missing = [m for m in MARKERS if not (path / m).is_file()]
-    if missing:
-        raise LtrError(f"{given} {path}: not an allRank checkout (no {missing[0]}); clone allegro/allRank and give "
-                       "its folder")
     return path, python or os.environ.get(ENV_PYTHON) or PYTHON[0]
 
 
