@@ -257,6 +257,15 @@ class ExperimentSpec(Strict):
                 raise ValueError(f"learner {name!r} ({lspec.type_name()}) learns from clicks; set protocol.feedback: "
                                  "clicks and a protocol.clicks: block (e.g. clicks: {model: navigational}), or "
                                  "remove the learner")
+        for name, lspec in self.learners.items():
+            signal = getattr(lspec, "clicks", None)
+            correction = getattr(signal, "correction", None)
+            if isinstance(correction, str):
+                from ltr_cli.clicklog.estimators import gives
+
+                refused = gives(correction, getattr(lspec, "reads_clicks", "weights"))
+                if refused is not None:
+                    raise ValueError(f"learners.{name}.{refused}")
         if clicks is None:
             return
         for metric in self.metrics.names:

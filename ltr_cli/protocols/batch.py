@@ -117,7 +117,7 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
     if signal is not None:  # the fold trains on its own training queries' click log
         from ltr_cli.learners.batch.click_data import fold_clicks, vali_clicks
 
-        clicks = fold_clicks(signal, train, train_ids, fold.number)
+        clicks = fold_clicks(signal, train, train_ids, fold.number, getattr(estimator, "reads_clicks", "weights"))
         if signal.select == "clicks":
             on_clicks = vali_clicks(signal, train, vali, fold.number, clicks.weights)
     tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks, on_clicks, vali_ids, seed,

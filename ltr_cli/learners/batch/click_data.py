@@ -39,6 +39,8 @@ class ClickData:
     meta: dict[str, Any] = field(default_factory=dict)
     #: the pairs a pairwise learner takes (``clicks.pairs``: unclicked or query)
     versus: str = "unclicked"
+    #: a listwise learner's per-document targets, float (m_q,) per training query (None: weights only)
+    targets: list[np.ndarray] | None = None
 
     #: what a learner derives from the log once per fold, shared by the fits of its grid
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -184,8 +186,10 @@ def _read_fold_log(signal: ClickSignal, fold: int | None, train_ids: list[str]) 
     return sessions, {**log.meta, "path": str(path)}
 
 
-def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold: int | None) -> ClickData:
-    """The clicks fold ``fold`` trains on, with each position's weight."""
+def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold: int | None,
+                reads: str = "weights") -> ClickData:
+    """The clicks fold ``fold`` trains on, with each position's weight (``reads``:
+    ``weights``), or each document's target (``targets``: the weights are then 1)."""
     if signal.generate is not None:
         sessions, meta = fold_log(train, signal.generate, fold)
         from ltr_cli.clicklog.logfile import fingerprint
@@ -201,8 +205,19 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
                            "the log was written for other data")
     refuse_without_clicks(sessions, _log_name(meta, fold, "training"))
     shown = int(meta.get("shown") or int(sessions.position.max(initial=1)))
+    from ltr_cli.clicklog.estimators import check_targets, gives
+
     chosen = estimator(signal.correction)
-    weights, record = chosen.weights(ClickLog(sessions, meta, shown, signal, train, fold))
+    refused = gives(signal.correction, reads)
+    if refused is not None:
+        raise LtrError(refused)
+    log = ClickLog(sessions, meta, shown, signal, train, fold)
+    if reads == "targets":
+        assert chosen.targets is not None
+        targets = check_targets(chosen.targets(log), [len(y) for _, y in train], signal.correction)
+        return ClickData(sessions, np.ones(shown), signal.correction, meta, versus=signal.pairs, targets=targets)
+    assert chosen.weights is not None
+    weights, record = chosen.weights(log)
     weights = check_weights(weights, shown, signal.correction)
     return ClickData(sessions, weights, signal.correction, {**meta, **record}, versus=signal.pairs)
 
@@ -216,6 +231,14 @@ def _ones(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
 def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
     """min(1/p_k, clip) for the propensities ``clicks.propensity`` names (true: the click
     model's examination; estimated: result randomisation on a shuffled log; a file)."""
+    p, extra = position_propensities(log)
+    weights = click_weights(p, log.signal.clip, _propensity_source(log.signal, log.meta))
+    return weights, {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+
+
+def position_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
+    """The relative propensities p_k / p_1 of positions 1..shown, float (shown,), that
+    ``clicks.propensity`` names, and what the record keeps of how they were estimated."""
     signal, meta, shown, sessions = log.signal, log.meta, log.shown, log.sessions
     extra: dict[str, Any] = {}
     source = signal.propensity_file()
@@ -235,8 +258,7 @@ def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
             p, extra = _estimated(log.train, signal.generate, log.fold)
     else:
         p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
-    weights = click_weights(p, signal.clip, _propensity_source(signal, meta))
-    return weights, {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+    return p, extra
 
 
 NAIVE = Estimator("every click weighs 1 (biased towards what the logger showed on top)", "naive clicks", _ones)

@@ -24,6 +24,16 @@ when a fit runs).
 * Each fit's vali value, every epoch, is the CV's selection metric (``cv.select_by``, or
   ``train.early_stopping.metric``) under ``cv.convention``, computed by the same code as
   the fold's table; the best epoch's parameters are the model.
+* ``clicks``: train on each fold's click log instead of the labels (the
+  :class:`~ltr_cli.clicklog.signal.ClickSignal` of the other click learners): the labels of
+  the training queries are replaced by a per-document estimator's targets
+  (``clicks.correction``: naive, ips, policy-aware, affine, dm, dr;
+  :mod:`ltr_cli.learners.batch.click_targets`), and the loss must be linear in them
+  (:data:`LINEAR_LOSSES`; the default under ``clicks`` is ``softmax_ce``,
+  ``-sum_d R_d log softmax(s)_d``), so that an unbiased estimate of relevance gives an
+  unbiased estimate of the loss on the true relevance. Vali and test still read the labels
+  (the vali labels choose the epoch and the grid point, as the other click learners'
+  ``select: labels``).
 * Seeds: the experiment's ``seed`` and the fold number seed initialisation, dropout and the
   batches. On the CPU a rerun gives the same bytes; between epochs the fit is checkpointed
   (``FitContext.store``), so a killed run resumes to the same bytes.
@@ -40,6 +50,7 @@ from typing import Any, ClassVar, Literal, Union
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from ltr_cli.clicklog.signal import ClickSignal
 from ltr_cli.core.schema import BatchLearnerConfig
 from ltr_cli.errors import LtrError
 from ltr_cli.learners.batch.common import Queries
@@ -50,6 +61,8 @@ from ltr_cli.neural.train import TrainSettings
 GridValue = Union[int, float, str, bool, list[int]]
 SECTIONS = ("scorer", "loss", "train")
 MAX_GRID_POINTS = 10_000
+#: the losses linear in the labels, which a fit on counterfactual click estimates takes
+LINEAR_LOSSES = ("softmax_ce",)
 OPTIMISER_KEYS = {"optimizer", "lr", "momentum", "weight_decay", "clip_norm"}  # what the compiled step reads
 
 
@@ -112,6 +125,20 @@ class NeuralSpec(BatchLearnerConfig):
     grid: dict[str, list[GridValue]] = Field(  # type: ignore[assignment]  # any key's values, not numbers only
         default_factory=dict, description="dotted key (train.lr, scorer.hidden, ...) -> values to try; the best "
         "on vali is kept")
+    clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels: "
+                                       "the targets of a per-document estimator (naive, ips, policy-aware, affine, "
+                                       "dm, dr; see docs/clicks.md) under a loss linear in them (softmax_ce)")
+    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
+    #: what it reads of a click estimator: per-document targets
+    reads_clicks: ClassVar[str] = "targets"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _click_loss(cls, data: Any) -> Any:
+        """Under ``clicks`` the default loss is ``softmax_ce`` (linear in the targets)."""
+        if isinstance(data, dict) and data.get("clicks") is not None and "loss" not in data:
+            return {**data, "loss": {"name": "softmax_ce"}}
+        return data
 
     @field_validator("scorer")
     @classmethod
@@ -147,6 +174,25 @@ class NeuralSpec(BatchLearnerConfig):
         return grid
 
     @model_validator(mode="after")
+    def _clicks(self) -> NeuralSpec:
+        if self.clicks is None:
+            return self
+        from ltr_cli.clicklog.estimators import gives
+
+        refused = gives(self.clicks.correction, "targets")
+        if refused is not None:
+            raise ValueError(refused)
+        if self.loss["name"] not in LINEAR_LOSSES:
+            raise ValueError(f"loss: {self.loss['name']} is not linear in its labels, so it would not stay unbiased "
+                             f"on click estimates; under clicks: use loss: {{name: {LINEAR_LOSSES[0]}}}")
+        if self.clicks.select == "clicks":
+            raise ValueError("clicks.select: a neural learner picks its epoch and grid point on the vali labels; "
+                             "drop select: clicks")
+        if self.clicks.pairs != "unclicked":
+            raise ValueError("clicks.pairs: a neural learner trains on per-document targets, not pairs; drop pairs")
+        return self
+
+    @model_validator(mode="after")
     def _points(self) -> NeuralSpec:
         for point in self.grid_points():
             try:
@@ -175,6 +221,8 @@ class NeuralSpec(BatchLearnerConfig):
                              "the best epoch kept",
                      "determinism": "seeded by the experiment's seed and the fold; on the CPU the same bytes on "
                                     "every run"}
+        if self.clicks is not None:
+            described["training_signal"] = self.clicks.describe()
         if not jaxenv.missing() and "jax" in __import__("sys").modules:
             described["jax"] = jaxenv.describe(jaxenv.device(self.train.device))
         return described
@@ -215,8 +263,15 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
     dev = jaxenv.device(s.device)
     total = jaxenv.device_memory(dev)
     budget = int(s.memory_gb * 2**30) if s.memory_gb is not None else (total // 2 if total else None)
+    context = context or FitContext()
+    labels = [y for _, y in train]
+    if spec.clicks is not None:
+        if context.clicks is None or context.clicks.targets is None:
+            raise LtrError("neural: clicks: trains on a fold's click log; run it under cv: (ltr run)")
+        labels = context.clicks.targets
     transform = transforms.fit(spec.transform, [X for X, _ in train], d)
-    data = batching.pack([(transform.apply(X), np.asarray(y, dtype=np.float32)) for X, y in train], d)
+    data = batching.pack([(transform.apply(X), np.asarray(y, dtype=np.float32))
+                          for (X, _), y in zip(train, labels)], d)
     if not len(data):
         raise LtrError("neural: every training query of the fold is empty")
     kind = _loss_kind(spec.loss["name"])
@@ -230,7 +285,6 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
             raise LtrError(f"neural: a training batch of {s.batch_queries} queries of {longest} documents needs about "
                            f"{need / 2**30:.1f} GiB, over the budget of {budget / 2**30:.1f} GiB; lower "
                            "train.batch_queries or train.slate (or raise train.memory_gb)")
-    context = context or FitContext()
     vali = context.vali or []
     conv = context.conv
     metric = s.early_stopping.metric
@@ -257,7 +311,10 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
         got = value.get(measure.name)
         return float("nan") if got is None else float(got)
 
-    fingerprint = _digest(spec.model_dump(mode="json"), d, context.seed, context.fold, data.X, data.labels,
+    dumped = spec.model_dump(mode="json")
+    if dumped.get("clicks") is None:  # the label path's fingerprint as before clicks existed
+        dumped.pop("clicks", None)
+    fingerprint = _digest(dumped, d, context.seed, context.fold, data.X, data.labels,
                           data.offsets)
     result = loop.fit(scorer, lambda out, y, mask: kind.fn(out, y, mask, **bound), data, s,
                       (int(context.seed), int(context.fold or 0)), validate, fingerprint, context.store, dev,
