@@ -5,7 +5,8 @@ are corrected for position bias::
 
     clicks:
       generate: {model: ultra-pbm, eta: 1.0, sessions: 100000}   # or  log: DIR
-      correction: ips            # an estimator: naive | ips | position-bias (lambdamart) | a plugin's
+      correction: ips            # an estimator: naive | ips | position-bias (lambdamart) |
+                                 # per document (neural): policy-aware | affine | dm | dr | a plugin's
       propensity: true           # true | estimated | FILE (ips only)
       clip: 10
 
@@ -74,10 +75,12 @@ class ClickSignal(Strict):
     correction: str = Field(
         "ips", description="the estimator that corrects the clicks for position bias (ltr list: estimators)",
         json_schema_extra={"registry": "estimators"})
-    propensity: bool | str = Field(True, description="ips: true (the click model's examination), estimated "
-                                   "(result randomisation on a shuffled log of the same queries), or a file "
-                                   "(JSON of ltr clicks propensity --json, or a list)")
-    clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k (null: no clipping)")
+    propensity: bool | str = Field(True, description="ips and the per-document estimators: true (the click "
+                                   "model's examination, and trust bias's beta), estimated (result randomisation on "
+                                   "a shuffled log of the same queries), or a file (JSON of ltr clicks propensity "
+                                   "--json, a list, or {alpha: [...], beta: [...]})")
+    clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k; per document: the largest "
+                               "1/E[alpha_d] (null: no clipping)")
     pairs: Literal["unclicked", "query"] = Field(
         "unclicked", description="RankSVM's pairs: each click against the shown documents its session did not "
         "click, or against every other document of the query (query: Joachims et al. 2017's propensity-weighted "
