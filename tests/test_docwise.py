@@ -195,6 +195,9 @@ def test_neural_trains_on_dr_targets_end_to_end(letor, tmp_path):
     assert 0 <= summary["metrics"]["ndcg@10"] <= 1
     conventions = json.loads((run / "manifest.json").read_text())["learner_conventions"]
     assert conventions["training_signal"] == "doubly-robust estimates (true propensities, clipped at 10)"
+    record = json.loads((run / "models.json").read_text())["1"]["clicks"]
+    assert record["correction"] == "dr" and "weights" not in record
+    assert record["targets"]["documents"] > 0 and record["targets"]["nonzero"] > 0
 
 
 @pytest.mark.parametrize("kind, body, expected", [

@@ -356,6 +356,13 @@ def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) 
 def log_record(data: ClickData) -> dict[str, Any]:
     """What a fold's model record keeps of its clicks."""
     keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from")
+    if data.targets is not None:  # per-document targets: what they are, in brief (no position weights)
+        flat = np.concatenate(data.targets) if data.targets else np.zeros(0)
+        used: dict[str, Any] = {"targets": {"documents": int(flat.size), "nonzero": int(np.count_nonzero(flat)),
+                                            "mean": float(f"{flat.mean():.12g}") if flat.size else None,
+                                            "min": float(f"{flat.min():.12g}") if flat.size else None,
+                                            "max": float(f"{flat.max():.12g}") if flat.size else None}}
+    else:
+        used = {"weights": [float(f"{v:.12g}") for v in data.weights]}
     return {**{k: data.meta[k] for k in keep if k in data.meta}, "correction": data.correction,
-            "model": data.meta.get("model"), "weights": [float(f"{v:.12g}") for v in data.weights],
-            "clicks": int(data.sessions.click.sum())}
+            "model": data.meta.get("model"), **used, "clicks": int(data.sessions.click.sum())}
