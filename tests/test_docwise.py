@@ -221,3 +221,29 @@ def test_the_label_path_keeps_its_run_ids():
 
     cfg = parse_config(yaml.safe_load((Path(__file__).parents[1] / "configs" / "neural_synthetic.yaml").read_text()))
     assert cfg.run_id("linear") == "linear-79a1a18c29" and cfg.run_id("mlp") == "mlp-b02113a0bf"
+
+
+def test_an_alpha_beta_file_gives_the_true_affine_targets(tmp_path):
+    log = _log("trust-bias", "plackett-luce", sessions=2000)
+    alpha, beta, _ = click_targets.affine_bias(log)
+    path = tmp_path / "bias.json"
+    path.write_text(json.dumps({"alpha": alpha.tolist(), "beta": beta.tolist()}))
+    filed = ClickLog(log.sessions, log.meta, log.shown,
+                     ClickSignal(generate=log.signal.generate, propensity=str(path), clip=None), log.train, 0)
+    got = np.concatenate(click_targets.log_targets("affine", filed))
+    assert np.allclose(got, np.concatenate(click_targets.log_targets("affine", log)), rtol=0, atol=1e-12)
+    path.write_text(json.dumps({"alpha": [1.0] * (log.shown - 1), "beta": [0.0] * log.shown}))
+    with pytest.raises(LtrError, match=r"^clicks\.propensity: .*bias\.json: 'alpha' must list at least 6 positive"):
+        click_targets.log_targets("affine", filed)
+
+
+def test_a_relative_propensity_file_scales_the_pbm_targets(tmp_path):
+    log = _log("pbm", "plackett-luce", sessions=2000)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps([1.0, 0.5, 1 / 3, 0.25, 0.2, 1 / 6]))  # pbm's (1/k), relative to position 1
+    filed = ClickLog(log.sessions, log.meta, log.shown,
+                     ClickSignal(generate=log.signal.generate, propensity=str(path), clip=None), log.train, 0)
+    true = ClickLog(log.sessions, log.meta, log.shown, ClickSignal(generate=log.signal.generate, clip=None),
+                    log.train, 0)
+    got, want = (np.concatenate(click_targets.log_targets("policy-aware", x)) for x in (filed, true))
+    assert np.allclose(got, want, atol=1e-12)  # pbm's examination at position 1 is 1: the same numbers
