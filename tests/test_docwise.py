@@ -247,3 +247,14 @@ def test_a_relative_propensity_file_scales_the_pbm_targets(tmp_path):
                     log.train, 0)
     got, want = (np.concatenate(click_targets.log_targets("policy-aware", x)) for x in (filed, true))
     assert np.allclose(got, want, atol=1e-12)  # pbm's examination at position 1 is 1: the same numbers
+
+
+def test_the_shipped_docwise_config_loads():
+    from ltr_cli.config.experiment import load_config
+
+    cfg = load_config(Path(__file__).parents[1] / "configs" / "counterfactual_docwise.yaml",
+                      ["sweep=null", "dataset.root=nowhere"])
+    corrections = {n: getattr(spec.clicks, "correction", None) for n, spec in cfg.learners.items()}
+    assert corrections == {"linear-labels": None, "linear-naive": "naive", "linear-ips": "ips",
+                           "linear-affine": "affine", "linear-dm": "dm", "linear-dr": "dr"}
+    assert all(spec.loss["name"] == "softmax_ce" for spec in cfg.learners.values())
