@@ -35,12 +35,12 @@ is ``clip = sqrt(sessions) / 10``):
   it equals the affine estimate, clipped it keeps the DM's share the clip removes.
 
 Documents of a query without sessions get 0 (nothing was logged), as do documents never
-examinable under IPS, policy-aware and affine (E[alpha_d] = 0: ctr_d = 0). Without
-clipping each estimate but DM and naive is unbiased for R_d on the documents with
-E[alpha_d] > 0.
+examinable under IPS, policy-aware and affine (E[alpha_d] = 0: ctr_d = 0). Unclipped,
+IPS, policy-aware, affine and DR are unbiased for R_d on the documents with E[alpha_d] > 0
+under the conditions above (DR: under the affine model, whatever the DM).
 
-The click model's alpha and beta (:func:`ltr_cli.learners.batch.click_targets.affine_bias`): ``clicks.propensity: true`` reads
-them from the model's description (absolute: the estimates are then in the units of R, the
+The click model's alpha and beta (:func:`ltr_cli.learners.batch.click_targets.affine_bias`):
+``clicks.propensity: true`` reads them from the model's description (absolute: the estimates are then in the units of R, the
 model's P(click | examined) per grade, or P(relevant | grade) under trust bias);
 ``estimated`` and a propensity file give relative propensities p_k / p_1 and beta = 0 (the
 estimates are R up to a constant factor); a JSON file ``{"alpha": [...], "beta": [...]}``
