@@ -218,6 +218,7 @@ def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
     model's examination; estimated: result randomisation on a shuffled log; a file)."""
     signal, meta, shown, sessions = log.signal, log.meta, log.shown, log.sessions
     extra: dict[str, Any] = {}
+    rec: dict[str, Any] = {}
     source = signal.propensity_file()
     if source is not None:
         p = read_propensity(source, shown)
@@ -235,8 +236,17 @@ def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
             p, extra = _estimated(log.train, signal.generate, log.fold)
     else:
         p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
+    record: dict[str, Any] = {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+    if signal.propensity_draw:
+        from ltr_cli.clicklog.propensity_draw import draw_propensity, stderr_of
+
+        stderr = stderr_of(signal, source, rec if signal.generate is None and source is None else None, extra,
+                           shown)
+        seed = signal.generate.seed if signal.generate is not None else int(meta.get("seed") or 0)
+        p = draw_propensity(p, stderr, seed, log.fold, _propensity_source(signal, meta))
+        record["propensity_drawn"] = [float(f"{v:.12g}") for v in p]
     weights = click_weights(p, signal.clip, _propensity_source(signal, meta))
-    return weights, {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+    return weights, record
 
 
 NAIVE = Estimator("every click weighs 1 (biased towards what the logger showed on top)", "naive clicks", _ones)
@@ -333,7 +343,8 @@ def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) 
 
 def log_record(data: ClickData) -> dict[str, Any]:
     """What a fold's model record keeps of its clicks."""
-    keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from")
+    keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from",
+            "propensity_drawn")
     return {**{k: data.meta[k] for k in keep if k in data.meta}, "correction": data.correction,
             "model": data.meta.get("model"), "weights": [float(f"{v:.12g}") for v in data.weights],
             "clicks": int(data.sessions.click.sum())}
