@@ -113,5 +113,20 @@ def test_compare_logs_pairs_each_condition_by_log_and_query(tmp_path):
     assert plotted.exit_code == 0, plotted.stderr
     caption = (folder / "plots" / "logs_conditions.caption.txt").read_text()
     assert (folder / "plots" / "logs_conditions.png").is_file() and "eta 2.0: " in caption and "2 logs x 20 queries" in caption
+    # ltr report: the batch rows name the settings that differ, and a table by condition
+    report = runner.invoke(app, ["report", str(folder)])
+    assert report.exit_code == 0, report.stderr
+    assert "| settings |" in report.stdout and "clicks.generate.seed: 1" in report.stdout
+    table = [line for line in report.stdout.splitlines() if line.startswith("| eta ")]
+    head = next(line for line in report.stdout.splitlines() if line.startswith("| condition |"))
+    columns = [c.strip() for c in head.strip("|").split("|")]
+    assert columns == ["condition", "metric", "logs", "queries", "ips", "naive"] and len(table) == 2
+    for line in table:
+        cells = dict(zip(columns, (c.strip() for c in line.strip("|").split("|"))))
+        eta = float(cells["condition"].split()[1])
+        for learner in ("ips", "naive"):
+            values = np.array([runs[(learner, eta, r)] for r in (0, 1)])
+            mean, low, high = crossed_test(values)[:3]
+            assert cells[learner] == f"{mean:.4f} [{low:.4f}, {high:.4f}]"
     refused = runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@10", "--logs", "--format", "latex"])
     assert refused.exit_code == 1 and "--logs prints its own comparison" in refused.stderr
