@@ -415,6 +415,12 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
         parts.append(render(rows, batch_columns(batch) + [COLUMN]))
     elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))
+    if batch and fmt != "csv":  # one table per CSV; summary.json's no_relevant has these numbers
+        from ltr_cli.reports.no_relevant_table import COLUMNS as EMPTY_COLUMNS, no_relevant_rows
+
+        empty = no_relevant_rows(batch)
+        if empty:
+            parts.append(render(empty, EMPTY_COLUMNS, note=False))
     if batch and fmt != "csv":  # one table per CSV; ltr compare --logs --json has these numbers
         from ltr_cli.reports.condition_table import condition_columns, condition_rows
 
