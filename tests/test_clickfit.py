@@ -235,3 +235,38 @@ def test_dcm_recovers_attractiveness_and_the_top_continuations(tmp_path):
     cont = rec["parameters"]["continuation"]
     assert cont[:3] == pytest.approx([1 / 2, 2 / 3, 3 / 4], abs=0.05)
     assert cont[-1] < 0.01
+
+
+def test_bootstrap_intervals_cover_the_simulated_parameters(tmp_path):
+    """SDBN's closed form on 6,000 shuffled sessions: the 95% intervals of 200 resamples
+    hold the true attractiveness of most pairs (not all: 95% each, and the prior's pull)."""
+    rec, labels = _simulate_and_fit(tmp_path, "sdbn", "sdbn", 6000, fit_args=("--bootstrap", "200"))
+    t = table("navigational", 5)
+    bounds = rec["intervals"]["parameters"]["attractiveness"]
+    assert rec["intervals"]["draws"] == 200 and len(bounds) == len(rec["parameters"]["attractiveness"])
+    inside = []
+    for row, b in zip(rec["parameters"]["attractiveness"], bounds):
+        assert (b["qid"], b["doc"]) == (row["qid"], row["doc"])
+        lo, hi = b["value"]
+        assert lo <= row["value"] <= hi
+        inside.append(lo <= t.click[labels[(row["qid"], row["doc"])]] <= hi)
+    assert 0.8 <= np.mean(inside) <= 1.0, np.mean(inside)
+    # narrower with more sessions: the interval shrinks about as 1/sqrt(sessions)
+    wide = np.mean([b["value"][1] - b["value"][0] for b in bounds])
+    (tmp_path / "more").mkdir()
+    more, _ = _simulate_and_fit(tmp_path / "more", "sdbn", "sdbn", 24000, fit_args=("--bootstrap", "50"))
+    narrow = np.mean([b["value"][1] - b["value"][0] for b in more["intervals"]["parameters"]["attractiveness"]])
+    assert 0.35 < narrow / wide < 0.7
+
+
+def test_bootstrap_intervals_of_dcm_continuation_and_the_text(tmp_path):
+    rec, _ = _simulate_and_fit(tmp_path, "dcm", "dcm", 8000, fit_args=("--bootstrap", "60"))
+    bounds = rec["intervals"]["parameters"]["continuation"]
+    for true, (lo, hi) in zip([1 / 2, 2 / 3], bounds[:2]):
+        assert lo <= true <= hi
+    log = tmp_path / "log.parquet"
+    text = _ltr("clicks", "fit", log, "--model", "dcm", "--bootstrap", "5")
+    assert text.exit_code == 0 and "continuation by rank: " in text.output and "[" in text.output
+    assert "95% percentile bootstrap over 5 resamples" in text.output
+    bad = _ltr("clicks", "fit", log, "--model", "dcm", "--bootstrap", "1")
+    assert bad.exit_code == 1 and "--bootstrap 1: give 2 to" in bad.output

@@ -63,7 +63,8 @@ learners:
   ips:
     type: ranksvm
     grid: {{C: [0.1]}}
-    clicks: {{generate: {{model: ultra-pbm, sessions: 2000}}, correction: ips, propensity: true}}
+    clicks: {{generate: {{model: ultra-pbm, sessions: 2000, estimate_sessions: 3000}}, correction: ips,
+             propensity: true}}
 sweep:
   learners.naive.clicks.generate.seed: [0, 1]
   learners.ips.clicks.generate.seed: [0, 1]
@@ -84,7 +85,8 @@ def test_compare_logs_pairs_each_condition_by_log_and_query(tmp_path):
     res = runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@10", "--logs", "--json"])
     assert res.exit_code == 0, res.stderr
     pairs = json.loads(res.stdout)["pairs"]
-    assert sorted(p["condition"] for p in pairs) == ["eta 1.0", "eta 2.0"]  # only what differs names them
+    # only what differs names them; estimate_sessions (ips's, not naive's) is not the log's
+    assert sorted(p["condition"] for p in pairs) == ["eta 1.0", "eta 2.0"]
     assert all(p["a"] == "ips" and p["b"] == "naive" and p["logs"] == 2 and p["queries"] == 20 for p in pairs)
     # the numbers are crossed_test's on the runs' own per-query tables
     import pandas as pd
@@ -111,5 +113,20 @@ def test_compare_logs_pairs_each_condition_by_log_and_query(tmp_path):
     assert plotted.exit_code == 0, plotted.stderr
     caption = (folder / "plots" / "logs_conditions.caption.txt").read_text()
     assert (folder / "plots" / "logs_conditions.png").is_file() and "eta 2.0: " in caption and "2 logs x 20 queries" in caption
+    # ltr report: the batch rows name the settings that differ, and a table by condition
+    report = runner.invoke(app, ["report", str(folder)])
+    assert report.exit_code == 0, report.stderr
+    assert "| settings |" in report.stdout and "clicks.generate.seed: 1" in report.stdout
+    table = [line for line in report.stdout.splitlines() if line.startswith("| eta ")]
+    head = next(line for line in report.stdout.splitlines() if line.startswith("| condition |"))
+    columns = [c.strip() for c in head.strip("|").split("|")]
+    assert columns == ["condition", "metric", "logs", "queries", "ips", "naive"] and len(table) == 2
+    for line in table:
+        cells = dict(zip(columns, (c.strip() for c in line.strip("|").split("|"))))
+        eta = float(cells["condition"].split()[1])
+        for learner in ("ips", "naive"):
+            values = np.array([runs[(learner, eta, r)] for r in (0, 1)])
+            mean, low, high = crossed_test(values)[:3]
+            assert cells[learner] == f"{mean:.4f} [{low:.4f}, {high:.4f}]"
     refused = runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@10", "--logs", "--format", "latex"])
     assert refused.exit_code == 1 and "--logs prints its own comparison" in refused.stderr

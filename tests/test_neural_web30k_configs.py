@@ -54,7 +54,7 @@ def test_the_vs_gbdt_config_runs_on_yahoo_and_istella_by_its_overrides():
                            [f"dataset.name={name}", "dataset.root=elsewhere", "dataset.folds=null"])
         assert spec.dataset.name == name and len([r for g in plan_experiment(spec) for r in g]) == 2
     text = (REPO / "configs" / "neural_vs_gbdt.yaml").read_text()
-    assert "--no-relevant zero" in text and "--no-relevant skip" in text  # the other two conventions
+    assert "no_relevant" in text and "all three rules" in text  # the other two conventions, recorded by the run
 
 
 def _run(paper, learner, dataset="mslr-web30k", metrics=None):

@@ -269,17 +269,21 @@ def fit(
     seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="seed of the split of the sessions")] = 0,
     iterations: Annotated[int, typer.Option("--iterations", metavar="N", min=1, help="EM iterations of a model "
                                             "fitted by EM (pbm, ubm, ccm, dbn; PyClick's 50)")] = 50,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="B", min=0, help="refit on B resamples of the "
+                                           "training sessions and give each parameter's 95% interval (0: none)")
+                         ] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Fit a click model's parameters on a share of LOG's sessions (split by session,
     seeded): by EM (pbm, ubm, ccm, dbn) or in closed form (cascade, dcm, sdbn), as PyClick
     fits them. Prints the log-likelihood and perplexity, overall and per rank, on the
     held-out and the training sessions; --json adds the parameters (attractiveness per
-    query and document, examination or continuation per rank, ...)."""
+    query and document, examination or continuation per rank, ...); --bootstrap B their
+    95% percentile intervals over B resamples of the training sessions."""
     from ltr_cli.clicklog.fit.record import fit_record
     from ltr_cli.clicklog.logfile import read_log
 
-    rec = {"log": str(log), **fit_record(read_log(log), model, heldout, seed, iterations)}
+    rec = {"log": str(log), **fit_record(read_log(log), model, heldout, seed, iterations, bootstrap)}
     if as_json:
         typer.echo(json.dumps(rec, indent=2))
         return
@@ -297,12 +301,21 @@ def fit(
             cells.append(f"{ll[r]:12.6f}  {ppl[r]:12.6f}" if r < len(ppl) else f"{'-':>12s}  {'-':>12s}")
         lines.append(f"{r + 1:4d}  " + "  ".join(cells))
     params = rec["parameters"]
+    bounds = rec["intervals"]["parameters"] if "intervals" in rec else {}
     scalars = {k: v for k, v in params.items() if isinstance(v, float)}
     ranked = {k: v for k, v in params.items() if isinstance(v, list) and v and isinstance(v[0], float)}
+
+    def shown(x: float, b: Any) -> str:
+        return f"{x:.4f} [{b[0]:.4f}, {b[1]:.4f}]" if b else f"{x:.4f}"
+
     if scalars:
-        lines += ["", "  ".join(f"{k} {v:.6f}" for k, v in scalars.items())]
+        lines += ["", "  ".join(f"{k} {shown(v, bounds.get(k))}" for k, v in scalars.items())]
     for k, v in ranked.items():
-        lines.append(f"{k} by rank: " + ", ".join(f"{x:.4f}" for x in v))
+        lines.append(f"{k} by rank: " + ", ".join(shown(x, bounds[k][i] if k in bounds else None)
+                                                  for i, x in enumerate(v)))
+    if bounds:
+        lines.append(f"[low, high]: 95% percentile bootstrap over {rec['intervals']['draws']} resamples of the "
+                     "training sessions")
     lines.append("(--json prints every parameter)")
     typer.echo("\n".join(lines))
 

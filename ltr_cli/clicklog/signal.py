@@ -20,7 +20,7 @@ labels', under the run's convention.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -69,6 +69,10 @@ class GenerateSpec(Strict):
 class ClickSignal(Strict):
     """Train on clicks: each fold's log (simulated or read), corrected by ``correction``."""
 
+    #: keys added after runs were first written, and their defaults: a run id leaves a key
+    #: out while it has its default, so earlier runs keep their ids
+    id_defaults: ClassVar[dict[str, Any]] = {"pairs": "unclicked", "propensity_draw": False}
+
     log: LaxPath | None = Field(None, description="a folder of click logs written by ltr clicks log "
                                 "(fold<N>.parquet per fold)")
     generate: GenerateSpec | None = Field(None, description="simulate each fold's log (the settings of ltr clicks log)")
@@ -81,6 +85,10 @@ class ClickSignal(Strict):
                                    "--json, a list, or {alpha: [...], beta: [...]})")
     clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k; per document: the largest "
                                "1/E[alpha_d] (null: no clipping)")
+    propensity_draw: bool = Field(
+        False, description="ips with one propensity estimate (a file with its stderr, or estimated from a log "
+        "read from clicks.log): train on propensities drawn once per log and fold from the estimate's error "
+        "(log-normal, sd stderr_k), so that results repeated over logs count the estimate's error")
     pairs: Literal["unclicked", "query"] = Field(
         "unclicked", description="RankSVM's pairs: each click against the shown documents its session did not "
         "click, or against every other document of the query (query: Joachims et al. 2017's propensity-weighted "
@@ -119,6 +127,13 @@ class ClickSignal(Strict):
     def _source(self) -> ClickSignal:
         if (self.log is None) == (self.generate is None):
             raise ValueError("give exactly one of log (a folder of ltr clicks log) or generate (simulate it)")
+        if self.propensity_draw and self.propensity is True:
+            raise ValueError("propensity_draw: true propensities have no error to draw from; give propensity: "
+                             "estimated, or a file of ltr clicks propensity --json (with its stderr)")
+        if self.propensity_draw and self.propensity == "estimated" and self.generate is not None:
+            raise ValueError("propensity_draw: each simulated log already estimates its own propensities from its "
+                             "own shuffled log, so a sweep over clicks.generate.seed carries the estimate's error; "
+                             "drop propensity_draw (it is for one estimate: a file, or a log read from clicks.log)")
         if self.select == "clicks" and self.generate is None:
             raise ValueError("select: clicks simulates a log of the vali queries: it needs generate, not log")
         return self

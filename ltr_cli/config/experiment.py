@@ -336,8 +336,12 @@ class ExperimentSpec(Strict):
             if data["learners"][learner].get(key) == value:  # added later: at its default, ids stay
                 del data["learners"][learner][key]
         clicks = data["learners"][learner].get("clicks")
-        if isinstance(clicks, dict) and clicks.get("pairs") == "unclicked":  # added later: at its default, ids stay
-            del clicks["pairs"]
+        if isinstance(clicks, dict):
+            from ltr_cli.clicklog.signal import ClickSignal
+
+            for key, value in ClickSignal.id_defaults.items():  # added later: at its default, ids stay
+                if key in clicks and clicks[key] == value:
+                    del clicks[key]
         data.pop("output", None)
         data.pop("cache", None)  # where parsed files are kept does not change results
         data.pop("plot", None)  # how runs are drawn does not change them

@@ -21,6 +21,7 @@ from ltr_cli.protocols.cv_checkpoint import FoldCheckpoint
 from ltr_cli.protocols.cv_folds import Fold, named_split
 from ltr_cli.data.normalize import Normalizer
 from ltr_cli.protocols.cv_progress import CVHooks
+from ltr_cli.protocols.no_relevant_rules import fold_rules, run_rules
 from ltr_cli.core.schema import BatchLearnerConfig
 from ltr_cli.measures.stacked import Table, evaluate_lists, evaluate_pairs
 
@@ -127,16 +128,19 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
     else:
         best = max(tried, key=lambda r: (np.nan_to_num(r["vali_clicks"], nan=-np.inf), -tried.index(r)))
     try:
-        each = evaluate_each(best["model"], test, conv, tests)
+        scored = [(best["model"].scores(X), y) for X, y in test]
     except QueryTooLong as exc:  # a query the device cannot score whole
         qid = next((q for q, (X, _) in zip(test_ids, test) if X.shape[0] == exc.size), "?")
         raise LtrError(f"fold {fold.number}: test query {qid}: {exc}") from None
+    each = evaluate_pairs(scored, conv, tests)
     metrics = each.average(conv)  # the fold's test row: the means of the per-query values below
     values = each.contributions(conv)
     odd = sum(conv.outside_gain_table(y) for part in (vali, test) for _, y in part)
     record: dict[str, Any] = {
         "odd_labels": odd, "degenerate": degenerate(best["model"], train),
         "test_queries": len(test), "test_documents": int(sum(y.shape[0] for _, y in test)),
+        # the test means under each rule for queries without a relevant document
+        "no_relevant": fold_rules(scored, conv, tests),
         "row": {"fold": fold.number, "chosen": json.dumps(best["params"]), "vali_" + select.name: best["vali"],
                 **{m.name: metrics.get(m.name) for m in tests}},
         # what each test query adds to the row's means (None: left out of them)
@@ -183,6 +187,7 @@ def run_cv(
     tests = tests or bind(list(TEST_METRICS), conv)
     done = checkpoint.folds if checkpoint is not None else {}
     rows, grids, queries = [], [], []
+    rules: list[dict[str, Any] | None] = []
     odd_labels = test_queries = test_documents = 0
     degenerate_folds: list[int | None] = []
     models: dict[str, Any] = {}
@@ -205,6 +210,7 @@ def run_cv(
         test_queries += int(record.get("test_queries", 0))
         test_documents += int(record.get("test_documents", 0))
         rows.append(record["row"])
+        rules.append(record.get("no_relevant"))
         grids.append(record["grid"])
         queries.append((fold.number, record["queries"]))
         models[fold_key] = record["model"]
@@ -221,6 +227,7 @@ def run_cv(
                         else "vali clicks: the click estimate of DCG@10 from a simulated log of the vali queries"),
         "convention": conv.name,
         "metrics": {m.name: _mean([r.get(m.name) for r in rows]) for m in tests},
+        **({"no_relevant": found} if (found := run_rules(rules, conv.no_relevant)) is not None else {}),
         "per_fold": rows,
         "grid": grids,
         "labels_outside_gain_table": odd_labels,

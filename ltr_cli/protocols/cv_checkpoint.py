@@ -68,6 +68,11 @@ def _record_problem(key: str, record: dict[str, Any], columns: tuple[str, ...]) 
             isinstance(t, dict) and isinstance(t.get("params"), dict) and _number_or_none(t.get("vali"))
             and isinstance(t.get("convergence"), (dict, type(None))) for t in tried):
         return "no grid"
+    from ltr_cli.protocols.no_relevant_rules import rules_problem
+
+    problem = rules_problem(record.get("no_relevant"))
+    if problem:
+        return problem
     if not isinstance(record.get("degenerate", False), bool):
         return "degenerate is not true or false"
     for name in ("odd_labels", "test_queries", "test_documents"):

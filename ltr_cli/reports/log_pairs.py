@@ -3,7 +3,9 @@ condition over independent logs, with intervals that count both the test queries
 log drawn.
 
 A run's **condition** is its dataset (the config's ``dataset:`` block) and its learner's
-``clicks.generate`` settings without ``seed``; its **log** is ``clicks.generate.seed``
+``clicks.generate`` settings without ``seed`` and ``estimate_sessions`` (the size of the
+shuffled log an estimated propensity comes from: the estimator's setting, not the log's);
+its **log** is ``clicks.generate.seed``
 (``configs/counterfactual_conditions.yaml`` sweeps it). Two learners are compared within a
 condition on the logs both were run on, and on each log their test queries are paired:
 ``d[r, q] = a[r, q] - b[r, q]`` for R logs and Q test queries (pooled over the folds; a
@@ -104,6 +106,10 @@ def _generate(run: Run) -> dict[str, Any] | None:
     return generate if isinstance(generate, dict) else None
 
 
+#: ``clicks.generate`` keys that do not change the log a learner trains on
+NOT_THE_LOG = ("seed", "estimate_sessions")
+
+
 def condition_of(run: Run) -> tuple[str, dict[str, Any], int] | None:
     """(the run's condition as a key, its settings to name it by, its log) for a batch run
     trained on a simulated log, else None."""
@@ -112,7 +118,7 @@ def condition_of(run: Run) -> tuple[str, dict[str, Any], int] | None:
         return None
     dataset = run.config.get("dataset") or {}
     settings = {"data": dataset.get("root") or dataset.get("files") or dataset.get("kind"),
-                **{k: v for k, v in generate.items() if k != "seed"}}
+                **{k: v for k, v in generate.items() if k not in NOT_THE_LOG}}
     key = json.dumps([dataset, settings], sort_keys=True, default=str)
     return key, settings, int(generate.get("seed") or 0)
 

@@ -225,6 +225,8 @@ def batch_columns(runs: list[Run]) -> list[str]:
     over folds beside MAP, NDCG@3 and the selection metric (:func:`_spread_metrics`), and
     the paper's numbers (:data:`BATCH_COLUMNS` for the default test metrics, selected by MAP)."""
     cols = list(_BATCH_HEAD)
+    if any(differ for differ in _settings_by_group([[run] for run in runs])):  # a label shown with settings
+        cols.insert(cols.index("label") + 1, "settings")
     spread = _spread_metrics(runs)
     for metric in _batch_metrics(runs):
         cols += [metric] + ([f"{metric}_std"] if metric in spread else [])
@@ -252,7 +254,9 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
     names = _batch_metrics(runs)
     spread = _spread_metrics(runs)
     rows = []
-    for run in sorted(runs, key=lambda r: (r.experiment, str(r.summary.get("learner")))):
+    ordered = sorted(runs, key=lambda r: (r.experiment, str(r.summary.get("learner"))))
+    settings = _settings_by_group([[run] for run in ordered])
+    for run, differ in zip(ordered, settings):
         s = run.summary
         m = s.get("metrics", {})
         dataset, role = str(s.get("dataset", "")), str(s.get("role", ""))
@@ -262,7 +266,7 @@ def batch_rows(runs: list[Run]) -> list[dict[str, Any]]:
         extra = verdict is not None and not in_batch_paper(role)
         rows.append({
             "experiment": run.experiment, "dataset": dataset_cell([run]), "learner": s.get("learner"),
-            "label": run.label, "folds": len(s.get("folds", [])),
+            "label": run.label, "settings": describe_settings(differ), "folds": len(s.get("folds", [])),
             # a degenerate model's numbers measure the file order, never the method
             **{k: None if degenerate else m.get(k) for k in names},
             **{f"{k}_std": None if degenerate else _fold_std(run, k) for k in names if k in spread},
@@ -411,6 +415,22 @@ def render_report(runs: list[Run], fmt: str, select_by: str | None = None, windo
         parts.append(render(rows, batch_columns(batch) + [COLUMN]))
     elif batch:
         parts.append(render(batch_rows(batch), batch_columns(batch)))
+    if batch and fmt != "csv":  # one table per CSV; summary.json's no_relevant has these numbers
+        from ltr_cli.reports.no_relevant_table import COLUMNS as EMPTY_COLUMNS, no_relevant_rows
+
+        empty = no_relevant_rows(batch)
+        if empty:
+            parts.append(render(empty, EMPTY_COLUMNS, note=False))
+    if batch and fmt != "csv":  # one table per CSV; ltr compare --logs --json has these numbers
+        from ltr_cli.reports.condition_table import condition_columns, condition_rows
+
+        conditions = condition_rows(batch)
+        if conditions:
+            parts.append(render(conditions, condition_columns(conditions), note=False))
+            if fmt == "markdown":
+                parts.append("Per condition of simulated click logs: each learner's mean test value over its logs "
+                             "and test queries [95% interval counting both]; ltr compare RESULTS --logs tests the "
+                             "differences.\n")
     if batch and named_papers(batch):  # every number of the neural papers named, beside its runs
         from ltr_cli.reports.neural_papers import COLUMNS as PUBLISHED_COLUMNS, published_rows
 

@@ -25,11 +25,17 @@ def fit_model(name: str) -> FitModel:
     return FIT_MODELS[name]()
 
 
-def fit_record(log: Any, name: str, heldout: float, seed: int, iterations: int = ITERATIONS) -> dict[str, Any]:
+def fit_record(log: Any, name: str, heldout: float, seed: int, iterations: int = ITERATIONS,
+               bootstrap: int = 0) -> dict[str, Any]:
     """The record of ``name`` fitted on ``log`` (a :class:`~ltr_cli.clicklog.logfile.ClickLog`):
     the split (``heldout`` share of the sessions, permutation seeded by ``seed``), the
-    parameters, and the measures on the training and held-out sessions."""
+    parameters, the measures on the training and held-out sessions, and with ``bootstrap``
+    resamples the parameters' 95% intervals (:mod:`ltr_cli.clicklog.fit.intervals`)."""
     model = fit_model(name)
+    if bootstrap:
+        from ltr_cli.clicklog.fit.intervals import check_draws
+
+        check_draws(bootstrap)
     if not 1 <= iterations <= MAX_ITERATIONS:
         raise LtrError(f"--iterations {iterations}: give 1 to {MAX_ITERATIONS} EM iterations")
     grid, pairs = build_grid(log.session, log.query, log.doc, log.position, log.click, log.qids)
@@ -41,6 +47,10 @@ def fit_record(log: Any, name: str, heldout: float, seed: int, iterations: int =
         "closed form", "heldout": heldout, "seed": seed, "sessions": grid.sessions, "ranks": grid.ranks,
         "pairs": pairs.size, "train": train_m, "heldout_measures": measures(model, params, held) if held else None,
         "parameters": model.describe(params, pairs)}
+    if bootstrap:
+        from ltr_cli.clicklog.fit.intervals import bootstrap_intervals
+
+        rec["intervals"] = bootstrap_intervals(model, train, pairs, iterations, bootstrap, seed)
     main = rec["heldout_measures"] or train_m
     rec["log_likelihood"], rec["perplexity"] = main["log_likelihood"], main["perplexity"]
     return rec

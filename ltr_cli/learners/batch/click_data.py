@@ -231,16 +231,29 @@ def _ones(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
 def _inverse_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
     """min(1/p_k, clip) for the propensities ``clicks.propensity`` names (true: the click
     model's examination; estimated: result randomisation on a shuffled log; a file)."""
-    p, extra = position_propensities(log)
-    weights = click_weights(p, log.signal.clip, _propensity_source(log.signal, log.meta))
-    return weights, {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+    signal, meta, shown = log.signal, log.meta, log.shown
+    source = signal.propensity_file()
+    p, extra, rec = position_propensities(log)
+    record: dict[str, Any] = {"propensity": [float(f"{v:.12g}") for v in p], **extra}
+    if signal.propensity_draw:
+        from ltr_cli.clicklog.propensity_draw import draw_propensity, stderr_of
+
+        stderr = stderr_of(signal, source, rec if signal.generate is None and source is None else None, extra,
+                           shown)
+        seed = signal.generate.seed if signal.generate is not None else int(meta.get("seed") or 0)
+        p = draw_propensity(p, stderr, seed, log.fold, _propensity_source(signal, meta))
+        record["propensity_drawn"] = [float(f"{v:.12g}") for v in p]
+    weights = click_weights(p, signal.clip, _propensity_source(signal, meta))
+    return weights, record
 
 
-def position_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
+def position_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any], dict[str, Any]]:
     """The relative propensities p_k / p_1 of positions 1..shown, float (shown,), that
-    ``clicks.propensity`` names, and what the record keeps of how they were estimated."""
+    ``clicks.propensity`` names, what the record keeps of how they were estimated, and the
+    estimate's own record when they were estimated from the log itself (else empty)."""
     signal, meta, shown, sessions = log.signal, log.meta, log.shown, log.sessions
     extra: dict[str, Any] = {}
+    rec: dict[str, Any] = {}
     source = signal.propensity_file()
     if source is not None:
         p = read_propensity(source, shown)
@@ -258,7 +271,7 @@ def position_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any]]:
             p, extra = _estimated(log.train, signal.generate, log.fold)
     else:
         p = true_propensity(meta.get("model") or {}, shown, str(meta.get("path", "clicks.generate")))
-    return p, extra
+    return p, extra, rec
 
 
 NAIVE = Estimator("every click weighs 1 (biased towards what the logger showed on top)", "naive clicks", _ones)
@@ -355,7 +368,8 @@ def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) 
 
 def log_record(data: ClickData) -> dict[str, Any]:
     """What a fold's model record keeps of its clicks."""
-    keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from")
+    keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from",
+            "propensity_drawn")
     if data.targets is not None:  # per-document targets: what they are, in brief (no position weights)
         flat = np.concatenate(data.targets) if data.targets else np.zeros(0)
         used: dict[str, Any] = {"targets": {"documents": int(flat.size), "nonzero": int(np.count_nonzero(flat)),

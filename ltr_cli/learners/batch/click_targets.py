@@ -35,7 +35,7 @@ def affine_bias(log: ClickLog) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         alpha, beta = docwise.model_bias(log.meta.get("model") or {}, shown,
                                          str(log.meta.get("path", "clicks.generate")))
         return alpha, beta, {"alpha": docwise.short(alpha), "beta": docwise.short(beta)}
-    p, extra = click_data.position_propensities(log)
+    p, extra, _ = click_data.position_propensities(log)
     return p, np.zeros(shown), {"alpha": docwise.short(p), "beta": [0.0] * shown, **extra}
 
 

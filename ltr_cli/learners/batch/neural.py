@@ -188,6 +188,9 @@ class NeuralSpec(BatchLearnerConfig):
         if self.clicks.select == "clicks":
             raise ValueError("clicks.select: a neural learner picks its epoch and grid point on the vali labels; "
                              "drop select: clicks")
+        if self.clicks.propensity_draw:
+            raise ValueError("clicks.propensity_draw: drawn propensities are ips's per-position weights; a neural "
+                             "learner's per-document targets take the estimate as it is: drop propensity_draw")
         if self.clicks.pairs != "unclicked":
             raise ValueError("clicks.pairs: a neural learner trains on per-document targets, not pairs; drop pairs")
         return self
