@@ -258,3 +258,32 @@ def test_the_shipped_docwise_config_loads():
     assert corrections == {"linear-labels": None, "linear-naive": "naive", "linear-ips": "ips",
                            "linear-affine": "affine", "linear-dm": "dm", "linear-dr": "dr"}
     assert all(spec.loss["name"] == "softmax_ce" for spec in cfg.learners.values())
+
+
+def test_neural_selects_on_the_vali_clicks_targets(letor, tmp_path):
+    pytest.importorskip("jax")
+    body = ("    scorer: {kind: linear}\n    train: {epochs: 2, batch_queries: 4, slate: 16, lr: 0.01}\n"
+            "    clicks: {generate: {model: trust-bias, sessions: 2000, shown: 5}, correction: affine, select: clicks}\n")
+    res = _run(tmp_path, letor, "neural", body)
+    assert res.exit_code == 0, res.stderr
+    run = Path(res.stdout.split()[0])
+    (fit,) = json.loads((run / "models.json").read_text())["1"]["fits"]
+    details = fit["convergence"]["details"]
+    assert details["vali_metric"] == "click estimate of dcg@10" and all(v > 0 for v in details["vali"])
+    assert json.loads((run / "summary.json").read_text())["selected_by"].startswith("vali clicks")
+
+
+def test_the_click_estimate_of_dcg_weighs_each_query_by_its_sessions():
+    from types import SimpleNamespace
+
+    from ltr_cli.learners.batch.click_data import ClickData, click_score
+    from ltr_cli.clicklog.simulate import Sessions
+
+    # query 0: 3 sessions, query 1: 1 session (one row per session is enough here)
+    s = Sessions(np.arange(4), np.array([0, 0, 0, 1], np.int32), np.zeros(4, np.int32), np.ones(4, np.int16),
+                 np.ones(4, bool))
+    vali = [(np.array([[2.0], [1.0]]), np.zeros(2)), (np.array([[1.0], [2.0]]), np.zeros(2))]
+    data = ClickData(s, np.ones(1), "affine", targets=[np.array([1.0, 0.5]), np.array([0.2, 0.4])])
+    model = SimpleNamespace(scores=lambda X: X[:, 0])
+    want = (3 * (1.0 + 0.5 / np.log2(3)) + 1 * (0.4 + 0.2 / np.log2(3))) / 4
+    assert click_score(model, vali, data) == pytest.approx(want, abs=1e-12)

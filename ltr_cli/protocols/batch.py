@@ -88,7 +88,7 @@ def _fit_grid(fold: Fold, train: list, vali: list, estimator: BatchLearnerConfig
         hooks.start_fit(fold.number, params)
         store = checkpoint.fit_store(str(fold.number), params) if checkpoint is not None else None
         model = estimator.fit(train, params, FitContext(warm, hooks.fit_progress, conv.gains, clicks, vali, vali_ids,
-                                                        select, conv, seed, fold.number, store))
+                                                        select, conv, seed, fold.number, store, vali_clicks))
         warm = model
         score = _vali_score(model, vali, conv, select)
         record = model.info.get("convergence")
@@ -120,7 +120,8 @@ def _fit_fold(fold: Fold, estimator: BatchLearnerConfig, select: Measure, label:
 
         clicks = fold_clicks(signal, train, train_ids, fold.number, getattr(estimator, "reads_clicks", "weights"))
         if signal.select == "clicks":
-            on_clicks = vali_clicks(signal, train, vali, fold.number, clicks.weights)
+            on_clicks = vali_clicks(signal, train, vali, fold.number, clicks.weights,
+                                    getattr(estimator, "reads_clicks", "weights"))
     tried = _fit_grid(fold, train, vali, estimator, select, label, conv, hooks, clicks, on_clicks, vali_ids, seed,
                       checkpoint)
     if on_clicks is None:

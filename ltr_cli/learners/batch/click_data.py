@@ -337,19 +337,32 @@ def refuse_without_clicks(sessions: Sessions, where: str) -> None:
 
 
 def vali_clicks(signal: ClickSignal, train: Queries, vali: Queries, fold: int | None,
-                weights: np.ndarray) -> ClickData:
+                weights: np.ndarray, reads: str = "weights") -> ClickData:
     """``select: clicks``: a log of the vali queries, simulated like the training log
-    (its ranker, policy, model and number of sessions), clicks weighted by ``weights``."""
+    (its ranker, policy, model and number of sessions), clicks weighted by ``weights``;
+    ``reads``: ``targets``, the estimator's per-document targets on the vali log instead
+    (its DM, if any, fitted on the vali log's clicks)."""
     assert signal.generate is not None
     sessions, meta = fold_log(train, signal.generate, fold, shown_on=vali)
     refuse_without_clicks(sessions, _log_name(meta, fold, "vali"))
+    if reads == "targets":
+        from ltr_cli.clicklog.estimators import check_targets
+
+        chosen = estimator(signal.correction)
+        assert chosen.targets is not None
+        shown = int(meta.get("shown") or int(sessions.position.max(initial=1)))
+        targets = check_targets(chosen.targets(ClickLog(sessions, meta, shown, signal, vali, fold)),
+                                [len(y) for _, y in vali], signal.correction)
+        return ClickData(sessions, np.ones(shown), signal.correction, meta, targets=targets)
     return ClickData(sessions, weights, signal.correction, meta)
 
 
 def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) -> float:
     """The estimate of ``model``'s DCG@``cutoff`` from the vali log: the mean over
     sessions of the sum, over its clicked documents the model ranks in its top ``cutoff``,
-    of 1/log2(1 + rank) times the click's weight (IPS: 1/p_k, clipped; naive: 1)."""
+    of 1/log2(1 + rank) times the click's weight (IPS: 1/p_k, clipped; naive: 1). With
+    per-document targets R_d: sum over queries of (n_q / sessions) sum over the documents
+    the model ranks in its top ``cutoff`` of R_d / log2(1 + rank), n_q the query's sessions."""
     from ltr_cli.clicklog.ips import session_estimates
 
     s = clicks.sessions
@@ -361,6 +374,12 @@ def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) 
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(1, len(order) + 1)
         ranks.append(rank)
+    if clicks.targets is not None:
+        first = np.ones(len(s.session), dtype=bool)
+        first[1:] = s.session[1:] != s.session[:-1]
+        n_q = np.bincount(s.query[first], minlength=len(vali)).astype(float)
+        gains = [float(np.sum(np.where(r <= cutoff, t / np.log2(1.0 + r), 0.0))) for r, t in zip(ranks, clicks.targets)]
+        return float(np.dot(n_q, gains) / n_q.sum())
     _, ips, _ = session_estimates(s.session, s.query, s.doc, s.position, s.click, ranks, 1.0 / clicks.weights,
                                   cutoff)
     return float(ips.mean())

@@ -80,7 +80,9 @@ class FitContext:
     (normalised as ``train``) and ``vali_ids`` their query ids, ``select`` the selection
     :class:`~ltr_cli.measures.conventions.Measure` and ``conv`` the run's convention, ``seed``
     the experiment's seed, ``fold`` the fold number, and ``store`` where the fit keeps its
-    checkpoint between iterations (``load() -> bytes | None``, ``save(bytes)``; None: none)."""
+    checkpoint between iterations (``load() -> bytes | None``, ``save(bytes)``; None: none), and
+    ``vali_clicks``, under ``clicks.select: clicks``, the vali queries' click log a fit that
+    checks itself on vali scores its iterations on (by the click estimate of DCG@10)."""
 
     warm: Any = None
     progress: Callable[[int, float], None] | None = None
@@ -93,6 +95,7 @@ class FitContext:
     seed: int = 0
     fold: int | None = None
     store: Any = None
+    vali_clicks: Any = None
 
 
 def warm_weights(context: FitContext | None) -> Any:

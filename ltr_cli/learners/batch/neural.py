@@ -31,9 +31,10 @@ when a fit runs).
   :mod:`ltr_cli.learners.batch.click_targets`), and the loss must be linear in them
   (:data:`LINEAR_LOSSES`; the default under ``clicks`` is ``softmax_ce``,
   ``-sum_d R_d log softmax(s)_d``), so that an unbiased estimate of relevance gives an
-  unbiased estimate of the loss on the true relevance. Vali and test still read the labels
-  (the vali labels choose the epoch and the grid point, as the other click learners'
-  ``select: labels``).
+  unbiased estimate of the loss on the true relevance. Test reads the labels; the epoch
+  and the grid point are chosen on the vali labels (``select: labels``), or with
+  ``select: clicks`` on the estimate of DCG@10 from a log of the vali queries, each
+  document weighing its target on that log (as the other click learners choose grid points).
 * Seeds: the experiment's ``seed`` and the fold number seed initialisation, dropout and the
   batches. On the CPU a rerun gives the same bytes; between epochs the fit is checkpointed
   (``FitContext.store``), so a killed run resumes to the same bytes.
@@ -185,9 +186,6 @@ class NeuralSpec(BatchLearnerConfig):
         if self.loss["name"] not in LINEAR_LOSSES:
             raise ValueError(f"loss: {self.loss['name']} is not linear in its labels, so it would not stay unbiased "
                              f"on click estimates; under clicks: use loss: {{name: {LINEAR_LOSSES[0]}}}")
-        if self.clicks.select == "clicks":
-            raise ValueError("clicks.select: a neural learner picks its epoch and grid point on the vali labels; "
-                             "drop select: clicks")
         if self.clicks.propensity_draw:
             raise ValueError("clicks.propensity_draw: drawn propensities are ips's per-position weights; a neural "
                              "learner's per-document targets take the estimate as it is: drop propensity_draw")
@@ -307,6 +305,10 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
                 raise LtrError(f"neural: vali query {qid}: {exc}") from None
 
     def validate(params: Any) -> float:
+        if context.vali_clicks is not None and vali:  # clicks.select: clicks: the click estimate of DCG@10
+            from ltr_cli.learners.batch.click_data import click_score
+
+            return click_score(model_of(params), vali, context.vali_clicks)
         if not vali or measure is None:
             return float("nan")
         model = model_of(params)
@@ -328,7 +330,8 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
     seconds = sum(result.seconds)
     steady = result.seconds[1:] or result.seconds
     details = {"best_epoch": result.best_epoch + 1, "epochs": result.epochs_run, "stopped_early": result.stopped_early,
-               "vali_metric": measure.name if measure is not None else None,
+               "vali_metric": "click estimate of dcg@10" if context.vali_clicks is not None and vali else
+               (measure.name if measure is not None else None),
                **{k: [None if v != v else v for v in vals] for k, vals in result.curves.items()},
                "documents_per_epoch": result.documents,
                "documents_per_second": round(result.documents * len(steady) / max(sum(steady), 1e-9), 1),
