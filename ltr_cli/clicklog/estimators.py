@@ -60,7 +60,10 @@ class Estimator:
       position-bias model); a learner that cannot refuses it;
     * ``unbiased``: its weighted clicks, summed per position on a log whose documents are
       shown at random positions, do not depend on the position (the conformance suite
-      checks it; a naive count declares False and is skipped, saying so).
+      checks it; a naive count declares False and is skipped, saying so);
+    * ``pairwise``: it weighs each preference pair by the positions of both its documents,
+      estimated with the ranker (pairwise debiasing): only a learner of pairs takes it, and
+      ``weights`` gives the clicked positions' starting weights.
     """
 
     summary: str
@@ -69,6 +72,7 @@ class Estimator:
     weighs: bool = False
     positions: bool = False
     unbiased: bool = False
+    pairwise: bool = False
 
 
 #: an estimator's name: lower-case words of letters and digits joined by ``-``

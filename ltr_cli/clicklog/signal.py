@@ -6,7 +6,7 @@ are corrected for position bias::
     clicks:
       generate: {model: ultra-pbm, eta: 1.0, sessions: 100000}   # or  log: DIR
       correction: ips            # an estimator: naive | ips | position-bias (lambdamart) | a plugin's
-      propensity: true           # true | estimated | FILE (ips only)
+      propensity: true           # true | estimated | regression-em | FILE (ips only)
       clip: 10
 
 ``generate`` simulates each fold's log inside the run, exactly as ``ltr clicks log``
@@ -65,6 +65,24 @@ class GenerateSpec(Strict):
         return self
 
 
+class RegressionEMSpec(Strict):
+    """``propensity: regression-em``'s settings (:mod:`ltr_cli.clicklog.rem`)."""
+
+    relevance: Literal["gbdt", "logistic"] = Field(
+        "gbdt", description="the relevance regression on the features: gbdt (LightGBM, the paper's) or logistic")
+    iterations: int = Field(100, ge=1, le=10_000, description="EM iterations at most (it stops earlier when no "
+                            "propensity moves by more than 1e-4)")
+    trees: int = Field(30, ge=1, le=10_000, description="gbdt: trees of each refit")
+
+
+class PairDebiasSpec(Strict):
+    """``correction: pairwise-debias``'s settings (:mod:`ltr_cli.learners.batch.pair_debias`)."""
+
+    rounds: int = Field(5, ge=1, le=100, description="alternations of the ranker's fit and the closed-form "
+                        "update of the position biases t+ and t-")
+    p: float = Field(1.0, ge=0, le=100, description="the regularisation power: t = (loss ratio)^(1/(p + 1))")
+
+
 class ClickSignal(Strict):
     """Train on clicks: each fold's log (simulated or read), corrected by ``correction``."""
 
@@ -75,8 +93,13 @@ class ClickSignal(Strict):
         "ips", description="the estimator that corrects the clicks for position bias (ltr list: estimators)",
         json_schema_extra={"registry": "estimators"})
     propensity: bool | str = Field(True, description="ips: true (the click model's examination), estimated "
-                                   "(result randomisation on a shuffled log of the same queries), or a file "
-                                   "(JSON of ltr clicks propensity --json, or a list)")
+                                   "(result randomisation on a shuffled log of the same queries), regression-em "
+                                   "(EM on the training log itself, relevance regressed on the features), or a "
+                                   "file (JSON of ltr clicks propensity --json, or a list)")
+    em: RegressionEMSpec | None = Field(None, description="propensity: regression-em: its settings (default: "
+                                        "gbdt relevance, 100 iterations)")
+    debias: PairDebiasSpec | None = Field(None, description="correction: pairwise-debias: its settings (default: "
+                                          "5 rounds, p 1)")
     clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k (null: no clipping)")
     pairs: Literal["unclicked", "query"] = Field(
         "unclicked", description="RankSVM's pairs: each click against the shown documents its session did not "
@@ -99,7 +122,7 @@ class ClickSignal(Strict):
     def _propensity(cls, v: bool | str) -> bool | str:
         if v is False:
             raise ValueError("propensity: give true, estimated or a file of propensities")
-        if isinstance(v, str) and v != "estimated":
+        if isinstance(v, str) and v not in ("estimated", "regression-em"):
             import os
             import stat
 
@@ -118,16 +141,25 @@ class ClickSignal(Strict):
             raise ValueError("give exactly one of log (a folder of ltr clicks log) or generate (simulate it)")
         if self.select == "clicks" and self.generate is None:
             raise ValueError("select: clicks simulates a log of the vali queries: it needs generate, not log")
+        if self.em is not None and self.propensity != "regression-em":
+            raise ValueError("em: sets propensity: regression-em; give it, or drop em")
+        pairwise = estimator(self.correction).pairwise
+        if self.debias is not None and not pairwise:
+            raise ValueError(f"debias: sets a pairwise correction (pairwise-debias); correction is {self.correction}")
+        if pairwise and self.pairs != "unclicked":
+            raise ValueError(f"correction: {self.correction} weighs each pair by the positions of both its documents; "
+                             "pairs: query compares unshown documents too: use pairs: unclicked")
         return self
 
     def propensity_file(self) -> Path | None:
         v = self.propensity
-        return Path(v) if isinstance(v, str) and v != "estimated" else None
+        return Path(v) if isinstance(v, str) and v not in ("estimated", "regression-em") else None
 
     def describe(self) -> str:
         how = estimator(self.correction).label
         if estimator(self.correction).weighs:
             p = self.propensity
             how += (" (true propensities" if p is True else " (estimated propensities" if p == "estimated"
+                    else " (propensities by regression EM" if p == "regression-em"
                     else f" (propensities of {p}") + (f", clipped at {self.clip:g})" if self.clip else ")")
         return how

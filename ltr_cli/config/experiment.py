@@ -329,6 +329,9 @@ class ExperimentSpec(Strict):
         clicks = data["learners"][learner].get("clicks")
         if isinstance(clicks, dict) and clicks.get("pairs") == "unclicked":  # added later: at its default, ids stay
             del clicks["pairs"]
+        for later in ("em", "debias"):  # added later: unset, ids stay
+            if isinstance(clicks, dict) and later in clicks and clicks[later] is None:
+                del clicks[later]
         data.pop("output", None)
         data.pop("cache", None)  # where parsed files are kept does not change results
         data.pop("plot", None)  # how runs are drawn does not change them
