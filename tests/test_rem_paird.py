@@ -19,6 +19,7 @@ from ltr_cli.clicklog.simulate import simulate
 from ltr_cli.clicks.spec import build_model
 from ltr_cli.learners.batch.click_data import ClickData
 from ltr_cli.learners.batch.pair_debias import debiased, fit_pair_debias, update
+from ltr_cli.learners.batch.ranksvm import WeightedPairProblem, newton_ranksvm
 
 runner = CliRunner()
 
@@ -100,7 +101,8 @@ def test_pairwise_debias_moves_its_biases_toward_the_truth():
     train, w = _queries(200)
     s = _log(train, w, "shuffle", 20_000)
     data = ClickData(s, np.ones(6), "pairwise-debias", debias=PairDebiasSpec(rounds=4, p=0.0))
-    model = fit_pair_debias(train, data, 1.0)
+    model = fit_pair_debias(train, data, lambda pairs, warm, progress: newton_ranksvm(
+        WeightedPairProblem.from_pairs(train, pairs, 1.0), 1e-6, 200, warm))
     rec = model.info["pairwise_debias"]
     truth = 1.0 / np.arange(1, 7)                 # PBM: t+_i = theta_i / theta_1
     errors = [np.abs(np.array(h["t_plus"]) - truth).max() for h in rec["history"]]

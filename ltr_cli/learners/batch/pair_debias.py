@@ -30,6 +30,7 @@ the propensities t+.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -79,13 +80,13 @@ def pair_losses(train: Queries, pairs: ClickPairs, w: np.ndarray, shown: int) ->
     return np.bincount(cell, weights=loss, minlength=shown * shown).reshape(shown, shown)
 
 
-def fit_pair_debias(train: Queries, clicks: Any, C: float, eps: float | None = None, max_iter: int | None = None,
+def fit_pair_debias(train: Queries, clicks: Any, solve: Callable[..., tuple[np.ndarray, Any]],
                     context: FitContext | None = None) -> LinearModel:
     """RankSVM with pairwise debiasing on the fold's click log ``clicks`` (a
     :class:`ltr_cli.learners.batch.click_data.ClickData` whose correction is
-    ``pairwise-debias``; its ``debias`` settings)."""
-    from ltr_cli.learners.batch.ranksvm import WeightedPairProblem, newton_ranksvm
-
+    ``pairwise-debias``; its ``debias`` settings). ``solve(pairs, warm, progress)`` fits
+    RankSVM on weighted pairs from the weights ``warm`` (None: 0) and returns
+    ``(w, convergence)`` (:func:`ltr_cli.learners.batch.ranksvm.newton_ranksvm`'s)."""
     settings = clicks.debias
     rounds, p = (5, 1.0) if settings is None else (settings.rounds, settings.p)
     width = max((len(y) for _, y in train), default=1)
@@ -96,9 +97,7 @@ def fit_pair_debias(train: Queries, clicks: Any, C: float, eps: float | None = N
     history = []
     iterations = 0
     for r in range(rounds + 1):
-        problem = WeightedPairProblem.from_pairs(train, debiased(pairs, t_plus, t_minus), C)
-        w, conv = newton_ranksvm(problem, eps or 1e-6, max_iter or 200, warm,
-                                 progress_of(context) if r == rounds else None)
+        w, conv = solve(debiased(pairs, t_plus, t_minus), warm, progress_of(context) if r == rounds else None)
         iterations += conv.iterations
         warm = w
         if r == rounds:
