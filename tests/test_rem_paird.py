@@ -121,6 +121,11 @@ learners:
     grid: {{C: [1.0]}}
     clicks: {{generate: {{model: pbm, sessions: 3000, shown: 5}}, correction: ips, propensity: regression-em,
              em: {{relevance: {relevance}, iterations: 5}}}}
+  rem-lambdamart:
+    type: lambdamart
+    grid: {{num_leaves: [7], learning_rate: [0.1], num_boost_round: [20], min_data_in_leaf: [5]}}
+    clicks: {{generate: {{model: pbm, sessions: 3000, shown: 5}}, correction: ips, propensity: regression-em,
+             em: {{relevance: logistic, iterations: 5}}}}
   paird:
     type: ranksvm
     grid: {{C: [1.0]}}
@@ -150,6 +155,8 @@ def test_both_run_end_to_end_and_record_their_estimates(folds, tmp_path, relevan
     assert rem["estimated_from"]["method"] == "regression-em" and rem["estimated_from"]["relevance"] == relevance
     assert len(rem["propensity"]) == 5 and rem["propensity"][0] == 1.0
     assert rem["weights"] == pytest.approx([min(1 / p, 10) for p in rem["propensity"]])
+    lm = next(iter(models["rem-lambdamart"].values()))["clicks"]
+    assert lm["estimated_from"]["method"] == "regression-em" and len(lm["propensity"]) == 5
     paird = next(iter(models["paird"].values()))
     assert paird["clicks"]["correction"] == "pairwise-debias"
     t = paird["pairwise_debias"]
