@@ -121,7 +121,7 @@ class ClickSignal(Strict):
     @classmethod
     def _propensity(cls, v: bool | str) -> bool | str:
         if v is False:
-            raise ValueError("propensity: give true, estimated or a file of propensities")
+            raise ValueError("propensity: give true, estimated, regression-em or a file of propensities")
         if isinstance(v, str) and v not in ("estimated", "regression-em"):
             import os
             import stat
