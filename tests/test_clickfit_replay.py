@@ -1,6 +1,6 @@
 """A fitted click model simulates (``ltr clicks simulate-log --fitted``): it is a browsing walk
-the conformance checks accept, a refit of its log gives its parameters back, and a UBM or a
-damaged fit is refused in one line."""
+the conformance checks accept, a refit of its log gives its parameters back, and a damaged fit
+is refused in one line (a UBM fit simulates too: tests/test_click_ubm.py)."""
 
 from __future__ import annotations
 
@@ -59,12 +59,10 @@ def test_a_refit_of_a_fitted_models_log_gives_its_parameters_back(tmp_path, kind
         assert np.array(b["examination"]) == pytest.approx(np.array(a["examination"]), abs=0.06)
 
 
-def test_a_fitted_ubm_or_a_damaged_fit_is_refused(tmp_path):
+def test_a_damaged_fit_is_refused(tmp_path):
     data = _data(tmp_path / "d.txt")
     log = tmp_path / "a.parquet"
     assert _ltr("clicks", "simulate-log", data, "--out", log, "--model", "pbm", "--sessions", 300).exit_code == 0
-    fit = _ltr("clicks", "fit", log, "--model", "ubm", "--json", "--iterations", 2)
-    (tmp_path / "ubm.json").write_text(fit.output)
     pbm = json.loads(_ltr("clicks", "fit", log, "--model", "pbm", "--json", "--iterations", 2).output)
     pbm["parameters"]["attractiveness"][0]["value"] = 1.5
     (tmp_path / "bad.json").write_text(json.dumps(pbm))
@@ -72,7 +70,7 @@ def test_a_fitted_ubm_or_a_damaged_fit_is_refused(tmp_path):
     for row in other["parameters"]["attractiveness"]:
         row["qid"] = "elsewhere"
     (tmp_path / "other.json").write_text(json.dumps(other))
-    for name, words in (("ubm.json", "a fitted UBM cannot simulate"), ("bad.json", "1.5 is not a probability"),
+    for name, words in (("bad.json", "1.5 is not a probability"),
                         ("other.json", "none of the fit's (qid, doc) pairs"), ("none.json", "no such fitted model")):
         res = _ltr("clicks", "simulate-log", data, "--out", tmp_path / "o.parquet", "--fitted", tmp_path / name,
                    "--sessions", 10)

@@ -69,7 +69,10 @@ class Estimator:
     * ``unbiased``: its weighted clicks, summed per position on a log whose documents are
       shown at random positions, do not depend on the position, and its targets' mean over
       many logs is each examinable document's relevance (the conformance suite checks both;
-      a naive count declares False and is skipped, saying so).
+      a naive count declares False and is skipped, saying so);
+    * ``pairwise``: it weighs each preference pair by the positions of both its documents,
+      estimated with the ranker (pairwise debiasing): only a learner of pairs takes it, and
+      ``weights`` gives the clicked positions' starting weights.
     """
 
     summary: str
@@ -79,6 +82,7 @@ class Estimator:
     positions: bool = False
     unbiased: bool = False
     targets: Callable[[ClickLog], list[np.ndarray]] | None = None
+    pairwise: bool = False
 
 
 #: an estimator's name: lower-case words of letters and digits joined by ``-``

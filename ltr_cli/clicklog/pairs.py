@@ -10,7 +10,10 @@ Two sets of pairs, ``versus``:
   their Propensity SVM-Rank), whose hinge bounds that rank.
 
 A pair weighs the weight of the clicked document's position (1 for naive clicks,
-min(1/p_k, clip) for IPS).
+min(1/p_k, clip) for IPS). With ``positions`` (``unclicked`` pairs only), the pairs are also
+keyed by the positions the session showed both documents at, for a correction that weighs a
+pair by both (pairwise debiasing, :mod:`ltr_cli.learners.batch.pair_debias`); without it the
+pairs are those of the keys above alone.
 A query's pairs are summed over its sessions and divided by its number of sessions, so a
 query's loss is its mean per session and does not grow with the log's size. Pairs are
 keyed (query, preferred document, other document) and summed in chunks of sessions, so
@@ -32,12 +35,16 @@ CHUNK = 500_000
 @dataclass(frozen=True)
 class ClickPairs:
     """Distinct pairs: ``query`` (P,), ``better`` and ``worse`` (P,) document indices
-    within the query, ``weight`` (P,) > 0; sorted by (query, better, worse)."""
+    within the query, ``weight`` (P,) > 0; sorted by (query, better, worse), and with
+    ``positions`` by the 1-based positions ``at_better`` and ``at_worse`` (P,) the session
+    showed them at (None without)."""
 
     query: np.ndarray
     better: np.ndarray
     worse: np.ndarray
     weight: np.ndarray
+    at_better: np.ndarray | None = None
+    at_worse: np.ndarray | None = None
 
 
 def _reduce(keys: list[np.ndarray], weights: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -64,12 +71,25 @@ def _pairs_of(keys: list[np.ndarray], weights: list[np.ndarray], W: np.int64) ->
     return ClickPairs(uniq // (W * W), (uniq // W) % W, uniq % W, total)
 
 
+def _positioned(keys: list[np.ndarray], weights: list[np.ndarray], W: np.int64, S: np.int64) -> ClickPairs:
+    """The summed pairs of the keys ``pair key * S * S + (at_better - 1) * S + (at_worse - 1)``."""
+    uniq, total = _reduce(keys, weights)
+    keep = total > 0
+    uniq, total = uniq[keep], total[keep]
+    pair, at = uniq // (S * S), uniq % (S * S)
+    return ClickPairs(pair // (W * W), (pair // W) % W, pair % W, total, at // S + 1, at % S + 1)
+
+
 def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int = CHUNK,
-                versus: str = "unclicked", documents: np.ndarray | None = None) -> ClickPairs:
+                versus: str = "unclicked", documents: np.ndarray | None = None,
+                positions: bool = False) -> ClickPairs:
     """The pairs of the log ``s`` (its rows in session order), a click at position k
     weighing ``position_weight[k - 1]``; ``width`` bounds the document indices (the most
     documents of a query); ``versus``: :data:`VERSUS` (see the module), ``query`` needing
-    ``documents`` (the number of documents of each query, by query index)."""
+    ``documents`` (the number of documents of each query, by query index); ``positions``:
+    keyed by both documents' positions too (``unclicked`` only)."""
+    if positions and versus != "unclicked":
+        raise ValueError("positions=True keys the unclicked pairs by both positions; versus must be 'unclicked'")
     if versus == "query":
         if documents is None:
             raise ValueError("versus='query' needs each query's number of documents")
@@ -84,6 +104,9 @@ def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int
     lengths = np.diff(np.r_[starts, n])
     sessions_of = np.bincount(s.query[starts], minlength=int(s.query.max()) + 1).astype(float)
     W = np.int64(width)
+    S = np.int64(int(s.position.max()))
+    if positions and float(s.query.max() + 1) * float(W) ** 2 * float(S) ** 2 >= 2.0 ** 62:
+        raise ValueError("too many queries, documents and positions to key the pairs by position in 64 bits")
     keys: list[np.ndarray] = []
     weights: list[np.ndarray] = []
     pending = 0
@@ -98,12 +121,16 @@ def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int
                 m, b = np.nonzero(c[:, a:a + 1] & ~c)
                 if not m.size:
                     continue
-                keys.append((q[m] * W + d[m, a]) * W + d[m, b])
+                key = (q[m] * W + d[m, a]) * W + d[m, b]
+                if positions:
+                    key = (key * S + (s.position[rows[m, a]].astype(np.int64) - 1)) * S + \
+                        (s.position[rows[m, b]].astype(np.int64) - 1)
+                keys.append(key)
                 weights.append(pw[s.position[rows[m, a]] - 1] / sessions_of[q[m]])
                 pending += m.size
             if pending > 4 * chunk:
                 keys, weights, pending = _compact(keys, weights)
-    return _pairs_of(keys, weights, W)
+    return _positioned(keys, weights, W, S) if positions else _pairs_of(keys, weights, W)
 
 
 def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray, chunk: int) -> ClickPairs:

@@ -6,8 +6,9 @@ are corrected for position bias::
     clicks:
       generate: {model: ultra-pbm, eta: 1.0, sessions: 100000}   # or  log: DIR
       correction: ips            # an estimator: naive | ips | position-bias (lambdamart) |
-                                 # per document (neural): policy-aware | affine | dm | dr | a plugin's
-      propensity: true           # true | estimated | FILE (ips only)
+                                 # pairwise-debias (ranksvm) | per document (neural):
+                                 # policy-aware | affine | dm | dr | a plugin's
+      propensity: true           # true | estimated | regression-em | FILE (ips only)
       clip: 10
 
 ``generate`` simulates each fold's log inside the run, exactly as ``ltr clicks log``
@@ -66,12 +67,31 @@ class GenerateSpec(Strict):
         return self
 
 
+class RegressionEMSpec(Strict):
+    """``propensity: regression-em``'s settings (:mod:`ltr_cli.clicklog.rem`)."""
+
+    relevance: Literal["gbdt", "logistic"] = Field(
+        "gbdt", description="the relevance regression on the features: gbdt (LightGBM, the paper's) or logistic")
+    iterations: int = Field(100, ge=1, le=10_000, description="EM iterations at most (it stops earlier when no "
+                            "propensity moves by more than 1e-4)")
+    trees: int = Field(30, ge=1, le=10_000, description="gbdt: trees of each refit")
+
+
+class PairDebiasSpec(Strict):
+    """``correction: pairwise-debias``'s settings (:mod:`ltr_cli.learners.batch.pair_debias`)."""
+
+    rounds: int = Field(5, ge=1, le=100, description="alternations of the ranker's fit and the closed-form "
+                        "update of the position biases t+ and t-")
+    p: float = Field(1.0, ge=0, le=100, description="the regularisation power: t = (loss ratio)^(1/(p + 1))")
+
+
 class ClickSignal(Strict):
     """Train on clicks: each fold's log (simulated or read), corrected by ``correction``."""
 
     #: keys added after runs were first written, and their defaults: a run id leaves a key
     #: out while it has its default, so earlier runs keep their ids
-    id_defaults: ClassVar[dict[str, Any]] = {"pairs": "unclicked", "propensity_draw": False}
+    id_defaults: ClassVar[dict[str, Any]] = {"pairs": "unclicked", "propensity_draw": False, "em": None,
+                                             "debias": None}
 
     log: LaxPath | None = Field(None, description="a folder of click logs written by ltr clicks log "
                                 "(fold<N>.parquet per fold)")
@@ -81,8 +101,13 @@ class ClickSignal(Strict):
         json_schema_extra={"registry": "estimators"})
     propensity: bool | str = Field(True, description="ips and the per-document estimators: true (the click "
                                    "model's examination, and trust bias's beta), estimated (result randomisation on "
-                                   "a shuffled log of the same queries), or a file (JSON of ltr clicks propensity "
-                                   "--json, a list, or {alpha: [...], beta: [...]})")
+                                   "a shuffled log of the same queries), regression-em (ips: EM on the training log "
+                                   "itself, relevance regressed on the features), or a file (JSON of ltr clicks "
+                                   "propensity --json, a list, or {alpha: [...], beta: [...]})")
+    em: RegressionEMSpec | None = Field(None, description="propensity: regression-em: its settings (default: "
+                                        "gbdt relevance, 100 iterations)")
+    debias: PairDebiasSpec | None = Field(None, description="correction: pairwise-debias: its settings (default: "
+                                          "5 rounds, p 1)")
     clip: float | None = Field(10.0, gt=0, description="ips: the largest weight 1/p_k; per document: the largest "
                                "1/E[alpha_d] (null: no clipping)")
     propensity_draw: bool = Field(
@@ -109,8 +134,8 @@ class ClickSignal(Strict):
     @classmethod
     def _propensity(cls, v: bool | str) -> bool | str:
         if v is False:
-            raise ValueError("propensity: give true, estimated or a file of propensities")
-        if isinstance(v, str) and v != "estimated":
+            raise ValueError("propensity: give true, estimated, regression-em or a file of propensities")
+        if isinstance(v, str) and v not in ("estimated", "regression-em"):
             import os
             import stat
 
@@ -136,16 +161,25 @@ class ClickSignal(Strict):
                              "drop propensity_draw (it is for one estimate: a file, or a log read from clicks.log)")
         if self.select == "clicks" and self.generate is None:
             raise ValueError("select: clicks simulates a log of the vali queries: it needs generate, not log")
+        if self.em is not None and self.propensity != "regression-em":
+            raise ValueError("em: sets propensity: regression-em; give it, or drop em")
+        pairwise = estimator(self.correction).pairwise
+        if self.debias is not None and not pairwise:
+            raise ValueError(f"debias: sets a pairwise correction (pairwise-debias); correction is {self.correction}")
+        if pairwise and self.pairs != "unclicked":
+            raise ValueError(f"correction: {self.correction} weighs each pair by the positions of both its documents; "
+                             "pairs: query compares unshown documents too: use pairs: unclicked")
         return self
 
     def propensity_file(self) -> Path | None:
         v = self.propensity
-        return Path(v) if isinstance(v, str) and v != "estimated" else None
+        return Path(v) if isinstance(v, str) and v not in ("estimated", "regression-em") else None
 
     def describe(self) -> str:
         how = estimator(self.correction).label
         if estimator(self.correction).weighs:
             p = self.propensity
             how += (" (true propensities" if p is True else " (estimated propensities" if p == "estimated"
+                    else " (propensities by regression EM" if p == "regression-em"
                     else f" (propensities of {p}") + (f", clipped at {self.clip:g})" if self.clip else ")")
         return how

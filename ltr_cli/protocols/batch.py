@@ -26,7 +26,7 @@ from ltr_cli.core.schema import BatchLearnerConfig
 from ltr_cli.measures.stacked import Table, evaluate_lists, evaluate_pairs
 
 # what models.json keeps of a model's info besides its convergence (AdaRank's weak rankers)
-MODEL_INFO = ("selected_features", "rounds", "feature_scale")
+MODEL_INFO = ("selected_features", "rounds", "feature_scale", "pairwise_debias")
 
 # the per-fold test table's default columns (cv.metrics overrides them)
 TEST_METRICS = ("ap", "ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "p@1", "p@3", "p@5", "p@10")

@@ -10,7 +10,8 @@ of labels that cover every grade:
 * the closed-form marginal equals the law summed over the patterns, and stays a probability
   on lists too long to enumerate (:func:`check_marginal_is_the_law_summed`);
 * the law equals an independent enumeration of the browsing walk's coins (a click coin and
-  a stop coin per position; a user who stops clicks nothing further down)
+  a stop coin per position; a user who stops clicks nothing further down; a UBM's click
+  coin reads the last click above)
   (:func:`check_law_matches_the_coins`);
 * seeded samples follow the law: every pattern's frequency within a binomial tolerance of
   its probability, impossible patterns never drawn, the same seed the same clicks
@@ -125,12 +126,36 @@ def coin_law(click: np.ndarray, stop_click: np.ndarray, stop_skip: np.ndarray) -
     return law
 
 
+def browsing_coin_law(cond: np.ndarray) -> dict[tuple[bool, ...], float]:
+    """{click vector: probability} of a UBM, by enumerating its click coins one position at a
+    time, each with P(click at r | the last click above), ``cond`` float (n, n + 1) (column
+    n: no click above)."""
+    n = len(cond)
+    law: dict[tuple[bool, ...], float] = {}
+
+    def walk(i: int, prefix: tuple[bool, ...], last: int, p: float) -> None:
+        if i == n:
+            law[prefix] = law.get(prefix, 0.0) + p
+            return
+        walk(i + 1, prefix + (True,), i, p * cond[i, last])
+        walk(i + 1, prefix + (False,), last, p * (1.0 - cond[i, last]))
+
+    walk(0, (), n, 1.0)
+    return law
+
+
 def check_law_matches_the_coins(model: ClickModel, tmp_path: Path) -> None:
-    """The law equals :func:`coin_law` of the model's walk, pattern by pattern."""
+    """The law equals :func:`coin_law` of the model's walk (a UBM's: :func:`browsing_coin_law`),
+    pattern by pattern."""
+    from ltr_cli.clicks.browsing import BrowsingModel
+
     for labels in label_lists(model.grades):
         rows, probs = model.law(labels)
-        walk = [np.asarray(a, dtype=float) for a in model.walk(check_labels(labels, model.grades))]
-        coins = coin_law(*walk)
+        if isinstance(model, BrowsingModel):
+            coins = browsing_coin_law(model.conditional(labels))
+        else:
+            walk = [np.asarray(a, dtype=float) for a in model.walk(check_labels(labels, model.grades))]
+            coins = coin_law(*walk)
         got = {tuple(bool(x) for x in r): float(p) for r, p in zip(rows, probs)}
         for pattern in set(got) | set(coins):
             assert math.isclose(got.get(pattern, 0.0), coins.get(pattern, 0.0), abs_tol=1e-12), \

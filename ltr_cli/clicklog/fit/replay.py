@@ -13,7 +13,10 @@ pair no training session informed). Each fitted model but UBM is a browsing walk
   ``ccm``: a click stops with 1 - (tau2 (1 - alpha) + tau3 alpha), no click with 1 - tau1.
 
 Positions beyond the fitted ranks take the last rank's parameter. UBM's examination depends
-on the rank of the last click above, which a walk's one state cannot carry: it is refused.
+on the rank of the last click above, which a walk's one state cannot carry: a fitted UBM is a
+:class:`~ltr_cli.clicks.browsing.BrowsingModel` (:class:`FittedUBM`), P(click) = alpha
+gamma_(r, j), a rank beyond the fitted ones taking the last rank's row and a last click above
+beyond that row's columns the last of them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.clicks.base import ClickModel
+from ltr_cli.clicks.browsing import BrowsingModel
 from ltr_cli.errors import LtrError
 
 #: the models a fitted JSON may simulate
@@ -104,7 +108,59 @@ class FittedModel(ClickModel):
         return out
 
 
-def fitted_model(path: Path, qids: list[str], sizes: list[int]) -> tuple[FittedModel, list[np.ndarray]]:
+class FittedUBM(BrowsingModel):
+    """A fitted UBM over pair indices 0..P: ``attr`` float (P + 1,), ``gamma`` float
+    (K, K + 1) as the fit keeps it (row r the rank, column j < r the last click above,
+    column K none)."""
+
+    def __init__(self, attr: np.ndarray, gamma: np.ndarray, digest: str):
+        self.name, self.kind = "fitted-ubm", "ubm"
+        self.attr, self.gamma = attr, gamma
+        self.grades = len(attr)
+        self.hint = "--fitted"
+        self.digest = digest
+
+    def attractiveness(self, labels: np.ndarray) -> np.ndarray:
+        return self.attr[labels]
+
+    def exam(self, n: int) -> np.ndarray:
+        k = self.gamma.shape[0]
+        out = np.zeros((n, n + 1))
+        for r in range(n):
+            row = min(r, k - 1)
+            out[r, n] = self.gamma[row, k]
+            for j in range(r):
+                out[r, j] = self.gamma[row, min(j, row - 1)] if row > 0 else self.gamma[row, k]
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"model": self.name, "kind": "fitted", "fitted": "ubm", "pairs": len(self.attr) - 1,
+                               "fit_sha256": self.digest}
+        if self.gamma.size <= 1000:
+            out["examination"] = self.gamma.ravel().tolist()
+        return out
+
+
+def _ubm_gamma(params: dict[str, Any], where: str) -> np.ndarray:
+    """UBM's examination table (K, K + 1) from ``parameters.examination`` (per rank r:
+    ``no_click_above`` and ``last_click_at``, r - 1 values)."""
+    rows = params.get("examination")
+    if not isinstance(rows, list) or not rows:
+        raise LtrError(f"{where}: parameters.examination is missing; give the JSON of ltr clicks fit --json")
+    k = len(rows)
+    gamma = np.zeros((k, k + 1))
+    for r, row in enumerate(rows):
+        at = f"{where}: parameters.examination[{r}]"
+        above = row.get("last_click_at") if isinstance(row, dict) else None
+        if not isinstance(above, list) or len(above) != r:
+            raise LtrError(f"{at} is not {{rank, no_click_above, last_click_at: [{r} values]}}")
+        gamma[r, k] = _probability(row.get("no_click_above"), f"{at}.no_click_above")
+        for j, v in enumerate(above):
+            gamma[r, j] = _probability(v, f"{at}.last_click_at[{j}]")
+    return gamma
+
+
+def fitted_model(path: Path, qids: list[str], sizes: list[int]) -> tuple[ClickModel, list[np.ndarray]]:
     """The model of the fit at ``path`` and, per query of the data (``qids``, each with
     ``sizes`` documents), its documents' pair indices (the "labels" the model takes)."""
     from ltr_cli.core.bounded import Unreadable, read_json
@@ -119,15 +175,13 @@ def fitted_model(path: Path, qids: list[str], sizes: list[int]) -> tuple[FittedM
     if not isinstance(rec, dict) or not isinstance(rec.get("parameters"), dict):
         raise LtrError(f"{where}: no parameters; give the JSON of ltr clicks fit --json")
     kind = rec.get("model")
-    if kind == "ubm":
-        raise LtrError(f"{where}: a fitted UBM cannot simulate here: its examination depends on the rank of the last "
-                       "click, which the simulators' browsing walk cannot carry; fit pbm, dbn, ... instead")
-    if kind not in WALKS:
-        raise LtrError(f"{where}: model {kind!r}: a fitted model to simulate is one of {', '.join(WALKS)}")
+    if kind not in WALKS and kind != "ubm":
+        raise LtrError(f"{where}: model {kind!r}: a fitted model to simulate is one of {', '.join(WALKS)}, ubm")
     params = rec["parameters"]
     attr = _rows(params, "attractiveness", where)
+    ubm_gamma = _ubm_gamma(params, where) if kind == "ubm" else None
     sat = _rows(params, "satisfaction", where) if kind in ("sdbn", "dbn") else {}
-    by_rank = _ranked(params, {"pbm": "examination", "dcm": "continuation"}[kind], where) \
+    by_rank = _ranked(params, {"pbm": "examination", "dcm": "continuation"}[str(kind)], where) \
         if kind in ("pbm", "dcm") else np.ones(1)
     gamma = _probability(params.get("continuation"), f"{where}: parameters.continuation") if kind == "dbn" else 1.0
     taus = [_probability(params.get(k), f"{where}: parameters.{k}") for k in ("tau1", "tau2", "tau3")] \
@@ -147,4 +201,6 @@ def fitted_model(path: Path, qids: list[str], sizes: list[int]) -> tuple[FittedM
     a = np.array([attr[p] for p in pairs] + [0.5])
     s = np.array([sat[p] if p in sat else 0.5 for p in pairs] + [0.5])
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if ubm_gamma is not None:
+        return FittedUBM(a, ubm_gamma, digest), labels
     return FittedModel(str(kind), a, s, by_rank, gamma, tau, digest), labels

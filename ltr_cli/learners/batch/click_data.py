@@ -41,19 +41,22 @@ class ClickData:
     versus: str = "unclicked"
     #: a listwise learner's per-document targets, float (m_q,) per training query (None: weights only)
     targets: list[np.ndarray] | None = None
+    #: ``clicks.debias``: a pairwise-debiasing correction's settings (None: its defaults)
+    debias: Any = None
 
     #: what a learner derives from the log once per fold, shared by the fits of its grid
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def pairs(self, width: int, versus: str = "unclicked", documents: Any = None) -> Any:
+    def pairs(self, width: int, versus: str = "unclicked", documents: Any = None, positions: bool = False) -> Any:
         """The log's weighted preference pairs (:func:`ltr_cli.clicklog.pairs.click_pairs`;
-        ``versus``, ``documents``: its arguments), computed once per fold and shared by its
-        grid's fits."""
+        ``versus``, ``documents``, ``positions``: its arguments), computed once per fold and
+        shared by its grid's fits."""
         from ltr_cli.clicklog.pairs import click_pairs
 
-        key = f"pairs {width} {versus}"
+        key = f"pairs {width} {versus}" + (" positions" if positions else "")
         if key not in self.cache:
-            self.cache[key] = click_pairs(self.sessions, self.weights, width, versus=versus, documents=documents)
+            self.cache[key] = click_pairs(self.sessions, self.weights, width, versus=versus, documents=documents,
+                                          positions=positions)
         return self.cache[key]
 
 
@@ -219,7 +222,8 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
     assert chosen.weights is not None
     weights, record = chosen.weights(log)
     weights = check_weights(weights, shown, signal.correction)
-    return ClickData(sessions, weights, signal.correction, {**meta, **record}, versus=signal.pairs)
+    return ClickData(sessions, weights, signal.correction, {**meta, **record}, versus=signal.pairs,
+                     debias=signal.debias)
 
 
 # --- the built-in estimators (entry points of ltr_cli.estimators) ---------------------------
@@ -257,6 +261,12 @@ def position_propensities(log: ClickLog) -> tuple[np.ndarray, dict[str, Any], di
     source = signal.propensity_file()
     if source is not None:
         p = read_propensity(source, shown)
+    elif signal.propensity == "regression-em":
+        from ltr_cli.clicklog.rem import regression_em
+
+        em = signal.em
+        p, extra = regression_em(sessions, log.train, shown, **({} if em is None else em.model_dump()))
+        extra = {"estimated_from": {**extra, "policy": meta.get("policy"), "sessions": meta.get("sessions")}}
     elif signal.propensity == "estimated":
         if signal.generate is None:
             from ltr_cli.clicklog.propensity import estimate
@@ -317,6 +327,8 @@ def _propensity_source(signal: ClickSignal, meta: dict[str, Any]) -> str:
         return f"clicks.propensity: {source}"
     if signal.propensity == "estimated":
         return f"clicks.propensity: estimated from {meta.get('path') or 'the shuffled log'}"
+    if signal.propensity == "regression-em":
+        return f"clicks.propensity: regression-em on {meta.get('path') or 'the training log'}"
     return f"clicks.propensity: true (the click model of {meta.get('path') or 'clicks.generate'})"
 
 

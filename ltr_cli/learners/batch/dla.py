@@ -150,8 +150,8 @@ class DLASpec(BatchLearnerConfig):
         from ltr_cli.clicklog.estimators import ESTIMATORS, estimator
 
         chosen = estimator(self.clicks.correction)
-        if chosen.weighs or chosen.positions:
-            raw = [n for n, e in ESTIMATORS.items() if not (e.weighs or e.positions)]
+        if chosen.weighs or chosen.positions or chosen.pairwise:
+            raw = [n for n, e in ESTIMATORS.items() if not (e.weighs or e.positions or e.pairwise)]
             raise ValueError(f"clicks.correction: DLA learns the propensities from the raw clicks; give "
                              f"correction: {' or '.join(raw)}")
         if self.clicks.pairs != "unclicked":

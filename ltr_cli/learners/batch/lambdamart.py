@@ -254,6 +254,12 @@ class LambdaMARTSpec(BatchLearnerConfig):
         if self.clicks is not None and self.clicks.pairs != "unclicked":
             raise ValueError("clicks.pairs: LambdaMART weighs its clicked documents in LightGBM's lambdarank; "
                              "pairs: query is RankSVM's (type: ranksvm)")
+        if self.clicks is not None:
+            from ltr_cli.clicklog.estimators import estimator
+
+            if estimator(self.clicks.correction).pairwise:
+                raise ValueError(f"clicks.correction: {self.clicks.correction} weighs each pair by both its positions, "
+                                 "which LightGBM's lambdarank does not take; use it with type: ranksvm")
         return self
 
     def paper_role(self) -> str:

@@ -367,5 +367,16 @@ class RankSVMSpec(BatchLearnerConfig):
 
     def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
         if context is not None and context.clicks is not None:
+            from ltr_cli.clicklog.estimators import estimator
+
+            if estimator(context.clicks.correction).pairwise:
+                from ltr_cli.learners.batch.pair_debias import fit_pair_debias
+
+                C, eps, cap = params["C"], self.eps or 1e-6, self.max_iter or 200
+
+                def solve(pairs: ClickPairs, warm: np.ndarray | None, progress: Any) -> tuple[np.ndarray, Convergence]:
+                    return newton_ranksvm(WeightedPairProblem.from_pairs(train, pairs, C), eps, cap, warm, progress)
+
+                return fit_pair_debias(train, context.clicks, solve, context)
             return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context)
         return fit_ranksvm(train, params["C"], self.loss, self.eps, self.max_iter, context)
