@@ -146,7 +146,9 @@ class Plan:
     document's position is ``rows - starts``), ``lengths`` ``[C]`` each batch's padded
     length ``L`` (its training bucket), ``queries`` and ``documents`` ``[C]`` its real slates
     and documents, ``flat`` ``[C]`` the rows a scorer of single documents takes them in
-    (:func:`flat_size`); ``first``: the epoch's number of the first batch, ``count``: the real
+    (:func:`flat_size`), ``order`` ``[C, Q W]`` int32 its real documents' rows one after
+    another (slate by slate; -1 past them) and ``places`` ``[C, Q, W]`` int32 each slate
+    place's index in ``order`` (0 at padding); ``first``: the epoch's number of the first batch, ``count``: the real
     batches (the rest of the ``C`` rows is all padding, so that every plan of a fit has
     one shape)."""
 
@@ -156,6 +158,8 @@ class Plan:
     queries: np.ndarray
     documents: np.ndarray
     flat: np.ndarray
+    order: np.ndarray
+    places: np.ndarray
     first: int
     count: int
 
@@ -206,7 +210,14 @@ def epoch_plans(data: Packed, batch_queries: int, slate: int, rng: np.random.Gen
         L = np.array([train_bucket(int(m), slate) for m in kept.max(axis=1)], dtype=np.int64)
         docs, queries = kept.sum(axis=1), real.reshape(C, Q).sum(axis=1)
         flat = np.array([flat_size(int(m), int(k), Q, slate) for m, k in zip(docs, queries)], dtype=np.int64)
-        yield Plan(rows.reshape(C, Q, W), start.reshape(C, Q), L, queries, docs, flat, first, count)
+        rows = rows.reshape(C, Q * W)
+        real_rows = rows >= 0
+        order = np.full((C, Q * W), -1, dtype=np.int32)
+        for i in range(count):
+            order[i, :docs[i]] = rows[i][real_rows[i]]
+        places = np.where(real_rows, np.cumsum(real_rows, axis=1) - 1, 0).astype(np.int32)
+        yield Plan(rows.reshape(C, Q, W), start.reshape(C, Q), L, queries, docs, flat, order,
+                   places.reshape(C, Q, W), first, count)
 
 
 def plan_batch(data: Packed, plan: Plan, i: int) -> Batch:

@@ -16,7 +16,10 @@ padded length that takes a stretch of consecutive batches of that length in one 
   ``[Q, L, d]`` from the resident fold (0 at padding) and takes the optimiser step on them,
   carrying the parameters, the optimiser state and the batches' losses. The batches, their
   order and their keys (``fold_in(epoch key, batch number)``) are the host loop's; the
-  programs are one per padded length (and fold size), compiled on their first stretch.
+  programs are one per padded length (and fold size), compiled on their first stretch. A
+  scorer of single documents takes a batch's ``D`` documents one after another
+  (:func:`~ltr_cli.neural.batching.flat_batch`) and the loss its slates padded to the
+  widest bucket ``W``: one program per ``D``, a few a fit.
 """
 
 from __future__ import annotations
@@ -91,8 +94,9 @@ def resident(data: Packed, device: Any) -> Resident | None:
 
 def looped(step: Callable[..., Any], L: int, D: int) -> Any:
     """The jitted loop over batches ``lo <= i < hi`` of a plan, each padded to ``L``:
-    ``(params, state, losses [C], X [R, d], labels [R], rows [C, Q, W], starts [C, Q], key,
-    first, lo, hi) -> (params, state, losses)``, the first three donated. ``D`` 0:
+    ``(params, state, losses [C], X [R, d], labels [R], rows [C, Q, W], starts [C, Q], order
+    [C, Q W], places [C, Q, W], key, first, lo, hi) -> (params, state, losses)`` (a
+    :class:`~ltr_cli.neural.batching.Plan`'s arrays), the first three donated. ``D`` 0:
     ``step(params, state, X [Q, L, d], y, mask, positions, key, batch number)``; else the
     step of a scorer of single documents, ``step(params, state, X [D, d], mask [D], at
     [Q, L], y, mask, key, batch number)`` (as :func:`~ltr_cli.neural.batching.flat_batch`
@@ -101,17 +105,9 @@ def looped(step: Callable[..., Any], L: int, D: int) -> Any:
     jnp = j.numpy
     lax = j.lax
 
-    def flat(X: Any, r: Any, mask: Any) -> tuple[Any, Any, Any]:
-        n = jnp.sum(mask)
-        (nz,) = jnp.nonzero(mask.ravel(), size=D, fill_value=0)
-        fmask = jnp.arange(D) < n
-        Xf = jnp.where(fmask[:, None], jnp.take(X, jnp.where(fmask, r.ravel()[nz], 0), axis=0, mode="clip"),
-                       jnp.float32(0))
-        at = jnp.where(mask, (jnp.cumsum(mask.ravel()) - 1).reshape(mask.shape), 0).astype(jnp.int32)
-        return Xf, fmask, at
 
-    def run(params: Any, state: Any, losses: Any, X: Any, labels: Any, rows: Any, starts: Any, key: Any,
-            first: Any, lo: Any, hi: Any) -> Any:
+    def run(params: Any, state: Any, losses: Any, X: Any, labels: Any, rows: Any, starts: Any, order: Any,
+            places: Any, key: Any, first: Any, lo: Any, hi: Any) -> Any:
         def body(i: Any, carry: Any) -> Any:
             params, state, losses = carry
             r = lax.dynamic_index_in_dim(rows, i, keepdims=False)[:, :L]
@@ -120,8 +116,11 @@ def looped(step: Callable[..., Any], L: int, D: int) -> Any:
             at = jnp.where(mask, r, 0)
             y = jnp.where(mask, jnp.take(labels, at, mode="clip"), jnp.float32(0))
             if D:
-                Xf, fmask, where = flat(X, r, mask)
-                params, state, v = step(params, state, Xf, fmask, where, y, mask, key, first + i)
+                o = lax.dynamic_index_in_dim(order, i, keepdims=False)[:D]
+                fmask = o >= 0
+                Xf = jnp.where(fmask[:, None], jnp.take(X, jnp.where(fmask, o, 0), axis=0, mode="clip"), jnp.float32(0))
+                at = lax.dynamic_index_in_dim(places, i, keepdims=False)[:, :L]
+                params, state, v = step(params, state, Xf, fmask, at, y, mask, key, first + i)
             else:
                 Xb = jnp.where(mask[..., None], jnp.take(X, at, axis=0, mode="clip"), jnp.float32(0))
                 pos = jnp.where(mask, r - start[:, None], 0)
@@ -170,9 +169,11 @@ def device_epoch(loops: dict[tuple[int, int], Any], step: Callable[..., Any], fl
     losses, weights, documents, compiling = [], [], 0, 0.0
     for plan in epoch_plans(data, batch_queries, slate, rng):
         rows, starts = j.device_put(plan.rows, device), j.device_put(plan.starts, device)
+        order, places = (j.device_put(plan.order, device), j.device_put(plan.places, device)) if flat else (rows, rows)
         values = j.device_put(np.zeros(plan.rows.shape[0], dtype=np.float32), device)
         first = np.int32(plan.first)
-        shapes = [(int(L), int(D) if flat else 0) for L, D in zip(plan.lengths[:plan.count], plan.flat)]
+        W = plan.rows.shape[2]  # a scorer of single documents: every batch's slates as wide as the widest
+        shapes = [(W, int(D)) if flat else (int(L), 0) for L, D in zip(plan.lengths[:plan.count], plan.flat)]
         for (L, D), lo, hi in stretches(shapes):
             if (L, D) not in loops:
                 loops[L, D] = looped(step, L, D)
@@ -181,12 +182,12 @@ def device_epoch(loops: dict[tuple[int, int], Any], step: Callable[..., Any], fl
             if shape not in seen:
                 seen.add(shape)
                 c0 = time.perf_counter()
-                params, state, values = run(params, state, values, fold.X, fold.labels, rows, starts, key, first,
-                                            np.int32(0), np.int32(0))
+                params, state, values = run(params, state, values, fold.X, fold.labels, rows, starts, order, places,
+                                            key, first, np.int32(0), np.int32(0))
                 values.block_until_ready()
                 compiling += time.perf_counter() - c0
-            params, state, values = run(params, state, values, fold.X, fold.labels, rows, starts, key, first,
-                                        np.int32(lo), np.int32(hi))
+            params, state, values = run(params, state, values, fold.X, fold.labels, rows, starts, order, places, key,
+                                        first, np.int32(lo), np.int32(hi))
         losses.append(values[:plan.count])
         weights.append(plan.queries[:plan.count])
         documents += int(plan.documents[:plan.count].sum())

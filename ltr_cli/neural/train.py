@@ -14,7 +14,7 @@ An epoch runs on the device when the fold fits there (:mod:`ltr_cli.neural.epoch
 fold resident, one call per stretch of batches of one shape), else batch by batch from the
 host; both take the same steps on the same batches. A scorer of single documents
 (``per_document``) is trained on each batch's documents one after another (no padding),
-its scores put back in their slates for the loss.
+its scores put back in their slates, all as wide as the fold's widest bucket, for the loss.
 
 An epoch's training loss is the mean of its batches' losses weighted by their queries
 (allRank's). The vali value is ``validate(params)`` (higher is better; NaN counts as worst),
@@ -44,7 +44,7 @@ from ltr_cli.core.schema import Strict
 from ltr_cli.errors import LtrError
 from ltr_cli.neural import arrays as named_arrays
 from ltr_cli.neural import epochs
-from ltr_cli.neural.batching import Packed, epoch_batches, flat_batch, flat_size
+from ltr_cli.neural.batching import Packed, epoch_batches, flat_batch, flat_size, plan_shape
 from ltr_cli.neural.jaxenv import jax
 
 CHECKPOINT = "ltr-neural-fit/1"
@@ -264,15 +264,17 @@ def _host_epoch(jstep: Any, flat: bool, params: Any, state: Any, data: Packed, s
     j = jax()
     jnp = j.numpy
     losses, weights, documents = [], [], 0
+    W = plan_shape(data, s.batch_queries, s.slate)[2]
     for b, batch in enumerate(epoch_batches(data, s.batch_queries, s.slate, rng)):
-        if flat:
+        if flat:  # as the device's loop lays it out: slates padded to the widest bucket W
             D = flat_size(batch.documents, batch.queries, batch.X.shape[0], s.slate)
             X, fmask, at = flat_batch(batch, D)
-            args = [j.device_put(a, device) for a in (X, fmask, at, batch.labels, batch.mask)]
+            wide = [np.pad(a, ((0, 0), (0, W - a.shape[1]))) for a in (at, batch.labels, batch.mask)]
+            args = [j.device_put(a, device) for a in (X, fmask, *wide)]
         else:
             D = 0
             args = [j.device_put(a, device) for a in (batch.X, batch.labels, batch.mask, batch.positions)]
-        shape = (*batch.X.shape, D)
+        shape = (*args[0].shape, *args[2].shape, D)
         c0 = time.perf_counter()
         params, state, value = jstep(params, state, *args, ekey, np.int32(b))
         if shape not in seen:
