@@ -53,6 +53,10 @@ def test_the_device_loop_takes_the_host_loops_steps(monkeypatch):
     block = {"kind": "mlp", "hidden": [8], "dropout": 0.2}
     (dev, dev_loss), (host, host_loss) = (train(block, data, monkeypatch, host=h) for h in (False, True))
     assert digest(dev) == digest(host) and dev_loss == host_loss and np.isfinite(dev_loss).all()
+    monkeypatch.setattr(batching, "PLAN_BYTES", 1500)  # plans of 2 batches: the same steps
+    assert batching.plan_shape(data, 8, SLATE)[0] == 2
+    pieces, pieces_loss = train(block, data, monkeypatch, host=False)
+    assert digest(pieces) == digest(dev) and pieces_loss == dev_loss
 
 
 def test_the_device_loop_of_attention_takes_the_host_loops_steps(monkeypatch):

@@ -212,11 +212,11 @@ def epoch_plans(data: Packed, batch_queries: int, slate: int, rng: np.random.Gen
         flat = np.array([flat_size(int(m), int(k), Q, slate) for m, k in zip(docs, queries)], dtype=np.int64)
         rows = rows.reshape(C, Q * W)
         real_rows = rows >= 0
-        order = np.full((C, Q * W), -1, dtype=np.int32)
-        for i in range(count):
-            order[i, :docs[i]] = rows[i][real_rows[i]]
+        one_after_another = np.full((C, Q * W), -1, dtype=np.int32)
+        for k in range(count):
+            one_after_another[k, :docs[k]] = rows[k][real_rows[k]]
         places = np.where(real_rows, np.cumsum(real_rows, axis=1) - 1, 0).astype(np.int32)
-        yield Plan(rows.reshape(C, Q, W), start.reshape(C, Q), L, queries, docs, flat, order,
+        yield Plan(rows.reshape(C, Q, W), start.reshape(C, Q), L, queries, docs, flat, one_after_another,
                    places.reshape(C, Q, W), first, count)
 
 
