@@ -30,15 +30,17 @@ def fold(queries: int = 30, seed: int = 0, shortest: int = 1) -> batching.Packed
     return batching.pack(parts, D)
 
 
-def train(block: dict, data: batching.Packed, monkeypatch: pytest.MonkeyPatch, host: bool,
-          epochs_: int = 2) -> tuple[list[np.ndarray], list[float]]:
+def train(block: dict, data: batching.Packed, monkeypatch: pytest.MonkeyPatch, host: bool, epochs_: int = 2,
+          loss: dict | None = None) -> tuple[list[np.ndarray], list[float]]:
     with monkeypatch.context() as m:
         if host:
             m.setattr(epochs, "resident", lambda data, device: None)
-        kind = resolve("listnet")
-        scorer = scorers.build(scorers.normalized(block), 1)
+        loss = loss or {"name": "listnet"}
+        kind = resolve(loss["name"])
+        bound = kind.bind({k: v for k, v in loss.items() if k != "name"})
+        scorer = scorers.build(scorers.normalized(block), kind.n_outputs(bound))
         s = TrainSettings.model_validate({"batch_queries": 8, "slate": SLATE, "epochs": epochs_, "lr": 0.01})
-        r = fit(scorer, lambda out, y, mask: kind.fn(out, y, mask), data, s, (3, 1), lambda p: 0.0, "test")
+        r = fit(scorer, lambda out, y, mask: kind.fn(out, y, mask, **bound), data, s, (3, 1), lambda p: 0.0, "test")
     leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(r.best)]
     assert r.documents == int(np.minimum(data.lengths, SLATE).sum())
     return leaves, r.curves["train_loss"]
@@ -57,6 +59,14 @@ def test_the_device_loop_takes_the_host_loops_steps(monkeypatch):
     assert batching.plan_shape(data, 8, SLATE)[0] == 2
     pieces, pieces_loss = train(block, data, monkeypatch, host=False)
     assert digest(pieces) == digest(dev) and pieces_loss == dev_loss
+
+
+def test_several_outputs_a_document_go_back_to_their_slates(monkeypatch):
+    data = fold(16, seed=4)
+    block, loss = {"kind": "mlp", "hidden": [4]}, {"name": "ordinal", "n": 3}
+    (dev, dev_loss), (host, host_loss) = (train(block, data, monkeypatch, host=h, epochs_=1, loss=loss)
+                                          for h in (False, True))
+    assert digest(dev) == digest(host) and dev_loss == host_loss and np.isfinite(dev_loss).all()
 
 
 def test_the_device_loop_of_attention_takes_the_host_loops_steps(monkeypatch):

@@ -9,8 +9,8 @@ padded length that takes a stretch of consecutive batches of that length in one 
   device). None when the fold would take over a :data:`RESIDENT_SHARE`-th of the device's
   memory: the fit then gathers each batch on the host
   (:func:`~ltr_cli.neural.batching.epoch_batches`).
-* An epoch (:func:`device_epoch`): each of its :class:`~ltr_cli.neural.batching.Plan`\\ s
-  (the batches' row numbers, ``[C, Q, W]`` int32) goes to the device, and each stretch of
+* An epoch (:func:`device_epoch`): each of its plans (:class:`~ltr_cli.neural.batching.Plan`:
+  the batches' row numbers, ``[C, Q, W]`` int32) goes to the device, and each stretch of
   consecutive batches of one padded length ``L`` is one call of the program of ``L``
   (:func:`looped`): a ``fori_loop`` over the stretch that gathers a batch's documents
   ``[Q, L, d]`` from the resident fold (0 at padding) and takes the optimiser step on them,
@@ -105,7 +105,6 @@ def looped(step: Callable[..., Any], L: int, D: int) -> Any:
     jnp = j.numpy
     lax = j.lax
 
-
     def run(params: Any, state: Any, losses: Any, X: Any, labels: Any, rows: Any, starts: Any, order: Any,
             places: Any, key: Any, first: Any, lo: Any, hi: Any) -> Any:
         def body(i: Any, carry: Any) -> Any:
@@ -157,13 +156,12 @@ class EpochRun:
 
 
 def device_epoch(loops: dict[tuple[int, int], Any], step: Callable[..., Any], flat: bool, params: Any, state: Any,
-                 fold: Resident,
-                 data: Packed, batch_queries: int, slate: int, rng: np.random.Generator, key: Any,
+                 fold: Resident, data: Packed, batch_queries: int, slate: int, rng: np.random.Generator, key: Any,
                  seen: set[tuple[Any, ...]], device: Any) -> EpochRun:
     """One epoch over the resident fold (see the module docstring); ``flat``: ``step`` is a
     scorer of single documents' (:func:`looped`); ``loops`` caches :func:`looped` by
-    ``(L, D)``, ``seen`` the shapes already compiled (their first call is
-    timed on an empty stretch, as the compile); every array goes to ``device``."""
+    ``(L, D)``, ``seen`` the shapes already compiled (their first call is timed on an empty
+    stretch, as the compile); every array goes to ``device``."""
     j = jax()
     jnp = j.numpy
     losses, weights, documents, compiling = [], [], 0, 0.0
