@@ -9,7 +9,11 @@ buckets, and the memory bound.
   batch is padded to the smallest training bucket holding its longest slate, capped at
   ``slate`` (:func:`train_bucket`).
   Every draw comes from one numpy generator seeded by the run's seed, the fold and the
-  epoch, so an epoch's batches are the same in a rerun and after a resume.
+  epoch, so an epoch's batches are the same in a rerun and after a resume. An epoch is made
+  as plans (:func:`epoch_plans`): its batches' row numbers in the packed documents, which
+  the device's loop (:mod:`ltr_cli.neural.epochs`) gathers from the fold kept there, and
+  :func:`epoch_batches` on the host; a scorer of single documents takes a batch's documents
+  one after another, without the slates' padding (:func:`flat_batch`, :func:`flat_size`).
 * Buckets (:func:`bucket`): 8, 16, 32, 64, ...; in training (:func:`train_bucket`) 8, 16,
   32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, ... capped at ``slate``, and every
   batch holds ``batch_queries`` slates (the last one of an epoch filled up with empty
@@ -36,12 +40,14 @@ import numpy as np
 
 from ltr_cli.errors import QueryTooLong
 
-__all__ = ["QueryTooLong", "bucket", "bytes_needed", "epoch_batches", "pack", "sample", "train_bucket"]
+__all__ = ["QueryTooLong", "bucket", "bytes_needed", "epoch_batches", "epoch_plans", "pack", "plan_batch", "sample",
+           "train_bucket"]
 
 MIN_BUCKET = 8
 DOC_CHUNK = 4096  # documents a per-document scorer scores at once (a bucket)
 TRAIN_FACTOR = 4  # activations kept for the backward pass, their gradients, the optimiser's work
 MAX_DRAWS = 1000  # allRank's redraws of a sample without a relevant document
+PLAN_BYTES = 32 << 20  # row numbers of the batches one plan holds
 
 
 def bucket(n: int, cap: int | None = None) -> int:
@@ -128,36 +134,121 @@ class Batch:
     labels: np.ndarray
     mask: np.ndarray
     positions: np.ndarray
-    queries: int  # real slates (the last batch of an epoch is filled up with empty ones)
+    queries: int  # real slates (the last batch of an epoch is filled up with empty slates)
     documents: int
 
 
-def epoch_batches(data: Packed, batch_queries: int, slate: int, rng: np.random.Generator) -> Iterator[Batch]:
-    """One epoch's training batches (see the module docstring)."""
+@dataclass
+class Plan:
+    """Consecutive batches of an epoch as row numbers of the :class:`Packed` documents:
+    ``rows`` ``[C, Q, W]`` int32 (-1 at padding; ``W`` the widest training bucket the fold
+    can give), ``starts`` ``[C, Q]`` int32 (the first row of each slate's query, so a
+    document's position is ``rows - starts``), ``lengths`` ``[C]`` each batch's padded
+    length ``L`` (its training bucket), ``queries`` and ``documents`` ``[C]`` its real slates
+    and documents, ``flat`` ``[C]`` the rows a scorer of single documents takes them in
+    (:func:`flat_size`), ``order`` ``[C, Q W]`` int32 its real documents' rows one after
+    another (slate by slate; -1 past them) and ``places`` ``[C, Q, W]`` int32 each slate
+    place's index in ``order`` (0 at padding); ``first``: the epoch's number of the first batch, ``count``: the real
+    batches (the rest of the ``C`` rows is all padding, so that every plan of a fit has
+    one shape)."""
+
+    rows: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    queries: np.ndarray
+    documents: np.ndarray
+    flat: np.ndarray
+    order: np.ndarray
+    places: np.ndarray
+    first: int
+    count: int
+
+
+def flat_size(documents: int, queries: int, Q: int, slate: int) -> int:
+    """The rows a batch of ``Q`` slates, ``queries`` of them real with ``documents``
+    documents, is scored in by a scorer of single documents, one after another without
+    padding: ``Q`` times the training bucket of their mean per real slate (at most a
+    quarter more than the documents past 64 a slate), so that batches, the last one of an
+    epoch included, share a few compiled shapes."""
+    return Q * train_bucket(max(1, -(-documents // max(queries, 1))), slate)
+
+
+def plan_shape(data: Packed, batch_queries: int, slate: int) -> tuple[int, int, int]:
+    """``(C, Q, W)`` of every :class:`Plan` of an epoch: ``Q`` slates a batch, ``W`` the
+    widest bucket, ``C`` batches a plan (all the epoch's when they take at most
+    :data:`PLAN_BYTES`)."""
+    Q = min(batch_queries, len(data))
+    W = train_bucket(min(int(data.lengths.max()), slate), slate)
+    batches = -(-len(data) // Q)
+    return min(batches, max(1, PLAN_BYTES // (Q * W * 4))), Q, W
+
+
+def epoch_plans(data: Packed, batch_queries: int, slate: int, rng: np.random.Generator) -> Iterator[Plan]:
+    """One epoch's training batches (see the module docstring) as plans (:class:`Plan`), in order."""
     order = rng.permutation(len(data))
-    lengths = data.lengths
-    d = data.X.shape[1]
-    for start in range(0, len(order), batch_queries):
-        chunk = order[start:start + batch_queries]
-        picks = []
-        for q in chunk:
-            n = int(lengths[q])
-            lo = int(data.offsets[q])
-            idx = np.arange(n) if n <= slate else sample(data.labels[lo:lo + n], slate, rng)
-            picks.append((lo, idx))
-        L = train_bucket(max(len(idx) for _, idx in picks), slate)
-        Q = min(batch_queries, len(order))
-        X = np.zeros((Q, L, d), dtype=np.float32)
-        y = np.zeros((Q, L), dtype=np.float32)
-        mask = np.zeros((Q, L), dtype=bool)
-        pos = np.zeros((Q, L), dtype=np.int32)
-        for i, (lo, idx) in enumerate(picks):
-            m = len(idx)
-            X[i, :m] = data.X[lo + idx]
-            y[i, :m] = data.labels[lo + idx]
-            mask[i, :m] = True
-            pos[i, :m] = idx
-        yield Batch(X, y, mask, pos, len(picks), int(mask.sum()))
+    C, Q, W = plan_shape(data, batch_queries, slate)
+    lengths = data.lengths[order]
+    starts = data.offsets[:-1][order]
+    cols = np.arange(W)
+    batches = -(-len(order) // Q)
+    for first in range(0, batches, C):
+        count = min(C, batches - first)
+        rows = np.full((C * Q, W), -1, dtype=np.int32)
+        start = np.zeros(C * Q, dtype=np.int32)
+        a, b = first * Q, min(len(order), (first + count) * Q)
+        n, lo = lengths[a:b], starts[a:b]
+        start[:b - a] = lo
+        short = n <= slate
+        rows[:b - a][short] = np.where(cols < n[short, None], lo[short, None] + cols, -1)
+        for i in np.flatnonzero(~short):
+            rows[i, :slate] = lo[i] + sample(data.labels[lo[i]:lo[i] + n[i]], slate, rng)
+        flat_kept = np.zeros(C * Q, dtype=np.int64)
+        flat_kept[:b - a] = np.minimum(n, slate)
+        kept = flat_kept.reshape(C, Q)
+        real = np.zeros(C * Q, dtype=np.int64)
+        real[:b - a] = 1
+        L = np.array([train_bucket(int(m), slate) for m in kept.max(axis=1)], dtype=np.int64)
+        docs, queries = kept.sum(axis=1), real.reshape(C, Q).sum(axis=1)
+        flat = np.array([flat_size(int(m), int(k), Q, slate) for m, k in zip(docs, queries)], dtype=np.int64)
+        rows = rows.reshape(C, Q * W)
+        real_rows = rows >= 0
+        one_after_another = np.full((C, Q * W), -1, dtype=np.int32)
+        for k in range(count):
+            one_after_another[k, :docs[k]] = rows[k][real_rows[k]]
+        places = np.where(real_rows, np.cumsum(real_rows, axis=1) - 1, 0).astype(np.int32)
+        yield Plan(rows.reshape(C, Q, W), start.reshape(C, Q), L, queries, docs, flat, one_after_another,
+                   places.reshape(C, Q, W), first, count)
+
+
+def plan_batch(data: Packed, plan: Plan, i: int) -> Batch:
+    """Batch ``i`` of a plan, gathered and padded on the host."""
+    L = int(plan.lengths[i])
+    rows = plan.rows[i, :, :L]
+    mask = rows >= 0
+    at = np.where(mask, rows, 0)
+    X = data.X[at]
+    X[~mask] = 0.0
+    y = np.where(mask, data.labels[at], np.float32(0))
+    pos = np.where(mask, rows - plan.starts[i, :, None], 0).astype(np.int32)
+    return Batch(X, y, mask, pos, int(plan.queries[i]), int(plan.documents[i]))
+
+
+def flat_batch(batch: Batch, D: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A batch's real documents one after another (slate by slate, in order): ``X`` ``[D, d]``
+    (0 past them), their mask ``[D]`` and each slate place's row ``[Q, L]`` int32 (0 at
+    padding)."""
+    n = batch.documents
+    X = np.zeros((D, batch.X.shape[2]), dtype=np.float32)
+    X[:n] = batch.X[batch.mask]
+    where = (np.cumsum(batch.mask.ravel()) - 1).reshape(batch.mask.shape)
+    return X, np.arange(D) < n, np.where(batch.mask, where, 0).astype(np.int32)
+
+
+def epoch_batches(data: Packed, batch_queries: int, slate: int, rng: np.random.Generator) -> Iterator[Batch]:
+    """One epoch's training batches (see the module docstring), gathered on the host."""
+    for plan in epoch_plans(data, batch_queries, slate, rng):
+        for i in range(plan.count):
+            yield plan_batch(data, plan, i)
 
 
 def one_query(X: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:

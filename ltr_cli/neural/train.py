@@ -10,6 +10,12 @@ gradient clip ``clip_norm`` (allRank's ``gradient_clipping_norm``), ``epochs``,
 ``batch_queries``, ``slate``, and ``early_stopping: {metric, patience}``: training stops once
 ``patience`` epochs have passed without a better vali value (allRank's rule).
 
+An epoch runs on the device when the fold fits there (:mod:`ltr_cli.neural.epochs`: the
+fold resident, one call per stretch of batches of one shape), else batch by batch from the
+host; both take the same steps on the same batches. A scorer of single documents
+(``per_document``) is trained on each batch's documents one after another (no padding),
+its scores put back in their slates, all as wide as the fold's widest bucket, for the loss.
+
 An epoch's training loss is the mean of its batches' losses weighted by their queries
 (allRank's). The vali value is ``validate(params)`` (higher is better; NaN counts as worst),
 the first best epoch is kept. Randomness: one JAX key (:data:`PRNG`) from the seed (initialisation, then
@@ -37,7 +43,8 @@ from pydantic import Field, field_validator
 from ltr_cli.core.schema import Strict
 from ltr_cli.errors import LtrError
 from ltr_cli.neural import arrays as named_arrays
-from ltr_cli.neural.batching import Packed, epoch_batches
+from ltr_cli.neural import epochs
+from ltr_cli.neural.batching import Packed, epoch_batches, flat_batch, flat_size, plan_shape
 from ltr_cli.neural.jaxenv import jax
 
 CHECKPOINT = "ltr-neural-fit/1"
@@ -150,18 +157,32 @@ def _programs(scorer: Any, loss: Callable[[Any, Any, Any], Any], s: TrainSetting
 
     opt = optimizer(s)
 
-    def step(params: Any, state: Any, X: Any, y: Any, mask: Any, pos: Any, ekey: Any, b: Any) -> Any:
-        k = j.random.fold_in(ekey, b)
-
-        def value(p: Any) -> Any:
-            return loss(scorer.apply(p, X, mask, train=True, key=k, positions=pos), y, mask)
-
+    def update(params: Any, state: Any, value: Callable[[Any], Any]) -> Any:
         v, grads = j.value_and_grad(value)(params)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, v
 
-    programs = (j.jit(step, donate_argnums=(0, 1)), j.jit(lambda k, e: j.random.fold_in(j.random.fold_in(k, 1), e)),
-                j.jit(lambda k: scorer.init(j.random.fold_in(k, 0), d)), j.jit(opt.init))
+    def step(params: Any, state: Any, X: Any, y: Any, mask: Any, pos: Any, ekey: Any, b: Any) -> Any:
+        k = j.random.fold_in(ekey, b)
+        return update(params, state, lambda p: loss(scorer.apply(p, X, mask, train=True, key=k, positions=pos), y, mask))
+
+    def flat_step(params: Any, state: Any, X: Any, fmask: Any, at: Any, y: Any, mask: Any, ekey: Any, b: Any) -> Any:
+        # a scorer of single documents on the batch's documents X [D, d] one after another;
+        # its scores put back in their slates [Q, L] (at: each place's row of X) for the loss
+        k = j.random.fold_in(ekey, b)
+
+        def value(p: Any) -> Any:
+            out = scorer.apply(p, X[:, None], fmask[:, None], train=True, key=k)
+            out = j.numpy.take(out.reshape(out.shape[0], *out.shape[2:]), at, axis=0)
+            return loss(j.numpy.where(mask if out.ndim == 2 else mask[..., None], out, 0.0), y, mask)
+
+        return update(params, state, value)
+
+    chosen = flat_step if scorer.per_document else step
+    loops: dict[tuple[int, int], Any] = {}  # epochs.looped(step, L, D) by shape
+    programs = (j.jit(chosen, donate_argnums=(0, 1)), j.jit(lambda k, e: j.random.fold_in(j.random.fold_in(k, 1), e)),
+                j.jit(lambda k: scorer.init(j.random.fold_in(k, 0), d)), j.jit(opt.init), chosen, loops,
+                bool(scorer.per_document))
     if key is not None:
         _PROGRAMS[key] = programs
     return programs
@@ -176,7 +197,8 @@ def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: Trai
     jnp = j.numpy
     d = data.X.shape[1]
     root = j.random.key(int(np.random.SeedSequence(list(seed)).generate_state(1, np.uint32)[0]), impl=PRNG)
-    jstep, fold, init, opt_init = _programs(scorer, loss, s, d, None if programs is None else f"{programs}/{d}")
+    jstep, fold, init, opt_init, step, loops, flat = _programs(scorer, loss, s, d,
+                                                               None if programs is None else f"{programs}/{d}")
     with j.default_device(device) if device is not None else _nothing():
         params = init(root)
         state = opt_init(params)
@@ -191,30 +213,27 @@ def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: Trai
                 meta["stopped"]
             resumed = meta["epoch"]
     result = TrainResult(best, best_epoch, best_vali, start, stopped, curves, resumed_from=resumed)
-    seen: set[tuple[int, ...]] = set()
+    seen: set[tuple[Any, ...]] = set()
+    # every argument of a step committed to one device: jit keys its programs by placement too
+    dev = device if device is not None else j.devices()[0]
+    params, state = j.device_put((params, state), dev)
+    on_device = epochs.resident(data, dev) if start < s.epochs else None
     for epoch in range(start, s.epochs):
         if result.stopped_early:
             break
         t0 = time.perf_counter()
-        state.hyperparams["learning_rate"] = jnp.asarray(learning_rate(s, epoch), dtype=jnp.float32)
+        state.hyperparams["learning_rate"] = j.device_put(jnp.asarray(learning_rate(s, epoch), dtype=jnp.float32), dev)
         rng = np.random.default_rng(np.random.SeedSequence([*seed, epoch]))
-        ekey = fold(root, epoch)
-        losses, weights, documents = [], [], 0
-        for b, batch in enumerate(epoch_batches(data, s.batch_queries, s.slate, rng)):
-            args = [j.device_put(a, device) for a in (batch.X, batch.labels, batch.mask, batch.positions)] \
-                if device is not None else [batch.X, batch.labels, batch.mask, batch.positions]
-            shape = batch.X.shape
-            c0 = time.perf_counter()
-            params, state, value = jstep(params, state, *args, ekey, np.int32(b))
-            if shape not in seen:
-                seen.add(shape)
-                value.block_until_ready()
-                result.compile_seconds += time.perf_counter() - c0
-            losses.append(value)
-            weights.append(batch.queries)
-            documents += batch.documents
-        values = np.asarray(j.device_get(jnp.stack(losses)), dtype=np.float64) if losses else np.zeros(0)
-        train_loss = float(np.dot(values, weights) / max(sum(weights), 1))
+        ekey = j.device_put(fold(root, epoch), dev)
+        if on_device is not None:
+            run = epochs.device_epoch(loops, step, flat, params, state, on_device, data, s.batch_queries, s.slate, rng,
+                                      ekey, seen, dev)
+            params, state, values, weights, documents = run.params, run.state, run.losses, run.weights, run.documents
+            result.compile_seconds += run.compile_seconds
+        else:
+            params, state, values, weights, documents = _host_epoch(jstep, flat, params, state, data, s, rng, ekey,
+                                                                    seen, dev, result)
+        train_loss = float(np.dot(values, weights) / max(int(np.sum(weights)), 1))
         if not np.isfinite(train_loss):
             raise LtrError(f"neural: the training loss is not finite at epoch {epoch + 1} (lr {learning_rate(s, epoch):g});"
                            " lower train.lr, set train.clip_norm or check the features' scale (transform)")
@@ -234,6 +253,39 @@ def fit(scorer: Any, loss: Callable[[Any, Any, Any], Any], data: Packed, s: Trai
         if progress is not None:
             progress(epoch, train_loss, vali)
     return result
+
+
+def _host_epoch(jstep: Any, flat: bool, params: Any, state: Any, data: Packed, s: TrainSettings,
+                rng: np.random.Generator, ekey: Any, seen: set[tuple[Any, ...]], device: Any,
+                result: TrainResult) -> tuple[Any, ...]:
+    """An epoch of batches gathered on the host, one step call each (a fold too large to
+    keep on the device); ``flat``: the scorer scores single documents, given one after
+    another (the device's loop computes the same)."""
+    j = jax()
+    jnp = j.numpy
+    losses, weights, documents = [], [], 0
+    W = plan_shape(data, s.batch_queries, s.slate)[2]
+    for b, batch in enumerate(epoch_batches(data, s.batch_queries, s.slate, rng)):
+        if flat:  # as the device's loop lays it out: slates padded to the widest bucket W
+            D = flat_size(batch.documents, batch.queries, batch.X.shape[0], s.slate)
+            X, fmask, at = flat_batch(batch, D)
+            wide = [np.pad(a, ((0, 0), (0, W - a.shape[1]))) for a in (at, batch.labels, batch.mask)]
+            args = [j.device_put(a, device) for a in (X, fmask, *wide)]
+        else:
+            D = 0
+            args = [j.device_put(a, device) for a in (batch.X, batch.labels, batch.mask, batch.positions)]
+        shape = (*args[0].shape, *args[2].shape, D)
+        c0 = time.perf_counter()
+        params, state, value = jstep(params, state, *args, ekey, np.int32(b))
+        if shape not in seen:
+            seen.add(shape)
+            value.block_until_ready()
+            result.compile_seconds += time.perf_counter() - c0
+        losses.append(value)
+        weights.append(batch.queries)
+        documents += batch.documents
+    values = np.asarray(j.device_get(jnp.stack(losses)), dtype=np.float64) if losses else np.zeros(0)
+    return params, state, values, np.asarray(weights), documents
 
 
 class _nothing:
