@@ -139,10 +139,10 @@ def estimates(kind: str, ex: Exposure, alpha: np.ndarray, beta: np.ndarray, floo
 
 # --- the click model's alpha and beta --------------------------------------------------
 
-def model_bias(model_meta: dict[str, Any], shown: int, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """(alpha, beta), float (shown,) each, absolute, from a click model's description: a
-    position-based model's examination (beta 0); trust bias's e_k^eta (eps+_k - eps-_k) and
-    e_k^eta eps-_k. A model that does not examine by position alone (a cascade) is refused."""
+def examination_of(model_meta: dict[str, Any], shown: int, where: str) -> tuple[str, np.ndarray]:
+    """(the click model's kind, its examination of positions 1..shown, absolute) from its
+    description (:meth:`ClickModel.describe`); a model that does not examine by position
+    alone (a cascade) is refused in one line naming ``where``."""
     from ltr_cli.clicks.base import CLICK_MODELS
 
     kind, eta = model_meta.get("kind"), model_meta.get("eta")
@@ -153,7 +153,14 @@ def model_bias(model_meta: dict[str, Any], shown: int, where: str) -> tuple[np.n
         by_position = ", ".join(n for n, k in CLICK_MODELS.items() if k.examination is not None)
         raise LtrError(f"{where}: propensity: true needs a click model that examines by position ({by_position}); "
                        f"this log's is {model_meta.get('model')!r}: use propensity: estimated or a file")
-    e = np.asarray(examination(shown, float(eta)), dtype=float)
+    return str(kind), np.asarray(examination(shown, float(eta)), dtype=float)
+
+
+def model_bias(model_meta: dict[str, Any], shown: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(alpha, beta), float (shown,) each, absolute, from a click model's description: a
+    position-based model's examination (beta 0); trust bias's e_k^eta (eps+_k - eps-_k) and
+    e_k^eta eps-_k. A model that does not examine by position alone (a cascade) is refused."""
+    kind, e = examination_of(model_meta, shown, where)
     if kind != "trust-bias":
         return e, np.zeros(shown)
     from ltr_cli.clicks.trust import DEFAULT_NEGATIVE, trust_rates

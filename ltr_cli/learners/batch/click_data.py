@@ -121,17 +121,9 @@ def true_propensity(model_meta: dict[str, Any], shown: int, where: str) -> np.nd
     """The examination of positions 1..shown relative to position 1, from a click model's
     description (:meth:`ClickModel.describe`); a model that does not examine by position
     alone (a cascade) is refused."""
-    from ltr_cli.clicks.base import CLICK_MODELS
+    from ltr_cli.clicklog.docwise import examination_of
 
-    kind, eta = model_meta.get("kind"), model_meta.get("eta")
-    examination = None
-    if isinstance(kind, str) and kind in CLICK_MODELS.names() and kind in CLICK_MODELS:
-        examination = CLICK_MODELS[kind].examination
-    if examination is None or not isinstance(eta, (int, float)):
-        by_position = ", ".join(n for n, k in CLICK_MODELS.items() if k.examination is not None)
-        raise LtrError(f"{where}: propensity: true needs a click model that examines by position ({by_position}); "
-                       f"this log's is {model_meta.get('model')!r}: use propensity: estimated or a file")
-    p = examination(shown, float(eta))
+    _, p = examination_of(model_meta, shown, where)
     return p / p[0]
 
 
