@@ -5,7 +5,7 @@ goes through :func:`write_file`: the final path is resolved (following any symbo
 already at that name) and must lie inside the resolved output folder; the content is
 written to a new temporary file in that folder and renamed into place, so a failed write
 leaves no half-written result and a symbolic link at the final name is replaced, never
-written through. Run folders are placed with :func:`run_path`.
+written through. (Where a run folder goes is the runs layer's: ``runs/folder.py``.)
 
 Names the tool makes up from a user's file name (temporaries, locks, cache folders) go
 through :func:`short_name`, so that they fit the file system's limit on one name
@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ltr_cli.errors import LtrError
-from ltr_cli.names import NAME_HELP, is_name
 
 # file names the tool makes up itself (experiment + metric + extension)
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}", re.ASCII)
@@ -154,19 +153,3 @@ def write_text(path: Path, text: str) -> Path:
         tmp.write_text(text, encoding="utf-8")
 
     return write_file(path.parent, path.name, write, own_name=False)
-
-
-def run_path(out_root: Path, experiment: str, run_id: str) -> Path:
-    """``out_root/experiment/run_id``, refusing names that are not plain names and an
-    experiment folder that leads outside ``out_root`` (a symbolic link elsewhere)."""
-    if not is_name(experiment):
-        raise LtrError(f"experiment {experiment!r}: must be {NAME_HELP}")
-    if not _FILE_NAME.fullmatch(run_id):  # <learner>[-seed<S>]-<hash>: longer than a name may be
-        raise LtrError(f"run id {run_id!r}: not a plain folder name (ASCII letters, digits, '.', '_', '-')")
-    out_root = Path(out_root)
-    root = out_root.resolve()
-    resolved = (root / experiment / run_id).resolve()
-    if not (root / experiment).resolve().is_relative_to(root) or not resolved.is_relative_to(root):
-        raise LtrError(f"{out_root / experiment / run_id}: leads outside the results folder {out_root} "
-                       f"(to {resolved}); refusing to write there: remove that link or choose another --out")
-    return out_root / experiment / run_id

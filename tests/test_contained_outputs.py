@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from ltr_cli.cli.app import app
 from ltr_cli.errors import LtrError
-from ltr_cli.outputs import output_path, run_path, write_file, write_text
+from ltr_cli.outputs import output_path, write_file, write_text
+from ltr_cli.runs.folder import run_path
 
 runner = CliRunner()
 

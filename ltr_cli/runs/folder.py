@@ -8,6 +8,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ import numpy as np
 from ltr_cli import __version__
 from ltr_cli.data.identity import same_content
 from ltr_cli.errors import LtrError
+from ltr_cli.names import NAME_HELP, is_name
 from ltr_cli.runs.locks import LockUnavailable, RunLock, RunLocked
 from ltr_cli.runs.plan import PlannedRun
 from ltr_cli.results.folders import read_run, write_run
@@ -31,6 +33,27 @@ class RunOutcome:
     learner: str
     path: Path
     summary: dict[str, Any]
+
+
+#: a run id as a folder name: ``<learner>[-seed<S>]-<hash>``, plain ASCII, one name's 255 bytes
+_RUN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}", re.ASCII)
+
+
+def run_path(out_root: Path, experiment: str, run_id: str) -> Path:
+    """Where a run's folder goes, ``out_root/experiment/run_id``; refuses names that are not
+    plain names and an experiment folder that leads outside ``out_root`` (a symbolic link
+    elsewhere)."""
+    if not is_name(experiment):
+        raise LtrError(f"experiment {experiment!r}: must be {NAME_HELP}")
+    if not _RUN_ID.fullmatch(run_id):  # <learner>[-seed<S>]-<hash>: longer than a name may be
+        raise LtrError(f"run id {run_id!r}: not a plain folder name (ASCII letters, digits, '.', '_', '-')")
+    out_root = Path(out_root)
+    root = out_root.resolve()
+    resolved = (root / experiment / run_id).resolve()
+    if not (root / experiment).resolve().is_relative_to(root) or not resolved.is_relative_to(root):
+        raise LtrError(f"{out_root / experiment / run_id}: leads outside the results folder {out_root} "
+                       f"(to {resolved}); refusing to write there: remove that link or choose another --out")
+    return out_root / experiment / run_id
 
 
 def _versions() -> dict[str, str]:

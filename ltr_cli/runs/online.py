@@ -15,7 +15,6 @@ from ltr_cli import console
 from ltr_cli.data.sources import QuerySource, open_source
 from ltr_cli.errors import LtrError
 from ltr_cli.names import count
-from ltr_cli.outputs import run_path
 from ltr_cli.protocols.online import OnlineResult
 from ltr_cli.protocols.online_blocks import BLOCKS, BlockRunner
 from ltr_cli.protocols.online_run import PreparedRun, SharedStream, compute, plugin_failure, prepare
@@ -25,7 +24,7 @@ from ltr_cli.results.folders import is_complete
 from ltr_cli.runs.kernel_plan import KernelPlan
 from ltr_cli.runs.online_record import write_run as _finish  # a test patches _finish
 from ltr_cli.runs.plan import PlannedRun
-from ltr_cli.runs.folder import RunOutcome, finished_run, owning
+from ltr_cli.runs.folder import RunOutcome, finished_run, owning, run_path
 from ltr_cli.learners.online.theory import stream_constants
 
 if TYPE_CHECKING:

@@ -13,9 +13,8 @@ from ltr_cli.names import count
 from ltr_cli.runs.online import open_stream, run_online_jobs
 from ltr_cli.runs.kernel_plan import plan_kernels
 from ltr_cli.runs.plan import PlannedRun, plan_experiment, run_id as run_name
-from ltr_cli.outputs import run_path
 from ltr_cli.results.folders import is_complete
-from ltr_cli.runs.folder import RunOutcome, finished_run, owning, record_run
+from ltr_cli.runs.folder import RunOutcome, finished_run, owning, record_run, run_path
 
 __all__ = ["RunOutcome", "run_experiment", "run_name", "run_planned"]
 
