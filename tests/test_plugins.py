@@ -283,3 +283,30 @@ learners: {{slam: {{type: slam-perceptron}}, bad: {{type: raiser}}, listnet: {{t
     assert "the learner (plugin raiser) raised ValueError: this learner is broken" in res.stderr
     written = sorted(p.name.split("-")[0] for p in (tmp_path / "out" / "mixed").iterdir() if not p.name.startswith("."))
     assert written == ["listnet", "slam"]
+
+
+def test_every_kind_refuses_a_plugin_named_like_a_built_in_or_failing_on_import(tmp_path):
+    """For every kind the registry knows (:data:`ltr_cli.plugins.GROUPS`), a plugin entry
+    point named like one of the kind's built-ins, and one whose module fails on import, are
+    each refused in one line naming the distribution; the built-in stays listed."""
+    from ltr_cli import plugins
+
+    site = tmp_path / "site"
+    info = site / "every_taker-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: every-taker\nVersion: 0.1\n")
+    taken = {group: plugins.names(group, built_in=True)[0] for group in plugins.GROUPS}
+    (info / "entry_points.txt").write_text("".join(
+        f"[ltr_cli.{group}]\n{name} = every_taker:X\nboom{chr(97 + i)} = every_taker_boom:X\n\n"
+        for i, (group, name) in enumerate(taken.items())))
+    (site / "every_taker.py").write_text("raise ImportError('never imported')\n")
+    (site / "every_taker_boom.py").write_text("raise RuntimeError('boom at import')\n")
+    listed = ltr(_env(site), "list", "--json")
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    warnings = _lines_of(listed.stderr, "every-taker")
+    assert len(warnings) == 2 * len(taken), listed.stderr
+    broken = _from(json.loads(listed.stdout)["broken_plugins"], "every-taker")
+    for i, (group, name) in enumerate(taken.items()):
+        assert "already declared (built-in)" in broken[f"{group}:{name}"]
+        assert "RuntimeError: boom at import" in broken[f"{group}:boom{chr(97 + i)}"]
+        assert any(f"'{name}'" in w and f"ltr_cli.{group}" in w and "every-taker" in w for w in warnings)

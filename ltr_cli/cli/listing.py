@@ -40,7 +40,7 @@ def list_(
         "conventions": {name: f"{conv.summary()}; {conv.source}" for name, conv in CONVENTIONS.items()},
         "losses": {k.name: k.summary + (f" (also {', '.join(k.aliases)})" if k.aliases else "")
                    for k in loss_kinds().values()},
-        "scorers": {name: scorers.resolve(name).summary for name in scorers.names()},
+        "scorers": {name: kind.summary for name, kind in scorers.kinds().items()},
         "formats": {name: f"{fmt.description} [{', '.join(fmt.suffixes)}]" for name, fmt in formats().items()},
         "click_models": CLICK_MODELS.help(),
         "interleaving": {name: f"{text} ({_rankers(METHODS[name])})" for name, text in METHODS.help().items()},

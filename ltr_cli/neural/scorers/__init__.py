@@ -122,11 +122,18 @@ def names() -> list[str]:
     return list(plugins.declared("scorers"))
 
 
+def kinds() -> dict[str, ScorerKind]:
+    """Every usable scorer kind, imported (for listings): name -> kind; a plugin that fails
+    to load is left out (skipped with one line)."""
+    return plugins.load_group("scorers")
+
+
 def resolve(name: str) -> ScorerKind:
     """The scorer kind ``name``; one-line LtrError naming the kinds when there is none."""
     obj = plugins.load("scorers", name) if isinstance(name, str) else None
     if not isinstance(obj, ScorerKind):
-        raise LtrError(f"unknown scorer kind {name!r}; the kinds are {', '.join(names())}")
+        usable = ", ".join(kinds())  # a plugin that failed to load is no kind to offer
+        raise LtrError(f"unknown scorer kind {name!r}; the kinds are {usable}")
     return obj
 
 
@@ -134,7 +141,7 @@ def settings_of(block: Any) -> tuple[ScorerKind, ScorerSettings]:
     """A ``scorer:`` block (``{kind: NAME, ...}``) validated: its kind and settings.
     ValueError naming the key for a block that is not one."""
     if not isinstance(block, dict) or "kind" not in block:
-        raise ValueError(f"expected {{kind: NAME, ...}} with NAME one of {', '.join(names())}")
+        raise ValueError(f"expected {{kind: NAME, ...}} with NAME one of {', '.join(kinds())}")
     try:
         kind = resolve(block["kind"])
     except LtrError as exc:
@@ -165,4 +172,4 @@ def build(block: dict[str, Any], outputs: int = 1) -> Scorer:
     return kind.build(settings, outputs)
 
 
-__all__ = ["Scorer", "ScorerKind", "ScorerSettings", "build", "names", "normalized", "resolve", "settings_of"]
+__all__ = ["Scorer", "ScorerKind", "ScorerSettings", "build", "kinds", "names", "normalized", "resolve", "settings_of"]
