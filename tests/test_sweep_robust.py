@@ -341,6 +341,50 @@ def test_max_grid_sets_the_limit(tmp_path):
     assert ok.exit_code == 0, ok.output
 
 
+def test_each_learner_runs_only_its_own_axes_so_a_sum_not_a_product_meets_the_limit(tmp_path):
+    """Two learners with two axes of 100 values each: 10^8 points as a product, but a
+    learner's run depends on its own keys only, so the grid is 2 x 10^4 + 1 points (the
+    third learner's one), and every task is the run the product would have made."""
+    import itertools
+
+    import yaml
+
+    from ltr_cli.config.experiment import apply_overrides, parse_config
+    from ltr_cli.runs.plan import planned
+    from ltr_cli.sweep.grid import plan
+
+    axes = {f"learners.{name}.{key}": [round(0.01 * (v + 1), 2) for v in range(100)]
+            for name in ("a", "b") for key in ("step.eta", "delta")}
+    body = ("experiment: own\ndataset: {kind: separable, variant: paper, queries: 20}\nlearners:\n"
+            "  a: {type: slam-perceptron, step: {rule: constant, eta: 1.0}}\n"
+            "  b: {type: slam-perceptron, step: {rule: constant, eta: 1.0}}\n"
+            "  c: {type: slam-perceptron}\nsweep:\n")
+    big = tmp_path / "big.yaml"
+    big.write_text(body + "".join(f"  {k}: {v}\n" for k, v in axes.items()))
+    p = plan(big)
+    assert p.points == 2 * 10**2 * 10**2 + 1
+    assert p.describe().startswith("20,001 grid points (") and "+ 1 without own axes" in p.describe()
+    refused = runner.invoke(app, ["sweep", str(big), "--out", str(tmp_path / "o"), "--max-grid", "20000"])
+    assert refused.exit_code == 1 and "the grid has 20,001 points" in refused.stderr
+    # the same rule on a grid small enough to expand as a product: the same runs
+    small = tmp_path / "small.yaml"
+    few = {k: v[:2] for k, v in axes.items()} | {"seed": [0, 1]}
+    small.write_text(body + "".join(f"  {k}: {v}\n" for k, v in few.items()))
+    tasks = plan(small).tasks()
+    assert len(tasks) == 2 * (4 + 4 + 1)
+    raw = yaml.safe_load(small.read_text())
+    product = set()
+    for values in itertools.product(*few.values()):
+        data = {k: v for k, v in raw.items() if k != "sweep"}
+        data = apply_overrides(data, [f"{k}={v}" for k, v in zip(few, values)], str(small))
+        spec = parse_config(data, str(small))
+        for learner in spec.learners:
+            product.add(planned(spec.for_seed(spec.seed), learner).run_id)
+    assert {t.run.run_id for t in tasks} == product
+    for t in tasks:  # a task's point names the shared keys and its own learner's only
+        assert all(k == "seed" or k.startswith(f"learners.{t.learner}.") for k in t.point)
+
+
 # --- 5. output cannot be swept ----------------------------------------------------------------
 
 @pytest.mark.parametrize("key", ["output", "output.sub"])

@@ -1,11 +1,14 @@
 """``ltr sweep``: expand a grid over config keys into runs and execute them.
 
 A config's ``sweep:`` maps dotted keys to value lists (``learners.slam.step.eta: [0.1, 1]``,
-``seed: [0, 1, 2]``, ``dataset.folds: [[1], [2]]``). The grid is their Cartesian product, in
-the order written; each grid point is the config with those overrides (validated like
-``--set``), and each of its learners and seeds is one *task* with the run id ``ltr run``
-would give it (points that differ only in another learner's keys give the same run, which
-is run once). The grid's size is known from the axis lengths before anything is expanded;
+``seed: [0, 1, 2]``, ``dataset.folds: [[1], [2]]``). A key under ``learners.NAME.`` is that
+learner's own; every other key is shared. The grid is the Cartesian product of the shared
+keys, in the order written, and under each of its points every learner runs the product of
+its own keys only (a learner's run depends on its own keys, never on another learner's:
+expanding those together would make the same run again and again). Each such point is the
+config with those overrides (validated like ``--set``), and each of its seeds is one *task*
+with the run id ``ltr run`` would give it. The grid's size, shared points times the sum over
+learners of their own points, is known from the axis lengths before anything is expanded;
 grids over ``max_grid`` points (default 10,000) are refused unless the limit is raised.
 ``output`` cannot be swept: a sweep writes under one results folder.
 
@@ -57,22 +60,54 @@ class SweepPlan:
     base: ExperimentSpec
     axes: dict[str, int] = field(default_factory=dict)  # key -> number of values
 
+    def owner(self, key: str) -> str | None:
+        """The learner whose own key ``key`` is (``learners.NAME.`` and below), else None."""
+        parts = key.split(".", 2)
+        return parts[1] if len(parts) == 3 and parts[0] == "learners" and parts[1] in self.base.learners else None
+
+    def own_axes(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """The shared axes, and each learner's own (every learner listed, in config order)."""
+        shared = {k: v for k, v in self.axes.items() if self.owner(k) is None}
+        own: dict[str, dict[str, int]] = {name: {} for name in self.base.learners}
+        for k, v in self.axes.items():
+            name = self.owner(k)
+            if name is not None:
+                own[name][k] = v
+        return shared, own
+
     @property
     def points(self) -> int:
-        """Grid points: the product of the axis lengths (1 without a sweep block)."""
-        return math.prod(self.axes.values())
+        """Grid points: the shared axes' product times the sum over learners of the product
+        of their own axes (1 without a sweep block)."""
+        if not self.axes:
+            return 1
+        shared, own = self.own_axes()
+        mine = [math.prod(a.values()) for a in own.values() if a]
+        return math.prod(shared.values()) * (sum(mine) + len(own) - len(mine) if mine else 1)
+
+    def _sizes(self, named: bool) -> str:
+        """The axis lengths as the grid multiplies and adds them."""
+        def part(axes: dict[str, int]) -> str:
+            return " x ".join(f"{k} {v}" if named else str(v) for k, v in axes.items())
+
+        shared, own = self.own_axes()
+        mine = [part(a) for a in own.values() if a]
+        if len(mine) <= 1:
+            return part(self.axes)
+        rest = len(own) - len(mine)
+        summed = " + ".join([f"({m})" for m in mine] + ([f"{rest} without own axes"] if rest else []))
+        return f"{part(shared)} x ({summed})" if shared else summed
 
     def describe(self) -> str:
         """``32 grid points (learners.slam.step.eta 4 x seed 8)``."""
         n = self.points
         if not self.axes:
             return "1 grid point (no sweep axes)"
-        sizes = " x ".join(f"{k} {v}" for k, v in self.axes.items())
-        return f"{n:,} grid point{'s' if n != 1 else ''} ({sizes})"
+        return f"{n:,} grid point{'s' if n != 1 else ''} ({self._sizes(True)})"
 
     def check_limit(self, max_grid: int | None) -> None:
         if max_grid is not None and self.points > max_grid:
-            sizes = " x ".join(str(v) for v in self.axes.values())
+            sizes = self._sizes(False)
             raise LtrError(f"{self.source}: sweep: the grid has {self.points:,} points ({sizes}), over the "
                            f"limit of {max_grid:,}; pass --max-grid {self.points} to run it anyway, or "
                            "shorten the value lists")
@@ -83,22 +118,25 @@ class SweepPlan:
 
         raw, source = self.raw, self.source
         grid = self.base.sweep or {}
-        keys = list(grid)
+        shared, own = self.own_axes()
         unique: dict[str, Task] = {}
-        for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-            point = dict(zip(keys, values))
-            data = copy.deepcopy(raw)
-            data.pop("sweep", None)
-            data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
-            label = settings_text(point)
-            spec = _validate_point(data, source, label)
-            for seed in spec.seed_list():
-                one = spec.for_seed(seed).model_copy(update={"sweep": None})
-                for learner in one.learners:
-                    task = Task(planned(one, learner), point)
-                    # a learner's run depends only on its own keys: grid points that differ
-                    # only in another learner's settings give the same run id, run once
-                    unique.setdefault(task.key, task)
+
+        def product(keys: list[str]) -> list[dict[str, Any]]:
+            return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
+
+        for common in product(list(shared)):
+            for learner, axes in own.items():
+                for mine in product(list(axes)):
+                    chosen = {**common, **mine}
+                    point = {k: chosen[k] for k in grid if k in chosen}  # in the order written
+                    data = copy.deepcopy(raw)
+                    data.pop("sweep", None)
+                    data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
+                    spec = _validate_point(data, source, settings_text(point))
+                    for seed in spec.seed_list():
+                        one = spec.for_seed(seed).model_copy(update={"sweep": None})
+                        task = Task(planned(one, learner), point)
+                        unique.setdefault(task.key, task)  # equal values of two keys: one run
         return list(unique.values())
 
 
