@@ -150,11 +150,12 @@ class NeuralModel:
 
     def to_dict(self) -> dict[str, Any]:
         """The model inline (a fold checkpoint keeps it so; a run folder moves its bytes into
-        a file of their own, :mod:`ltr_cli.results.neural_files`)."""
+        a file of their own, :mod:`ltr_cli.results.neural_files`), with what the fit recorded
+        (``info``, when it recorded anything)."""
         data = self.to_bytes()
         return {"kind": KIND, "features": self.n_features, "scorer": self.scorer, "outputs": self.outputs,
                 "transform": self.transform.describe(), "sha256": hashlib.sha256(data).hexdigest(),
-                "arrays": base64.b64encode(data).decode("ascii")}
+                "arrays": base64.b64encode(data).decode("ascii"), **({"info": self.info} if self.info else {})}
 
     @classmethod
     def from_bytes(cls, data: bytes, features: Any = None) -> NeuralModel:
@@ -192,4 +193,9 @@ class NeuralModel:
             raise ValueError("its inline arrays are not base64") from None
         if hashlib.sha256(raw).hexdigest() != digest:
             raise ValueError("its inline arrays do not have the sha256 it records")
-        return cls.from_bytes(raw, data.get("features"))
+        model = cls.from_bytes(raw, data.get("features"))
+        info = data.get("info", {})
+        if not isinstance(info, dict):
+            raise ValueError("its info is not a mapping")
+        model.info = info  # what the fit recorded beside its arrays (DLA's propensities)
+        return model

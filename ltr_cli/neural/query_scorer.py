@@ -31,13 +31,13 @@ from ltr_cli.neural.batching import bucket, one_query
 RANDOM_KEYS = ("dropout", "input_dropout", "noise")
 
 
-def check_online(block: dict[str, Any]) -> None:
+def check_online(block: dict[str, Any], who: str = "an online learner") -> None:
     """ValueError naming the key when a normalised ``scorer:`` block asks for dropout or
-    input noise (an online learner's scorer is deterministic)."""
+    input noise (an online learner's scorer is deterministic; ``who`` names the learner)."""
     for key in RANDOM_KEYS:
         value = block.get(key)
         if isinstance(value, (int, float)) and value != 0:
-            raise ValueError(f"scorer.{key} is {value}; an online learner scores without dropout or noise: "
+            raise ValueError(f"scorer.{key} is {value}; {who} scores without dropout or noise: "
                              f"set scorer.{key}: 0")
 
 

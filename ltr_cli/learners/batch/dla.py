@@ -15,6 +15,16 @@ ranker's loss and the inverse-relevance weights of the propensity's are each nor
 position 1, as in the paper. Sessions without a click add nothing and are left out;
 sessions alike (same query, list and clicks) are one row weighing their count. The learnt
 relative propensities P_k / P_1 are kept in the model's info.
+
+With a ``scorer:`` block (a per-document neural scorer of :mod:`ltr_cli.neural.scorers`,
+an MLP, as in the DLA paper's DNN ranker), the ranker is that scorer: s = f_theta(x), its
+flat parameters theta (P,) fitted by the same L-BFGS steps, the loss's gradient in the
+scores carried to theta by the scorer's vector-Jacobian product (JAX,
+:class:`~ltr_cli.neural.query_scorer.QueryScorer`; scores in float32), with the penalty
+``||theta||^2 / (2C)`` on every parameter, from the scorer's own initialisation (seeded by
+the run's seed). The model is a neural model (``ltr score`` and ``ltr eval`` read it as
+the neural learner's). The loss is no longer convex in theta: a rerun is byte-identical,
+another seed another local optimum.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ltr_cli.clicklog.signal import ClickSignal
 from ltr_cli.core.schema import BatchLearnerConfig, Grid
@@ -87,30 +97,68 @@ def _log_softmax(S: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.where(mask, S - top - np.log(np.exp(S - top).sum(axis=1, keepdims=True)), 0.0)
 
 
+@dataclass
+class LinearRanker:
+    """The linear ranker of :func:`fit_dla`: scores ``X @ w``, from ``w = 0``."""
+
+    X: np.ndarray
+
+    def start(self) -> np.ndarray:
+        return np.zeros(self.X.shape[1])
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        return self.X @ w
+
+    def pullback(self, w: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """The gradient in ``w`` of ``g @ scores(w)``."""
+        return self.X.T @ g
+
+
+@dataclass
+class ScorerRanker:
+    """A neural scorer as :func:`fit_dla`'s ranker: ``scorer`` a
+    :class:`~ltr_cli.neural.query_scorer.QueryScorer`, the distinct documents ``X`` scored
+    as one list (a per-document scorer scores each from its own features)."""
+
+    X: np.ndarray
+    scorer: Any
+
+    def start(self) -> np.ndarray:
+        return np.array(self.scorer.theta0)
+
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        return self.scorer.scores(theta, self.X) if len(self.X) else np.zeros(0)
+
+    def pullback(self, theta: np.ndarray, g: np.ndarray) -> np.ndarray:
+        return self.scorer.vjp(theta, self.X, g) if len(self.X) else np.zeros_like(theta)
+
+
 def fit_dla(train: Queries, clicks: Any, C: float, rounds: int = 10, clip: float | None = 10.0,
-            sessions: Sessions | None = None) -> LinearModel:
-    """Alternate the ranker's and the propensities' L-BFGS fits ``rounds`` times."""
+            sessions: Sessions | None = None, ranker_of: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Alternate the ranker's and the propensities' L-BFGS fits ``rounds`` times: the
+    ranker's parameters (``ranker_of(X)``'s, default :class:`LinearRanker`) and the model
+    info (the relative propensities, the convergence record)."""
     from scipy.optimize import minimize
 
     data = sessions if sessions is not None else distinct_sessions(train, clicks)
-    d = train[0][0].shape[1] if train else 0
+    model = (ranker_of or LinearRanker)(data.X)
     K = data.rows.shape[1]
     mask = data.rows >= 0
     safe = np.where(mask, data.rows, 0)
     weight = data.count[:, None] * data.click / data.N  # each click's share of the mean over sessions
     positions = np.broadcast_to(np.arange(K), data.rows.shape)
     cap = np.inf if clip is None else clip
-    w, theta = np.zeros(d), np.zeros(K)
+    w, theta = model.start(), np.zeros(K)
     total = float("nan")
 
     def ranker(w: np.ndarray, ipw: np.ndarray) -> tuple[float, np.ndarray]:
-        S = (data.X @ w)[safe]
+        S = model.scores(w)[safe]
         logp = _log_softmax(S, mask)
         cw = weight * ipw[positions]
         value = -float(np.sum(np.where(data.click, cw * logp, 0.0))) + float(w @ w) / (2 * C)
         grad_s = np.where(mask, np.exp(logp), 0.0) * cw.sum(axis=1, keepdims=True) - cw
         g = np.bincount(safe[mask], grad_s[mask], len(data.X)) if len(data.X) else np.zeros(0)
-        return value, data.X.T @ g + w / C
+        return value, model.pullback(w, g) + w / C
 
     def propensity(theta: np.ndarray, irw: np.ndarray) -> tuple[float, np.ndarray]:
         logp = _log_softmax(np.broadcast_to(theta, data.rows.shape), mask)
@@ -124,14 +172,14 @@ def fit_dla(train: Queries, clicks: Any, C: float, rounds: int = 10, clip: float
         ipw = np.minimum(P[0] / P, cap)
         fit = minimize(ranker, w, args=(ipw,), jac=True, method="L-BFGS-B")
         w, total = fit.x, float(fit.fun)
-        R = np.exp(_log_softmax((data.X @ w)[safe], mask))
+        R = np.exp(_log_softmax(model.scores(w)[safe], mask))
         irw = np.minimum(R[:, :1] / np.where(mask, R, 1.0), cap)
         theta = minimize(propensity, theta, args=(irw,), jac=True, method="L-BFGS-B").x
     P = np.exp(theta - theta.max())
     relative = (P / P[0]).tolist()
     conv = Convergence("DLA (alternating L-BFGS)", rounds, total, float("nan"), 0.0, False, False, 0.0,
                        {"propensity": [float(f"{v:.6g}") for v in relative]})
-    return LinearModel(w, {"propensity": relative, "convergence": conv.to_dict()})
+    return w, {"propensity": relative, "convergence": conv.to_dict()}
 
 
 class DLASpec(BatchLearnerConfig):
@@ -144,6 +192,25 @@ class DLASpec(BatchLearnerConfig):
     rounds: int = Field(10, gt=0, le=1000, description="alternations of the ranker's and the propensities' fits")
     clicks: ClickSignal = Field(description="the click log of each fold (generate or log; correction: naive, the "
                                 "raw clicks: DLA learns the propensities; clip bounds both weights)")
+    scorer: dict[str, Any] | None = Field(
+        None, description="a per-document neural scorer ({kind: mlp, hidden: [64], ...}, without dropout or "
+        "noise) as the ranker instead of the linear one: DLA with a DNN (JAX; pip install -e '.[neural]')")
+    id_defaults: ClassVar[dict[str, Any]] = {"scorer": None}  # added later: unset, run ids stay
+
+    @field_validator("scorer")
+    @classmethod
+    def _scorer(cls, block: dict[str, Any] | None) -> dict[str, Any] | None:
+        if block is None:
+            return None
+        from ltr_cli.neural import scorers
+        from ltr_cli.neural.query_scorer import check_online
+
+        normal = scorers.normalized(block)
+        if not scorers.build(normal, 1).per_document:
+            raise ValueError(f"scorer.kind {normal['kind']}: DLA scores the documents of all sessions one by one; "
+                             "give a scorer that scores each document from its own features (mlp, linear)")
+        check_online(normal, "DLA's ranker (fitted by L-BFGS)")
+        return normal
 
     @model_validator(mode="after")
     def _raw_clicks(self) -> DLASpec:
@@ -165,10 +232,22 @@ class DLASpec(BatchLearnerConfig):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "training_signal": "raw clicks, propensities learnt jointly (DLA)"}
 
-    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> LinearModel:
+    def fit(self, train: Queries, params: dict[str, Any], context: FitContext | None = None) -> Any:
+        """A :class:`LinearModel`, or with ``scorer`` a neural model."""
         if context is None or context.clicks is None:
             raise LtrError("dla trains on a click log: run it under cv: with its clicks block")
         cache = context.clicks.cache
         if "dla" not in cache:
             cache["dla"] = distinct_sessions(train, context.clicks)
-        return fit_dla(train, context.clicks, params["C"], self.rounds, self.clicks.clip, cache["dla"])
+        if self.scorer is None:
+            w, info = fit_dla(train, context.clicks, params["C"], self.rounds, self.clicks.clip, cache["dla"])
+            return LinearModel(w, info)
+        from ltr_cli.neural.model import NeuralModel
+        from ltr_cli.neural.query_scorer import QueryScorer
+        from ltr_cli.neural.transforms import Transform
+
+        d = train[0][0].shape[1] if train else 0
+        scorer = QueryScorer(self.scorer, d, int(context.seed))
+        theta, info = fit_dla(train, context.clicks, params["C"], self.rounds, self.clicks.clip, cache["dla"],
+                              lambda X: ScorerRanker(X, scorer))
+        return NeuralModel(dict(self.scorer), 1, Transform([], d), scorer.named(theta), d, info=info)
