@@ -212,11 +212,15 @@ def _random_ndcg(folds: Path) -> float:
     return float(np.mean(means))
 
 
-@pytest.mark.parametrize("learner, correction", [(SVM, "dr"), (SVM, "affine"), (GBM, "dr")])
-def test_a_learner_on_targets_runs_end_to_end_and_beats_a_random_ranker(folds, tmp_path, learner, correction):
+@pytest.mark.parametrize("learner, correction, extra", [
+    (SVM, "dr", ""), (SVM, "affine", ""), (GBM, "dr", ""),
+    ("    type: ranksvm\n    grid: {C: [0.01, 1.0]}\n", "dr", ", select: clicks"),
+])
+def test_a_learner_on_targets_runs_end_to_end_and_beats_a_random_ranker(folds, tmp_path, learner, correction,
+                                                                        extra):
     if learner is GBM:
         pytest.importorskip("lightgbm")
-    res = _run(folds, tmp_path, learner + CLICKS.format(c=correction, extra=""))
+    res = _run(folds, tmp_path, learner + CLICKS.format(c=correction, extra=extra))
     assert res.exit_code == 0, res.output
     run = Path(res.stdout.split()[0])
     assert {"summary.json", "models.json", "manifest.json", "test_queries.parquet"} <= {p.name for p in run.iterdir()}
@@ -225,6 +229,11 @@ def test_a_learner_on_targets_runs_end_to_end_and_beats_a_random_ranker(folds, t
     record = json.loads((run / "models.json").read_text())["1"]
     assert record["clicks"]["correction"] == correction and "weights" not in record["clicks"]
     assert record["clicks"]["targets"]["nonzero"] > 0
+    if extra:  # chosen by the click estimate of DCG@10 from the vali log's DR targets
+        summary = json.loads((run / "summary.json").read_text())
+        assert summary["selected_by"].startswith("vali clicks")
+        tried = [t for g in summary["grid"] for t in g["tried"]]
+        assert len(tried) == 4 and all(np.isfinite(t["vali_clicks"]) for t in tried)
     if learner is GBM:
         conventions = json.loads((run / "manifest.json").read_text())["learner_conventions"]
         assert conventions["objective"].startswith("pairwise logistic (RankNet) on the targets' pairs")
