@@ -19,6 +19,15 @@ loss, gradient and Hessian-vector products come from counting in O(L m log m) pe
 (:mod:`ltr_cli.kernels.ranksvm`; the reference here enumerates the pairs). J is
 lambda-strongly convex, so ``||grad J||^2 / (2 lambda)`` bounds ``J(w) - min J``; the fit
 stops when that bound is at most ``eps * J(w)``.
+
+On a click log (``clicks:``) the same solver fits weighted pairs: clicked over not clicked,
+weighing the clicked position's weight (naive, IPS), or, for a per-document estimator's
+targets t of any sign, i over j weighing ``t_i - t_j`` for every ``t_i > t_j`` of a query.
+The latter's 0/1 objective is the estimated rank sum ``sum_i t_i rank(i)`` minus a constant
+that does not depend on the scores, ``C(t) = sum_i t_i + sum_{i<j} min(t_i, t_j)`` (each
+unordered pair {i, j}, ``t_i >= t_j``, adds ``t_j + (t_i - t_j) 1[s_j > s_i]``); every weight
+is positive, so the squared hinge keeps it convex (derivation and tests:
+:mod:`ltr_cli.clicklog.target_pairs`).
 """
 
 from __future__ import annotations
@@ -167,6 +176,12 @@ def _kernels() -> Any:
 #
 # With every weight 1 and one session per query, this is the objective above on the click
 # labels (clicked 1, shown and not clicked 0).
+#
+# A per-document estimator (affine, dm, dr, ...) gives instead estimates t (m_q,) per query,
+# of any sign; its pairs are (i over j, weighing t_i - t_j) for every t_i > t_j of a query
+# (:mod:`ltr_cli.clicklog.target_pairs`): sum_i t_i rank(i) equals C(t) plus their 0/1 loss
+# sum_{t_i > t_j} (t_i - t_j) 1[s_j > s_i], so this objective on them is a convex surrogate
+# of the estimated rank sum, and the same solver fits it.
 
 #: pairs whose feature differences are formed at once for the Hessian's diagonal
 DIAG_CHUNK = 20_000
