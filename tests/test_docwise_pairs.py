@@ -255,3 +255,14 @@ def test_what_stays_refused_is_one_line(folds, tmp_path, learner, extra, words):
     res = _run(folds, tmp_path, learner + CLICKS.format(c="dr", extra=extra))
     assert res.exit_code == 1
     assert words in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_too_many_pairs_is_one_line(monkeypatch):
+    from ltr_cli.clicklog import target_pairs as module
+    from ltr_cli.errors import LtrError
+
+    monkeypatch.setattr(module, "MAX_PAIRS", 45)
+    assert len(module.target_pairs([np.arange(10.0)]).query) == 45  # 10 * 9 / 2, at the cap
+    monkeypatch.setattr(module, "MAX_PAIRS", 44)
+    with pytest.raises(LtrError, match=r"^clicks\.correction: dr: the per-document targets would give up to 45 "):
+        module.target_pairs([np.arange(10.0)], "clicks.correction: dr")
