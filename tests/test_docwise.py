@@ -201,8 +201,8 @@ def test_neural_trains_on_dr_targets_end_to_end(letor, tmp_path):
 
 
 @pytest.mark.parametrize("kind, body, expected", [
-    ("ranksvm", "    grid: {C: [1.0]}\n" + CLICKS.format(c="dr"),
-     "learners.nn.clicks.correction: dr gives per-document relevance estimates only"),
+    ("ranksvm", "    grid: {C: [1.0]}\n" + CLICKS.format(c="position-bias"),
+     "clicks.correction: position-bias models the displayed positions in the learner"),
     ("neural", "    scorer: {kind: linear}\n" + CLICKS.format(c="position-bias"),
      "clicks.correction: position-bias gives per-position click weights only"),
     ("neural", "    scorer: {kind: linear}\n    loss: {name: listnet}\n" + CLICKS.format(c="dr"),

@@ -10,7 +10,9 @@ trains on the weighted clicks (Ranking SVM's weighted pairs, LambdaMART's weight
 A per-document estimator (``policy-aware``, ``affine``, ``dm``, ``dr``; their code in
 :mod:`ltr_cli.learners.batch.click_targets` and :mod:`ltr_cli.clicklog.docwise`) gives instead
 one estimate of relevance per (training query, document), which a listwise learner
-(``type: neural``) trains on; ``naive`` and ``ips`` give both.
+(``type: neural``) trains on, and a pairwise one on the pairs of those targets
+(:mod:`ltr_cli.clicklog.target_pairs`: RankSVM, LambdaMART); ``naive`` and ``ips`` give
+both (RankSVM and LambdaMART then read their weights).
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def gives(name: str, reads: str) -> str | None:
         return None
     fit = [n for n, e in ESTIMATORS.items() if (e.weights if reads == "weights" else e.targets) is not None]
     other = "targets" if reads == "weights" else "weights"
-    learner = "type: neural" if other == "targets" else "ranksvm or lambdamart"
+    learner = "type: neural, ranksvm or lambdamart" if other == "targets" else "ranksvm or lambdamart"
     return (f"clicks.correction: {name} gives {READS[other]} only, and this learner trains on {READS[reads]}; "
             f"use one of {', '.join(fit)}, or train {name} with {learner}")
 

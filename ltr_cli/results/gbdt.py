@@ -238,8 +238,9 @@ def parse_model_text(text: str) -> tuple[list[Tree], int]:
     for key, value in expected.items():
         if head.get(key) != value:
             raise ModelTextError(f"header {key} is {head.get(key)!r}, not {value!r}")
-    if not head.get("objective", "").split(" ")[0] == "lambdarank" or "average_output" in head:
-        raise ModelTextError("not a lambdarank model")
+    objective = head.get("objective")  # none: a custom objective's (raw scores, as lambdarank's)
+    if (objective is not None and objective.split(" ")[0] != "lambdarank") or "average_output" in head:
+        raise ModelTextError("not a lambdarank model (nor one of a custom objective)")
     width = head.get("max_feature_idx", "")
     if not _INT.fullmatch(width) or not 0 <= int(width) < 10_000_000:
         raise ModelTextError("header max_feature_idx is not a feature index")

@@ -59,6 +59,16 @@ class ClickData:
                                           positions=positions)
         return self.cache[key]
 
+    def target_pairs(self) -> Any:
+        """The pairs of the per-document targets (:func:`ltr_cli.clicklog.target_pairs.target_pairs`:
+        i over j weighing ``t_i - t_j`` where ``t_i > t_j``), computed once per fold."""
+        from ltr_cli.clicklog.target_pairs import target_pairs
+
+        assert self.targets is not None
+        if "target pairs" not in self.cache:
+            self.cache["target pairs"] = target_pairs(self.targets, f"clicks.correction: {self.correction}")
+        return self.cache["target pairs"]
+
 
 def fold_seed(seed: int, fold: int | None) -> int:
     """The seed of a fold's log: one stream per (seed, fold)."""

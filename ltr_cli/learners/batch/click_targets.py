@@ -1,11 +1,13 @@
 """The per-document estimators (entry points of ``ltr_cli.estimators``): each gives, for a
 fold's click log, one estimate of relevance per (training query, document)
 (:mod:`ltr_cli.clicklog.docwise`'s formulas and conventions), which a listwise learner
-(``type: neural`` with ``clicks:``) trains on.
+(``type: neural`` with ``clicks:``) trains on, and RankSVM and LambdaMART on their pairs
+(:mod:`ltr_cli.clicklog.target_pairs`).
 
-``naive`` and ``ips`` give both kinds: their per-position weights (RankSVM, LambdaMART)
-and their per-document targets. ``policy-aware``, ``affine``, ``dm`` and ``dr`` give
-targets only: a learner that reads per-position weights refuses them.
+``naive`` and ``ips`` give both kinds: their per-position weights (which RankSVM and
+LambdaMART read) and their per-document targets (which ``type: neural`` reads).
+``policy-aware``, ``affine``, ``dm`` and ``dr`` give targets only: RankSVM and LambdaMART
+train on their pairs; a learner that reads per-position weights only refuses them.
 """
 
 from __future__ import annotations

@@ -93,13 +93,13 @@ def _continuable(warm: Any, train: Queries, settings: str, rounds: int) -> _Trai
     return taken
 
 
-def boost(booster: Any, done: int, rounds: int, finished: bool) -> tuple[int, bool]:
+def boost(booster: Any, done: int, rounds: int, finished: bool, fobj: Any = None) -> tuple[int, bool]:
     """``lightgbm.train``'s loop from round ``done`` to ``rounds``: one ``Booster.update``
-    per round, except that once an update reports LightGBM finished the rounds left are
-    counted without running them (each would grow and drop the same tree). Returns the
-    rounds counted and whether LightGBM finished."""
+    per round (``fobj``: a custom objective's), except that once an update reports LightGBM
+    finished the rounds left are counted without running them (each would grow and drop
+    the same tree). Returns the rounds counted and whether LightGBM finished."""
     while done < rounds and not finished:
-        finished = bool(booster.update())
+        finished = bool(booster.update() if fobj is None else booster.update(fobj=fobj))
         done += 1
     return max(done, rounds), finished
 
@@ -108,7 +108,9 @@ def boost(booster: Any, done: int, rounds: int, finished: bool) -> tuple[int, bo
 class Rows:
     """LightGBM's training rows when they are not the queries' labelled documents (a click
     log's sessions): ``X`` (n, d), integer ``label`` (n,), ``group`` sizes, and optional
-    per-row ``weight`` and 0-based displayed ``position``; ``kind`` names them."""
+    per-row ``weight`` and 0-based displayed ``position``; ``kind`` names them.
+    ``objective``: a custom objective's ``(preds, data) -> (grad, hess)`` instead of
+    lambdarank (per-document targets, :func:`target_rows`; ``label`` is then the targets)."""
 
     X: np.ndarray
     label: np.ndarray
@@ -116,6 +118,22 @@ class Rows:
     weight: np.ndarray | None
     position: np.ndarray | None
     kind: str
+    objective: Any = None
+
+
+def target_rows(train: Queries, clicks: Any) -> Rows:
+    """The rows of a per-document estimator's targets: every training query's documents,
+    labelled by their targets, under RankNet's pairwise logistic loss on the pairs of the
+    targets (:mod:`ltr_cli.learners.batch.target_objective`)."""
+    from ltr_cli.learners.batch.target_objective import rows_of
+
+    pairs = clicks.target_pairs()
+    d = train[0][0].shape[1] if train else 0
+    sizes = [len(y) for _, y in train]
+    X = np.vstack([np.asarray(X, dtype=np.float64) for X, _ in train]) if train else np.zeros((0, d))
+    label = np.concatenate(clicks.targets) if train else np.zeros(0)
+    objective = rows_of(sizes, pairs.query, pairs.better, pairs.worse, pairs.weight)
+    return Rows(X, label, sizes, None, None, f"{clicks.correction} targets", objective.objective)
 
 
 def click_rows(train: Queries, clicks: Any) -> Rows:
@@ -187,13 +205,17 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
     else:
         X, g, group, weight, position = rows.X, rows.label, rows.group, rows.weight, rows.position
         gains = None
-    top = int(g.max()) if g.size else 0
-    gain_of = gains if gains is not None else exp2_gain
-    label_gain = [float(v) for v in gain_of(np.arange(top + 1, dtype=np.float64))]
-    params = {"objective": "lambdarank", "num_leaves": num_leaves, "learning_rate": learning_rate,
-              "min_data_in_leaf": min_data_in_leaf, "label_gain": label_gain, "seed": seed,
-              "deterministic": True, "force_row_wise": True, "num_threads": threads, "verbosity": -1,
-              "feature_pre_filter": False}
+    fobj = None if rows is None else rows.objective
+    params: dict[str, Any] = {"objective": "lambdarank" if fobj is None else "none", "num_leaves": num_leaves,
+                              "learning_rate": learning_rate, "min_data_in_leaf": min_data_in_leaf, "seed": seed,
+                              "deterministic": True, "force_row_wise": True, "num_threads": threads,
+                              "verbosity": -1, "feature_pre_filter": False}
+    label_gain: list[float] | None = None
+    if fobj is None:
+        top = int(g.max()) if g.size else 0
+        gain_of = gains if gains is not None else exp2_gain
+        label_gain = [float(v) for v in gain_of(np.arange(top + 1, dtype=np.float64))]
+        params["label_gain"] = label_gain
     settings = repr(sorted(params.items())) + ("" if rows is None else f" clicks {rows.kind}")
     try:
         state = _continuable(warm, train, settings, rounds)
@@ -201,11 +223,11 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
             data = lgb.Dataset(X, label=g, group=group, weight=weight, position=position,
                                params={**params, "num_iterations": rounds}, free_raw_data=True)
             booster = lgb.Booster(params={**params, "num_iterations": rounds}, train_set=data)
-            done, finished = boost(booster, 0, rounds, False)
+            done, finished = boost(booster, 0, rounds, False, fobj)
         else:
             booster = state.booster
             booster.reset_parameter({"num_iterations": rounds})
-            done, finished = boost(booster, state.rounds, rounds, state.finished)
+            done, finished = boost(booster, state.rounds, rounds, state.finished, fobj)
         # read back as lightgbm.train hands its booster over: the same text but for a
         # single-leaf tree's empty leaf_weight, written "0" by the booster still training
         text = lgb.Booster(model_str=booster.model_to_string(num_iteration=-1)).model_to_string(num_iteration=-1)
@@ -217,7 +239,8 @@ def fit_lambdamart(train: Queries, num_leaves: int = 31, learning_rate: float = 
     if not np.array_equal(model.scores(check), expected):
         raise LtrError(f"lambdamart: LightGBM {lgb.__version__} wrote a model whose scores this tool does not "
                        "reproduce exactly; use a LightGBM 4 release this tool is tested with")
-    model.info = {"trees": len(model.trees), "label_gain": label_gain}
+    model.info = {"trees": len(model.trees), **({"label_gain": label_gain} if label_gain is not None else
+                                                {"objective": "pairwise logistic on the targets' pairs"})}
     object.__setattr__(model, "_resume", _Training(train, settings, booster, done, finished))
     return model
 
@@ -244,8 +267,21 @@ class LambdaMARTSpec(BatchLearnerConfig):
                          "model in its last digits)")
     clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels, "
                                        "under any estimator (ips: IPS-weighted pairs; position-bias: LightGBM's "
-                                       "position-bias model on the displayed positions; see docs/clicks.md)")
+                                       "position-bias model on the displayed positions; a per-document estimator "
+                                       "(affine, dm, dr, ...): RankNet's loss on its targets' pairs; see "
+                                       "docs/clicks.md)")
     id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
+
+    @property
+    def reads_clicks(self) -> str:
+        """What it reads of its click estimator: per-position ``weights`` when the estimator
+        gives them (lambdarank on the clicks), else its per-document ``targets`` (a custom
+        pairwise objective, :mod:`ltr_cli.learners.batch.target_objective`)."""
+        from ltr_cli.clicklog.estimators import estimator
+
+        if self.clicks is None or estimator(self.clicks.correction).weights is not None:
+            return "weights"
+        return "targets"
 
     @model_validator(mode="after")
     def _leaves(self) -> LambdaMARTSpec:
@@ -260,6 +296,10 @@ class LambdaMARTSpec(BatchLearnerConfig):
             if estimator(self.clicks.correction).pairwise:
                 raise ValueError(f"clicks.correction: {self.clicks.correction} weighs each pair by both its positions, "
                                  "which LightGBM's lambdarank does not take; use it with type: ranksvm")
+            if self.reads_clicks == "targets" and self.clicks.propensity_draw:
+                raise ValueError(f"clicks.propensity_draw: drawn propensities are ips's per-position weights; "
+                                 f"{self.clicks.correction}'s per-document targets take the estimate as it is: "
+                                 "drop propensity_draw")
         return self
 
     def paper_role(self) -> str:
@@ -272,8 +312,11 @@ class LambdaMARTSpec(BatchLearnerConfig):
             version: str | None = metadata.version("lightgbm")
         except metadata.PackageNotFoundError:
             version = None
+        on_targets = self.reads_clicks == "targets"
         return {**super().describe(), "library": "lightgbm", "lightgbm_version": version,
-                "objective": "lambdarank", "label_gain": "the gain cv.convention gives each grade (labels below 0: 0)",
+                "objective": "pairwise logistic (RankNet) on the targets' pairs, weighing t_i - t_j" if on_targets
+                else "lambdarank",
+                **({} if on_targets else {"label_gain": "the gain cv.convention gives each grade (labels below 0: 0)"}),
                 "determinism": f"seed {self.seed}, deterministic, force_row_wise, num_threads {self.threads}",
                 **({"training_signal": self.clicks.describe()} if self.clicks is not None else {})}
 
@@ -285,7 +328,8 @@ class LambdaMARTSpec(BatchLearnerConfig):
         if context is not None and context.clicks is not None:
             cache = context.clicks.cache
             if "lightgbm" not in cache:
-                cache["lightgbm"] = click_rows(train, context.clicks)
+                on_targets = context.clicks.targets is not None
+                cache["lightgbm"] = (target_rows if on_targets else click_rows)(train, context.clicks)
             rows = cache["lightgbm"]
         return fit_lambdamart(train, int(params.get("num_leaves", 31)), float(params.get("learning_rate", 0.1)),
                               int(params.get("num_boost_round", 100)), int(params.get("min_data_in_leaf", 20)),

@@ -19,6 +19,15 @@ loss, gradient and Hessian-vector products come from counting in O(L m log m) pe
 (:mod:`ltr_cli.kernels.ranksvm`; the reference here enumerates the pairs). J is
 lambda-strongly convex, so ``||grad J||^2 / (2 lambda)`` bounds ``J(w) - min J``; the fit
 stops when that bound is at most ``eps * J(w)``.
+
+On a click log (``clicks:``) the same solver fits weighted pairs: clicked over not clicked,
+weighing the clicked position's weight (naive, IPS), or, for a per-document estimator's
+targets t of any sign, i over j weighing ``t_i - t_j`` for every ``t_i > t_j`` of a query.
+The latter's 0/1 objective is the estimated rank sum ``sum_i t_i rank(i)`` minus a constant
+that does not depend on the scores, ``C(t) = sum_i t_i + sum_{i<j} min(t_i, t_j)`` (each
+unordered pair {i, j}, ``t_i >= t_j``, adds ``t_j + (t_i - t_j) 1[s_j > s_i]``); every weight
+is positive, so the squared hinge keeps it convex (derivation and tests:
+:mod:`ltr_cli.clicklog.target_pairs`).
 """
 
 from __future__ import annotations
@@ -167,6 +176,12 @@ def _kernels() -> Any:
 #
 # With every weight 1 and one session per query, this is the objective above on the click
 # labels (clicked 1, shown and not clicked 0).
+#
+# A per-document estimator (affine, dm, dr, ...) gives instead estimates t (m_q,) per query,
+# of any sign; its pairs are (i over j, weighing t_i - t_j) for every t_i > t_j of a query
+# (:mod:`ltr_cli.clicklog.target_pairs`): sum_i t_i rank(i) equals C(t) plus their 0/1 loss
+# sum_{t_i > t_j} (t_i - t_j) 1[s_j > s_i], so this objective on them is a convex surrogate
+# of the estimated rank sum, and the same solver fits it.
 
 #: pairs whose feature differences are formed at once for the Hessian's diagonal
 DIAG_CHUNK = 20_000
@@ -340,8 +355,20 @@ class RankSVMSpec(BatchLearnerConfig):
     eps: float | None = Field(None, gt=0, description="relative tolerance; default 1e-6 (Newton), 1e-3 (BMRM)")
     max_iter: int | None = Field(None, gt=0, description="iteration cap; default 200 (Newton), 1000 (BMRM)")
     clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels, "
-                                       "its clicks weighted by the estimator (naive, IPS, ...; see docs/clicks.md)")
+                                       "its clicks weighted by the estimator (naive, IPS, ...), or the pairs of a "
+                                       "per-document estimator's targets (affine, dm, dr, ...; see docs/clicks.md)")
     id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
+
+    @property
+    def reads_clicks(self) -> str:
+        """What it reads of its click estimator: per-position ``weights`` when the estimator
+        gives them (weighted click pairs), else its per-document ``targets`` (the pairs of
+        :mod:`ltr_cli.clicklog.target_pairs`)."""
+        from ltr_cli.clicklog.estimators import estimator
+
+        if self.clicks is None or estimator(self.clicks.correction).weights is not None:
+            return "weights"
+        return "targets"
 
     @model_validator(mode="after")
     def _click_loss(self) -> RankSVMSpec:
@@ -354,6 +381,14 @@ class RankSVMSpec(BatchLearnerConfig):
                 takes = [n for n, e in ESTIMATORS.items() if not e.positions]
                 raise ValueError(f"clicks.correction: {self.clicks.correction} models the displayed positions in the "
                                  f"learner (lambdamart's LightGBM); ranksvm takes {', '.join(takes)}")
+            if self.reads_clicks == "targets":
+                name = self.clicks.correction
+                if self.clicks.pairs != "unclicked":
+                    raise ValueError(f"clicks.pairs: {name} gives per-document targets, whose pairs are every two "
+                                     "documents of a query with different targets; drop pairs")
+                if self.clicks.propensity_draw:
+                    raise ValueError(f"clicks.propensity_draw: drawn propensities are ips's per-position weights; "
+                                     f"{name}'s per-document targets take the estimate as it is: drop propensity_draw")
         return self
 
     def paper_role(self) -> str:
@@ -378,5 +413,8 @@ class RankSVMSpec(BatchLearnerConfig):
                     return newton_ranksvm(WeightedPairProblem.from_pairs(train, pairs, C), eps, cap, warm, progress)
 
                 return fit_pair_debias(train, context.clicks, solve, context)
+            if context.clicks.targets is not None:  # a per-document estimator: the pairs of its targets
+                return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context,
+                                         context.clicks.target_pairs())
             return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context)
         return fit_ranksvm(train, params["C"], self.loss, self.eps, self.max_iter, context)

@@ -1,0 +1,96 @@
+"""Preference pairs from per-document estimates of relevance: how a pairwise learner
+(RankSVM, LambdaMART's pairwise objective) trains on a per-document estimator's targets
+(``policy-aware``, ``affine``, ``dm``, ``dr``; :mod:`ltr_cli.clicklog.docwise`).
+
+The derivation. For one query with estimated relevances ``t`` (m,) (any sign: DR and the
+affine correction give negative estimates) and scores ``s`` without ties, let
+``rank(i) = 1 + #{j : s_j > s_i}``. The estimated sum of ranks is::
+
+    sum_i t_i rank(i) = sum_i t_i + sum_{i != j} t_i 1[s_j > s_i]
+
+Take each unordered pair {i, j} once, with ``t_i >= t_j``: exactly one of ``s_j > s_i``,
+``s_i > s_j`` holds, so its two terms ``t_i 1[s_j > s_i] + t_j 1[s_i > s_j]`` are
+``t_j + (t_i - t_j) 1[s_j > s_i]``. Summed over the pairs::
+
+    sum_i t_i rank(i) = C(t) + sum_{(i, j): t_i > t_j} (t_i - t_j) 1[s_j > s_i]
+    C(t) = sum_i t_i + sum_{i < j} min(t_i, t_j)                  (:func:`rank_sum_offset`)
+
+``C`` does not depend on the scores, so minimising the estimated rank sum is minimising
+the pair objective on the right: the pairs (i over j) with ``t_i > t_j``, each weighing
+``t_i - t_j > 0``. Every weight is positive whatever the signs of ``t``, so replacing the
+0/1 loss by a convex surrogate of ``s_i - s_j`` (RankSVM's squared hinge, RankNet's
+logistic loss) keeps the objective convex in the scores. When ``t`` is unbiased for the
+relevance (IPS, affine, DR under their assumptions), the pair objective is unbiased for
+the relevance's rank sum minus ``C`` of the relevance, as the targets are linear in it.
+
+With IPS targets (``t_d`` the clicks on d, each weighing ``min(1/p_k, clip)``, per
+session), the 0/1 objective equals Joachims, Swaminathan and Schnabel's propensity-weighted
+rank of the clicked documents (``clicks.pairs: query``) up to a constant: both are
+``sum_i t_i rank(i)``; their pairs (each click over every other document, weighing its
+click's weight) and these differ in the surrogate, not in the 0/1 objective.
+
+A query's pairs number at most m (m - 1) / 2, formed at once per query by numpy; the
+documents of equal targets give none (a query whose targets are all equal gives none).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ltr_cli.clicklog.pairs import ClickPairs
+from ltr_cli.errors import LtrError
+
+#: the pairs a fold's targets may give at most (each costs about 100 bytes in a fit)
+MAX_PAIRS = 20_000_000
+
+
+def query_pairs(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One query's pairs of targets ``t`` (m,): ``better``, ``worse`` (P,) document indices
+    with ``t[better] > t[worse]``, sorted by (better, worse), and their weights
+    ``t[better] - t[worse]`` (P,)."""
+    t = np.asarray(t, dtype=np.float64)
+    better, worse = np.nonzero(t[:, None] > t[None, :])
+    return better, worse, t[better] - t[worse]
+
+
+def target_pairs(targets: list[np.ndarray], where: str = "clicks.correction") -> ClickPairs:
+    """The pairs of every query's targets (float (m_q,) each) as :class:`ClickPairs`
+    (``query`` indexes ``targets``); a one-line error naming ``where`` when there would be
+    more than :data:`MAX_PAIRS`."""
+    total = sum(len(t) * (len(t) - 1) // 2 for t in targets)
+    if total > MAX_PAIRS:
+        raise LtrError(f"{where}: the per-document targets would give up to {total} preference pairs, above "
+                       f"{MAX_PAIRS}; train them with type: neural, or on fewer documents per query")
+    q, b, w, c = [], [], [], []
+    for k, t in enumerate(targets):
+        better, worse, weight = query_pairs(t)
+        q.append(np.full(len(better), k, dtype=np.int64))
+        b.append(better.astype(np.int64))
+        w.append(worse.astype(np.int64))
+        c.append(weight)
+    if not q:
+        empty = np.zeros(0, dtype=np.int64)
+        return ClickPairs(empty, empty, empty, np.zeros(0))
+    return ClickPairs(np.concatenate(q), np.concatenate(b), np.concatenate(w), np.concatenate(c))
+
+
+def rank_sum(t: np.ndarray, s: np.ndarray) -> float:
+    """``sum_i t_i rank(i)``, ``rank(i) = 1 + #{j : s_j > s_i}`` (``t``, ``s`` (m,))."""
+    s = np.asarray(s, dtype=np.float64)
+    rank = 1 + (s[None, :] > s[:, None]).sum(axis=1)
+    return float(np.asarray(t, dtype=np.float64) @ rank)
+
+
+def pair_loss01(t: np.ndarray, s: np.ndarray) -> float:
+    """The pair objective with the 0/1 loss: ``sum_{t_i > t_j} (t_i - t_j) 1[s_j > s_i]``."""
+    better, worse, weight = query_pairs(t)
+    s = np.asarray(s, dtype=np.float64)
+    return float(weight @ (s[worse] > s[better]))
+
+
+def rank_sum_offset(t: np.ndarray) -> float:
+    """``C(t) = sum_i t_i + sum_{i < j} min(t_i, t_j)``: the rank sum minus the 0/1 pair
+    objective, under any scores without ties (the module docstring)."""
+    t = np.asarray(t, dtype=np.float64)
+    upper = np.triu(np.minimum(t[:, None], t[None, :]), 1)
+    return float(t.sum() + upper.sum())
