@@ -206,7 +206,11 @@ class DLASpec(BatchLearnerConfig):
         from ltr_cli.neural.query_scorer import check_online
 
         normal = scorers.normalized(block)
-        if not scorers.build(normal, 1).per_document:
+        try:
+            built = scorers.build(normal, 1)
+        except LtrError:  # JAX is not installed: ltr run says so before anything runs (missing)
+            return normal
+        if not built.per_document:
             raise ValueError(f"scorer.kind {normal['kind']}: DLA scores the documents of all sessions one by one; "
                              "give a scorer that scores each document from its own features (mlp, linear)")
         check_online(normal, "DLA's ranker (fitted by L-BFGS)")
@@ -228,6 +232,13 @@ class DLASpec(BatchLearnerConfig):
 
     def paper_role(self) -> str:
         return "DLA"
+
+    def missing(self) -> str | None:
+        if self.scorer is None:
+            return None
+        from ltr_cli.neural import jaxenv
+
+        return jaxenv.missing()
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "training_signal": "raw clicks, propensities learnt jointly (DLA)"}
