@@ -213,19 +213,20 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
     if refused is not None:
         raise LtrError(refused)
     logged = signal.propensity == "logged"
-    if logged:
-        from ltr_cli.clicklog import logged as per_row
+    from ltr_cli.clicklog import logged as per_row
 
-        propensity = per_row.row_propensity(propensity, len(sessions.session), _log_name(meta, fold, "training"))
-        meta = {**meta, "logged_propensity": per_row.summary(propensity)}
-    log = ClickLog(sessions, meta, shown, signal, train, fold, propensity if logged else None)
+    rowp = per_row.row_propensity(propensity, len(sessions.session), _log_name(meta, fold, "training")) \
+        if logged else np.ones(0)
+    if logged:
+        meta = {**meta, "logged_propensity": per_row.summary(rowp)}
+    log = ClickLog(sessions, meta, shown, signal, train, fold, rowp if logged else None)
     if reads == "targets":
         assert chosen.targets is not None
         targets = check_targets(chosen.targets(log), [len(y) for _, y in train], signal.correction)
         return ClickData(sessions, np.ones(shown), signal.correction, meta, versus=signal.pairs, targets=targets)
     assert chosen.weights is not None
     if logged:  # one weight per row (the signal admits only ips here)
-        rows = per_row.row_weights(log.propensity, signal.clip, str(meta.get("path")))
+        rows = per_row.row_weights(rowp, signal.clip, str(meta.get("path")))
         means = per_row.position_means(rows, sessions.position, shown)
         record = {**meta["logged_propensity"], "weights": per_row.summary(rows, signal.clip)}
         return ClickData(sessions, means, signal.correction, {**meta, "propensity": "logged",
