@@ -102,7 +102,8 @@ def _metrics(summary: dict) -> dict:
 
 def test_ranksvm_on_logged_true_propensities_equals_propensity_true(logs):
     tmp, root = logs
-    (mt, st, _), (ml, sl, _), _ = _run(tmp, root, "ranksvm", {"C": [0.1, 1.0]})
+    (mt, st, dt), (ml, sl, dl), _ = _run(tmp, root, "ranksvm", {"C": [0.1, 1.0]})
+    assert (dt / "test_queries.parquet").read_bytes() == (dl / "test_queries.parquet").read_bytes()
     ft, fl = next(iter(mt.values())), next(iter(ml.values()))
     wt, wl = np.asarray(ft["w"]), np.asarray(fl["w"])
     assert wt.shape == wl.shape and np.max(np.abs(wt - wl)) == 0.0  # the same pairs, the same weights, bit for bit
