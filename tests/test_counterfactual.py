@@ -87,7 +87,7 @@ def test_clicks_log_writes_what_a_run_generates_and_a_run_can_read_it(folds, tmp
 @pytest.mark.parametrize("args,message", [
     (["--learner", "ranksvm-labels"], "learner 'ranksvm-labels' has no clicks.generate block"),
     (["--learner", "nobody"], "--learner 'nobody': no such learner"),
-    (["--set", "learners.ranksvm-ips.clicks.propensity=false"], "propensity: give true, estimated, regression-em or a file"),
+    (["--set", "learners.ranksvm-ips.clicks.propensity=false"], "propensity: give true, estimated, regression-em, logged or a file"),
     (["--set", "learners.ranksvm-ips.clicks.log=somewhere"], "give exactly one of log"),
 ])
 def test_clicks_log_refuses_bad_input_in_one_line(folds, tmp_path, args, message):

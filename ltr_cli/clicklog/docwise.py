@@ -44,7 +44,10 @@ The click model's alpha and beta (:func:`ltr_cli.learners.batch.click_targets.af
 model's P(click | examined) per grade, or P(relevant | grade) under trust bias);
 ``estimated`` and a propensity file give relative propensities p_k / p_1 and beta = 0 (the
 estimates are R up to a constant factor); a JSON file ``{"alpha": [...], "beta": [...]}``
-gives both.
+gives both. ``logged`` (ips and policy-aware only) gives each row's own propensity p_r, as
+recorded by the logging system, and beta = 0: ips sums min(1 / p_r, clip) over d's clicks,
+and E[alpha_d] is the mean over q's sessions of p_r at the row showing d (0 where it is
+not shown), so each estimate reads the examination the logging policy gave that display.
 """
 
 from __future__ import annotations
@@ -68,17 +71,23 @@ class Exposure:
     """What the estimators read of a log, per training query q (m_q its documents):
     ``sessions`` int (queries,) n_q; ``displays[q]`` float (m_q, shown) the sessions
     showing d at position k; ``clicks[q]`` float (m_q,) the clicks on d; ``inverse[q]``
-    float (m_q,) the sum over d's clicks of min(1 / alpha_k, clip) (the per-click IPS)."""
+    float (m_q,) the sum over d's clicks of min(1 / alpha_k, clip) (the per-click IPS);
+    ``examined[q]`` float (m_q,), given the rows' own propensities p_r
+    (``clicks.propensity: logged``): the sum of p_r over the rows showing d, so that
+    E[alpha_d] = examined / n_q (and ``inverse`` sums min(1 / p_r, clip)); None otherwise."""
 
     sessions: np.ndarray
     displays: list[np.ndarray]
     clicks: list[np.ndarray]
     inverse: list[np.ndarray]
+    examined: list[np.ndarray] | None = None
 
 
-def exposure(s: Sessions, sizes: list[int], shown: int, alpha: np.ndarray, clip: float | None) -> Exposure:
+def exposure(s: Sessions, sizes: list[int], shown: int, alpha: np.ndarray, clip: float | None,
+             row_alpha: np.ndarray | None = None) -> Exposure:
     """The counts of :class:`Exposure` from the sessions ``s`` (``query`` indexing the
-    queries of ``sizes``, their numbers of documents), with ``alpha`` float (shown,)."""
+    queries of ``sizes``, their numbers of documents), with ``alpha`` float (shown,), or
+    each row's own ``row_alpha`` float (rows,) in (0, 1] (``alpha`` then unused)."""
     queries = len(sizes)
     first = np.ones(len(s.session), dtype=bool)
     first[1:] = s.session[1:] != s.session[:-1]
@@ -94,9 +103,16 @@ def exposure(s: Sessions, sizes: list[int], shown: int, alpha: np.ndarray, clip:
         w = np.where(alpha > 0, 1.0 / np.where(alpha > 0, alpha, 1.0), 0.0)
     if clip is not None:
         w = np.minimum(w, clip)
-    inverse = np.bincount(row, weights=click * w[pos], minlength=total)
+    examined = None
+    if row_alpha is None:
+        inverse = np.bincount(row, weights=click * w[pos], minlength=total)
+    else:
+        wr = 1.0 / row_alpha
+        inverse = np.bincount(row, weights=click * (wr if clip is None else np.minimum(wr, clip)), minlength=total)
+        examined = np.bincount(row, weights=row_alpha, minlength=total)
     cut = [slice(int(offsets[q]), int(offsets[q + 1])) for q in range(queries)]
-    return Exposure(n_q, [disp[c] for c in cut], [clicks[c] for c in cut], [inverse[c] for c in cut])
+    return Exposure(n_q, [disp[c] for c in cut], [clicks[c] for c in cut], [inverse[c] for c in cut],
+                    None if examined is None else [examined[c] for c in cut])
 
 
 def expected(displays: np.ndarray, n: int, values: np.ndarray) -> np.ndarray:
@@ -116,7 +132,8 @@ def estimates(kind: str, ex: Exposure, alpha: np.ndarray, beta: np.ndarray, floo
             out.append(np.zeros(m))
             continue
         ctr = clicks / n
-        ea, eb = expected(disp, n, alpha), np.maximum(expected(disp, n, beta), 0.0)
+        ea = expected(disp, n, alpha) if ex.examined is None else ex.examined[q] / n
+        eb = np.maximum(expected(disp, n, beta), 0.0)
         ca = np.maximum(ea, floor)
         safe = np.where(ca > 0, ca, 1.0)
         if kind == "naive":

@@ -38,7 +38,8 @@ class ClickLog:
     positions a session shows, 1..shown), the learner's ``clicks:`` block (``signal``:
     ``propensity``, ``clip``, ``generate``, ``log``), the fold's training queries
     ``train`` (``(X (m, d), y (m,))`` each) and its number ``fold`` (None: a dataset
-    without folds)."""
+    without folds); ``propensity``: under ``clicks.propensity: logged``, the logging
+    propensity of each row of ``sessions``, float (rows,) in (0, 1] (None otherwise)."""
 
     sessions: Sessions
     meta: dict[str, Any]
@@ -46,6 +47,7 @@ class ClickLog:
     signal: Any  # a clicklog.signal.ClickSignal, which imports this module (its estimator names)
     train: list[tuple[np.ndarray, np.ndarray]]
     fold: int | None
+    propensity: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

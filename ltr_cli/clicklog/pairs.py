@@ -10,7 +10,8 @@ Two sets of pairs, ``versus``:
   their Propensity SVM-Rank), whose hinge bounds that rank.
 
 A pair weighs the weight of the clicked document's position (1 for naive clicks,
-min(1/p_k, clip) for IPS). With ``positions`` (``unclicked`` pairs only), the pairs are also
+min(1/p_k, clip) for IPS), or, given per-row weights (``clicks.propensity: logged``), the
+weight of the clicked row itself (min(1/p_r, clip)). With ``positions`` (``unclicked`` pairs only), the pairs are also
 keyed by the positions the session showed both documents at, for a correction that weighs a
 pair by both (pairwise debiasing, :mod:`ltr_cli.learners.batch.pair_debias`); without it the
 pairs are those of the keys above alone.
@@ -82,18 +83,20 @@ def _positioned(keys: list[np.ndarray], weights: list[np.ndarray], W: np.int64, 
 
 def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int = CHUNK,
                 versus: str = "unclicked", documents: np.ndarray | None = None,
-                positions: bool = False) -> ClickPairs:
+                positions: bool = False, row_weight: np.ndarray | None = None) -> ClickPairs:
     """The pairs of the log ``s`` (its rows in session order), a click at position k
     weighing ``position_weight[k - 1]``; ``width`` bounds the document indices (the most
     documents of a query); ``versus``: :data:`VERSUS` (see the module), ``query`` needing
     ``documents`` (the number of documents of each query, by query index); ``positions``:
-    keyed by both documents' positions too (``unclicked`` only)."""
+    keyed by both documents' positions too (``unclicked`` only); ``row_weight``, float
+    (rows,): a click at row r weighs ``row_weight[r]`` instead of its position's weight."""
     if positions and versus != "unclicked":
         raise ValueError("positions=True keys the unclicked pairs by both positions; versus must be 'unclicked'")
     if versus == "query":
         if documents is None:
             raise ValueError("versus='query' needs each query's number of documents")
-        return _query_pairs(s, np.asarray(position_weight, dtype=float), width, np.asarray(documents), chunk)
+        return _query_pairs(s, np.asarray(position_weight, dtype=float), width, np.asarray(documents), chunk,
+                            row_weight)
     if versus != "unclicked":
         raise ValueError(f"versus {versus!r}: one of {', '.join(VERSUS)}")
     n = len(s.session)
@@ -126,14 +129,16 @@ def click_pairs(s: Sessions, position_weight: np.ndarray, width: int, chunk: int
                     key = (key * S + (s.position[rows[m, a]].astype(np.int64) - 1)) * S + \
                         (s.position[rows[m, b]].astype(np.int64) - 1)
                 keys.append(key)
-                weights.append(pw[s.position[rows[m, a]] - 1] / sessions_of[q[m]])
+                at = rows[m, a]
+                weights.append((pw[s.position[at] - 1] if row_weight is None else row_weight[at]) / sessions_of[q[m]])
                 pending += m.size
             if pending > 4 * chunk:
                 keys, weights, pending = _compact(keys, weights)
     return _positioned(keys, weights, W, S) if positions else _pairs_of(keys, weights, W)
 
 
-def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray, chunk: int) -> ClickPairs:
+def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray, chunk: int,
+                 row_weight: np.ndarray | None = None) -> ClickPairs:
     """``versus='query'``: each click's document against every other document of its query."""
     n = len(s.session)
     empty = np.zeros(0, np.int64)
@@ -153,7 +158,7 @@ def _query_pairs(s: Sessions, pw: np.ndarray, width: int, documents: np.ndarray,
         for lo in range(0, len(rows), chunk):
             r = rows[lo:lo + chunk]
             q, d = s.query[r].astype(np.int64), s.doc[r].astype(np.int64)
-            w = pw[s.position[r] - 1] / sessions_of[q]
+            w = (pw[s.position[r] - 1] if row_weight is None else row_weight[r]) / sessions_of[q]
             others = np.broadcast_to(np.arange(m, dtype=np.int64), (len(r), int(m)))
             keep = others != d[:, None]
             i, j = np.nonzero(keep)

@@ -8,7 +8,7 @@ are corrected for position bias::
       correction: ips            # an estimator: naive | ips | position-bias (lambdamart) |
                                  # pairwise-debias (ranksvm) | per document (neural):
                                  # policy-aware | affine | dm | dr | a plugin's
-      propensity: true           # true | estimated | regression-em | FILE (ips only)
+      propensity: true           # true | estimated | regression-em | logged | FILE (ips only)
       clip: 10
 
 ``generate`` simulates each fold's log inside the run, exactly as ``ltr clicks log``
@@ -85,6 +85,37 @@ class PairDebiasSpec(Strict):
     p: float = Field(1.0, ge=0, le=100, description="the regularisation power: t = (loss ratio)^(1/(p + 1))")
 
 
+#: the propensities ``clicks.propensity`` names by a word (anything else is a file)
+NAMED = ("estimated", "regression-em", "logged")
+#: the estimators that take ``propensity: logged`` (a weight or an exposure per shown row)
+LOGGED = ("ips", "policy-aware")
+#: why the others do not: ``correction`` -> the reason and the fix
+NOT_LOGGED = {
+    "naive": "naive clicks weigh 1 and read no propensity; use correction: ips",
+    "position-bias": "LightGBM's position-bias model learns its own position biases from the clicks; use "
+                     "correction: ips",
+    "pairwise-debias": "pairwise debiasing estimates its biases t+ and t- per position pair with the ranker; use "
+                       "correction: ips",
+    "affine": "a logged propensity is the row's examination, with no trust-bias beta (affine with beta 0 is "
+              "policy-aware); use correction: policy-aware or ips",
+    "dm": "the direct method's regression models each click as alpha_k R + beta_k per position, not per row; use "
+          "correction: policy-aware or ips",
+    "dr": "doubly robust's correction models each click as alpha_k R + beta_k per position, not per row; use "
+          "correction: policy-aware or ips",
+}
+
+
+def logged_refusal(correction: str) -> str | None:
+    """Why ``propensity: logged`` cannot go with ``correction`` (one line naming the keys
+    and the fix), None when it can."""
+    if correction in LOGGED:
+        return None
+    why = NOT_LOGGED.get(correction, "it weighs clicks per position (a plugin's estimator); use correction: ips "
+                                     "or policy-aware")
+    return f"clicks.propensity: logged gives one propensity per shown row, which correction {correction} cannot " \
+           f"use: {why}"
+
+
 class ClickSignal(Strict):
     """Train on clicks: each fold's log (simulated or read), corrected by ``correction``."""
 
@@ -102,8 +133,10 @@ class ClickSignal(Strict):
     propensity: bool | str = Field(True, description="ips and the per-document estimators: true (the click "
                                    "model's examination, and trust bias's beta), estimated (result randomisation on "
                                    "a shuffled log of the same queries), regression-em (ips: EM on the training log "
-                                   "itself, relevance regressed on the features), or a file (JSON of ltr clicks "
-                                   "propensity --json, a list, or {alpha: [...], beta: [...]})")
+                                   "itself, relevance regressed on the features), logged (ips, policy-aware: the "
+                                   "propensity column clicks.log was imported with, one per shown row: a click at "
+                                   "row r weighs min(1/p_r, clip)), or a file (JSON of ltr clicks propensity --json, "
+                                   "a list, or {alpha: [...], beta: [...]})")
     em: RegressionEMSpec | None = Field(None, description="propensity: regression-em: its settings (default: "
                                         "gbdt relevance, 100 iterations)")
     debias: PairDebiasSpec | None = Field(None, description="correction: pairwise-debias: its settings (default: "
@@ -134,8 +167,8 @@ class ClickSignal(Strict):
     @classmethod
     def _propensity(cls, v: bool | str) -> bool | str:
         if v is False:
-            raise ValueError("propensity: give true, estimated, regression-em or a file of propensities")
-        if isinstance(v, str) and v not in ("estimated", "regression-em"):
+            raise ValueError("propensity: give true, estimated, regression-em, logged or a file of propensities")
+        if isinstance(v, str) and v not in NAMED:
             import os
             import stat
 
@@ -159,6 +192,17 @@ class ClickSignal(Strict):
             raise ValueError("propensity_draw: each simulated log already estimates its own propensities from its "
                              "own shuffled log, so a sweep over clicks.generate.seed carries the estimate's error; "
                              "drop propensity_draw (it is for one estimate: a file, or a log read from clicks.log)")
+        if self.propensity == "logged":
+            if self.generate is not None:
+                raise ValueError("propensity: logged reads the propensity column of an imported log (clicks.log); "
+                                 "clicks.generate simulates its log, whose propensities are the click model's: give "
+                                 "propensity: true")
+            if self.propensity_draw:
+                raise ValueError("propensity_draw: logged propensities come with no standard error to draw from; "
+                                 "drop propensity_draw")
+            refused = logged_refusal(self.correction)
+            if refused is not None:
+                raise ValueError(refused)
         if self.select == "clicks" and self.generate is None:
             raise ValueError("select: clicks simulates a log of the vali queries: it needs generate, not log")
         if self.em is not None and self.propensity != "regression-em":
@@ -173,7 +217,7 @@ class ClickSignal(Strict):
 
     def propensity_file(self) -> Path | None:
         v = self.propensity
-        return Path(v) if isinstance(v, str) and v not in ("estimated", "regression-em") else None
+        return Path(v) if isinstance(v, str) and v not in NAMED else None
 
     def describe(self) -> str:
         how = estimator(self.correction).label
@@ -181,5 +225,6 @@ class ClickSignal(Strict):
             p = self.propensity
             how += (" (true propensities" if p is True else " (estimated propensities" if p == "estimated"
                     else " (propensities by regression EM" if p == "regression-em"
+                    else " (the log's own propensities, per row" if p == "logged"
                     else f" (propensities of {p}") + (f", clipped at {self.clip:g})" if self.clip else ")")
         return how

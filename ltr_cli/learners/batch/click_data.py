@@ -43,6 +43,10 @@ class ClickData:
     targets: list[np.ndarray] | None = None
     #: ``clicks.debias``: a pairwise-debiasing correction's settings (None: its defaults)
     debias: Any = None
+    #: ``clicks.propensity: logged``: the weight of a click at each row of ``sessions``,
+    #: float (rows,), min(1/p_r, clip), used instead of ``weights`` (which then holds each
+    #: position's mean row weight, for the record); None: the per-position weights
+    row_weights: np.ndarray | None = None
 
     #: what a learner derives from the log once per fold, shared by the fits of its grid
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -56,7 +60,7 @@ class ClickData:
         key = f"pairs {width} {versus}" + (" positions" if positions else "")
         if key not in self.cache:
             self.cache[key] = click_pairs(self.sessions, self.weights, width, versus=versus, documents=documents,
-                                          positions=positions)
+                                          positions=positions, row_weight=self.row_weights)
         return self.cache[key]
 
     def target_pairs(self) -> Any:
@@ -175,7 +179,8 @@ def _estimated(train: Queries, gen: GenerateSpec, fold: int | None) -> tuple[np.
                                   "stderr": rec["stderr"]}}
 
 
-def _read_fold_log(signal: ClickSignal, fold: int | None, train_ids: list[str]) -> tuple[Sessions, dict[str, Any]]:
+def _read_fold_log(signal: ClickSignal, fold: int | None,
+                   train_ids: list[str]) -> tuple[Sessions, dict[str, Any], np.ndarray | None]:
     from ltr_cli.clicklog.logfile import read_log
 
     assert signal.log is not None
@@ -188,13 +193,14 @@ def _read_fold_log(signal: ClickSignal, fold: int | None, train_ids: list[str]) 
                        "the log of its own training queries (write them with ltr clicks log)")
     remap = np.array([index[q] for q in log.qids], dtype=np.int32)
     sessions = Sessions(log.session, remap[log.query], log.doc, log.position, log.click)
-    return sessions, {**log.meta, "path": str(path)}
+    return sessions, {**log.meta, "path": str(path)}, log.propensity
 
 
 def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold: int | None,
                 reads: str = "weights") -> ClickData:
     """The clicks fold ``fold`` trains on, with each position's weight (``reads``:
     ``weights``), or each document's target (``targets``: the weights are then 1)."""
+    propensity = None
     if signal.generate is not None:
         sessions, meta = fold_log(train, signal.generate, fold)
         from ltr_cli.clicklog.logfile import fingerprint
@@ -202,7 +208,7 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
         meta["fingerprint"] = fingerprint(sessions.session, sessions.query, train_ids, sessions.doc,
                                           sessions.position, sessions.click, str(meta["policy"]))
     else:
-        sessions, meta = _read_fold_log(signal, fold, train_ids)
+        sessions, meta, propensity = _read_fold_log(signal, fold, train_ids)
     if sessions.doc.size:
         sizes = np.array([len(y) for _, y in train])
         if np.any(sessions.doc >= sizes[sessions.query]):
@@ -216,12 +222,26 @@ def fold_clicks(signal: ClickSignal, train: Queries, train_ids: list[str], fold:
     refused = gives(signal.correction, reads)
     if refused is not None:
         raise LtrError(refused)
-    log = ClickLog(sessions, meta, shown, signal, train, fold)
+    logged = signal.propensity == "logged"
+    from ltr_cli.clicklog import logged as per_row
+
+    rowp = per_row.row_propensity(propensity, len(sessions.session), _log_name(meta, fold, "training")) \
+        if logged else np.ones(0)
+    if logged:
+        meta = {**meta, "logged_propensity": per_row.summary(rowp)}
+    log = ClickLog(sessions, meta, shown, signal, train, fold, rowp if logged else None)
     if reads == "targets":
         assert chosen.targets is not None
         targets = check_targets(chosen.targets(log), [len(y) for _, y in train], signal.correction)
         return ClickData(sessions, np.ones(shown), signal.correction, meta, versus=signal.pairs, targets=targets)
     assert chosen.weights is not None
+    if logged:  # one weight per row (the signal admits only ips here)
+        rows = per_row.row_weights(rowp, signal.clip, str(meta.get("path")))
+        means = per_row.position_means(rows, sessions.position, shown)
+        record = {**meta["logged_propensity"], "weights": per_row.summary(rows, signal.clip)}
+        return ClickData(sessions, means, signal.correction, {**meta, "propensity": "logged",
+                                                               "logged_propensity": record},
+                         versus=signal.pairs, debias=signal.debias, row_weights=rows)
     weights, record = chosen.weights(log)
     weights = check_weights(weights, shown, signal.correction)
     return ClickData(sessions, weights, signal.correction, {**meta, **record}, versus=signal.pairs,
@@ -402,13 +422,15 @@ def click_score(model: Any, vali: Queries, clicks: ClickData, cutoff: int = 10) 
 def log_record(data: ClickData) -> dict[str, Any]:
     """What a fold's model record keeps of its clicks."""
     keep = ("policy", "fingerprint", "sessions", "shown", "seed", "source", "path", "propensity", "estimated_from",
-            "propensity_drawn")
+            "propensity_drawn", "logged_propensity")
     if data.targets is not None:  # per-document targets: what they are, in brief (no position weights)
         flat = np.concatenate(data.targets) if data.targets else np.zeros(0)
         used: dict[str, Any] = {"targets": {"documents": int(flat.size), "nonzero": int(np.count_nonzero(flat)),
                                             "mean": float(f"{flat.mean():.12g}") if flat.size else None,
                                             "min": float(f"{flat.min():.12g}") if flat.size else None,
                                             "max": float(f"{flat.max():.12g}") if flat.size else None}}
+    elif data.row_weights is not None:  # per-row weights (logged_propensity has them in brief)
+        used = {"weights_mean": [float(f"{v:.12g}") for v in data.weights]}
     else:
         used = {"weights": [float(f"{v:.12g}") for v in data.weights]}
     return {**{k: data.meta[k] for k in keep if k in data.meta}, "correction": data.correction,

@@ -47,12 +47,13 @@ def log_targets(kind: str, log: ClickLog, regression: Any = None) -> list[np.nda
     order. ``regression(features, exposure, alpha, beta, floor)``: the DM's predictions per
     query (default :func:`ltr_cli.clicklog.regression.fit_predict`)."""
     sizes = [len(y) for _, y in log.train]
-    if kind == "naive":
+    row_alpha = log.propensity if log.signal.propensity == "logged" else None
+    if kind == "naive" or row_alpha is not None:  # logged: each row's own alpha, beta 0
         alpha, beta = np.ones(log.shown), np.zeros(log.shown)
     else:
         alpha, beta, _ = affine_bias(log)
     clip = log.signal.clip
-    ex = docwise.exposure(log.sessions, sizes, log.shown, alpha, clip)
+    ex = docwise.exposure(log.sessions, sizes, log.shown, alpha, clip, row_alpha)
     floor = docwise.floor_of(clip)
     dm = None
     if kind in ("dm", "dr"):

@@ -146,12 +146,14 @@ def click_rows(train: Queries, clicks: Any) -> Rows:
     displayed positions when the estimator models them (LightGBM's position-bias model).
     One that weighs them (``ips``): a group per click of a distinct session, the clicked
     document and the session's documents not clicked, every row weighing the count times
-    the clicked position's weight, so each (clicked, not clicked) pair of lambdarank weighs
-    as in IPS-RankSVM."""
+    the clicked position's weight (``clicks.propensity: logged``: the clicked row's, sessions
+    alike only when their clicked rows' weights are the same too), so each (clicked, not
+    clicked) pair of lambdarank weighs as in IPS-RankSVM."""
     from ltr_cli.clicklog.estimators import estimator
 
     how = estimator(clicks.correction)
     s = clicks.sessions
+    per_row = getattr(clicks, "row_weights", None)
     n = len(s.session)
     d = train[0][0].shape[1] if train else 0
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]] = []
@@ -165,6 +167,8 @@ def click_rows(train: Queries, clicks: Any) -> Rows:
             if not len(rows):
                 continue
             key = np.column_stack((s.query[rows[:, 0]], s.doc[rows], s.position[rows], s.click[rows]))
+            if per_row is not None:  # float keys: the integers above are exact in float64
+                key = np.column_stack((key, np.where(s.click[rows], per_row[rows], 0.0)))
             uniq, first, count = np.unique(key, axis=0, return_index=True, return_counts=True)
             for r, m in zip(rows[first], count):
                 q, docs, pos, clk = int(s.query[r[0]]), s.doc[r], s.position[r], s.click[r]
@@ -175,7 +179,8 @@ def click_rows(train: Queries, clicks: Any) -> Rows:
                     keep = ~clk
                     keep[a] = True
                     parts.append((np.full(int(keep.sum()), q), docs[keep], pos[keep], clk[keep],
-                                  float(m) * float(clicks.weights[pos[a] - 1])))
+                                  float(m) * float(clicks.weights[pos[a] - 1] if per_row is None
+                                                   else per_row[r[a]])))
     if not parts:
         return Rows(np.zeros((0, d)), np.zeros(0, np.int64), [], None, None, clicks.correction)
     X = np.vstack([np.asarray(train[int(q[0])][0], dtype=np.float64)[docs] for q, docs, _, _, _ in parts])
