@@ -118,25 +118,29 @@ class SweepPlan:
 
         raw, source = self.raw, self.source
         grid = self.base.sweep or {}
+        keys = list(grid)
         shared, own = self.own_axes()
-        unique: dict[str, Task] = {}
-
-        def product(keys: list[str]) -> list[dict[str, Any]]:
-            return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
-
-        for common in product(list(shared)):
+        # a task's place: the first point of the whole product that makes it (every other
+        # learner's keys at their first values), then its seed, then its learner
+        strides = [math.prod(len(grid[k]) for k in keys[i + 1:]) for i in range(len(keys))]
+        order = {name: i for i, name in enumerate(self.base.learners)}
+        found: list[tuple[tuple[int, int, int], Task]] = []
+        for common in itertools.product(*(range(len(grid[k])) for k in shared)):
             for learner, axes in own.items():
-                for mine in product(list(axes)):
-                    chosen = {**common, **mine}
-                    point = {k: chosen[k] for k in grid if k in chosen}  # in the order written
+                for mine in itertools.product(*(range(len(grid[k])) for k in axes)):
+                    at = dict(zip([*shared, *axes], [*common, *mine]))
+                    point = {k: grid[k][at[k]] for k in keys if k in at}  # in the order written
+                    place = sum(at.get(k, 0) * stride for k, stride in zip(keys, strides))
                     data = copy.deepcopy(raw)
                     data.pop("sweep", None)
                     data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
                     spec = _validate_point(data, source, settings_text(point))
-                    for seed in spec.seed_list():
+                    for s, seed in enumerate(spec.seed_list()):
                         one = spec.for_seed(seed).model_copy(update={"sweep": None})
-                        task = Task(planned(one, learner), point)
-                        unique.setdefault(task.key, task)  # equal values of two keys: one run
+                        found.append(((place, s, order[learner]), Task(planned(one, learner), point)))
+        unique: dict[str, Task] = {}
+        for _, task in sorted(found, key=lambda kt: kt[0]):
+            unique.setdefault(task.key, task)  # equal values of two keys: one run, the first
         return list(unique.values())
 
 
