@@ -125,16 +125,20 @@ class SweepPlan:
         strides = [math.prod(len(grid[k]) for k in keys[i + 1:]) for i in range(len(keys))]
         order = {name: i for i, name in enumerate(self.base.learners)}
         found: list[tuple[tuple[int, int, int], Task]] = []
+        specs: dict[str, ExperimentSpec] = {}
         for common in itertools.product(*(range(len(grid[k])) for k in shared)):
             for learner, axes in own.items():
                 for mine in itertools.product(*(range(len(grid[k])) for k in axes)):
                     at = dict(zip([*shared, *axes], [*common, *mine]))
                     point = {k: grid[k][at[k]] for k in keys if k in at}  # in the order written
                     place = sum(at.get(k, 0) * stride for k, stride in zip(keys, strides))
-                    data = copy.deepcopy(raw)
-                    data.pop("sweep", None)
-                    data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
-                    spec = _validate_point(data, source, settings_text(point))
+                    seen = json.dumps(at)  # learners without own axes share their point's spec
+                    if seen not in specs:
+                        data = copy.deepcopy(raw)
+                        data.pop("sweep", None)
+                        data = apply_overrides(data, [f"{k}={json.dumps(v)}" for k, v in point.items()], source)
+                        specs[seen] = _validate_point(data, source, settings_text(point))
+                    spec = specs[seen]
                     for s, seed in enumerate(spec.seed_list()):
                         one = spec.for_seed(seed).model_copy(update={"sweep": None})
                         found.append(((place, s, order[learner]), Task(planned(one, learner), point)))
