@@ -65,10 +65,12 @@ def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_not
     kernel = family_named("random").block_kernel
     assert not cached_function(kernel) and not cached_function(EVALUATION_KERNEL)
 
+    env = _counting_compiles(tmp_path)
+
     def build() -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "ltr_cli", "kernels", "build", "--family", "random",
                                "--family", "evaluation"],
-                              capture_output=True, text=True, cwd=tmp_path, env=os.environ.copy())
+                              capture_output=True, text=True, cwd=tmp_path, env=env)
 
     first = build()
     assert first.returncode == 0, first.stderr
@@ -85,6 +87,48 @@ def test_a_build_on_an_empty_cache_compiles_the_family_and_a_second_compiles_not
     assert status.returncode == 0, status.stderr
     assert "random: cached" in status.stdout and "evaluation: cached" in status.stdout
     assert "ogd: not cached" in status.stdout and status.stdout.rstrip().endswith("numba not imported")
+
+
+_COMPILE_LISTENER = """
+import os, time
+from numba.core import event
+
+
+class _Clock(event.Listener):
+    depth, t0 = 0, 0.0
+
+    def on_start(self, e):
+        if _Clock.depth == 0:
+            _Clock.t0 = time.process_time()
+        _Clock.depth += 1
+
+    def on_end(self, e):
+        _Clock.depth -= 1
+        if _Clock.depth == 0:
+            with open(os.environ["LTR_TESTS_COMPILE_LOG"], "a") as f:
+                f.write(f"{time.process_time() - _Clock.t0}\\n")
+
+
+event.register("numba:compile", _Clock())
+"""
+
+
+def _counting_compiles(tmp_path):
+    """The environment of a child ``ltr`` whose numba compiles the suite's time limit leaves
+    out, as it does a forked child's: a ``sitecustomize`` that writes each outermost
+    compile's CPU seconds to the suite's compile log."""
+    from tests import conftest
+
+    hook = tmp_path / "compile-hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_COMPILE_LISTENER)
+    env = os.environ.copy()
+    env["PYTHONPATH"] = os.pathsep.join([str(hook), *filter(None, [env.get("PYTHONPATH")])])
+    if conftest._CLOCK is not None:
+        env["LTR_TESTS_COMPILE_LOG"] = str(conftest._CLOCK.log)
+    else:  # no clock in this session: the child's compiles go nowhere
+        env["LTR_TESTS_COMPILE_LOG"] = os.devnull
+    return env
 
 
 _STATUS_WITHOUT_NUMBA = """
