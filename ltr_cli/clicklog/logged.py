@@ -12,13 +12,14 @@ learner trains on the same numbers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ltr_cli.errors import LtrError
 
-#: the largest click weight 1/p_r a run accepts unclipped (as for per-position propensities)
+#: the largest click weight 1/p a run accepts unclipped (per row or per position)
 MAX_WEIGHT = 1e6
 
 
@@ -35,24 +36,36 @@ def row_propensity(propensity: np.ndarray | None, rows: int, where: str) -> np.n
     return p
 
 
-def row_weights(p: np.ndarray, clip: float | None, where: str) -> np.ndarray:
-    """The IPS weights min(1/p_r, clip), float (rows,), of row propensities ``p`` (each in
-    (0, 1], as the log's reader checked); refused in one line when a weight is above
-    :data:`MAX_WEIGHT` unclipped."""
-    bad = np.flatnonzero(~(np.isfinite(p) & (p > 0)))
-    if bad.size:
-        raise LtrError(f"clicks.propensity: logged: {where}: row {int(bad[0]) + 1}'s propensity is {p[bad[0]]:g}; "
-                       "each must be in (0, 1]")
+def inverse_weights(p: np.ndarray, clip: float | None, bad: Callable[[int], str],
+                    large: Callable[[int, float], str]) -> np.ndarray:
+    """The IPS weights min(1/p_i, clip), float like ``p``, checked: every propensity finite
+    and above 0 (else ``bad(i)``, i the first offending index, is raised as a one-line
+    error), and every weight finite and at most :data:`MAX_WEIGHT` (else ``large(i, w_i)``):
+    a tiny propensity, unclipped, would swamp every other click, or overflow."""
+    p = np.asarray(p, dtype=float)
+    wrong = np.flatnonzero(~(np.isfinite(p) & (p > 0)))
+    if wrong.size:
+        raise LtrError(bad(int(wrong[0])))
     with np.errstate(over="ignore", divide="ignore"):
         weights = 1.0 / p
     if clip is not None:
         weights = np.minimum(weights, clip)
-    large = np.flatnonzero(weights > MAX_WEIGHT)
-    if large.size:
-        r = int(large[0])
-        raise LtrError(f"clicks.propensity: logged: {where}: row {r + 1}'s propensity {p[r]:g} gives a click weight "
-                       f"of {weights[r]:g}, above {MAX_WEIGHT:g}; set clicks.clip (say 10)")
+    over = np.flatnonzero(~np.isfinite(weights) | (weights > MAX_WEIGHT))
+    if over.size:
+        i = int(over[0])
+        raise LtrError(large(i, float(weights[i])))
     return weights
+
+
+def row_weights(p: np.ndarray, clip: float | None, where: str) -> np.ndarray:
+    """The IPS weights min(1/p_r, clip), float (rows,), of row propensities ``p`` (each in
+    (0, 1], as the log's reader checked); refused in one line when a weight is above
+    :data:`MAX_WEIGHT` unclipped."""
+    return inverse_weights(
+        p, clip,
+        lambda r: f"clicks.propensity: logged: {where}: row {r + 1}'s propensity is {p[r]:g}; each must be in (0, 1]",
+        lambda r, w: f"clicks.propensity: logged: {where}: row {r + 1}'s propensity {p[r]:g} gives a click weight "
+                     f"of {w:g}, above {MAX_WEIGHT:g}; set clicks.clip (say 10)")
 
 
 def position_means(weights: np.ndarray, position: np.ndarray, shown: int) -> np.ndarray:

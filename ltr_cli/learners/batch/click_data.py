@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ltr_cli.clicklog.estimators import ClickLog, Estimator, check_weights, estimator
+from ltr_cli.clicklog.logged import MAX_WEIGHT, inverse_weights
 from ltr_cli.clicklog.signal import ClickSignal, GenerateSpec
 from ltr_cli.clicklog.simulate import Sessions, simulate
 from ltr_cli.errors import LtrError
@@ -315,32 +316,17 @@ POSITION_BIAS = Estimator("LightGBM's position-bias model: clicks weigh 1, the d
                           positions=True)
 
 
-#: the largest click weight 1/p_k (relative propensities) a run accepts unclipped
-MAX_WEIGHT = 1e6
-
-
 def click_weights(p: np.ndarray, clip: float | None, where: str) -> np.ndarray:
-    """The IPS weights min(1/p_k, clip) of relative propensities ``p``, checked: every
-    propensity finite and above 0, and every weight finite and at most :data:`MAX_WEIGHT`
-    (a tiny propensity, unclipped, would swamp every other click, or overflow); a one-line
-    error naming ``where`` (the propensities' source) otherwise."""
+    """The IPS weights min(1/p_k, clip) of relative propensities ``p``, float (shown,),
+    checked as :func:`ltr_cli.clicklog.logged.inverse_weights` checks them; a one-line error
+    naming ``where`` (the propensities' source) otherwise."""
     p = np.asarray(p, dtype=float)
-    bad = np.flatnonzero(~(np.isfinite(p) & (p > 0)))
-    if bad.size:
-        k = int(bad[0])
-        raise LtrError(f"{where}: the propensity of position {k + 1} relative to position 1 is {p[k]:g}; each must be "
-                       "a finite number above 0 (a position 1 propensity too small for its ratios to be numbers?)")
-    with np.errstate(over="ignore", divide="ignore"):
-        weights = 1.0 / p
-    if clip is not None:
-        weights = np.minimum(weights, clip)
-    large = np.flatnonzero(~np.isfinite(weights) | (weights > MAX_WEIGHT))
-    if large.size:
-        k = int(large[0])
-        raise LtrError(f"{where}: position {k + 1}'s propensity {p[k]:g} (relative to position 1) gives a click "
-                       f"weight of {weights[k]:g}, above {MAX_WEIGHT:g}; set clicks.clip (say 10) or give "
-                       "larger propensities")
-    return weights
+    return inverse_weights(
+        p, clip,
+        lambda k: f"{where}: the propensity of position {k + 1} relative to position 1 is {p[k]:g}; each must be "
+                  "a finite number above 0 (a position 1 propensity too small for its ratios to be numbers?)",
+        lambda k, w: f"{where}: position {k + 1}'s propensity {p[k]:g} (relative to position 1) gives a click "
+                     f"weight of {w:g}, above {MAX_WEIGHT:g}; set clicks.clip (say 10) or give larger propensities")
 
 
 def _propensity_source(signal: ClickSignal, meta: dict[str, Any]) -> str:
