@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr_cli.errors import LtrError
 from ltr_cli.neural.batching import bucket, one_query
 
 # scorer keys that switch on randomness while training; an online learner scores without it
@@ -39,6 +40,29 @@ def check_online(block: dict[str, Any], who: str = "an online learner") -> None:
         if isinstance(value, (int, float)) and value != 0:
             raise ValueError(f"scorer.{key} is {value}; {who} scores without dropout or noise: "
                              f"set scorer.{key}: 0")
+
+
+def checked_block(block: dict[str, Any] | None, who: str, per_document: bool = False) -> dict[str, Any] | None:
+    """A learner's ``scorer:`` block normalised and checked (None stays None): deterministic
+    (:func:`check_online`), and, with ``per_document``, a scorer that scores each document
+    from its own features; ValueError naming the key otherwise. When JAX is absent the kind
+    cannot be built, so ``per_document`` is left unchecked: ``ltr run`` reports the missing
+    extra before anything runs."""
+    if block is None:
+        return None
+    from ltr_cli.neural import scorers
+
+    normal = scorers.normalized(block)
+    if per_document:
+        try:
+            built = scorers.build(normal, 1)
+        except LtrError:
+            built = None
+        if built is not None and not built.per_document:
+            raise ValueError(f"scorer.kind {normal['kind']}: {who} scores documents one by one; give a scorer "
+                             "that scores each document from its own features (mlp, linear)")
+    check_online(normal, who)
+    return normal
 
 
 class QueryScorer:

@@ -200,21 +200,9 @@ class DLASpec(BatchLearnerConfig):
     @field_validator("scorer")
     @classmethod
     def _scorer(cls, block: dict[str, Any] | None) -> dict[str, Any] | None:
-        if block is None:
-            return None
-        from ltr_cli.neural import scorers
-        from ltr_cli.neural.query_scorer import check_online
+        from ltr_cli.neural.query_scorer import checked_block
 
-        normal = scorers.normalized(block)
-        try:
-            built = scorers.build(normal, 1)
-        except LtrError:  # JAX is not installed: ltr run says so before anything runs (missing)
-            return normal
-        if not built.per_document:
-            raise ValueError(f"scorer.kind {normal['kind']}: DLA scores the documents of all sessions one by one; "
-                             "give a scorer that scores each document from its own features (mlp, linear)")
-        check_online(normal, "DLA's ranker (fitted by L-BFGS)")
-        return normal
+        return checked_block(block, "DLA's ranker (fitted by L-BFGS)", per_document=True)
 
     @model_validator(mode="after")
     def _raw_clicks(self) -> DLASpec:

@@ -130,14 +130,9 @@ class PDGDSpec(ClickLearnerConfig):
     @field_validator("scorer")
     @classmethod
     def _scorer(cls, block: dict[str, Any] | None) -> dict[str, Any] | None:
-        if block is None:
-            return None
-        from ltr_cli.neural import scorers
-        from ltr_cli.neural.query_scorer import check_online
+        from ltr_cli.neural.query_scorer import checked_block
 
-        normal = scorers.normalized(block)
-        check_online(normal)
-        return normal
+        return checked_block(block, "an online learner")
 
     @model_validator(mode="after")
     def _init(self) -> PDGDSpec:
