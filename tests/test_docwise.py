@@ -287,3 +287,46 @@ def test_the_click_estimate_of_dcg_weighs_each_query_by_its_sessions():
     model = SimpleNamespace(scores=lambda X: X[:, 0])
     want = (3 * (1.0 + 0.5 / np.log2(3)) + 1 * (0.4 + 0.2 / np.log2(3))) / 4
     assert click_score(model, vali, data) == pytest.approx(want, abs=1e-12)
+
+
+def test_shown_documents_keeps_what_the_log_showed_in_order_and_drops_unshown_queries():
+    from ltr_cli.clicklog.simulate import Sessions
+    from ltr_cli.learners.batch.neural import shown_documents
+
+    queries = [(np.arange(8.0).reshape(4, 2), np.array([1.0, 2, 3, 4])), (np.ones((3, 2)), np.zeros(3)),
+               (np.arange(6.0).reshape(3, 2), np.array([5.0, 6, 7]))]
+    # query 0 shows documents 3 and 1 (twice), query 1 nothing, query 2 document 0
+    s = Sessions(np.array([0, 0, 1, 2]), np.array([0, 0, 0, 2], dtype=np.int32), np.array([3, 1, 1, 0], dtype=np.int32),
+                 np.array([1, 2, 1, 1], dtype=np.int16), np.array([True, False, False, True]))
+    got = shown_documents(queries, s)
+    assert len(got) == 2
+    assert got[0][0].tolist() == [[2.0, 3.0], [6.0, 7.0]] and got[0][1].tolist() == [2.0, 4.0]
+    assert got[1][0].tolist() == [[0.0, 1.0]] and got[1][1].tolist() == [5.0]
+
+
+def test_neural_on_shown_documents_trains_on_the_logs_top_k_only(letor, tmp_path):
+    """``click_documents: shown`` under a deterministic logger showing 5 of each query's 12
+    documents: every fold trains on 5 documents a query, and the run differs from ``all``."""
+    pytest.importorskip("jax")
+    body = ("    scorer: {kind: linear}\n    train: {epochs: 2, batch_queries: 4, slate: 16, lr: 0.01}\n"
+            + CLICKS.format(c="ips"))
+    runs = {}
+    for which in ("all", "shown"):
+        (tmp_path / which).mkdir()
+        res = _run(tmp_path / which, letor, "neural", body + f"    click_documents: {which}\n")
+        assert res.exit_code == 0, res.stderr
+        runs[which] = Path(res.stdout.split()[0])
+    for fold in json.loads((runs["shown"] / "models.json").read_text()).values():
+        chosen = fold["info"]["convergence"]["details"]["click_documents"]
+        assert chosen["kind"] == "shown" and chosen["queries"] >= 1
+        assert chosen["documents"] == 5 * chosen["queries"] and chosen["of_documents"] > chosen["documents"]
+    every = json.loads((runs["all"] / "models.json").read_text())
+    assert all("click_documents" not in f["info"]["convergence"]["details"] for f in every.values())
+    assert (runs["all"] / "summary.json").read_bytes() != (runs["shown"] / "summary.json").read_bytes()
+
+
+def test_click_documents_needs_clicks():
+    from ltr_cli.learners.batch.neural import NeuralSpec
+
+    with pytest.raises(ValueError, match="click_documents: shown .* needs clicks"):
+        NeuralSpec.model_validate({"type": "neural", "click_documents": "shown"})

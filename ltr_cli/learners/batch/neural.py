@@ -35,6 +35,8 @@ when a fit runs).
   and the grid point are chosen on the vali labels (``select: labels``), or with
   ``select: clicks`` on the estimate of DCG@10 from a log of the vali queries, each
   document weighing its target on that log (as the other click learners choose grid points).
+  ``click_documents: shown`` cuts each training query to the documents the fold's log showed
+  at least once (:func:`shown_documents`); ``all`` (the default) keeps every document.
 * Seeds: the experiment's ``seed`` and the fold number seed initialisation, dropout and the
   batches. On the CPU a rerun gives the same bytes; between epochs the fit is checkpointed
   (``FitContext.store``), so a killed run resumes to the same bytes.
@@ -129,7 +131,11 @@ class NeuralSpec(BatchLearnerConfig):
     clicks: ClickSignal | None = Field(None, description="train on each fold's click log instead of the labels: "
                                        "the targets of a per-document estimator (naive, ips, policy-aware, affine, "
                                        "dm, dr; see docs/clicks.md) under a loss linear in them (softmax_ce)")
-    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
+    click_documents: Literal["all", "shown"] = Field(
+        "all", description="with clicks: the documents of a training query the loss ranks: all (a document the "
+        "log never showed has the estimator's value for it, 0 for most) or shown (only those the fold's log "
+        "showed at least once; a query it never showed is left out)")
+    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None, "click_documents": "all"}
     #: what it reads of a click estimator: per-document targets
     reads_clicks: ClassVar[str] = "targets"
 
@@ -194,6 +200,13 @@ class NeuralSpec(BatchLearnerConfig):
         return self
 
     @model_validator(mode="after")
+    def _click_documents(self) -> NeuralSpec:
+        if self.click_documents != "all" and self.clicks is None:
+            raise ValueError(f"click_documents: {self.click_documents} chooses among the documents of a click log; "
+                             "it needs clicks: (or drop click_documents)")
+        return self
+
+    @model_validator(mode="after")
     def _points(self) -> NeuralSpec:
         for point in self.grid_points():
             try:
@@ -235,6 +248,22 @@ class NeuralSpec(BatchLearnerConfig):
         return fit_neural(self.resolved(params), train, context)
 
 
+def shown_documents(queries: list[tuple[np.ndarray, np.ndarray]], sessions: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``click_documents: shown``: each training query ``(X (m_q, d), targets (m_q,))`` cut
+    to the documents some row of the fold's log ``sessions`` showed (``query``, ``doc``
+    index them), in their order; a query with none shown is left out."""
+    sizes = np.array([len(y) for _, y in queries], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    seen = np.zeros(int(offsets[-1]), dtype=bool)
+    seen[offsets[np.asarray(sessions.query, dtype=np.int64)] + np.asarray(sessions.doc, dtype=np.int64)] = True
+    out = []
+    for q, (X, y) in enumerate(queries):
+        keep = seen[offsets[q]:offsets[q + 1]]
+        if keep.any():
+            out.append((X[keep], y[keep]))
+    return out
+
+
 def _digest(*parts: Any) -> str:
     h = hashlib.sha256()
     for p in parts:
@@ -271,8 +300,18 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
             raise LtrError("neural: clicks: trains on a fold's click log; run it under cv: (ltr run)")
         labels = context.clicks.targets
     transform = transforms.fit(spec.transform, [X for X, _ in train], d)
-    data = batching.pack([(transform.apply(X), np.asarray(y, dtype=np.float32))
-                          for (X, _), y in zip(train, labels)], d)
+    pairs = [(X, np.asarray(y, dtype=np.float32)) for (X, _), y in zip(train, labels)]
+    chosen: dict[str, Any] = {}
+    if spec.clicks is not None and spec.click_documents == "shown":
+        assert context.clicks is not None
+        pairs = shown_documents(pairs, context.clicks.sessions)
+        if not pairs:
+            raise LtrError("neural: click_documents: shown, but the fold's click log shows no training document; "
+                           "log more sessions or use click_documents: all")
+        chosen = {"click_documents": {"kind": "shown", "queries": len(pairs),
+                                      "documents": int(sum(len(y) for _, y in pairs)),
+                                      "of_documents": int(sum(len(y) for _, y in train))}}
+    data = batching.pack([(transform.apply(X), y) for X, y in pairs], d)
     if not len(data):
         raise LtrError("neural: every training query of the fold is empty")
     kind = _loss_kind(spec.loss["name"])
@@ -319,6 +358,8 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
     dumped = spec.model_dump(mode="json")
     if dumped.get("clicks") is None:  # the label path's fingerprint as before clicks existed
         dumped.pop("clicks", None)
+    if dumped.get("click_documents") == "all":  # and the click path's as before click_documents
+        dumped.pop("click_documents", None)
     fingerprint = _digest(dumped, d, context.seed, context.fold, data.X, data.labels,
                           data.offsets)
     result = loop.fit(scorer, lambda out, y, mask: kind.fn(out, y, mask, **bound), data, s,
@@ -337,7 +378,8 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
                "documents_per_second": round(result.documents * len(steady) / max(sum(steady), 1e-9), 1),
                "epoch_seconds": [round(x, 4) for x in result.seconds],
                "compile_seconds": round(result.compile_seconds, 4),
-               **({"resumed_after_epoch": result.resumed_from + 1} if result.resumed_from is not None else {})}
+               **({"resumed_after_epoch": result.resumed_from + 1} if result.resumed_from is not None else {}),
+               **chosen}
     best_loss = result.curves["train_loss"][result.best_epoch] if result.curves["train_loss"] else float("nan")
     model.info = {"convergence": Convergence(f"optax {s.optimizer}", result.epochs_run, best_loss, float("nan"), 0.0,
                                              result.stopped_early, False, time.perf_counter() - started or seconds,
