@@ -44,10 +44,11 @@ The click model's alpha and beta (:func:`ltr_cli.learners.batch.click_targets.af
 model's P(click | examined) per grade, or P(relevant | grade) under trust bias);
 ``estimated`` and a propensity file give relative propensities p_k / p_1 and beta = 0 (the
 estimates are R up to a constant factor); a JSON file ``{"alpha": [...], "beta": [...]}``
-gives both. ``logged`` (ips and policy-aware only) gives each row's own propensity p_r, as
-recorded by the logging system, and beta = 0: ips sums min(1 / p_r, clip) over d's clicks,
-and E[alpha_d] is the mean over q's sessions of p_r at the row showing d (0 where it is
-not shown), so each estimate reads the examination the logging policy gave that display.
+gives both. ``logged`` (ips, policy-aware, dm and dr) gives each row's own propensity p_r,
+as recorded by the logging system, and beta = 0: ips sums min(1 / p_r, clip) over d's
+clicks, and E[alpha_d] is the mean over q's sessions of p_r at the row showing d (0 where it
+is not shown), so each estimate (and the DM's regression) reads the examination the logging
+policy gave that display. Affine with beta = 0 is policy-aware, so it is not offered.
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ conventions), with a_d = max(E[alpha_d], floor), the loss is
               + lam/2 |w|^2,
     pos_d = (ctr_d - E[beta_d]) / a_d,   neg_d = (E[alpha_d] - ctr_d + E[beta_d]) / a_d,
 
-whose expectation (unclipped) is the cross-entropy of sigma against the true R_d. The
+whose expectation (unclipped) is the cross-entropy of sigma against the true R_d. Under
+``clicks.propensity: logged`` E[alpha_d] is the mean of the logged propensities p_r of the
+rows showing d (``Exposure.examined``) and E[beta_d] is 0: each click at row r has
+expectation p_r R_d, so the same loss stays unbiased. The
 features are standardised on those documents first; ``lam`` (:data:`L2`) keeps the fit
 bounded when a noisy pos_d or neg_d is negative. Fitted by L-BFGS (scipy), deterministic.
 """
@@ -38,7 +41,10 @@ def fit_predict(features: list[np.ndarray], ex: Exposure, alpha: np.ndarray, bet
         n = int(ex.sessions[q])
         if n == 0:
             continue
-        ea, eb = expected(disp, n, alpha), expected(disp, n, beta)
+        if ex.examined is None:
+            ea, eb = expected(disp, n, alpha), expected(disp, n, beta)
+        else:  # each row's own (logged) propensity, beta 0
+            ea, eb = ex.examined[q] / n, np.zeros(len(clicks))
         keep = ea > 0
         a = np.maximum(ea[keep], floor)
         ctr = clicks[keep] / n

@@ -88,7 +88,7 @@ class PairDebiasSpec(Strict):
 #: the propensities ``clicks.propensity`` names by a word (anything else is a file)
 NAMED = ("estimated", "regression-em", "logged")
 #: the estimators that take ``propensity: logged`` (a weight or an exposure per shown row)
-LOGGED = ("ips", "policy-aware")
+LOGGED = ("ips", "policy-aware", "dm", "dr")
 #: why the others do not: ``correction`` -> the reason and the fix
 NOT_LOGGED = {
     "naive": "naive clicks weigh 1 and read no propensity; use correction: ips",
@@ -97,11 +97,7 @@ NOT_LOGGED = {
     "pairwise-debias": "pairwise debiasing estimates its biases t+ and t- per position pair with the ranker; use "
                        "correction: ips",
     "affine": "a logged propensity is the row's examination, with no trust-bias beta (affine with beta 0 is "
-              "policy-aware); use correction: policy-aware or ips",
-    "dm": "the direct method's regression models each click as alpha_k R + beta_k per position, not per row; use "
-          "correction: policy-aware or ips",
-    "dr": "doubly robust's correction models each click as alpha_k R + beta_k per position, not per row; use "
-          "correction: policy-aware or ips",
+              "policy-aware); use correction: policy-aware, dr or ips",
 }
 
 
@@ -133,7 +129,7 @@ class ClickSignal(Strict):
     propensity: bool | str = Field(True, description="ips and the per-document estimators: true (the click "
                                    "model's examination, and trust bias's beta), estimated (result randomisation on "
                                    "a shuffled log of the same queries), regression-em (ips: EM on the training log "
-                                   "itself, relevance regressed on the features), logged (ips, policy-aware: the "
+                                   "itself, relevance regressed on the features), logged (ips, policy-aware, dm, dr: the "
                                    "propensity column clicks.log was imported with, one per shown row: a click at "
                                    "row r weighs min(1/p_r, clip)), or a file (JSON of ltr clicks propensity --json, "
                                    "a list, or {alpha: [...], beta: [...]})")
