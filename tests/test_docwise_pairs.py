@@ -213,12 +213,13 @@ def _random_ndcg(folds: Path) -> float:
 
 
 @pytest.mark.parametrize("learner, correction, extra", [
-    (SVM, "dr", ""), (SVM, "affine", ""), (GBM, "dr", ""),
+    (SVM, "dr", ""), (SVM, "affine", ""), (GBM, "dr", ""), (GBM + "    target_objective: lambdarank\n", "dr", ""),
     ("    type: ranksvm\n    grid: {C: [0.01, 1.0]}\n", "dr", ", select: clicks"),
 ])
 def test_a_learner_on_targets_runs_end_to_end_and_beats_a_random_ranker(folds, tmp_path, learner, correction,
                                                                         extra):
-    if learner is GBM:
+    boosted = learner.startswith(GBM)
+    if boosted:
         pytest.importorskip("lightgbm")
     res = _run(folds, tmp_path, learner + CLICKS.format(c=correction, extra=extra))
     assert res.exit_code == 0, res.output
@@ -234,9 +235,10 @@ def test_a_learner_on_targets_runs_end_to_end_and_beats_a_random_ranker(folds, t
         assert summary["selected_by"].startswith("vali clicks")
         tried = [t for g in summary["grid"] for t in g["tried"]]
         assert len(tried) == 4 and all(np.isfinite(t["vali_clicks"]) for t in tried)
-    if learner is GBM:
+    if boosted:
         conventions = json.loads((run / "manifest.json").read_text())["learner_conventions"]
-        assert conventions["objective"].startswith("pairwise logistic (RankNet) on the targets' pairs")
+        assert conventions["objective"].startswith("pairwise logistic (RankNet) on the targets' pairs" if learner == GBM
+                                                   else "pairwise logistic on the targets' pairs, weighing |delta DCG|")
         assert "label_gain" not in conventions
         text = next(run.glob("lightgbm-fold1.txt")).read_text()
         from ltr_cli.results.gbdt import LightGBMModel
@@ -250,9 +252,11 @@ def test_a_learner_on_targets_runs_end_to_end_and_beats_a_random_ranker(folds, t
     ("    type: ranksvm\n    loss: hinge\n", "", "clicks: trains the squared-hinge RankSVM"),
     (GBM, ", propensity: p.json, propensity_draw: true", "clicks.propensity_draw: drawn propensities are ips's"),
     (GBM, ", pairs: query", "clicks.pairs: LambdaMART weighs"),
+    (GBM + "    target_objective: lambdarank\n", ", correction: ips", "target_objective: lambdarank weighs the pairs"),
 ])
 def test_what_stays_refused_is_one_line(folds, tmp_path, learner, extra, words):
-    res = _run(folds, tmp_path, learner + CLICKS.format(c="dr", extra=extra))
+    c, _, extra = ("ips", "", "") if extra == ", correction: ips" else ("dr", "", extra)
+    res = _run(folds, tmp_path, learner + CLICKS.format(c=c, extra=extra))
     assert res.exit_code == 1
     assert words in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
 
@@ -266,3 +270,52 @@ def test_too_many_pairs_is_one_line(monkeypatch):
     monkeypatch.setattr(module, "MAX_PAIRS", 44)
     with pytest.raises(LtrError, match=r"^clicks\.correction: dr: the per-document targets would give up to 45 "):
         module.target_pairs([np.arange(10.0)], "clicks.correction: dr")
+
+
+# --- LambdaRank's weights on the targets ------------------------------------------------------
+
+
+def test_lambda_ranks_break_ties_in_row_order_within_each_query():
+    pairs = rows_of([3, 2], np.array([0]), np.array([0]), np.array([1]), np.array([1.0]), "lambdarank")
+    assert pairs.ranks(np.array([0.0, 0.0, 1.0, 5.0, 5.0])).tolist() == [1, 2, 0, 0, 1]
+    # at equal scores (ranks 0 and 1) the weight is c |1 - 1/log2(3)|; with i at rank 2 and j at 0, c |1/log2(4) - 1|
+    assert np.isclose(pairs.pair_weights(np.zeros(5))[0], 1 - 1 / np.log2(3))
+    assert np.isclose(pairs.pair_weights(np.array([0.0, 1.0, 0.5, 0, 0]))[0], 1 - 1 / np.log2(4))
+
+
+def test_lambdarank_on_whole_number_targets_is_lightgbms_lambdarank():
+    """On grades as targets, the pairs' weights (t_i - t_j) / max DCG_q times |delta D| at the
+    current ranks are LightGBM's own lambdarank (label_gain 0, 1, 2, ..., no norm, no
+    truncation, sigmoid 1): the same trees, up to LightGBM's tabulated sigmoid."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    sizes = [40, 25, 60, 7]
+    X = rng.normal(size=(sum(sizes), 5))
+    y = rng.integers(0, 5, size=sum(sizes)).astype(float)
+    query, better, worse, c = [], [], [], []
+    start = 0
+    for q, m in enumerate(sizes):
+        t = y[start:start + m]
+        i, j = np.nonzero(t[:, None] > t[None, :])
+        top = np.sum(np.sort(t)[::-1] / np.log2(2 + np.arange(m)))
+        query += [q] * len(i)
+        better += i.tolist()
+        worse += j.tolist()
+        c += ((t[i] - t[j]) / top).tolist()
+        start += m
+    pairs = rows_of(sizes, np.array(query), np.array(better), np.array(worse), np.array(c), "lambdarank")
+    common = {"num_leaves": 7, "learning_rate": 0.1, "min_data_in_leaf": 5, "seed": 0, "deterministic": True,
+              "force_row_wise": True, "num_threads": 1, "verbose": -1}
+    theirs = lgb.train({**common, "objective": "lambdarank", "label_gain": list(range(5)), "lambdarank_norm": False,
+                        "lambdarank_truncation_level": max(sizes) + 1, "sigmoid": 1.0},
+                       lgb.Dataset(X, y, group=sizes, params={"verbose": -1}), num_boost_round=15)
+    ours = lgb.Booster({**common, "objective": "none"}, lgb.Dataset(X, y, group=sizes, params={"verbose": -1}))
+    ranknet = lgb.Booster({**common, "objective": "none"}, lgb.Dataset(X, y, group=sizes, params={"verbose": -1}))
+    plain = rows_of(sizes, np.array(query), np.array(better), np.array(worse), np.array(c))
+    for _ in range(15):
+        ours.update(fobj=pairs.objective)
+        ranknet.update(fobj=plain.objective)
+    a, b = theirs.predict(X, raw_score=True), ours.predict(X, raw_score=True)
+    assert np.max(np.abs(a)) > 0.1
+    assert np.max(np.abs(a - b)) <= 1e-4 * np.max(np.abs(a)), np.max(np.abs(a - b))
+    assert np.max(np.abs(a - ranknet.predict(X, raw_score=True))) > 1e-2  # RankNet's weights are another model

@@ -121,10 +121,11 @@ class Rows:
     objective: Any = None
 
 
-def target_rows(train: Queries, clicks: Any) -> Rows:
+def target_rows(train: Queries, clicks: Any, objective: str = "ranknet") -> Rows:
     """The rows of a per-document estimator's targets: every training query's documents,
-    labelled by their targets, under RankNet's pairwise logistic loss on the pairs of the
-    targets (:mod:`ltr_cli.learners.batch.target_objective`)."""
+    labelled by their targets, under the pairwise logistic loss on the pairs of the targets,
+    RankNet's or LambdaRank's weights (``objective``,
+    :mod:`ltr_cli.learners.batch.target_objective`)."""
     from ltr_cli.learners.batch.target_objective import rows_of
 
     pairs = clicks.target_pairs()
@@ -132,8 +133,8 @@ def target_rows(train: Queries, clicks: Any) -> Rows:
     sizes = [len(y) for _, y in train]
     X = np.vstack([np.asarray(X, dtype=np.float64) for X, _ in train]) if train else np.zeros((0, d))
     label = np.concatenate(clicks.targets) if train else np.zeros(0)
-    objective = rows_of(sizes, pairs.query, pairs.better, pairs.worse, pairs.weight)
-    return Rows(X, label, sizes, None, None, f"{clicks.correction} targets", objective.objective)
+    pairs_of = rows_of(sizes, pairs.query, pairs.better, pairs.worse, pairs.weight, objective)
+    return Rows(X, label, sizes, None, None, f"{clicks.correction} targets", pairs_of.objective)
 
 
 def click_rows(train: Queries, clicks: Any) -> Rows:
@@ -275,7 +276,11 @@ class LambdaMARTSpec(BatchLearnerConfig):
                                        "position-bias model on the displayed positions; a per-document estimator "
                                        "(affine, dm, dr, ...): RankNet's loss on its targets' pairs; see "
                                        "docs/clicks.md)")
-    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None}
+    target_objective: Literal["ranknet", "lambdarank"] = Field(
+        "ranknet", description="on a per-document estimator's targets: the pairs' weights, t_i - t_j (ranknet, "
+        "RankNet's gradients) or |delta DCG| at the current ranking with the targets as gains (lambdarank, "
+        "LambdaRank's); see docs/clicks.md")
+    id_defaults: ClassVar[dict[str, Any]] = {"clicks": None, "target_objective": "ranknet"}
 
     @property
     def reads_clicks(self) -> str:
@@ -292,6 +297,9 @@ class LambdaMARTSpec(BatchLearnerConfig):
     def _leaves(self) -> LambdaMARTSpec:
         if any(v < 2 for v in self.grid.get("num_leaves", [])):
             raise ValueError("grid 'num_leaves': a tree needs at least 2 leaves")
+        if self.clicks is None and self.target_objective != "ranknet":
+            raise ValueError(f"target_objective: {self.target_objective} weighs the pairs of a click estimator's "
+                             "targets; it needs clicks: (on the labels LambdaMART is LightGBM's lambdarank)")
         if self.clicks is not None and self.clicks.pairs != "unclicked":
             raise ValueError("clicks.pairs: LambdaMART weighs its clicked documents in LightGBM's lambdarank; "
                              "pairs: query is RankSVM's (type: ranksvm)")
@@ -301,6 +309,10 @@ class LambdaMARTSpec(BatchLearnerConfig):
             if estimator(self.clicks.correction).pairwise:
                 raise ValueError(f"clicks.correction: {self.clicks.correction} weighs each pair by both its positions, "
                                  "which LightGBM's lambdarank does not take; use it with type: ranksvm")
+            if self.target_objective != "ranknet" and self.reads_clicks != "targets":
+                raise ValueError(f"target_objective: {self.target_objective} weighs the pairs of a per-document "
+                                 f"estimator's targets; clicks.correction {self.clicks.correction} gives per-position "
+                                 "weights, which lambdarank takes as they are: drop target_objective")
             if self.reads_clicks == "targets" and self.clicks.propensity_draw:
                 raise ValueError(f"clicks.propensity_draw: drawn propensities are ips's per-position weights; "
                                  f"{self.clicks.correction}'s per-document targets take the estimate as it is: "
@@ -319,8 +331,10 @@ class LambdaMARTSpec(BatchLearnerConfig):
             version = None
         on_targets = self.reads_clicks == "targets"
         return {**super().describe(), "library": "lightgbm", "lightgbm_version": version,
-                "objective": "pairwise logistic (RankNet) on the targets' pairs, weighing t_i - t_j" if on_targets
-                else "lambdarank",
+                "objective": ("pairwise logistic (RankNet) on the targets' pairs, weighing t_i - t_j"
+                              if self.target_objective == "ranknet" else
+                              "pairwise logistic on the targets' pairs, weighing |delta DCG| at the current ranking "
+                              "(LambdaRank, the targets as gains)") if on_targets else "lambdarank",
                 **({} if on_targets else {"label_gain": "the gain cv.convention gives each grade (labels below 0: 0)"}),
                 "determinism": f"seed {self.seed}, deterministic, force_row_wise, num_threads {self.threads}",
                 **({"training_signal": self.clicks.describe()} if self.clicks is not None else {})}
@@ -332,10 +346,12 @@ class LambdaMARTSpec(BatchLearnerConfig):
         rows = None
         if context is not None and context.clicks is not None:
             cache = context.clicks.cache
-            if "lightgbm" not in cache:
+            key = f"lightgbm {self.target_objective}"
+            if key not in cache:
                 on_targets = context.clicks.targets is not None
-                cache["lightgbm"] = (target_rows if on_targets else click_rows)(train, context.clicks)
-            rows = cache["lightgbm"]
+                cache[key] = target_rows(train, context.clicks, self.target_objective) if on_targets \
+                    else click_rows(train, context.clicks)
+            rows = cache[key]
         return fit_lambdamart(train, int(params.get("num_leaves", 31)), float(params.get("learning_rate", 0.1)),
                               int(params.get("num_boost_round", 100)), int(params.get("min_data_in_leaf", 20)),
                               self.seed, self.threads, None if context is None else context.gains,

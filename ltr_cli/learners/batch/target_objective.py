@@ -15,13 +15,23 @@ a convex surrogate of the estimated rank sum minus its constant (the derivation 
 its Hessian's diagonal (LightGBM's ``hess``): ``c_ij rho_ij (1 - rho_ij)`` to both. No
 |delta NDCG| factor: that factor depends on the current ranking, so the gradient would no
 longer be the gradient of a fixed objective; these are RankNet's gradients (LambdaMART's
-trees, RankNet's pairs). Every array is computed for all the pairs at once (no loop over
-queries or documents).
+trees, RankNet's pairs).
+
+``target_objective: lambdarank`` (:class:`LambdaPairs`) gives LambdaRank's gradients
+instead: each pair's ``c_ij`` is multiplied, at every boosting round, by
+``|D(r_i) - D(r_j)|``, where ``r`` are the 0-based ranks of the current scores within the
+query (ties in the rows' order, as LightGBM's stable sort) and ``D(r) = 1 / log2(2 + r)``:
+``c_ij |D(r_i) - D(r_j)| = |delta DCG_ij|``, the change of the query's DCG with the targets
+as linear gains when i and j swap. With whole-number targets this is LightGBM's
+``lambdarank`` with ``label_gain`` 0, 1, 2, ..., ``lambdarank_norm: false``, no
+truncation and ``sigmoid`` 1, up to its per-query factor 1 / max DCG (a DCG, not an NDCG:
+the estimate of DCG is linear in the targets, the NDCG's normaliser is not). Every array
+is computed for all the pairs at once (no loop over queries or documents).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,27 +53,64 @@ class TargetPairs:
     def grad_hess(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """L's gradient (N,) in the scores and its Hessian's diagonal (N,)."""
         s = np.asarray(s, dtype=np.float64)
-        n = s.shape[0]
-        d = s[self.better] - s[self.worse]
-        rho = 0.5 * (1.0 - np.tanh(0.5 * d))  # sigmoid(-d), without overflow
-        g = self.c * rho
-        h = self.c * rho * (1.0 - rho)
-        grad = np.bincount(self.worse, g, n) - np.bincount(self.better, g, n)
-        hess = np.bincount(self.better, h, n) + np.bincount(self.worse, h, n)
-        return grad, hess
+        return pair_grad_hess(s, self.better, self.worse, self.pair_weights(s))
+
+    def pair_weights(self, s: np.ndarray) -> np.ndarray:
+        """Each pair's weight at the scores ``s``: ``c`` (RankNet's, fixed)."""
+        return self.c
 
     def objective(self, preds: np.ndarray, _data: object) -> tuple[np.ndarray, np.ndarray]:
         """LightGBM's custom objective: ``(grad, hess)`` at the raw scores ``preds``."""
         return self.grad_hess(preds)
 
 
+@dataclass(frozen=True)
+class LambdaPairs(TargetPairs):
+    """The pairs under LambdaRank's weights (see the module docstring): ``starts`` (Q + 1,)
+    the first row of each query (its rows ``starts[q]:starts[q + 1]``)."""
+
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+
+    def ranks(self, s: np.ndarray) -> np.ndarray:
+        """Each row's 0-based rank within its query by descending score ``s`` (N,), ties in
+        the rows' order; int64 (N,)."""
+        n = s.shape[0]
+        query = np.repeat(np.arange(len(self.starts) - 1), np.diff(self.starts))
+        order = np.lexsort((np.arange(n), -s, query))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n) - self.starts[query[order]]
+        return rank
+
+    def pair_weights(self, s: np.ndarray) -> np.ndarray:
+        """``c_ij |D(r_i) - D(r_j)|`` at the current ranks: |delta DCG| of each pair."""
+        discount = 1.0 / np.log2(2.0 + self.ranks(s))
+        return self.c * np.abs(discount[self.better] - discount[self.worse])
+
+
+def pair_grad_hess(s: np.ndarray, better: np.ndarray, worse: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient (N,) and Hessian diagonal (N,) in the scores ``s`` (N,) of the pairs'
+    weighted logistic loss ``sum w_ij log(1 + exp(-(s_i - s_j)))`` at fixed weights ``w``."""
+    n = s.shape[0]
+    d = s[better] - s[worse]
+    rho = 0.5 * (1.0 - np.tanh(0.5 * d))  # sigmoid(-d), without overflow
+    g = w * rho
+    h = w * rho * (1.0 - rho)
+    grad = np.bincount(worse, g, n) - np.bincount(better, g, n)
+    hess = np.bincount(better, h, n) + np.bincount(worse, h, n)
+    return grad, hess
+
+
 def rows_of(sizes: list[int], query: np.ndarray, better: np.ndarray, worse: np.ndarray,
-            weight: np.ndarray) -> TargetPairs:
+            weight: np.ndarray, objective: str = "ranknet") -> TargetPairs:
     """Per-query pairs (``query`` indexing queries of ``sizes`` documents, ``better`` and
     ``worse`` within them) as pairs of the stacked rows, the queries' documents one query
-    after another."""
+    after another; ``objective``: ``ranknet`` (:class:`TargetPairs`) or ``lambdarank``
+    (:class:`LambdaPairs`)."""
     start = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=start[1:])
     q = np.asarray(query, dtype=np.int64)
-    return TargetPairs(start[q] + np.asarray(better, dtype=np.int64), start[q] + np.asarray(worse, dtype=np.int64),
-                       np.asarray(weight, dtype=np.float64))
+    b, w = start[q] + np.asarray(better, dtype=np.int64), start[q] + np.asarray(worse, dtype=np.int64)
+    c = np.asarray(weight, dtype=np.float64)
+    if objective == "lambdarank":
+        return LambdaPairs(b, w, c, start)
+    return TargetPairs(b, w, c)
