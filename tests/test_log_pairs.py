@@ -130,3 +130,25 @@ def test_compare_logs_pairs_each_condition_by_log_and_query(tmp_path):
             assert cells[learner] == f"{mean:.4f} [{low:.4f}, {high:.4f}]"
     refused = runner.invoke(app, ["compare", str(folder), "--metric", "ndcg@10", "--logs", "--format", "latex"])
     assert refused.exit_code == 1 and "--logs prints its own comparison" in refused.stderr
+
+
+def test_a_learner_swept_over_a_setting_of_its_own_is_one_learner_per_value(tmp_path):
+    """Runs of one learner on the same logs that differ in a setting that is not the log's
+    (here clicks.clip) are compared as one learner per value, named by it, not refused as
+    two runs of one log."""
+    root = tmp_path / "data"
+    assert runner.invoke(app, ["data", "synth", str(root), "--like", "mslr-web10k", "--folds", "--queries", "30",
+                               "--docs-per-query", "10"]).exit_code == 0
+    cfg = tmp_path / "own.yaml"
+    body = CONFIG.format(root=root).split("sweep:")[0].replace("experiment: logs", "experiment: own")
+    cfg.write_text(body + "sweep:\n  learners.naive.clicks.generate.seed: [0, 1]\n"
+                   "  learners.ips.clicks.generate.seed: [0, 1]\n  learners.ips.clicks.clip: [2.0, 10.0]\n")
+    res = runner.invoke(app, ["sweep", str(cfg), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["compare", str(tmp_path / "out" / "own"), "--metric", "ndcg@10", "--logs", "--json"])
+    assert res.exit_code == 0, res.stderr
+    pairs = json.loads(res.stdout)["pairs"]
+    named = {(p["a"], p["b"]) for p in pairs}
+    assert named == {("ips (clicks.clip 10.0)", "naive"), ("ips (clicks.clip 10.0)", "ips (clicks.clip 2.0)"),
+                     ("ips (clicks.clip 2.0)", "naive")}, named
+    assert all(p["logs"] == 2 for p in pairs)

@@ -6,7 +6,9 @@ A run's **condition** is its dataset (the config's ``dataset:`` block) and its l
 ``clicks.generate`` settings without ``seed`` and ``estimate_sessions`` (the size of the
 shuffled log an estimated propensity comes from: the estimator's setting, not the log's);
 its **log** is ``clicks.generate.seed``
-(``configs/counterfactual_conditions.yaml`` sweeps it). Two learners are compared within a
+(``configs/counterfactual_conditions.yaml`` sweeps it). A learner whose runs differ in a
+setting of their own (``click_documents``, ``target_objective``, a grid) is compared as one
+learner per value, named ``NAME (key value, ...)``. Two learners are compared within a
 condition on the logs both were run on, and on each log their test queries are paired:
 ``d[r, q] = a[r, q] - b[r, q]`` for R logs and Q test queries (pooled over the folds; a
 query without a value under the convention, in any log, is left out).
@@ -153,18 +155,56 @@ def _query_table(run: Run, metric: str) -> dict[Any, float]:
     return found
 
 
+def _flat(spec: Any, head: str = "") -> dict[str, str]:
+    """A learner's settings as dotted keys -> their values (JSON)."""
+    if not isinstance(spec, dict):
+        return {head: _short(spec)}
+    out: dict[str, str] = {}
+    for k, v in spec.items():
+        out.update(_flat(v, f"{head}.{k}" if head else str(k)))
+    return out
+
+
+def _own_settings(run: Run) -> dict[str, str]:
+    """The run's learner settings that are not its log's (``clicks.generate``) nor its label."""
+    learner = str(run.summary.get("learner"))
+    spec = (run.config.get("learners") or {}).get(learner) or {}
+    flat = _flat(spec) if isinstance(spec, dict) else {}
+    return {k: v for k, v in flat.items() if not k.startswith("clicks.generate.") and k != "label"}
+
+
+def _variants(found: list[tuple[Run, str, int]]) -> list[str]:
+    """Each run's learner as --logs names it: the learner's name, and when its runs differ in
+    settings of their own (not their log's: ``click_documents``, a grid, ...), those settings."""
+    own = [_own_settings(run) for run, _, _ in found]
+    names = [str(run.summary.get("learner")) for run, _, _ in found]
+    labels = list(names)
+    for name in set(names):
+        mine = [i for i, n in enumerate(names) if n == name]
+        keys = sorted({k for i in mine for k in own[i]})
+        varying = [k for k in keys if len({own[i].get(k) for i in mine}) > 1]
+        if varying:
+            for i in mine:
+                shown = ", ".join(f"{k} {own[i].get(k, '-')}" for k in varying)
+                labels[i] = f"{name} ({shown})"
+    return labels
+
+
 def _groups(runs: list[Run]) -> tuple[dict[str, dict[str, dict[int, Run]]], dict[str, str]]:
     """condition -> learner -> log -> its run (one run per learner and log; a second is an
-    error), and each condition's name."""
+    error), and each condition's name. A learner whose runs differ in settings of their own
+    is one learner per setting, named by it (:func:`_variants`)."""
     out: dict[str, dict[str, dict[int, Run]]] = {}
     named: dict[str, dict[str, Any]] = {}
+    found: list[tuple[Run, str, int]] = []
     for run in runs:
-        found = condition_of(run)
-        if found is None:
+        got = condition_of(run)
+        if got is None:
             continue
-        condition, settings, log = found
+        condition, settings, log = got
         named[condition] = settings
-        learner = str(run.summary.get("learner"))
+        found.append((run, condition, log))
+    for (run, condition, log), learner in zip(found, _variants(found)):
         per_log = out.setdefault(condition, {}).setdefault(learner, {})
         if log in per_log:
             raise LtrError(f"--logs: {learner} has two runs of log {log} in one condition ({per_log[log].path.name}, "
