@@ -152,3 +152,5 @@ def test_a_learner_swept_over_a_setting_of_its_own_is_one_learner_per_value(tmp_
     assert named == {("ips (clicks.clip 10.0)", "naive"), ("ips (clicks.clip 10.0)", "ips (clicks.clip 2.0)"),
                      ("ips (clicks.clip 2.0)", "naive")}, named
     assert all(p["logs"] == 2 for p in pairs)
+    # one condition is named by the settings it has, not by the ones left unset
+    assert all("null" not in p["condition"] and "sessions 2000" in p["condition"] for p in pairs), pairs[0]["condition"]

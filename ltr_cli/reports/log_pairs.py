@@ -126,10 +126,11 @@ def condition_of(run: Run) -> tuple[str, dict[str, Any], int] | None:
 
 
 def _labels(named: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Each condition's name: the settings that differ between the conditions (all of them
-    when there is one condition)."""
+    """Each condition's name: the settings that differ between the conditions (all that are
+    set when there is one condition)."""
     keys = sorted({k for s in named.values() for k in s})
-    varying = [k for k in keys if len({_short(s.get(k)) for s in named.values()}) > 1] or keys
+    varying = [k for k in keys if len({_short(s.get(k)) for s in named.values()}) > 1] or \
+        [k for k in keys if any(s.get(k) is not None for s in named.values())]  # one condition: what is set
     roots = {_short(s.get("data")) for s in named.values()}
     names = {r: PurePath(r).name or r for r in roots}
     if len(set(names.values())) < len(roots):  # two folders of one name: their whole paths
