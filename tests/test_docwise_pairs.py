@@ -272,6 +272,61 @@ def test_too_many_pairs_is_one_line(monkeypatch):
         module.target_pairs([np.arange(10.0)], "clicks.correction: dr")
 
 
+# --- RankSVM on pairs made block by block -------------------------------------------------------
+
+
+def test_pairs_made_block_by_block_are_the_stored_pairs_and_give_the_same_ranksvm(monkeypatch):
+    """Over MAX_PAIRS RankSVM makes the targets' pairs block by block, never storing them:
+    the same pairs (with ties, an empty query and blocks of several queries or one), the same
+    objective and gradient at any w, the same Hessian action, and the same model."""
+    from ltr_cli.clicklog import target_pairs as module
+    from ltr_cli.learners.batch import target_ranksvm
+    from ltr_cli.learners.batch.target_ranksvm import TargetPairProblem
+
+    rng = np.random.default_rng(4)
+    sizes = [7, 1, 0, 12, 5, 30, 3]
+    train = [(rng.normal(size=(m, 4)), np.zeros(m)) for m in sizes]
+    targets = [np.round(rng.normal(size=m), 1) for m in sizes]  # rounded: ties within queries
+    stored = WeightedPairProblem.from_pairs(train, module.target_pairs(targets), 1.0)
+    monkeypatch.setattr(target_ranksvm, "BLOCK_CELLS", 200)  # blocks of a few queries, and 30 x 30 alone
+    blocks = TargetPairProblem.from_targets(train, targets, 1.0)
+    assert len(blocks.blocks) >= 3 and blocks.pairs == len(stored.c) and blocks.queries == stored.queries
+    made = np.concatenate([np.stack([i, j]) for i, j, _ in blocks.block_pairs()], axis=1)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    pairs = module.target_pairs(targets)
+    assert np.array_equal(made, np.stack([offsets[pairs.query] + pairs.better, offsets[pairs.query] + pairs.worse]))
+    for w in (np.zeros(4), rng.normal(size=4), 3 * rng.normal(size=4)):
+        a, b = stored.at(w), blocks.at(w)
+        v = rng.normal(size=4)
+        assert a.J == pytest.approx(b.J, rel=1e-12) and np.allclose(a.g, b.g, rtol=1e-10, atol=1e-12)
+        assert np.allclose(a.hessvec(v), b.hessvec(v), rtol=1e-10, atol=1e-12)
+        assert np.allclose(a.diagonal(), b.diagonal(), rtol=1e-10, atol=1e-12)
+    w_stored, _ = newton_ranksvm(stored, 1e-10, 200)
+    w_blocks, _ = newton_ranksvm(blocks, 1e-10, 200)
+    assert np.allclose(w_stored, w_blocks, rtol=0, atol=1e-9) and np.max(np.abs(w_stored)) > 0.05
+
+
+def test_ranksvm_over_the_pair_cap_trains_block_by_block(monkeypatch):
+    """A fold over MAX_PAIRS is no longer refused by RankSVM: it trains on pairs made block by
+    block, equal to the stored pairs' model, and its record says the pairs were not stored."""
+    from ltr_cli.clicklog import target_pairs as module
+    from ltr_cli.learners.batch.click_data import ClickData
+    from ltr_cli.learners.batch.ranksvm import fit_click_ranksvm
+
+    rng = np.random.default_rng(5)
+    train = _queries(rng)
+    targets = [rng.normal(size=len(y)) for _, y in train]
+    s = fold_clicks(ClickSignal(generate=GenerateSpec(model="pbm", sessions=200, shown=4), correction="dr"), train,
+                    [str(i) for i in range(len(train))], 0, "targets").sessions
+    data = ClickData(s, np.ones(4), "dr", targets=targets)
+    stored = fit_click_ranksvm(train, data, 1.0, 1e-10, None, None, data.target_pairs())
+    monkeypatch.setattr(module, "MAX_PAIRS", 10)
+    spec = RankSVMSpec(type="ranksvm", clicks=ClickSignal(generate=GenerateSpec(), correction="dr"), eps=1e-10)
+    model = spec.fit(train, {"C": 1.0}, FitContext(clicks=ClickData(s, np.ones(4), "dr", targets=targets)))
+    assert model.info["pairs_stored"] is False and model.info["pairs"] == stored.info["pairs"]
+    assert np.allclose(model.w, stored.w, rtol=0, atol=1e-9)
+
+
 # --- LambdaRank's weights on the targets ------------------------------------------------------
 
 

@@ -53,14 +53,21 @@ def query_pairs(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return better, worse, t[better] - t[worse]
 
 
+def pair_bound(targets: list[np.ndarray]) -> int:
+    """The pairs every query's targets (float (m_q,) each) may give at most: sum m_q (m_q - 1) / 2."""
+    return sum(len(t) * (len(t) - 1) // 2 for t in targets)
+
+
 def target_pairs(targets: list[np.ndarray], where: str = "clicks.correction") -> ClickPairs:
     """The pairs of every query's targets (float (m_q,) each) as :class:`ClickPairs`
     (``query`` indexes ``targets``); a one-line error naming ``where`` when there would be
-    more than :data:`MAX_PAIRS`."""
-    total = sum(len(t) * (len(t) - 1) // 2 for t in targets)
+    more than :data:`MAX_PAIRS` (RankSVM then makes them block by block instead,
+    :mod:`ltr_cli.learners.batch.target_ranksvm`)."""
+    total = pair_bound(targets)
     if total > MAX_PAIRS:
         raise LtrError(f"{where}: the per-document targets would give up to {total} preference pairs, above "
-                       f"{MAX_PAIRS}; train them with type: neural, or on fewer documents per query")
+                       f"{MAX_PAIRS}; train them with type: neural or type: ranksvm, or on fewer documents per "
+                       "query")
     q, b, w, c = [], [], [], []
     for k, t in enumerate(targets):
         better, worse, weight = query_pairs(t)

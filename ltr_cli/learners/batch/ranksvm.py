@@ -44,6 +44,7 @@ from ltr_cli import kernels
 from ltr_cli.learners.batch.bmrm import fit_bmrm
 from ltr_cli.clicklog.pairs import ClickPairs
 from ltr_cli.learners.batch.common import Queries
+from ltr_cli.learners.batch.curvature import Curvature, pair_diagonal
 from ltr_cli.learners.batch.convergence import Convergence, FitContext, converged, progress_of, warm_weights
 from ltr_cli.learners.batch.losses import pairwise_hinge
 from ltr_cli.results.models import LinearModel
@@ -137,16 +138,6 @@ class PairwiseProblem:
                          lambda: self.lam + diag() / Q)
 
 
-@dataclass
-class Curvature:
-    """The objective at one w: value, gradient (d,), ``hessvec(v)`` and ``diagonal()``."""
-
-    J: float
-    g: np.ndarray
-    hessvec: Callable[[np.ndarray], np.ndarray]
-    diagonal: Callable[[], np.ndarray]
-
-
 class Problem(Protocol):
     """What the Newton solver needs of a problem: the rows ``X`` (n, d), ``lam`` and
     :meth:`at` (:class:`PairwiseProblem`; the click log's
@@ -182,10 +173,6 @@ def _kernels() -> Any:
 # (:mod:`ltr_cli.clicklog.target_pairs`): sum_i t_i rank(i) equals C(t) plus their 0/1 loss
 # sum_{t_i > t_j} (t_i - t_j) 1[s_j > s_i], so this objective on them is a convex surrogate
 # of the estimated rank sum, and the same solver fits it.
-
-#: pairs whose feature differences are formed at once for the Hessian's diagonal
-DIAG_CHUNK = 20_000
-
 
 @dataclass
 class WeightedPairProblem:
@@ -236,11 +223,7 @@ class WeightedPairProblem:
             return self.lam * v + (self.X.T @ (np.bincount(ia, r, n) - np.bincount(ja, r, n))) / Q
 
         def diagonal() -> np.ndarray:
-            out = np.zeros(self.X.shape[1])
-            for lo in range(0, len(ia), DIAG_CHUNK):
-                D = self.X[ia[lo:lo + DIAG_CHUNK]] - self.X[ja[lo:lo + DIAG_CHUNK]]
-                out += (2.0 * ca[lo:lo + DIAG_CHUNK]) @ (D * D)
-            return self.lam + out / Q
+            return self.lam + pair_diagonal(self.X, ia, ja, ca) / Q
 
         return Curvature(self.lam / 2 * float(w @ w) + value / Q, self.lam * w + (self.X.T @ grad_s) / Q,
                          hessvec, diagonal)
@@ -258,6 +241,18 @@ def fit_click_ranksvm(train: Queries, clicks: Any, C: float, eps: float | None =
     w, conv = newton_ranksvm(problem, eps or 1e-6, max_iter or 200, warm_weights(context), progress_of(context))
     return LinearModel(w, {"iterations": conv.iterations, "objective": conv.objective, "pairs": int(len(problem.c)),
                            "convergence": conv.to_dict()})
+
+
+def fit_target_blocks(train: Queries, targets: list[np.ndarray], C: float, eps: float | None = None,
+                      max_iter: int | None = None, context: FitContext | None = None) -> LinearModel:
+    """RankSVM on the pairs of per-document ``targets`` made block by block, never stored
+    (:class:`ltr_cli.learners.batch.target_ranksvm.TargetPairProblem`)."""
+    from ltr_cli.learners.batch.target_ranksvm import TargetPairProblem
+
+    problem = TargetPairProblem.from_targets(train, targets, C)
+    w, conv = newton_ranksvm(problem, eps or 1e-6, max_iter or 200, warm_weights(context), progress_of(context))
+    return LinearModel(w, {"iterations": conv.iterations, "objective": conv.objective, "pairs": problem.pairs,
+                           "pairs_stored": False, "convergence": conv.to_dict()})
 
 
 # --- truncated Newton ----------------------------------------------------------------------
@@ -414,6 +409,11 @@ class RankSVMSpec(BatchLearnerConfig):
 
                 return fit_pair_debias(train, context.clicks, solve, context)
             if context.clicks.targets is not None:  # a per-document estimator: the pairs of its targets
+                from ltr_cli.clicklog.target_pairs import MAX_PAIRS, pair_bound
+
+                if pair_bound(context.clicks.targets) > MAX_PAIRS:  # too many to store: made block by block
+                    return fit_target_blocks(train, context.clicks.targets, params["C"], self.eps, self.max_iter,
+                                             context)
                 return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context,
                                          context.clicks.target_pairs())
             return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context)
