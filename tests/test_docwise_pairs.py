@@ -280,7 +280,6 @@ def test_pairs_made_block_by_block_are_the_stored_pairs_and_give_the_same_ranksv
     the same pairs (with ties, an empty query and blocks of several queries or one), the same
     objective and gradient at any w, the same Hessian action, and the same model."""
     from ltr_cli.clicklog import target_pairs as module
-    from ltr_cli.learners.batch import target_ranksvm
     from ltr_cli.learners.batch.target_ranksvm import TargetPairProblem
 
     rng = np.random.default_rng(4)
@@ -288,7 +287,7 @@ def test_pairs_made_block_by_block_are_the_stored_pairs_and_give_the_same_ranksv
     train = [(rng.normal(size=(m, 4)), np.zeros(m)) for m in sizes]
     targets = [np.round(rng.normal(size=m), 1) for m in sizes]  # rounded: ties within queries
     stored = WeightedPairProblem.from_pairs(train, module.target_pairs(targets), 1.0)
-    monkeypatch.setattr(target_ranksvm, "BLOCK_CELLS", 200)  # blocks of a few queries, and 30 x 30 alone
+    monkeypatch.setattr(module, "BLOCK_CELLS", 200)  # blocks of a few queries, and 30 x 30 alone
     blocks = TargetPairProblem.from_targets(train, targets, 1.0)
     assert len(blocks.blocks) >= 3 and blocks.pairs == len(stored.c) and blocks.queries == stored.queries
     made = np.concatenate([np.stack([i, j]) for i, j, _ in blocks.block_pairs()], axis=1)
@@ -328,6 +327,35 @@ def test_ranksvm_over_the_pair_cap_trains_block_by_block(monkeypatch):
 
 
 # --- LambdaRank's weights on the targets ------------------------------------------------------
+
+
+@pytest.mark.parametrize("weights", ["ranknet", "lambdarank"])
+def test_lambdamart_over_the_pair_cap_boosts_on_pairs_made_block_by_block(monkeypatch, weights):
+    """Over MAX_PAIRS LambdaMART's rows carry the block-by-block objective: at any scores
+    (ties included) its gradient and Hessian are those of the stored pairs."""
+    from ltr_cli.clicklog import target_pairs as module
+    from ltr_cli.learners.batch.click_data import ClickData
+    from ltr_cli.learners.batch.lambdamart import target_rows
+    from ltr_cli.learners.batch.target_objective import BlockPairs
+
+    rng = np.random.default_rng(6)
+    sizes = [9, 1, 14, 4, 25]
+    train = [(rng.normal(size=(m, 3)), np.zeros(m)) for m in sizes]
+    targets = [np.round(rng.normal(size=m), 1) for m in sizes]
+    from ltr_cli.clicklog.simulate import Sessions
+
+    s = Sessions(np.zeros(1, np.int64), np.zeros(1, np.int32), np.zeros(1, np.int32), np.ones(1, np.int16),
+                 np.ones(1, bool))  # the rows read only the targets
+    stored = target_rows(train, ClickData(s, np.ones(2), "dr", targets=targets), weights)
+    monkeypatch.setattr(module, "MAX_PAIRS", 10)
+    monkeypatch.setattr(module, "BLOCK_CELLS", 150)
+    blocks = target_rows(train, ClickData(s, np.ones(2), "dr", targets=targets), weights)
+    assert isinstance(blocks.objective.__self__, BlockPairs) and len(blocks.objective.__self__.blocks) >= 3
+    assert np.array_equal(blocks.X, stored.X) and np.array_equal(blocks.label, stored.label)
+    for scores in (np.zeros(sum(sizes)), rng.normal(size=sum(sizes)), np.round(rng.normal(size=sum(sizes)))):
+        (g1, h1), (g2, h2) = stored.objective(scores, None), blocks.objective(scores, None)
+        assert np.allclose(g1, g2, rtol=1e-12, atol=1e-14) and np.allclose(h1, h2, rtol=1e-12, atol=1e-14)
+        assert np.max(np.abs(g1)) > 0
 
 
 def test_lambda_ranks_break_ties_in_row_order_within_each_query():

@@ -35,6 +35,8 @@ documents of equal targets give none (a query whose targets are all equal gives 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ltr_cli.clicklog.pairs import ClickPairs
@@ -61,13 +63,13 @@ def pair_bound(targets: list[np.ndarray]) -> int:
 def target_pairs(targets: list[np.ndarray], where: str = "clicks.correction") -> ClickPairs:
     """The pairs of every query's targets (float (m_q,) each) as :class:`ClickPairs`
     (``query`` indexes ``targets``); a one-line error naming ``where`` when there would be
-    more than :data:`MAX_PAIRS` (RankSVM then makes them block by block instead,
-    :mod:`ltr_cli.learners.batch.target_ranksvm`)."""
+    more than :data:`MAX_PAIRS` (RankSVM and LambdaMART then make them block by block
+    instead, :func:`block_pairs`)."""
     total = pair_bound(targets)
     if total > MAX_PAIRS:
         raise LtrError(f"{where}: the per-document targets would give up to {total} preference pairs, above "
-                       f"{MAX_PAIRS}; train them with type: neural or type: ranksvm, or on fewer documents per "
-                       "query")
+                       f"{MAX_PAIRS}; make them block by block (block_pairs), "
+                       "or train on fewer documents per query")
     q, b, w, c = [], [], [], []
     for k, t in enumerate(targets):
         better, worse, weight = query_pairs(t)
@@ -101,3 +103,43 @@ def rank_sum_offset(t: np.ndarray) -> float:
     t = np.asarray(t, dtype=np.float64)
     upper = np.triu(np.minimum(t[:, None], t[None, :]), 1)
     return float(t.sum() + upper.sum())
+
+
+#: the m x m cells of the queries of one block of :func:`query_blocks`, at most
+BLOCK_CELLS = 4_000_000
+
+
+def query_blocks(sizes: np.ndarray, cells: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive queries (of ``sizes`` documents) cut into blocks ``[a, b)`` whose m x m
+    grids hold at most ``cells`` (default :data:`BLOCK_CELLS`) cells together; a larger
+    query is a block of its own."""
+    cap = BLOCK_CELLS if cells is None else cells
+    blocks, a, held = [], 0, 0
+    for q, m in enumerate(np.asarray(sizes, dtype=np.int64)):
+        if q > a and held + int(m * m) > cap:
+            blocks.append((a, q))
+            a, held = q, 0
+        held += int(m * m)
+    if len(sizes) > a:
+        blocks.append((a, len(sizes)))
+    return blocks
+
+
+def block_pairs(t: np.ndarray, starts: np.ndarray,
+                blocks: list[tuple[int, int]]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The pairs of the stacked targets ``t`` (n,) (query q's rows ``starts[q]:starts[q + 1]``)
+    block by block: rows ``i``, ``j`` (int64) with ``t_i > t_j`` and weights ``t_i - t_j``,
+    in :func:`target_pairs`' order (by query, then i, then j); each block's are made from its
+    full m x m grids at once and dropped after use."""
+    for a, b in blocks:
+        lo, hi = int(starts[a]), int(starts[b])
+        sizes = np.diff(starts[a:b + 1])
+        first = np.repeat(starts[a:b], sizes)  # each row's query's first row
+        width = np.repeat(sizes, sizes)
+        i = np.repeat(np.arange(lo, hi), width)
+        offsets = np.repeat(np.cumsum(width) - width, width)
+        j = np.repeat(first, width) + (np.arange(len(i)) - offsets)
+        keep = t[i] > t[j]
+        i, j = i[keep], j[keep]
+        yield i, j, t[i] - t[j]
+

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ltr_cli.clicklog.target_pairs import block_pairs
+
 
 @dataclass(frozen=True)
 class TargetPairs:
@@ -72,19 +74,54 @@ class LambdaPairs(TargetPairs):
     starts: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
 
     def ranks(self, s: np.ndarray) -> np.ndarray:
-        """Each row's 0-based rank within its query by descending score ``s`` (N,), ties in
-        the rows' order; int64 (N,)."""
-        n = s.shape[0]
-        query = np.repeat(np.arange(len(self.starts) - 1), np.diff(self.starts))
-        order = np.lexsort((np.arange(n), -s, query))
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n) - self.starts[query[order]]
-        return rank
+        """Each row's 0-based rank within its query (:func:`query_ranks`)."""
+        return query_ranks(s, self.starts)
 
     def pair_weights(self, s: np.ndarray) -> np.ndarray:
         """``c_ij |D(r_i) - D(r_j)|`` at the current ranks: |delta DCG| of each pair."""
         discount = 1.0 / np.log2(2.0 + self.ranks(s))
         return self.c * np.abs(discount[self.better] - discount[self.worse])
+
+
+@dataclass(frozen=True)
+class BlockPairs:
+    """The pairs of the stacked targets ``t`` (N,) made block by block of queries at every
+    round, never stored (:func:`~ltr_cli.clicklog.target_pairs.block_pairs`; for folds over
+    :data:`~ltr_cli.clicklog.target_pairs.MAX_PAIRS`), under RankNet's or LambdaRank's
+    weights (``weights``): the same gradient and Hessian as :class:`TargetPairs` and
+    :class:`LambdaPairs` on the stored pairs."""
+
+    t: np.ndarray
+    starts: np.ndarray
+    blocks: list[tuple[int, int]]
+    weights: str = "ranknet"
+
+    def grad_hess(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The loss's gradient (N,) in the scores and its Hessian's diagonal (N,)."""
+        s = np.asarray(s, dtype=np.float64)
+        grad, hess = np.zeros(s.shape[0]), np.zeros(s.shape[0])
+        discount = 1.0 / np.log2(2.0 + query_ranks(s, self.starts)) if self.weights == "lambdarank" else None
+        for i, j, c in block_pairs(self.t, self.starts, self.blocks):
+            w = c if discount is None else c * np.abs(discount[i] - discount[j])
+            g, h = pair_grad_hess(s, i, j, w)
+            grad += g
+            hess += h
+        return grad, hess
+
+    def objective(self, preds: np.ndarray, _data: object) -> tuple[np.ndarray, np.ndarray]:
+        """LightGBM's custom objective: ``(grad, hess)`` at the raw scores ``preds``."""
+        return self.grad_hess(preds)
+
+
+def query_ranks(s: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each row's 0-based rank within its query (query q's rows ``starts[q]:starts[q + 1]``)
+    by descending score ``s`` (N,), ties in the rows' order; int64 (N,)."""
+    n = s.shape[0]
+    query = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    order = np.lexsort((np.arange(n), -s, query))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - starts[query[order]]
+    return rank
 
 
 def pair_grad_hess(s: np.ndarray, better: np.ndarray, worse: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

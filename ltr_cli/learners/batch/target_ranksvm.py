@@ -5,7 +5,8 @@ the pairs of :func:`~ltr_cli.clicklog.target_pairs.target_pairs` (i over j where
 :data:`~ltr_cli.clicklog.target_pairs.MAX_PAIRS`.
 
 The queries are cut into blocks of consecutive queries whose full m x m grids hold at most
-:data:`BLOCK_CELLS` cells together (a query larger than that is a block of its own). Every
+:data:`~ltr_cli.clicklog.target_pairs.BLOCK_CELLS` cells together (a query larger than that
+is a block of its own, :func:`~ltr_cli.clicklog.target_pairs.query_blocks`). Every
 evaluation (the objective and gradient, each Hessian-vector product, the diagonal) makes
 each block's pairs again from its targets, all at once, uses them and drops them, so memory
 is one block's grid, not the fold's pairs; time is the same sums as with stored pairs, each
@@ -20,12 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ltr_cli.clicklog.target_pairs import block_pairs, query_blocks
 from ltr_cli.learners.batch.common import Queries
 from ltr_cli.learners.batch.curvature import Curvature, pair_diagonal
-
-#: the m x m cells of the queries of one block, at most (a larger query is a block alone)
-BLOCK_CELLS = 4_000_000
-
 
 @dataclass
 class TargetPairProblem:
@@ -57,31 +55,13 @@ class TargetPairProblem:
             found = (len(t) * len(t) - int(np.sum(counts * counts))) // 2
             pairs += found
             queries += found > 0
-        blocks, a, cells = [], 0, 0
-        for q, m in enumerate(sizes):
-            if q > a and cells + int(m * m) > BLOCK_CELLS:
-                blocks.append((a, q))
-                a, cells = q, 0
-            cells += int(m * m)
-        if len(sizes) > a:
-            blocks.append((a, len(sizes)))
+        blocks = query_blocks(sizes)
         t_all = np.concatenate([np.asarray(t, dtype=np.float64) for t in targets]) if targets else np.zeros(0)
         return cls(X, t_all, starts, blocks, pairs, queries, 1.0 / C)
 
     def block_pairs(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Each block's pairs as rows ``i``, ``j`` (int64) and weights ``c = t_i - t_j``, in
-        the stored pairs' order (by query, then i, then j)."""
-        for a, b in self.blocks:
-            lo, hi = int(self.starts[a]), int(self.starts[b])
-            sizes = np.diff(self.starts[a:b + 1])
-            first = np.repeat(self.starts[a:b], sizes)  # each row's query's first row
-            width = np.repeat(sizes, sizes)
-            i = np.repeat(np.arange(lo, hi), width)
-            offsets = np.repeat(np.cumsum(width) - width, width)
-            j = np.repeat(first, width) + (np.arange(len(i)) - offsets)
-            keep = self.t[i] > self.t[j]
-            i, j = i[keep], j[keep]
-            yield i, j, self.t[i] - self.t[j]
+        """Each block's pairs (:func:`~ltr_cli.clicklog.target_pairs.block_pairs`)."""
+        return block_pairs(self.t, self.starts, self.blocks)
 
     def at(self, w: np.ndarray) -> Curvature:
         """J(w), its gradient, and the generalised Hessian's action and diagonal there."""
