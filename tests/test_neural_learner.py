@@ -211,6 +211,12 @@ def test_damaged_or_hostile_model_files_are_refused_in_one_line(run, letor, tmp_
     missing = copy("missing")
     (missing / "neural-fold1.safetensors").unlink()
     assert "missing (models.json refers to this model file)" in score(missing)
+    # an entry whose architecture is not its file's (the file, hash-checked, is what scores)
+    told = copy("told")
+    models = json.loads((told / "models.json").read_text())
+    models["1"]["scorer"] = {**models["1"]["scorer"], "hidden": [10**9]}
+    (told / "models.json").write_text(json.dumps(models))
+    assert "its 'scorer' is not the one its model file neural-fold1.safetensors records" in score(told)
 
 
 @pytest.mark.parametrize("learner, error", [

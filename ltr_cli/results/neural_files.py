@@ -77,9 +77,13 @@ def load_model(data: dict[str, Any], folder: Path | None) -> Any:
         raise ResultsError(f"{path}: its SHA-256 is not the one models.json records (the file was changed or cut "
                            f"short after the run); {FIX}")
     try:
-        return NeuralModel.from_bytes(raw, data.get("features"))
+        model = NeuralModel.from_bytes(raw, data.get("features"))
     except ValueError as exc:
         raise ResultsError(f"{path}: not a neural model this tool wrote ({exc}); {FIX}") from None
+    for key, held in (("scorer", model.scorer), ("outputs", model.outputs)):
+        if key in data and data[key] != held:  # the file is what scores; its entry must say the same
+            raise ValueError(f"its {key!r} is not the one its model file {name} records")
+    return model
 
 
 def curves_table(models: dict[str, Any]) -> Any:
