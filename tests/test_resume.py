@@ -17,7 +17,7 @@ CONFIG = """
 experiment: resume
 seed: {seed}
 dataset: {{kind: separable, variant: paper, queries: {queries}}}
-protocol: {{passes: 2, keep_probability: 0.9, checkpoint_every: 97}}
+protocol: {{passes: {passes}, keep_probability: 0.9, checkpoint_every: 97}}
 metrics: {{names: [ndcg@10, ap], ties: random}}
 learners:
   slam: {{type: slam-perceptron, step: {{rule: inv-sqrt, eta: 1.0}}}}
@@ -30,9 +30,9 @@ def ltr(*args, **kw):
                           text=True, **kw)
 
 
-def write_config(tmp_path, seed=0, queries=1500):
-    cfg = tmp_path / f"c{seed}-{queries}.yaml"
-    cfg.write_text(CONFIG.format(seed=seed, queries=queries))
+def write_config(tmp_path, seed=0, queries=1500, passes=2):
+    cfg = tmp_path / f"c{seed}-{queries}-{passes}.yaml"
+    cfg.write_text(CONFIG.format(seed=seed, queries=queries, passes=passes))
     return cfg
 
 
@@ -43,7 +43,9 @@ def run_dir(out: Path, learner: str) -> Path:
 
 @pytest.mark.parametrize("learner", ["slam", "topk"])
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, learner):
-    cfg = write_config(tmp_path, queries=4000)
+    # 8,000 rounds, long enough to be killed after the first checkpoint; few queries over
+    # many passes, since generating the separable queries costs more than learning from them
+    cfg = write_config(tmp_path, queries=1000, passes=8)
     reference = tmp_path / "reference"
     assert ltr("run", cfg, "--out", reference, "-q", "--learner", learner).returncode == 0
 
@@ -101,16 +103,25 @@ class _Exploit:
         return (open, (self.target, "w"))
 
 
+@pytest.fixture(scope="module")
+def slam_reference(tmp_path_factory):
+    """A config of 200 queries and its uninterrupted slam run (its results root), shared by the
+    tests that only read it."""
+    tmp = tmp_path_factory.mktemp("slam-reference")
+    cfg = write_config(tmp, queries=200)
+    reference = tmp / "ref"
+    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
+    return cfg, reference
+
+
 @pytest.mark.parametrize("content", ["garbage", "pickle", "npy", "compressed"])
-def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed(tmp_path, content):
+def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed(tmp_path, content, slam_reference):
     import io
     import pickle
 
-    cfg = write_config(tmp_path, queries=200)
+    cfg, reference = slam_reference
     out = tmp_path / "out"
     (out / "resume").mkdir(parents=True)
-    reference = tmp_path / "ref"
-    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
     run_id = run_dir(reference, "slam").name
     owned = tmp_path / "OWNED"
     ckpt = out / "resume" / f".{run_id}.checkpoint"
