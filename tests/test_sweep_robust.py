@@ -508,7 +508,7 @@ def test_a_killed_sweep_leaves_no_worker_behind(tmp_path):
     """SIGKILL of `ltr sweep --jobs 2` takes its workers with it (they would otherwise finish
     their units, hold their runs' locks and make the next sweep record failures)."""
     psutil = pytest.importorskip("psutil")
-    cfg = write_sweep(tmp_path, queries=3000)
+    cfg = write_sweep(tmp_path, queries=1000)  # each run lasts long enough for its worker to be seen
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "ltr_cli", "sweep", str(cfg), "--out", str(out), "--jobs", "2",
                              "-q"], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
