@@ -30,6 +30,15 @@ def ltr(*args, **kw):
                           text=True, **kw)
 
 
+def in_process(*args):
+    """``ltr ARGS`` through Typer's runner, in this process."""
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
 def write_config(tmp_path, seed=0, queries=1500, passes=2):
     cfg = tmp_path / f"c{seed}-{queries}-{passes}.yaml"
     cfg.write_text(CONFIG.format(seed=seed, queries=queries, passes=passes))
@@ -46,8 +55,8 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, learner):
     # 8,000 rounds, long enough to be killed after the first checkpoint; few queries over
     # many passes, since generating the separable queries costs more than learning from them
     cfg = write_config(tmp_path, queries=1000, passes=8)
-    reference = tmp_path / "reference"
-    assert ltr("run", cfg, "--out", reference, "-q", "--learner", learner).returncode == 0
+    reference = tmp_path / "reference"  # uninterrupted, in this process (the other runs are killed or resumed)
+    assert in_process("run", cfg, "--out", reference, "-q", "--learner", learner).exit_code == 0
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "ltr_cli", "run", str(cfg), "--out", str(killed),
@@ -74,8 +83,8 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, learner):
     assert a.read_bytes() == b.read_bytes()
     assert not list((killed / "resume").glob(".*.checkpoint"))  # removed once complete
 
-    again = ltr("run", cfg, "--out", killed, "--learner", learner, "--resume")
-    assert again.returncode == 0 and "complete, skipped" in again.stderr
+    again = in_process("run", cfg, "--out", killed, "--learner", learner, "--resume")
+    assert again.exit_code == 0 and "complete, skipped" in again.stderr
 
 
 def test_same_seed_same_bytes_across_processes_and_seeds_differ(tmp_path):
