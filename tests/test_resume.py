@@ -151,8 +151,8 @@ def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed
     assert len(err) <= 2 and err[-1].startswith("ltr: error:") and ckpt.name in err[-1], res.stderr
     assert "Traceback" not in res.stderr and "delete it" in err[-1]
     ckpt.unlink()
-    res = ltr("run", cfg, "--out", out, "--learner", "slam", "--resume")
-    assert res.returncode == 0 and "resuming" not in res.stderr
+    res = in_process("run", cfg, "--out", out, "--learner", "slam", "--resume")
+    assert res.exit_code == 0 and "resuming" not in res.stderr
     a = run_dir(reference, "slam") / "rounds.parquet"
     assert a.read_bytes() == (run_dir(out, "slam") / "rounds.parquet").read_bytes()
 
@@ -160,13 +160,13 @@ def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed
 def test_stale_temporaries_of_a_killed_write_are_removed(tmp_path):
     cfg = write_config(tmp_path, queries=100)
     out = tmp_path / "out"
-    assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
+    assert in_process("run", cfg, "--out", out, "-q", "--learner", "slam").exit_code == 0
     run = run_dir(out, "slam")
     # what a kill during write_run / a checkpoint save would leave behind
     (run.parent / f".{run.name}.tmp-abc123").mkdir()
     (run.parent / f".{run.name}.tmp-abc123" / "rounds.parquet").write_bytes(b"partial")
     (run.parent / f".{run.name}.checkpoint.tmp-999").write_bytes(b"partial")
-    assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
+    assert in_process("run", cfg, "--out", out, "-q", "--learner", "slam").exit_code == 0
     assert sorted(p.name for p in run.parent.iterdir()) == [run.name]
 
 
@@ -245,7 +245,7 @@ def test_each_save_appends_only_the_new_rounds_and_a_torn_save_is_ignored(tmp_pa
 
     cfg = write_config(tmp_path, queries=300)
     reference = tmp_path / "reference"
-    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
+    assert in_process("run", cfg, "--out", reference, "-q", "--learner", "slam").exit_code == 0
     run_id = run_dir(reference, "slam").name
     # the checkpoint as a kill right after the fifth save (round 485) leaves it
     code = ("import sys; from ltr_cli.cli import app as cli; from ltr_cli.protocols.checkpoint import Checkpointer\n"
@@ -278,7 +278,7 @@ def test_each_save_appends_only_the_new_rounds_and_a_torn_save_is_ignored(tmp_pa
     with open(ckpt, "ab") as fh:
         fh.write((10_000).to_bytes(8, "little") + b"\0" * 32 + b"PK\3\4partial")
     assert Checkpointer(ckpt, run_id, 0).round() == 485
-    res = ltr("run", cfg, "--out", killed, "--learner", "slam", "--resume")
-    assert res.returncode == 0 and "resuming after round 485" in res.stderr, res.stderr
+    res = in_process("run", cfg, "--out", killed, "--learner", "slam", "--resume")
+    assert res.exit_code == 0 and "resuming after round 485" in res.stderr, res.stderr
     a = run_dir(reference, "slam") / "rounds.parquet"
     assert a.read_bytes() == (run_dir(killed, "slam") / "rounds.parquet").read_bytes()
