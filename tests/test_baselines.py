@@ -221,9 +221,19 @@ def test_lightgbm_parameters_in_a_model_file_are_never_acted_on(lambdamart_run, 
 
 
 def _without_lightgbm(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    code = ("import sys; sys.modules['lightgbm'] = None; from ltr_cli.cli.app import main; "
-            f"sys.argv = ['ltr'] + {list(args)!r}; main()")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=120)
+    """``ltr ARGS`` from ``cwd`` as on a Python without LightGBM (``sys.modules['lightgbm']``
+    is None: importing it fails, ``find_spec`` finds nothing), in this process; its exit code
+    and output as a finished process's, a traceback as Python would print it."""
+    import traceback
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "lightgbm", None)
+        mp.chdir(cwd)
+        res = runner.invoke(app, list(args))
+    stderr = res.stderr
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(res.exception))
+    return subprocess.CompletedProcess(list(args), res.exit_code, res.stdout, stderr)
 
 
 def test_without_lightgbm_lambdamart_is_one_line_and_the_rest_works(letor, tmp_path):

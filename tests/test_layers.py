@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Mapping, Set as AbstractSet
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ltr_cli"
@@ -17,17 +19,22 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports() -> dict[str, set[str]]:
+def _imports() -> dict[str, frozenset[str]]:
     """Module -> the ltr_cli modules it imports anywhere in its body (type-checking-only
-    imports excluded: they never run)."""
+    imports excluded: they never run). The package is scanned once per test session."""
+    return dict(_scan())
+
+
+@functools.cache
+def _scan() -> dict[str, frozenset[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text())
-        skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+        nodes = list(ast.walk(ast.parse(path.read_text())))
+        skip = {id(n) for node in nodes if isinstance(node, ast.If)
                 and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
         found: set[str] = set()
-        for node in ast.walk(tree):
+        for node in nodes:
             if id(node) in skip:
                 continue
             if isinstance(node, ast.Import):
@@ -37,11 +44,11 @@ def _imports() -> dict[str, set[str]]:
             else:
                 continue
             found.update(t for t in targets if t in modules and t != name)
-        graph[name] = found
+        graph[name] = frozenset(found)
     return graph
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def _cycles(graph: Mapping[str, AbstractSet[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}

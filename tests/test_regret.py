@@ -249,10 +249,7 @@ def test_a_killed_regret_run_resumes_exactly(tmp_path):
     text = cfg.read_text().replace("log_regret: true", "log_regret: true, checkpoint_every: 25")
     cfg.write_text(text)
 
-    def ltr(*args):
-        return subprocess.run([sys.executable, "-m", "ltr_cli", *map(str, args)], capture_output=True, text=True)
-
-    assert ltr("run", cfg, "--out", tmp_path / "reference", "-q").returncode == 0
+    assert runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "reference"), "-q"]).exit_code == 0
     killed = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "ltr_cli", "run", str(cfg), "--out", str(killed), "-q"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -264,8 +261,8 @@ def test_a_killed_regret_run_resumes_exactly(tmp_path):
     proc.wait()
     if finished_already or any(p.is_dir() for p in (killed / "regret").iterdir() if not p.name.startswith(".")):
         pytest.skip("the run finished before it could be killed (machine too fast)")
-    res = ltr("run", cfg, "--out", killed, "--resume")
-    assert res.returncode == 0, res.stderr
+    res = runner.invoke(app, ["run", str(cfg), "--out", str(killed), "--resume"])  # in this process
+    assert res.exit_code == 0, res.stderr
     assert "resuming after round" in res.stderr
     (a,) = (tmp_path / "reference" / "regret").glob("kl-*/rounds.parquet")
     (b,) = (killed / "regret").glob("kl-*/rounds.parquet")

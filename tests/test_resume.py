@@ -17,7 +17,7 @@ CONFIG = """
 experiment: resume
 seed: {seed}
 dataset: {{kind: separable, variant: paper, queries: {queries}}}
-protocol: {{passes: 2, keep_probability: 0.9, checkpoint_every: 97}}
+protocol: {{passes: {passes}, keep_probability: 0.9, checkpoint_every: 97}}
 metrics: {{names: [ndcg@10, ap], ties: random}}
 learners:
   slam: {{type: slam-perceptron, step: {{rule: inv-sqrt, eta: 1.0}}}}
@@ -30,9 +30,18 @@ def ltr(*args, **kw):
                           text=True, **kw)
 
 
-def write_config(tmp_path, seed=0, queries=1500):
-    cfg = tmp_path / f"c{seed}-{queries}.yaml"
-    cfg.write_text(CONFIG.format(seed=seed, queries=queries))
+def in_process(*args):
+    """``ltr ARGS`` through Typer's runner, in this process."""
+    from typer.testing import CliRunner
+
+    from ltr_cli.cli.app import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def write_config(tmp_path, seed=0, queries=1500, passes=2):
+    cfg = tmp_path / f"c{seed}-{queries}-{passes}.yaml"
+    cfg.write_text(CONFIG.format(seed=seed, queries=queries, passes=passes))
     return cfg
 
 
@@ -43,9 +52,11 @@ def run_dir(out: Path, learner: str) -> Path:
 
 @pytest.mark.parametrize("learner", ["slam", "topk"])
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, learner):
-    cfg = write_config(tmp_path, queries=4000)
-    reference = tmp_path / "reference"
-    assert ltr("run", cfg, "--out", reference, "-q", "--learner", learner).returncode == 0
+    # 8,000 rounds, long enough to be killed after the first checkpoint; few queries over
+    # many passes, since generating the separable queries costs more than learning from them
+    cfg = write_config(tmp_path, queries=1000, passes=8)
+    reference = tmp_path / "reference"  # uninterrupted, in this process (the other runs are killed or resumed)
+    assert in_process("run", cfg, "--out", reference, "-q", "--learner", learner).exit_code == 0
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "ltr_cli", "run", str(cfg), "--out", str(killed),
@@ -72,8 +83,8 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, learner):
     assert a.read_bytes() == b.read_bytes()
     assert not list((killed / "resume").glob(".*.checkpoint"))  # removed once complete
 
-    again = ltr("run", cfg, "--out", killed, "--learner", learner, "--resume")
-    assert again.returncode == 0 and "complete, skipped" in again.stderr
+    again = in_process("run", cfg, "--out", killed, "--learner", learner, "--resume")
+    assert again.exit_code == 0 and "complete, skipped" in again.stderr
 
 
 def test_same_seed_same_bytes_across_processes_and_seeds_differ(tmp_path):
@@ -85,7 +96,7 @@ def test_same_seed_same_bytes_across_processes_and_seeds_differ(tmp_path):
         b = run_dir(tmp_path / "b", learner) / "rounds.parquet"
         assert a.read_bytes() == b.read_bytes()
     cfg1 = write_config(tmp_path, seed=1, queries=300)
-    assert ltr("run", cfg1, "--out", tmp_path / "c", "-q").returncode == 0
+    assert in_process("run", cfg1, "--out", tmp_path / "c", "-q").exit_code == 0  # another seed, any process
     r0 = pd.read_parquet(run_dir(tmp_path / "a", "topk") / "rounds.parquet")
     r1 = pd.read_parquet(run_dir(tmp_path / "c", "topk") / "rounds.parquet")
     assert not r0.equals(r1)
@@ -101,16 +112,25 @@ class _Exploit:
         return (open, (self.target, "w"))
 
 
+@pytest.fixture(scope="module")
+def slam_reference(tmp_path_factory):
+    """A config of 200 queries and its uninterrupted slam run (its results root), shared by the
+    tests that only read it."""
+    tmp = tmp_path_factory.mktemp("slam-reference")
+    cfg = write_config(tmp, queries=200)
+    reference = tmp / "ref"
+    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
+    return cfg, reference
+
+
 @pytest.mark.parametrize("content", ["garbage", "pickle", "npy", "compressed"])
-def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed(tmp_path, content):
+def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed(tmp_path, content, slam_reference):
     import io
     import pickle
 
-    cfg = write_config(tmp_path, queries=200)
+    cfg, reference = slam_reference
     out = tmp_path / "out"
     (out / "resume").mkdir(parents=True)
-    reference = tmp_path / "ref"
-    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
     run_id = run_dir(reference, "slam").name
     owned = tmp_path / "OWNED"
     ckpt = out / "resume" / f".{run_id}.checkpoint"
@@ -131,8 +151,8 @@ def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed
     assert len(err) <= 2 and err[-1].startswith("ltr: error:") and ckpt.name in err[-1], res.stderr
     assert "Traceback" not in res.stderr and "delete it" in err[-1]
     ckpt.unlink()
-    res = ltr("run", cfg, "--out", out, "--learner", "slam", "--resume")
-    assert res.returncode == 0 and "resuming" not in res.stderr
+    res = in_process("run", cfg, "--out", out, "--learner", "slam", "--resume")
+    assert res.exit_code == 0 and "resuming" not in res.stderr
     a = run_dir(reference, "slam") / "rounds.parquet"
     assert a.read_bytes() == (run_dir(out, "slam") / "rounds.parquet").read_bytes()
 
@@ -140,13 +160,13 @@ def test_damaged_or_crafted_checkpoint_is_refused_in_one_line_and_never_executed
 def test_stale_temporaries_of_a_killed_write_are_removed(tmp_path):
     cfg = write_config(tmp_path, queries=100)
     out = tmp_path / "out"
-    assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
+    assert in_process("run", cfg, "--out", out, "-q", "--learner", "slam").exit_code == 0
     run = run_dir(out, "slam")
     # what a kill during write_run / a checkpoint save would leave behind
     (run.parent / f".{run.name}.tmp-abc123").mkdir()
     (run.parent / f".{run.name}.tmp-abc123" / "rounds.parquet").write_bytes(b"partial")
     (run.parent / f".{run.name}.checkpoint.tmp-999").write_bytes(b"partial")
-    assert ltr("run", cfg, "--out", out, "-q", "--learner", "slam").returncode == 0
+    assert in_process("run", cfg, "--out", out, "-q", "--learner", "slam").exit_code == 0
     assert sorted(p.name for p in run.parent.iterdir()) == [run.name]
 
 
@@ -225,7 +245,7 @@ def test_each_save_appends_only_the_new_rounds_and_a_torn_save_is_ignored(tmp_pa
 
     cfg = write_config(tmp_path, queries=300)
     reference = tmp_path / "reference"
-    assert ltr("run", cfg, "--out", reference, "-q", "--learner", "slam").returncode == 0
+    assert in_process("run", cfg, "--out", reference, "-q", "--learner", "slam").exit_code == 0
     run_id = run_dir(reference, "slam").name
     # the checkpoint as a kill right after the fifth save (round 485) leaves it
     code = ("import sys; from ltr_cli.cli import app as cli; from ltr_cli.protocols.checkpoint import Checkpointer\n"
@@ -258,7 +278,7 @@ def test_each_save_appends_only_the_new_rounds_and_a_torn_save_is_ignored(tmp_pa
     with open(ckpt, "ab") as fh:
         fh.write((10_000).to_bytes(8, "little") + b"\0" * 32 + b"PK\3\4partial")
     assert Checkpointer(ckpt, run_id, 0).round() == 485
-    res = ltr("run", cfg, "--out", killed, "--learner", "slam", "--resume")
-    assert res.returncode == 0 and "resuming after round 485" in res.stderr, res.stderr
+    res = in_process("run", cfg, "--out", killed, "--learner", "slam", "--resume")
+    assert res.exit_code == 0 and "resuming after round 485" in res.stderr, res.stderr
     a = run_dir(reference, "slam") / "rounds.parquet"
     assert a.read_bytes() == (run_dir(killed, "slam") / "rounds.parquet").read_bytes()
