@@ -83,6 +83,15 @@ class Exposure:
     inverse: list[np.ndarray]
     examined: list[np.ndarray] | None = None
 
+    def means(self, q: int, alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(E[alpha_d], E[beta_d]) of query q's documents, float (m_q,) each: under the logged
+        displays and ``alpha``, ``beta`` (float (shown,)); or, given the rows' own
+        propensities (``examined``), their mean over q's sessions and beta 0."""
+        n = max(int(self.sessions[q]), 1)
+        if self.examined is not None:
+            return self.examined[q] / n, np.zeros(len(self.clicks[q]))
+        return expected(self.displays[q], n, alpha), expected(self.displays[q], n, beta)
+
 
 def exposure(s: Sessions, sizes: list[int], shown: int, alpha: np.ndarray, clip: float | None,
              row_alpha: np.ndarray | None = None) -> Exposure:
@@ -133,8 +142,8 @@ def estimates(kind: str, ex: Exposure, alpha: np.ndarray, beta: np.ndarray, floo
             out.append(np.zeros(m))
             continue
         ctr = clicks / n
-        ea = expected(disp, n, alpha) if ex.examined is None else ex.examined[q] / n
-        eb = np.maximum(expected(disp, n, beta), 0.0)
+        ea, eb = ex.means(q, alpha, beta)
+        eb = np.maximum(eb, 0.0)
         ca = np.maximum(ea, floor)
         safe = np.where(ca > 0, ca, 1.0)
         if kind == "naive":

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ltr_cli.clicklog.docwise import Exposure, expected
+from ltr_cli.clicklog.docwise import Exposure
 
 #: the L2 penalty on the standardised features' weights
 L2 = 1e-3
@@ -37,14 +37,11 @@ def fit_predict(features: list[np.ndarray], ex: Exposure, alpha: np.ndarray, bet
     from scipy.optimize import minimize
 
     rows, pos, neg = [], [], []
-    for q, (X, disp, clicks) in enumerate(zip(features, ex.displays, ex.clicks)):
+    for q, (X, clicks) in enumerate(zip(features, ex.clicks)):
         n = int(ex.sessions[q])
         if n == 0:
             continue
-        if ex.examined is None:
-            ea, eb = expected(disp, n, alpha), expected(disp, n, beta)
-        else:  # each row's own (logged) propensity, beta 0
-            ea, eb = ex.examined[q] / n, np.zeros(len(clicks))
+        ea, eb = ex.means(q, alpha, beta)
         keep = ea > 0
         a = np.maximum(ea[keep], floor)
         ctr = clicks[keep] / n

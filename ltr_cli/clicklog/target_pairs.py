@@ -36,6 +36,7 @@ documents of equal targets give none (a query whose targets are all equal gives 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +54,14 @@ def query_pairs(t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = np.asarray(t, dtype=np.float64)
     better, worse = np.nonzero(t[:, None] > t[None, :])
     return better, worse, t[better] - t[worse]
+
+
+def query_starts(sizes: Any) -> np.ndarray:
+    """The first row of each of the stacked queries of ``sizes`` documents, and the end:
+    int64 (Q + 1,), query q's rows ``starts[q]:starts[q + 1]``."""
+    starts = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(sizes, dtype=np.int64), out=starts[1:])
+    return starts
 
 
 def pair_bound(targets: list[np.ndarray]) -> int:

@@ -126,7 +126,7 @@ def target_rows(train: Queries, clicks: Any, objective: str = "ranknet") -> Rows
     labelled by their targets, under the pairwise logistic loss on the pairs of the targets,
     RankNet's or LambdaRank's weights (``objective``,
     :mod:`ltr_cli.learners.batch.target_objective`)."""
-    from ltr_cli.clicklog.target_pairs import MAX_PAIRS, pair_bound, query_blocks
+    from ltr_cli.clicklog.target_pairs import MAX_PAIRS, pair_bound, query_blocks, query_starts
     from ltr_cli.learners.batch.target_objective import BlockPairs, rows_of
 
     d = train[0][0].shape[1] if train else 0
@@ -134,8 +134,8 @@ def target_rows(train: Queries, clicks: Any, objective: str = "ranknet") -> Rows
     X = np.vstack([np.asarray(X, dtype=np.float64) for X, _ in train]) if train else np.zeros((0, d))
     label = np.concatenate(clicks.targets) if train else np.zeros(0)
     if pair_bound(clicks.targets) > MAX_PAIRS:  # too many to store: made block by block each round
-        starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        blocks = BlockPairs(np.asarray(label, dtype=np.float64), starts, query_blocks(np.array(sizes)), objective)
+        blocks = BlockPairs(np.asarray(label, dtype=np.float64), query_starts(sizes), query_blocks(np.array(sizes)),
+                            objective)
         return Rows(X, label, sizes, None, None, f"{clicks.correction} targets", blocks.objective)
     pairs = clicks.target_pairs()
     pairs_of = rows_of(sizes, pairs.query, pairs.better, pairs.worse, pairs.weight, objective)

@@ -356,10 +356,9 @@ def fit_neural(spec: NeuralSpec, train: Queries, context: FitContext | None) -> 
         return float("nan") if got is None else float(got)
 
     dumped = spec.model_dump(mode="json")
-    if dumped.get("clicks") is None:  # the label path's fingerprint as before clicks existed
-        dumped.pop("clicks", None)
-    if dumped.get("click_documents") == "all":  # and the click path's as before click_documents
-        dumped.pop("click_documents", None)
+    for key, default in spec.id_defaults.items():  # keys added later, at their defaults: fingerprints stay
+        if key in dumped and dumped[key] == default:
+            dumped.pop(key)
     fingerprint = _digest(dumped, d, context.seed, context.fold, data.X, data.labels,
                           data.offsets)
     result = loop.fit(scorer, lambda out, y, mask: kind.fn(out, y, mask, **bound), data, s,

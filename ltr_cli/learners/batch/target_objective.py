@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ltr_cli.clicklog.target_pairs import block_pairs
+from ltr_cli.clicklog.target_pairs import block_pairs, query_starts
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,7 @@ class LambdaPairs(TargetPairs):
 
     def pair_weights(self, s: np.ndarray) -> np.ndarray:
         """``c_ij |D(r_i) - D(r_j)|`` at the current ranks: |delta DCG| of each pair."""
-        discount = 1.0 / np.log2(2.0 + self.ranks(s))
-        return self.c * np.abs(discount[self.better] - discount[self.worse])
+        return delta_dcg(self.c, rank_discounts(s, self.starts), self.better, self.worse)
 
 
 @dataclass(frozen=True)
@@ -100,9 +99,9 @@ class BlockPairs:
         """The loss's gradient (N,) in the scores and its Hessian's diagonal (N,)."""
         s = np.asarray(s, dtype=np.float64)
         grad, hess = np.zeros(s.shape[0]), np.zeros(s.shape[0])
-        discount = 1.0 / np.log2(2.0 + query_ranks(s, self.starts)) if self.weights == "lambdarank" else None
+        discount = rank_discounts(s, self.starts) if self.weights == "lambdarank" else None
         for i, j, c in block_pairs(self.t, self.starts, self.blocks):
-            w = c if discount is None else c * np.abs(discount[i] - discount[j])
+            w = c if discount is None else delta_dcg(c, discount, i, j)
             g, h = pair_grad_hess(s, i, j, w)
             grad += g
             hess += h
@@ -124,6 +123,17 @@ def query_ranks(s: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return rank
 
 
+def rank_discounts(s: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each row's DCG discount ``D(r) = 1 / log2(2 + r)`` at its 0-based rank ``r`` within
+    its query (:func:`query_ranks`), float (N,)."""
+    return 1.0 / np.log2(2.0 + query_ranks(s, starts))
+
+
+def delta_dcg(c: np.ndarray, discount: np.ndarray, better: np.ndarray, worse: np.ndarray) -> np.ndarray:
+    """LambdaRank's pair weights ``c_ij |D(r_i) - D(r_j)|`` (P,), from the rows' discounts."""
+    return c * np.abs(discount[better] - discount[worse])
+
+
 def pair_grad_hess(s: np.ndarray, better: np.ndarray, worse: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The gradient (N,) and Hessian diagonal (N,) in the scores ``s`` (N,) of the pairs'
     weighted logistic loss ``sum w_ij log(1 + exp(-(s_i - s_j)))`` at fixed weights ``w``."""
@@ -143,8 +153,7 @@ def rows_of(sizes: list[int], query: np.ndarray, better: np.ndarray, worse: np.n
     ``worse`` within them) as pairs of the stacked rows, the queries' documents one query
     after another; ``objective``: ``ranknet`` (:class:`TargetPairs`) or ``lambdarank``
     (:class:`LambdaPairs`)."""
-    start = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=start[1:])
+    start = query_starts(sizes)
     q = np.asarray(query, dtype=np.int64)
     b, w = start[q] + np.asarray(better, dtype=np.int64), start[q] + np.asarray(worse, dtype=np.int64)
     c = np.asarray(weight, dtype=np.float64)

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ltr_cli.clicklog.target_pairs import block_pairs, query_blocks
+from ltr_cli.clicklog.target_pairs import block_pairs, query_blocks, query_starts
 from ltr_cli.learners.batch.common import Queries
 from ltr_cli.learners.batch.curvature import Curvature, pair_diagonal
+
 
 @dataclass
 class TargetPairProblem:
@@ -43,8 +44,7 @@ class TargetPairProblem:
     def from_targets(cls, train: Queries, targets: list[np.ndarray], C: float) -> TargetPairProblem:
         d = train[0][0].shape[1] if train else 0
         sizes = np.array([len(t) for t in targets], dtype=np.int64)
-        starts = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=starts[1:])
+        starts = query_starts(sizes)
         X = np.zeros((int(starts[-1]), d))
         pairs, queries = 0, 0
         for q, ((Xq, _), t) in enumerate(zip(train, targets)):
