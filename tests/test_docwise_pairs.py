@@ -402,3 +402,39 @@ def test_lambdarank_on_whole_number_targets_is_lightgbms_lambdarank():
     assert np.max(np.abs(a)) > 0.1
     assert np.max(np.abs(a - b)) <= 1e-4 * np.max(np.abs(a)), np.max(np.abs(a - b))
     assert np.max(np.abs(a - ranknet.predict(X, raw_score=True))) > 1e-2  # RankNet's weights are another model
+
+
+def test_active_pair_sums_equal_the_pairs_at_the_hinge_boundary_and_in_chunks(monkeypatch):
+    """The O(m log m) sums over each row's active pairs are the pairs' own sums: with integer
+    scores (pairs exactly at the margin, z = 0, are not active), tied targets and scores, and
+    the Hessian diagonal taken a few rows at a time."""
+    from ltr_cli.clicklog import target_pairs as module
+    from ltr_cli.kernels.dominance import pair_sums
+    from ltr_cli.learners.batch import target_ranksvm
+    from ltr_cli.learners.batch.target_ranksvm import TargetPairProblem
+
+    rng = np.random.default_rng(11)
+    sizes = [9, 0, 2, 40, 1, 17]
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    t = rng.integers(0, 4, size=starts[-1]).astype(np.float64)
+    s = rng.integers(-3, 4, size=starts[-1]).astype(np.float64)
+    V = rng.normal(size=(starts[-1], 3))
+    below, above = np.zeros_like(V), np.zeros_like(V)
+    for q in range(len(sizes)):
+        for i in range(starts[q], starts[q + 1]):
+            for j in range(starts[q], starts[q + 1]):
+                if t[i] > t[j] and 1.0 - (s[i] - s[j]) > 0:
+                    below[i] += V[j]
+                    above[j] += V[i]
+    assert np.allclose(pair_sums(t, s, starts, V, True), below, rtol=1e-12, atol=1e-12)
+    assert np.allclose(pair_sums(t, s, starts, V, False), above, rtol=1e-12, atol=1e-12)
+
+    train = [(rng.normal(size=(m, 3)), np.zeros(m)) for m in sizes]
+    targets = [t[starts[q]:starts[q + 1]] for q in range(len(sizes))]
+    stored = WeightedPairProblem.from_pairs(train, module.target_pairs(targets), 1.0)
+    monkeypatch.setattr(target_ranksvm, "DIAGONAL_ROWS", 12)
+    sums = TargetPairProblem.from_targets(train, targets, 1.0)
+    for w in (np.zeros(3), 2 * rng.normal(size=3)):
+        a, b = stored.at(w), sums.at(w)
+        assert a.J == pytest.approx(b.J, rel=1e-12) and np.allclose(a.g, b.g, rtol=1e-10, atol=1e-12)
+        assert np.allclose(a.diagonal(), b.diagonal(), rtol=1e-10, atol=1e-12)

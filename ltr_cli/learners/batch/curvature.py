@@ -1,7 +1,7 @@
 """What the truncated-Newton RankSVM solver reads of its objective at one w
-(:class:`Curvature`), and the Hessian diagonal of weighted pairs, shared by the stored-pair
-and the block-by-block problems (:mod:`ltr_cli.learners.batch.ranksvm`,
-:mod:`ltr_cli.learners.batch.target_ranksvm`)."""
+(:class:`Curvature`), shared by the stored-pair and the target-sum problems
+(:mod:`ltr_cli.learners.batch.ranksvm`, :mod:`ltr_cli.learners.batch.target_ranksvm`), and
+the Hessian diagonal of stored weighted pairs."""
 
 from __future__ import annotations
 

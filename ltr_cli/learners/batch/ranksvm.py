@@ -245,8 +245,8 @@ def fit_click_ranksvm(train: Queries, clicks: Any, C: float, eps: float | None =
 
 def fit_target_blocks(train: Queries, targets: list[np.ndarray], C: float, eps: float | None = None,
                       max_iter: int | None = None, context: FitContext | None = None) -> LinearModel:
-    """RankSVM on the pairs of per-document ``targets`` made block by block, never stored
-    (:class:`ltr_cli.learners.batch.target_ranksvm.TargetPairProblem`)."""
+    """RankSVM on the pairs of per-document ``targets``, never made or stored: sums over each
+    row's active pairs (:class:`ltr_cli.learners.batch.target_ranksvm.TargetPairProblem`)."""
     from ltr_cli.learners.batch.target_ranksvm import TargetPairProblem
 
     problem = TargetPairProblem.from_targets(train, targets, C)
@@ -411,7 +411,7 @@ class RankSVMSpec(BatchLearnerConfig):
             if context.clicks.targets is not None:  # a per-document estimator: the pairs of its targets
                 from ltr_cli.clicklog.target_pairs import MAX_PAIRS, pair_bound
 
-                if pair_bound(context.clicks.targets) > MAX_PAIRS:  # too many to store: made block by block
+                if pair_bound(context.clicks.targets) > MAX_PAIRS:  # too many to store: sums over active pairs
                     return fit_target_blocks(train, context.clicks.targets, params["C"], self.eps, self.max_iter,
                                              context)
                 return fit_click_ranksvm(train, context.clicks, params["C"], self.eps, self.max_iter, context,
